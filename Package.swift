@@ -1,0 +1,55 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Coffer",
+    products: [
+        .executable(name: "coffer", targets: ["coffer"]),
+        .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "VaultStore", targets: ["VaultStore"]),
+        .library(name: "CofferCLI", targets: ["CofferCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    ],
+    targets: [
+        // System libraries. Debian: `apt-get install libsodium-dev liblzma-dev`.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .systemLibrary(
+            name: "CLZMA",
+            pkgConfig: "liblzma",
+            providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
+        ),
+
+        .target(name: "VaultCrypto", dependencies: ["CSodium"]),
+        .target(
+            name: "VaultStore",
+            dependencies: ["VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "CofferCLI",
+            dependencies: [
+                "VaultStore", "VaultCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
+        .testTarget(
+            name: "VaultStoreTests",
+            dependencies: ["VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "VaultStore", "VaultCrypto"]),
+        .testTarget(
+            name: "CofferEndToEndTests",
+            dependencies: ["coffer", "VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,69 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// The exit codes of `coffer` (sysexits), documented in Specs/cli.md.
+public enum ExitStatus: Int32, Sendable {
+    case ok = 0
+    case failure = 1
+    /// Invalid usage or input; nothing was written.
+    case invalidInput = 64
+    /// A damaged or tampered vault or archive.
+    case damaged = 65
+    /// The vault or archive does not exist.
+    case notFound = 66
+    /// Wrong passphrase or recovery key, no session, or session expired.
+    case noPermission = 77
+}
+
+/// The one error type of CofferCLI: a message for the user, the exit status, and the next
+/// command to try when there is one.
+public struct CLIError: Error, LocalizedError, Sendable {
+    public let status: ExitStatus
+    public let message: String
+    public let hint: String?
+    public let details: [String]
+
+    public init(_ status: ExitStatus, _ message: String, hint: String? = nil, details: [String] = []) {
+        self.status = status
+        self.message = message
+        self.hint = hint
+        self.details = details
+    }
+
+    public var errorDescription: String? { message }
+
+    /// Maps lower layers' errors onto exit codes and adds what to do next.
+    public init(_ error: Error) {
+        switch error {
+        case let error as CLIError:
+            self = error
+        case let error as VaultError:
+            self.init(vaultError: error)
+        case let error as CryptoError:
+            self.init(error.code == .invalidPassphrase ? .invalidInput : .failure, error.errorDescription ?? "\(error.code)")
+        default:
+            self.init(.failure, error.localizedDescription)
+        }
+    }
+
+    private init(vaultError error: VaultError) {
+        let message = error.errorDescription ?? error.code.rawValue
+        let details = error.problems.map(\.description)
+        switch error.code {
+        case .notFound:
+            self.init(.notFound, message, hint: "Create one with `coffer init`, or point at yours with --vault PATH or COFFER_VAULT.")
+        case .alreadyExists:
+            self.init(.invalidInput, message, hint: "Choose another path with --vault PATH.")
+        case .notAVault, .headerDamaged, .headerTampered, .integrityFailure, .unsupportedVersion, .unsafeParameters:
+            self.init(.damaged, message, hint: error.code == .unsupportedVersion ? nil
+                      : "Do not write to this vault. Restore it from a backup, and keep this copy for inspection.", details: details)
+        case .wrongPassphrase:
+            self.init(.noPermission, message, hint: "Try again, or open it with --recovery-key-file if you set up a recovery key.")
+        case .wrongRecoveryKey, .noRecoveryKey, .sessionNotFound, .sessionExpired, .sessionInvalid:
+            self.init(.noPermission, message)
+        default:
+            self.init(.failure, message)
+        }
+    }
+}

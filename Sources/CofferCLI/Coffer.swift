@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import VaultCrypto
+import VaultStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `coffer`: the root command.
+public struct Coffer: ParsableCommand {
+    public static let version = "0.1.0"
+
+    public static let configuration = CommandConfiguration(
+        commandName: "coffer",
+        abstract: "A private, offline, encrypted vault for your finances.",
+        discussion: """
+            Exit codes: 0 ok · 1 other failure · 64 invalid usage or input (nothing written) · \
+            65 damaged or tampered vault · 66 vault not found · 77 wrong passphrase, no session, or session expired.
+            """,
+        version: version,
+        subcommands: [
+            Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
+            PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,
+        ]
+    )
+
+    public init() {}
+
+    /// Runs `coffer` with `arguments` (the process's own when nil) and exits with the
+    /// documented status. Core dumps are disabled and the umask tightened before anything else,
+    /// so no secret can reach a core file and nothing is created readable by others.
+    public static func runAndExit(_ arguments: [String]? = nil) -> Never {
+        ProcessHardening.disableCoreDumps()
+        umask(0o077)
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            Glibc.exit(ExitStatus.ok.rawValue)
+        } catch let error as CLIError {
+            report(error)
+        } catch let error as VaultError {
+            report(CLIError(error))
+        } catch let error as CryptoError {
+            report(CLIError(error))
+        } catch {
+            // Argument parsing errors, --help and --version: ArgumentParser prints them and
+            // exits 64 for usage errors, 0 for help.
+            exit(withError: error)
+        }
+    }
+
+    private static func report(_ error: CLIError) -> Never {
+        Terminal.note("coffer: \(error.message)")
+        for detail in error.details { Terminal.note("  - \(detail)") }
+        if let hint = error.hint { Terminal.note(hint) }
+        Glibc.exit(error.status.rawValue)
+    }
+}
+
+/// Standard output for results; one place so commands stay short.
+enum Output {
+    static func line(_ text: String = "") { print(text) }
+
+    static func json<Value: Encodable>(_ value: Value) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}

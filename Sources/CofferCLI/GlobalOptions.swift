@@ -1,0 +1,167 @@
+import ArgumentParser
+import Foundation
+import VaultCrypto
+import VaultStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options every vault command takes: where the vault is and how to unlock it.
+/// Passphrases never travel in argv: only a file path or a command to run does.
+struct VaultOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/vault.coffer).", valueName: "path"))
+    var vault: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read the passphrase from the first line of this file.", valueName: "path"))
+    var passphraseFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Run this shell command and read the passphrase from its output (like restic's --password-command).", valueName: "command"))
+    var passphraseCommand: String?
+
+    @Option(name: .long, help: ArgumentHelp("Unlock with the recovery key in this file instead of the passphrase.", valueName: "path"))
+    var recoveryKeyFile: String?
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// `--vault`, else `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault.coffer`
+    /// (`~/.local/share/coffer/vault.coffer` when XDG_DATA_HOME is unset).
+    var vaultURL: URL {
+        if let vault, !vault.isEmpty { return URL(fileURLWithPath: vault) }
+        if let path = environment["COFFER_VAULT"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+        return dataHome.appendingPathComponent("coffer/vault.coffer")
+    }
+
+    var sessionDirectory: URL { SessionStore.defaultDirectory(environment: environment) }
+
+    var sessionToken: SessionToken? {
+        get throws {
+            guard let text = environment["COFFER_SESSION"], !text.isEmpty else { return nil }
+            return try SessionToken(parsing: text)
+        }
+    }
+
+    /// How a command that reads the vault unlocks it: an explicit recovery key or passphrase
+    /// source first, then the unlocked session, then `COFFER_PASSPHRASE`, then the terminal.
+    func credential(allowSession: Bool = true) throws -> Credential {
+        if let recoveryKeyFile {
+            var bytes = try PassphraseSource.readFile(recoveryKeyFile, what: "recovery key")
+            defer { secureWipe(&bytes) }
+            return .recoveryKey(try RecoveryKey(parsing: String(decoding: bytes, as: UTF8.self)))
+        }
+        if passphraseFile != nil || passphraseCommand != nil {
+            return .passphrase(try currentPassphrase(prompt: "Passphrase: "))
+        }
+        if allowSession, let token = try sessionToken {
+            return .session(token, directory: sessionDirectory)
+        }
+        return .passphrase(try currentPassphrase(prompt: "Passphrase: "))
+    }
+
+    /// The passphrase from `--passphrase-file`, `--passphrase-command`, `COFFER_PASSPHRASE` or
+    /// the terminal, in that order. Without any of them and without a terminal, fails at once.
+    func currentPassphrase(prompt: String) throws -> Passphrase {
+        try PassphraseSource.passphrase(file: passphraseFile, command: passphraseCommand,
+                                        environmentVariable: "COFFER_PASSPHRASE", environment: environment,
+                                        prompt: prompt, confirm: false)
+    }
+
+    /// A passphrase for a new vault: same sources, but asked twice on a terminal.
+    func newVaultPassphrase() throws -> Passphrase {
+        try PassphraseSource.passphrase(file: passphraseFile, command: passphraseCommand,
+                                        environmentVariable: "COFFER_PASSPHRASE", environment: environment,
+                                        prompt: "New passphrase: ", confirm: true)
+    }
+}
+
+/// Where passphrases come from. Kept apart from the options so the rules are in one place.
+enum PassphraseSource {
+    static let noSourceHint = """
+        Supply it with --passphrase-file PATH, --passphrase-command CMD or COFFER_PASSPHRASE, \
+        or unlock a session first: eval "$(coffer unlock)"
+        """
+
+    static func passphrase(file: String?, command: String?, environmentVariable: String,
+                           environment: [String: String], prompt: String, confirm: Bool) throws -> Passphrase {
+        var bytes: [UInt8]
+        if let file {
+            bytes = firstLine(try readFile(file, what: "passphrase"))
+        } else if let command {
+            bytes = firstLine(try run(command))
+        } else if let value = environment[environmentVariable] {
+            bytes = Array(value.utf8)
+        } else if Terminal.standardInputIsTerminal {
+            bytes = try Terminal.readSecretLine(prompt: prompt)
+            if confirm {
+                var again = try Terminal.readSecretLine(prompt: "Repeat it: ")
+                defer { secureWipe(&again) }
+                guard again == bytes else {
+                    secureWipe(&bytes)
+                    throw CLIError(.invalidInput, "The two passphrases do not match. Nothing was changed.")
+                }
+            }
+        } else {
+            throw CLIError(.noPermission, "A passphrase is needed and there is no terminal to ask on.", hint: noSourceHint)
+        }
+        defer { secureWipe(&bytes) }
+        guard !bytes.isEmpty else {
+            throw CLIError(.invalidInput, "The passphrase is empty. Nothing was changed.")
+        }
+        do {
+            return try Passphrase(utf8Bytes: bytes)
+        } catch {
+            throw CLIError(.invalidInput, "The passphrase is not valid UTF-8 text. Nothing was changed.")
+        }
+    }
+
+    /// The content up to the first line break: files written by editors end in a newline that
+    /// is not part of the passphrase.
+    static func firstLine(_ bytes: [UInt8]) -> [UInt8] {
+        var line = bytes.prefix { $0 != UInt8(ascii: "\n") }.map { $0 }
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        var original = bytes
+        secureWipe(&original)
+        return line
+    }
+
+    static func readFile(_ path: String, what: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(.invalidInput, "Cannot read the \(what) file \(path): it does not exist or is not readable.")
+        }
+        return Array(data)
+    }
+
+    /// Runs `command` with /bin/sh; its stdout is the secret, its stderr goes to ours.
+    static func run(_ command: String) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw CLIError(.noPermission, "Cannot run the passphrase command.", hint: noSourceHint)
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            var discarded = Array(data)
+            secureWipe(&discarded)
+            throw CLIError(.noPermission, "The passphrase command failed with exit status \(process.terminationStatus).")
+        }
+        return Array(data)
+    }
+}
+
+extension KDFProfile: ExpressibleByArgument {}
+
+/// Human descriptions shared by several commands.
+extension Argon2idParameters {
+    var humanDescription: String {
+        let name = profile?.rawValue ?? "custom"
+        return "Argon2id \(name) (\(opsLimit) passes, \(memLimit >> 20) MiB)"
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// `coffer init`: creates a new, empty vault.
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a new vault.",
+        discussion: "Asks for the new passphrase twice on a terminal, or reads it from --passphrase-file, --passphrase-command or COFFER_PASSPHRASE."
+    )
+
+    @OptionGroup var options: VaultOptions
+
+    @Option(help: "How hard the passphrase is to guess by brute force: interactive, moderate or sensitive.")
+    var kdf: KDFProfile = .moderate
+
+    func run() throws {
+        let url = options.vaultURL
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw CLIError(.invalidInput, "A vault already exists at \(url.path); nothing was changed.",
+                           hint: "Use it (coffer status), or choose another path with --vault PATH.")
+        }
+        let passphrase = try options.newVaultPassphrase()
+        let vault = try Vault.create(at: url, passphrase: passphrase, parameters: kdf.parameters)
+        Output.line("Created an empty vault at \(vault.url.path)")
+        Output.line("Key derivation: \(vault.kdfParameters.humanDescription)")
+        Output.line()
+        Output.line("Next: unlock it for this shell with  eval \"$(coffer unlock)\"")
+        Output.line("      and set up a recovery key with  coffer recovery-key create")
+    }
+}

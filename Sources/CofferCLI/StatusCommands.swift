@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// `coffer status`: what the vault is and whether it is unlocked, without asking for anything.
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the vault's path, format, key derivation, records and session state.")
+
+    @OptionGroup var options: VaultOptions
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    struct Report: Encodable {
+        struct KDF: Encodable { let algorithm: String; let profile: String; let opsLimit: UInt64; let memLimit: UInt64 }
+        struct SessionState: Encodable { let state: String; let expiresAt: String? }
+        let path: String
+        let formatVersion: Int
+        let vaultId: String
+        let kdf: KDF
+        let records: Int
+        let recoveryKey: Bool
+        let session: SessionState
+    }
+
+    func run() throws {
+        let url = options.vaultURL
+        let summary = try Vault.summary(at: url)
+        let session = sessionState(vaultID: summary.vaultID)
+        let report = Report(
+            path: url.path, formatVersion: summary.formatVersion, vaultId: summary.vaultID.hex,
+            kdf: .init(algorithm: "argon2id13", profile: summary.kdfParameters.profile?.rawValue ?? "custom",
+                       opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
+            records: summary.storedRecordCount, recoveryKey: summary.hasRecoveryKey, session: session)
+        if json { return try Output.json(report) }
+
+        let sessionText: String
+        switch session.state {
+        case "unlocked": sessionText = "unlocked until \(session.expiresAt ?? "?")"
+        case "expired": sessionText = "expired (COFFER_SESSION is stale)"
+        case "invalid": sessionText = "COFFER_SESSION is not valid for this vault"
+        default: sessionText = "locked"
+        }
+        Output.line("Vault         \(url.path)")
+        Output.line("Format        version \(summary.formatVersion)")
+        Output.line("Key           \(summary.kdfParameters.humanDescription)")
+        Output.line("Records       \(summary.storedRecordCount)")
+        Output.line("Recovery key  \(summary.hasRecoveryKey ? "set" : "none")")
+        Output.line("Session       \(sessionText)")
+        Output.line()
+        if session.state == "unlocked" {
+            Output.line("Next: coffer verify")
+        } else {
+            Output.line("Next: eval \"$(coffer unlock)\"")
+        }
+    }
+
+    private func sessionState(vaultID: VaultID) -> Report.SessionState {
+        guard let token = try? options.sessionToken else {
+            return .init(state: options.environment["COFFER_SESSION"] == nil ? "locked" : "invalid", expiresAt: nil)
+        }
+        switch SessionStore.status(token: token, directory: options.sessionDirectory, vaultID: vaultID) {
+        case .active(let expiry):
+            return .init(state: "unlocked", expiresAt: ISO8601DateFormatter().string(from: expiry))
+        case .expired: return .init(state: "expired", expiresAt: nil)
+        case .notFound: return .init(state: "locked", expiresAt: nil)
+        case .invalid: return .init(state: "invalid", expiresAt: nil)
+        }
+    }
+}
+
+/// `coffer verify`: the full integrity check.
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check every record, the manifest, the commit record and the header; name anything damaged.",
+        discussion: "Exit status 65 when anything fails, with each damaged, missing, injected or rolled-back record named."
+    )
+
+    @OptionGroup var options: VaultOptions
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    struct Report: Encodable {
+        struct Problem: Encodable { let kind: String; let record: String?; let detail: String }
+        let ok: Bool
+        let records: Int?
+        let commit: UInt64?
+        let problems: [Problem]
+    }
+
+    func run() throws {
+        do {
+            let vault = try Vault.open(at: options.vaultURL, with: options.credential())
+            let report = try vault.verify()
+            if json {
+                return try Output.json(Report(ok: true, records: report.recordCount, commit: report.commitCounter, problems: []))
+            }
+            Output.line("Vault OK: \(report.recordCount) record\(report.recordCount == 1 ? "" : "s") verified at commit #\(report.commitCounter).")
+            Output.line("Proved: the header is intact and authentic, every record decrypts and authenticates as itself,")
+            Output.line("and the set of records is exactly the one last committed (none missing, added, duplicated or rolled back).")
+        } catch let error as VaultError where error.code == .integrityFailure && json {
+            try Output.json(Report(ok: false, records: nil, commit: nil, problems: error.problems.map {
+                .init(kind: $0.kind.rawValue, record: $0.recordID?.hex, detail: $0.detail)
+            }))
+            throw CLIError(error)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import VaultCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Terminal input and output: the no-echo passphrase prompt, and messages on stderr.
+enum Terminal {
+    static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+    static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// Writes to stderr, which keeps stdout clean for `eval "$(coffer unlock)"` and `--json`.
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// The terminal settings to restore if the user presses Ctrl-C while echo is off.
+    nonisolated(unsafe) private static var savedSettings = termios()
+
+    /// Reads one line from the terminal on stdin with echo off. The bytes are returned in an
+    /// ordinary array that the caller must wipe.
+    static func readSecretLine(prompt: String) throws -> [UInt8] {
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var settings = termios()
+        guard tcgetattr(STDIN_FILENO, &settings) == 0 else {
+            throw CLIError(.failure, "Cannot read from the terminal.")
+        }
+        savedSettings = settings
+        var silent = settings
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        silent.c_lflag |= tcflag_t(ICANON)
+        let previousHandler = signal(SIGINT) { _ in
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &Terminal.savedSettings)
+            _exit(130)
+        }
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &settings)
+            signal(SIGINT, previousHandler)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            line.append(byte)
+        }
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        return line
+    }
+}

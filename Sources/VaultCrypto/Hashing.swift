@@ -1,0 +1,89 @@
+import Foundation
+internal import CSodium
+
+/// BLAKE2b through libsodium's `crypto_generichash`, unkeyed (a digest) or keyed (a MAC).
+public enum BLAKE2b {
+    public static let minimumOutputByteCount = Int(crypto_generichash_BYTES_MIN)
+    public static let maximumOutputByteCount = Int(crypto_generichash_BYTES_MAX)
+
+    public static func hash(_ input: UnsafeRawBufferPointer, outputByteCount: Int = 32, key: SymmetricKey? = nil) -> [UInt8] {
+        precondition((minimumOutputByteCount...maximumOutputByteCount).contains(outputByteCount), "BLAKE2b output length")
+        Sodium.ensureInitialised()
+        var output = [UInt8](repeating: 0, count: outputByteCount)
+        let compute = { (keyBytes: UnsafeRawBufferPointer?) -> Int32 in
+            crypto_generichash(&output, outputByteCount,
+                               input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                               keyBytes?.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes?.count ?? 0)
+        }
+        let result = key.map { $0.withUnsafeBytes { compute($0) } } ?? compute(nil)
+        precondition(result == 0, "crypto_generichash failed")
+        return output
+    }
+
+    public static func hash<Input: ContiguousBytes>(_ input: Input, outputByteCount: Int = 32, key: SymmetricKey? = nil) -> [UInt8] {
+        input.withUnsafeBytes { hash($0, outputByteCount: outputByteCount, key: key) }
+    }
+}
+
+/// Incremental BLAKE2b for inputs that arrive in pieces (files, record streams, minisign's
+/// prehashed signatures). The state lives in secure memory because a keyed state holds the key.
+public final class BLAKE2bHasher {
+    private let state: SecureBytes
+    private let outputByteCount: Int
+    private var finished = false
+
+    public init(outputByteCount: Int = 32, key: SymmetricKey? = nil) {
+        precondition((BLAKE2b.minimumOutputByteCount...BLAKE2b.maximumOutputByteCount).contains(outputByteCount))
+        Sodium.ensureInitialised()
+        self.outputByteCount = outputByteCount
+        // crypto_generichash_state needs 64-byte alignment; sodium_malloc places a 384-byte
+        // block at the end of a page, which satisfies it.
+        state = SecureBytes(count: crypto_generichash_statebytes())
+        let result: Int32 = state.withUnsafeMutableBytes { s in
+            let statePointer = OpaquePointer(s.baseAddress!)
+            if let key {
+                return key.withUnsafeBytes {
+                    crypto_generichash_init(statePointer, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, outputByteCount)
+                }
+            }
+            return crypto_generichash_init(statePointer, nil, 0, outputByteCount)
+        }
+        precondition(result == 0, "crypto_generichash_init failed")
+    }
+
+    public func update(_ input: UnsafeRawBufferPointer) {
+        precondition(!finished, "BLAKE2bHasher used after finalize()")
+        let result: Int32 = state.withUnsafeMutableBytes { s in
+            crypto_generichash_update(OpaquePointer(s.baseAddress!),
+                                      input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count))
+        }
+        precondition(result == 0, "crypto_generichash_update failed")
+    }
+
+    public func update<Input: ContiguousBytes>(_ input: Input) {
+        input.withUnsafeBytes { update($0) }
+    }
+
+    public func finalize() -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: outputByteCount)
+        output.withUnsafeMutableBytes { finalize(into: $0) }
+        return output
+    }
+
+    /// Finishes a 32-byte hash straight into secure memory, for when the digest is a key.
+    public func finalizeKey() -> SymmetricKey {
+        precondition(outputByteCount == SymmetricKey.byteCount, "a key needs a 32-byte digest")
+        let key = SecureBytes(count: outputByteCount)
+        key.withUnsafeMutableBytes { finalize(into: $0) }
+        return try! SymmetricKey(key)
+    }
+
+    private func finalize(into output: UnsafeMutableRawBufferPointer) {
+        precondition(!finished, "BLAKE2bHasher finalised twice")
+        finished = true
+        let result: Int32 = state.withUnsafeMutableBytes { s in
+            crypto_generichash_final(OpaquePointer(s.baseAddress!), output.baseAddress!.assumingMemoryBound(to: UInt8.self), outputByteCount)
+        }
+        precondition(result == 0, "crypto_generichash_final failed")
+    }
+}

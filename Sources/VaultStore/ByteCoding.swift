@@ -1,0 +1,81 @@
+import Foundation
+
+/// Little-endian writer for the fixed binary layouts in Specs/vault-format.md.
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    mutating func append<Bytes: Sequence>(_ more: Bytes) where Bytes.Element == UInt8 { bytes.append(contentsOf: more) }
+    mutating func append(_ value: UInt8) { bytes.append(value) }
+    mutating func append(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+}
+
+/// Bounds-checked little-endian reader; running past the end throws instead of trapping, so a
+/// truncated or crafted file becomes an error message.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private(set) var offset = 0
+    private let makeError: () -> Error
+
+    init<Bytes: Collection>(_ bytes: Bytes, onTruncation makeError: @escaping () -> Error) where Bytes.Element == UInt8 {
+        self.bytes = Array(bytes)
+        self.makeError = makeError
+    }
+
+    var remaining: Int { bytes.count - offset }
+
+    mutating func read(_ count: Int) throws -> [UInt8] {
+        guard count >= 0, remaining >= count else { throw makeError() }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    mutating func readUInt8() throws -> UInt8 { try read(1)[0] }
+
+    mutating func readUInt16() throws -> UInt16 {
+        try read(2).reversed().reduce(0) { $0 << 8 | UInt16($1) }
+    }
+
+    mutating func readUInt64() throws -> UInt64 {
+        try read(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Parses lower- or upper-case hex; nil for odd length or non-hex characters.
+    init?(hexString: String) {
+        let utf8 = Array(hexString.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var result = [UInt8]()
+        result.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            result.append(high << 4 | low)
+            index += 2
+        }
+        self = result
+    }
+}

@@ -1,0 +1,3 @@
+import CofferCLI
+
+Coffer.runAndExit()
