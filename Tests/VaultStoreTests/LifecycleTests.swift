@@ -1,0 +1,333 @@
+import Foundation
+import GRDB
+import Testing
+import VaultCrypto
+@testable import VaultStore
+
+@Suite struct RecordTests {
+    let directory = TemporaryDirectory()
+    var url: URL { directory.path("vault.coffer") }
+
+    @Test func putUpdateDeleteRoundTrip() throws {
+        let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
+        let (a, b) = (RecordID.random(), RecordID.random())
+        try vault.apply([.put(a, Data("first".utf8)), .put(b, Data(repeating: 9, count: 500))])
+        try vault.apply([.put(a, Data("second".utf8))])
+        try vault.apply([.delete(b)])
+        #expect(vault.commitCounter == 3)
+
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
+        #expect(reopened.records.map(\.id) == [a])
+        #expect(reopened.record(a)?.payload == Data("second".utf8))
+        #expect(reopened.record(a)?.version == 2)
+        #expect(try reopened.verify() == VerificationReport(recordCount: 1, commitCounter: 3))
+    }
+
+    @Test func aFailedWriteChangesNothing() throws {
+        let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
+        let kept = RecordID.random()
+        try vault.apply([.put(kept, Data("kept".utf8))])
+        let before = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
+        expectVaultError(.recordNotFound) { try vault.apply([.put(.random(), Data("new".utf8)), .delete(.random())]) }
+        let after = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
+        #expect(before == after)
+        #expect(try Vault.open(at: url, with: .passphrase(passphrase())).records.map(\.id) == [kept])
+    }
+
+    @Test func twoProcessesWritingTheSameVaultLoseNothing() throws {
+        _ = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
+        let first = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let second = try Vault.open(at: url, with: .passphrase(passphrase()))
+        var written: [RecordID] = []
+        for round in 0..<5 {
+            for vault in [first, second] {
+                let id = RecordID.random()
+                try vault.apply([.put(id, Data("round \(round)".utf8))])
+                written.append(id)
+            }
+        }
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
+        #expect(Set(reopened.records.map(\.id)) == Set(written))
+    }
+
+    @Test func manyRecordsAcrossEveryBucket() throws {
+        let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
+        let changes = (0..<3000).map { RecordChange.put(.random(), Data("record \($0)".utf8)) }
+        try vault.apply(changes)
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
+        #expect(reopened.recordCount == 3000)
+        #expect(Set(reopened.records.map { String(decoding: $0.payload, as: UTF8.self) }).count == 3000)
+    }
+}
+
+@Suite struct KeyManagementTests {
+    let directory = TemporaryDirectory()
+    var url: URL { directory.path("vault.coffer") }
+
+    func payloads(_ vault: Vault) -> [Data] { vault.records.map(\.payload) }
+
+    @Test func passphraseChangeRewrapsOnly() throws {
+        _ = try makeVault(at: url, payloads: ["a", "b", "c"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let recordsBefore = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
+        try vault.changePassphrase(to: passphrase("new passphrase"))
+        expectVaultError(.wrongPassphrase) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase("new passphrase")))
+        #expect(payloads(reopened) == payloads(vault))
+        #expect(try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") } == recordsBefore)
+    }
+
+    @Test func rekeyReplacesEveryCiphertextAndTheOldKeyStopsWorking() throws {
+        let ids = try makeVault(at: url, payloads: (0..<50).map { "record \($0)" })
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let sessions = directory.path("sessions")
+        let oldSession = try vault.createSession(lifetime: 600, directory: sessions)
+        _ = try vault.createRecoveryKey()
+        let before = try withRawDatabase(url) { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map { ($0["id"] as Data, $0["sealed"] as Data) }) }
+        let expected = payloads(vault)
+
+        #expect(try vault.rekey(passphrase: passphrase()) == true)
+
+        let after = try withRawDatabase(url) { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map { ($0["id"] as Data, $0["sealed"] as Data) }) }
+        #expect(Set(after.keys) == Set(before.keys))
+        for (id, sealed) in after { #expect(before[id] != sealed) }
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
+        #expect(payloads(reopened) == expected)
+        #expect(reopened.records.map(\.id) == ids.sorted())
+        #expect(!reopened.hasRecoveryKey)
+        // The session holds the old master key: it must not open the rekeyed vault.
+        expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(oldSession, directory: sessions)) }
+    }
+
+    @Test func rekeyNeedsTheRightPassphrase() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let before = try Data(contentsOf: url)
+        expectVaultError(.wrongPassphrase) { try vault.rekey(passphrase: passphrase("wrong")) }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func recoveryKeyOpensUntilRemoved() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let recoveryKey = try vault.createRecoveryKey()
+        let text = recoveryKey.displayText
+        #expect(text.range(of: #"^([0-9A-Z]{4}-){7}[0-9A-Z]{4}$"#, options: .regularExpression) != nil)
+
+        // Lower case, no hyphens, O for 0 and L for 1: still the same key.
+        let sloppy = text.lowercased().replacingOccurrences(of: "-", with: " ")
+            .replacingOccurrences(of: "0", with: "o").replacingOccurrences(of: "1", with: "l")
+        for form in [text, sloppy] {
+            let opened = try Vault.open(at: url, with: .recoveryKey(try RecoveryKey(parsing: form)))
+            #expect(payloads(opened) == payloads(vault))
+        }
+        // A typo is caught by the checksum, before any key work.
+        var typo = Array(text)
+        typo[0] = typo[0] == "A" ? "B" : "A"
+        expectVaultError(.wrongRecoveryKey) { _ = try RecoveryKey(parsing: String(typo)) }
+
+        // The recovery key can set a new passphrase: the forgotten-passphrase path.
+        let recovered = try Vault.open(at: url, with: .recoveryKey(try RecoveryKey(parsing: text)))
+        try recovered.changePassphrase(to: passphrase("remembered now"))
+        _ = try Vault.open(at: url, with: .passphrase(passphrase("remembered now")))
+
+        try recovered.removeRecoveryKey()
+        expectVaultError(.noRecoveryKey) { _ = try Vault.open(at: url, with: .recoveryKey(try RecoveryKey(parsing: text))) }
+    }
+
+    @Test func anotherVaultsRecoveryKeyDoesNotOpen() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        _ = try Vault.open(at: url, with: .passphrase(passphrase())).createRecoveryKey()
+        let otherURL = directory.path("other.coffer")
+        _ = try makeVault(at: otherURL, payloads: ["b"])
+        let foreignKey = try Vault.open(at: otherURL, with: .passphrase(passphrase())).createRecoveryKey()
+        expectVaultError(.wrongRecoveryKey) { _ = try Vault.open(at: url, with: .recoveryKey(foreignKey)) }
+    }
+}
+
+@Suite struct SessionTests {
+    let directory = TemporaryDirectory()
+    var url: URL { directory.path("vault.coffer") }
+    var sessions: URL { directory.path("run/coffer") }
+
+    @Test func sessionOpensWithoutThePassphraseUntilItExpires() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let start = Date()
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 900, directory: sessions, now: start)
+        let parsed = try SessionToken(parsing: token.exportText)
+        let opened = try Vault.open(at: url, with: .session(parsed, directory: sessions), now: start.addingTimeInterval(60))
+        #expect(opened.recordCount == 1)
+        #expect(mode(sessions) == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: sessions.path)
+        #expect(files.count == 1)
+        #expect(mode(sessions.appendingPathComponent(files[0])) == 0o600)
+
+        expectVaultError(.sessionExpired) {
+            _ = try Vault.open(at: url, with: .session(parsed, directory: sessions), now: start.addingTimeInterval(901))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sessions.path).isEmpty, "the expired session file is wiped")
+        expectVaultError(.sessionNotFound) { _ = try Vault.open(at: url, with: .session(parsed, directory: sessions)) }
+    }
+
+    @Test func movingTheExpiryOrTheVaultBreaksTheSession() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions)
+        let file = sessions.appendingPathComponent(try FileManager.default.contentsOfDirectory(atPath: sessions.path)[0])
+        var bytes = try Data(contentsOf: file)
+        bytes[24 + 4] &+= 1  // push the expiry (bytes 24..<32) days into the future
+        try bytes.write(to: file)
+        expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(token, directory: sessions)) }
+
+        let otherURL = directory.path("other.coffer")
+        _ = try makeVault(at: otherURL, payloads: ["b"])
+        let otherToken = try Vault.open(at: otherURL, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions)
+        expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(otherToken, directory: sessions)) }
+        expectVaultError(.sessionInvalid) { _ = try SessionToken(parsing: "cs1_not-a-token") }
+    }
+
+    @Test func lockRemovesEverySessionOfTheVault() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let tokens = try (0..<3).map { _ in try vault.createSession(lifetime: 60, directory: sessions) }
+        #expect(SessionStore.removeAll(vaultID: vault.id, directory: sessions) == 3)
+        for token in tokens {
+            expectVaultError(.sessionNotFound) { _ = try Vault.open(at: url, with: .session(token, directory: sessions)) }
+        }
+    }
+
+    @Test func refusesASessionDirectoryOthersCanRead() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        try FileManager.default.createDirectory(at: sessions, withIntermediateDirectories: true)
+        chmod(sessions.path, 0o755)
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        expectVaultError(.insecureDirectory) { _ = try vault.createSession(lifetime: 60, directory: sessions) }
+    }
+}
+
+/// Nothing readable on disk: the canaries go in as payloads and must not be found, in any
+/// common encoding, in the vault, its WAL and shared-memory files, or the session directory.
+@Suite struct LeakTests {
+    let directory = TemporaryDirectory()
+    var url: URL { directory.path("private/vault.coffer") }
+
+    static let canaries = ["CANARY-ALPHA-7f3e", "Canary Bank Savings", "£4,321.09", "2026-11-22"]
+
+    static func encodings(of canary: String) -> [[UInt8]] {
+        let utf8 = Array(canary.utf8)
+        let hexLower = Array(utf8.map { String(format: "%02x", $0) }.joined().utf8)
+        let hexUpper = Array(utf8.map { String(format: "%02X", $0) }.joined().utf8)
+        return [utf8, Array(canary.data(using: .utf16LittleEndian)!), Array(canary.data(using: .utf16BigEndian)!), hexLower, hexUpper]
+    }
+
+    static func scan(_ files: [URL]) throws -> [String] {
+        var hits: [String] = []
+        for file in files {
+            let contents = try Data(contentsOf: file)
+            for canary in canaries {
+                for encoding in encodings(of: canary) where contents.range(of: Data(encoding)) != nil {
+                    hits.append("\(file.lastPathComponent): \(canary)")
+                }
+            }
+        }
+        return hits
+    }
+
+    static func allFiles(under directory: URL) -> [URL] {
+        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])!
+        return enumerator.compactMap { $0 as? URL }.filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+    }
+
+    @Test func noCanaryInAnyFileAndEveryFileIsPrivate() throws {
+        let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
+        let sessions = directory.path("run/coffer")
+        var ids: [RecordID] = []
+        for (index, canary) in Self.canaries.enumerated() {
+            let id = RecordID.random()
+            ids.append(id)
+            try vault.apply([.put(id, Data("{\"name\":\"\(canary)\",\"n\":\(index)}".utf8))])
+        }
+        try vault.apply([.put(ids[0], Data("updated \(Self.canaries[1])".utf8)), .delete(ids[2])])
+        _ = try vault.createSession(lifetime: 60, directory: sessions)
+
+        // While the vault is open its WAL and shared-memory files exist: scan them too.
+        let walURL = URL(fileURLWithPath: url.path + "-wal")
+        let shmURL = URL(fileURLWithPath: url.path + "-shm")
+        #expect(FileManager.default.fileExists(atPath: walURL.path))
+        let files = Self.allFiles(under: directory.url)
+        #expect(files.contains { $0.lastPathComponent.hasSuffix(".session") })
+        #expect(try Self.scan(files) == [])
+        #expect(Self.canaries.allSatisfy { canary in Self.encodings(of: canary)[0].count > 0 })
+
+        #expect(mode(url.deletingLastPathComponent()) == 0o700)
+        for file in [url, walURL, shmURL] { #expect(mode(file) == 0o600, "\(file.lastPathComponent)") }
+        #expect(mode(sessions) == 0o700)
+
+        // The scan itself can find a canary: a plaintext control file is caught.
+        let control = directory.path("control.txt")
+        try Data(Self.canaries[2].utf8).write(to: control)
+        #expect(try Self.scan([control]) == ["control.txt: \(Self.canaries[2])"])
+    }
+}
+
+/// The vault file and vectors built by scripts/make-vectors.py from the spec alone.
+@Suite struct SpecFixtureTests {
+    struct Vectors: Decodable {
+        struct Record: Decodable {
+            let vaultId, recordId: String; let version: UInt64; let recordKey, nonce, payload, associatedData, padded, sealed: String
+        }
+        struct VaultFixture: Decodable {
+            struct Entry: Decodable { let id: String; let version: UInt64; let payload: String }
+            let file, passphrase, vaultId, header: String; let commitCounter: UInt64; let records: [Entry]
+        }
+        let records: [Record]
+        let vault: VaultFixture
+    }
+
+    static let vectorsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Specs/vectors").standardized
+    static let vectors = try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: vectorsDirectory.appendingPathComponent("vault-v1.json")))
+
+    func bytes(_ hex: String) -> [UInt8] { [UInt8](hexString: hex)! }
+
+    @Test func recordSealingMatchesTheSpec() throws {
+        for vector in Self.vectors.records {
+            let vaultID = VaultID(unchecked: bytes(vector.vaultId))
+            let id = try RecordID(bytes(vector.recordId))
+            #expect(RecordCipher.associatedData(vaultID: vaultID, id: id, version: vector.version).hexString == vector.associatedData)
+            #expect(Padding.pad(bytes(vector.payload), blockSize: RecordCipher.paddingBlockSize).hexString == vector.padded)
+            let recordKey = try SymmetricKey(SecureBytes(copying: bytes(vector.recordKey)))
+            let opened = bytes(vector.sealed).withUnsafeBytes {
+                RecordCipher.open($0, id: id, version: vector.version, key: recordKey, vaultID: vaultID)
+            }
+            #expect(opened.map { Array($0) } == bytes(vector.payload))
+            let wrongVersion = bytes(vector.sealed).withUnsafeBytes {
+                RecordCipher.open($0, id: id, version: vector.version + 1, key: recordKey, vaultID: vaultID)
+            }
+            #expect(wrongVersion == nil)
+        }
+    }
+
+    @Test func theIndependentlyBuiltVaultOpens() throws {
+        let fixture = Self.vectors.vault
+        let directory = TemporaryDirectory()
+        let copy = directory.path("fixture.coffer")
+        try FileManager.default.copyItem(at: Self.vectorsDirectory.appendingPathComponent(fixture.file), to: copy)
+        let vault = try Vault.open(at: copy, with: .passphrase(passphrase(fixture.passphrase)))
+        #expect(vault.id.hex == fixture.vaultId)
+        #expect(vault.commitCounter == fixture.commitCounter)
+        #expect(vault.records.map { $0.id.hex } == fixture.records.map(\.id).sorted())
+        for entry in fixture.records {
+            let record = vault.record(try RecordID(hex: entry.id))
+            #expect(record?.version == entry.version)
+            #expect(record.map { Array($0.payload) } == bytes(entry.payload))
+        }
+        // And it stays writable by this implementation.
+        try vault.apply([.put(.random(), Data("added by Swift".utf8))])
+        #expect(try Vault.open(at: copy, with: .passphrase(passphrase(fixture.passphrase))).recordCount == fixture.records.count + 1)
+    }
+
+    @Test func headerEncodingRoundTrips() throws {
+        let header = try VaultHeader.decode(bytes(Self.vectors.vault.header))
+        #expect(header.encoded().hexString == Self.vectors.vault.header)
+    }
+}
