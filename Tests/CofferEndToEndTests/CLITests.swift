@@ -1,0 +1,295 @@
+import Foundation
+import GRDB
+import Testing
+import VaultCrypto
+import VaultStore
+
+@Suite struct FirstCommandsTests {
+    @Test func initStatusVerify() throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault()
+        #expect(fileMode(sandbox.vault) == 0o600)
+        #expect(fileMode(sandbox.vault.deletingLastPathComponent()) == 0o700)
+
+        let status = try sandbox.run(["status"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains(sandbox.vault.path))
+        #expect(status.stdout.contains("version 1"))
+        #expect(status.stdout.contains("Argon2id interactive"))
+        #expect(status.stdout.contains("Records       0"))
+        #expect(status.stdout.contains("locked"))
+        #expect(status.stdout.contains("Next: eval \"$(coffer unlock)\""))
+
+        let json = try sandbox.run(["status", "--json"])
+        let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        #expect(decoded["formatVersion"] as? Int == 1)
+        #expect((decoded["kdf"] as? [String: Any])?["profile"] as? String == "interactive")
+        #expect((decoded["session"] as? [String: Any])?["state"] as? String == "locked")
+
+        let verify = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
+        #expect(verify.status == 0)
+        #expect(verify.stdout.contains("Vault OK: 0 records verified"))
+    }
+
+    @Test func initRefusesAnExistingVaultAndEmptyPassphrases() throws {
+        let sandbox = Sandbox()
+        let empty = sandbox.directory.secretFile("empty", "\n")
+        let refused = try sandbox.run(["init", "--kdf", "interactive", "--passphrase-file", empty])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("passphrase is empty"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.vault.path))
+
+        _ = try sandbox.initVault()
+        let before = try Data(contentsOf: sandbox.vault)
+        let again = try sandbox.run(["init", "--kdf", "interactive"], environment: ["COFFER_PASSPHRASE": "other"])
+        #expect(again.status == 64)
+        #expect(again.stderr.contains("already exists"))
+        #expect(try Data(contentsOf: sandbox.vault) == before)
+    }
+
+    @Test func wrongPassphraseExits77AndSaysSo() throws {
+        let sandbox = Sandbox()
+        _ = try sandbox.initVault()
+        let result = try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "not the passphrase"])
+        #expect(result.status == 77)
+        #expect(result.stderr.contains("The passphrase is wrong"))
+        #expect(!result.stderr.lowercased().contains("decryption failed"))
+    }
+
+    @Test func withoutAPassphraseSourceOrTerminalItFailsAtOnce() throws {
+        let sandbox = Sandbox()
+        _ = try sandbox.initVault()
+        let started = Date()
+        let result = try sandbox.run(["verify"], timeout: 10)
+        #expect(result.status == 77)
+        #expect(result.stderr.contains("no terminal"))
+        #expect(result.stderr.contains("--passphrase-file"))
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func passphraseCommandAndCoreDumpsOff() throws {
+        let sandbox = Sandbox()
+        _ = try sandbox.initVault(passphrase: "from a command")
+        let limits = sandbox.directory.path("limits")
+        // The command runs as coffer's child: it reads coffer's own limits before answering.
+        let command = "cat /proc/$PPID/limits > '\(limits.path)'; printf 'from a command\\n'"
+        let result = try sandbox.run(["verify", "--passphrase-command", command])
+        #expect(result.status == 0, "\(result.stderr)")
+        let coreLine = try String(contentsOf: limits, encoding: .utf8).split(separator: "\n").first { $0.hasPrefix("Max core file size") }
+        #expect(coreLine.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"] } == true,
+                "\(coreLine ?? "no line")")
+
+        let failing = try sandbox.run(["verify", "--passphrase-command", "exit 3"])
+        #expect(failing.status == 77)
+        #expect(failing.stderr.contains("exit status 3"))
+    }
+
+    @Test func missingVaultExits66() throws {
+        let sandbox = Sandbox()
+        let result = try sandbox.run(["status"])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("coffer init"))
+        let verify = try sandbox.run(["verify", "--vault", sandbox.directory.path("nope.coffer").path], environment: ["COFFER_PASSPHRASE": "x"])
+        #expect(verify.status == 66)
+    }
+
+    @Test func invalidUsageExits64() throws {
+        let sandbox = Sandbox()
+        _ = try sandbox.initVault()
+        #expect(try sandbox.run(["init", "--kdf", "extreme"]).status == 64)
+        #expect(try sandbox.run(["unlock", "--timeout", "forever"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
+        #expect(try sandbox.run(["unlock", "--timeout", "48h"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
+        #expect(try sandbox.run(["no-such-command"]).status == 64)
+        #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
+    }
+}
+
+@Suite struct DamageTests {
+    enum Attack: String, CaseIterable, Sendable {
+        case flipByte, swap, olderVersion, delete, duplicate, foreign
+    }
+
+    /// A vault with three records made through the library, then attacked with SQLite.
+    @Test(arguments: Attack.allCases)
+    func verifyNamesTheDamagedRecord(attack: Attack) throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault()
+        let ids = (0..<3).map { _ in RecordID.random() }
+        do {
+            let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
+            try vault.apply(ids.enumerated().map { .put($1, Data("record \($0)".utf8)) })
+        }
+        let target = ids[1]
+        var named = [target]
+        switch attack {
+        case .flipByte:
+            try withRawDatabase(sandbox.vault) { db in
+                try db.execute(sql: "UPDATE record SET sealed = CAST(substr(sealed, 1, 40) || X'FF' || substr(sealed, 42) AS BLOB) WHERE id = ?",
+                               arguments: [Data(target.bytes)])
+            }
+        case .swap:
+            try withRawDatabase(sandbox.vault) { db in
+                let a = try Data.fetchOne(db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])!
+                let b = try Data.fetchOne(db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])!
+                try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [b, Data(ids[0].bytes)])
+                try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [a, Data(target.bytes)])
+            }
+            named.append(ids[0])
+        case .olderVersion:
+            let old = try withRawDatabase(sandbox.vault) { try Row.fetchOne($0, sql: "SELECT version, sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])! }
+            try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase"))).apply([.put(target, Data("newer".utf8))])
+            try withRawDatabase(sandbox.vault) { db in
+                try db.execute(sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
+                               arguments: [old["version"] as Int64, old["sealed"] as Data, Data(target.bytes)])
+            }
+        case .delete:
+            try withRawDatabase(sandbox.vault) { try $0.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(target.bytes)]) }
+        case .duplicate:
+            let copy = RecordID.random()
+            try withRawDatabase(sandbox.vault) { db in
+                try db.execute(sql: "INSERT INTO record SELECT ?, version, sealed FROM record WHERE id = ?",
+                               arguments: [Data(copy.bytes), Data(target.bytes)])
+            }
+            named = [copy]
+        case .foreign:
+            let other = sandbox.directory.path("other.coffer")
+            let foreignID = RecordID.random()
+            try Vault.create(at: other, passphrase: try Passphrase("old passphrase"), parameters: testParameters)
+                .apply([.put(foreignID, Data("theirs".utf8))])
+            let row = try withRawDatabase(other) { try Row.fetchOne($0, sql: "SELECT * FROM record")! }
+            try withRawDatabase(sandbox.vault) { db in
+                try db.execute(sql: "INSERT INTO record VALUES (?, ?, ?)", arguments: [row["id"] as Data, row["version"] as Int64, row["sealed"] as Data])
+            }
+            named = [foreignID]
+        }
+        let result = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
+        #expect(result.status == 65, "\(attack): \(result.stderr)")
+        #expect(result.stderr.contains("damaged or has been tampered with"))
+        for id in named { #expect(result.stderr.contains("record \(id.hex)"), "\(attack) should name \(id.hex): \(result.stderr)") }
+
+        let json = try sandbox.run(["verify", "--json", "--passphrase-file", passphraseFile])
+        #expect(json.status == 65)
+        let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        #expect(report["ok"] as? Bool == false)
+        let records = (report["problems"] as! [[String: Any]]).compactMap { $0["record"] as? String }
+        #expect(Set(named.map(\.hex)).isSubset(of: Set(records)))
+    }
+
+    @Test func damagedHeaderExits65AndSaysTheHeaderIsDamaged() throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault()
+        try withRawDatabase(sandbox.vault) { db in
+            var body = Array(try Data.fetchOne(db, sql: "SELECT body FROM header")!)
+            body[20] ^= 0x10
+            try db.execute(sql: "UPDATE header SET body = ?", arguments: [Data(body)])
+        }
+        for arguments in [["verify", "--passphrase-file", passphraseFile], ["status"]] {
+            let result = try sandbox.run(arguments)
+            #expect(result.status == 65)
+            #expect(result.stderr.contains("header is damaged"))
+        }
+    }
+
+    @Test func aFileThatIsNotAVaultExits65() throws {
+        let sandbox = Sandbox()
+        let junk = sandbox.directory.path("notes.txt")
+        try Data("just some text, not a vault\n".utf8).write(to: junk)
+        let result = try sandbox.run(["verify", "--vault", junk.path], environment: ["COFFER_PASSPHRASE": "x"])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("not a Coffer vault"))
+    }
+}
+
+@Suite struct SessionAndKeyCommandTests {
+    func exportedToken(_ stdout: String) -> String? {
+        guard let range = stdout.range(of: #"export COFFER_SESSION="(cs1_[A-Za-z0-9_-]+)""#, options: .regularExpression) else { return nil }
+        return String(stdout[range]).components(separatedBy: "\"")[1]
+    }
+
+    @Test func unlockLockAndExpiry() throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault()
+        let unlock = try sandbox.run(["unlock", "--passphrase-file", passphraseFile])
+        #expect(unlock.status == 0)
+        let token = try #require(exportedToken(unlock.stdout))
+        #expect(unlock.stdout.split(separator: "\n").count == 1, "stdout holds only the export line, for eval")
+        #expect(fileMode(sandbox.sessions) == 0o700)
+
+        let withSession = try sandbox.run(["verify"], environment: ["COFFER_SESSION": token])
+        #expect(withSession.status == 0, "\(withSession.stderr)")
+        #expect(try sandbox.run(["status"], environment: ["COFFER_SESSION": token]).stdout.contains("unlocked until"))
+
+        let lock = try sandbox.run(["lock"], environment: ["COFFER_SESSION": token])
+        #expect(lock.status == 0)
+        #expect(lock.stdout.contains("Locked"))
+        let afterLock = try sandbox.run(["verify"], environment: ["COFFER_SESSION": token])
+        #expect(afterLock.status == 77)
+        #expect(afterLock.stderr.contains("coffer unlock"))
+
+        let short = try sandbox.run(["unlock", "--timeout", "1s", "--passphrase-file", passphraseFile])
+        let shortToken = try #require(exportedToken(short.stdout))
+        usleep(1_600_000)
+        let expired = try sandbox.run(["verify"], environment: ["COFFER_SESSION": shortToken])
+        #expect(expired.status == 77)
+        #expect(expired.stderr.contains("expired"))
+        #expect(expired.stderr.contains("eval \"$(coffer unlock)\""))
+
+        let garbage = try sandbox.run(["verify"], environment: ["COFFER_SESSION": "cs1_garbage"])
+        #expect(garbage.status == 77)
+    }
+
+    @Test func passphraseChangeAndRecoveryKey() throws {
+        let sandbox = Sandbox()
+        let oldFile = try sandbox.initVault()
+        let newFile = sandbox.directory.secretFile("new", "new passphrase\n")
+        let change = try sandbox.run(["passphrase", "change", "--passphrase-file", oldFile, "--new-passphrase-file", newFile])
+        #expect(change.status == 0, "\(change.stderr)")
+        #expect(try sandbox.run(["verify", "--passphrase-file", oldFile]).status == 77)
+        #expect(try sandbox.run(["verify", "--passphrase-file", newFile]).status == 0)
+        let viaEnvironment = try sandbox.run(["passphrase", "change", "--passphrase-file", newFile],
+                                             environment: ["COFFER_NEW_PASSPHRASE": "third passphrase"])
+        #expect(viaEnvironment.status == 0)
+        #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "third passphrase"]).status == 0)
+
+        // Key management never accepts a session in place of the passphrase.
+        let token = try #require(exportedToken(try sandbox.run(["unlock"], environment: ["COFFER_PASSPHRASE": "third passphrase"]).stdout))
+        #expect(try sandbox.run(["recovery-key", "create"], environment: ["COFFER_SESSION": token]).status == 77)
+
+        let create = try sandbox.run(["recovery-key", "create"], environment: ["COFFER_PASSPHRASE": "third passphrase"])
+        #expect(create.status == 0)
+        let keyText = try #require(create.stdout.range(of: #"([0-9A-Z]{4}-){7}[0-9A-Z]{4}"#, options: .regularExpression).map { String(create.stdout[$0]) })
+        let keyFile = sandbox.directory.secretFile("recovery", keyText + "\n")
+        #expect(try sandbox.run(["verify", "--recovery-key-file", keyFile]).status == 0)
+
+        // Forgotten passphrase: the recovery key sets a new one.
+        let reset = try sandbox.run(["passphrase", "change", "--recovery-key-file", keyFile], environment: ["COFFER_NEW_PASSPHRASE": "fresh"])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "fresh"]).status == 0)
+
+        #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "fresh"]).status == 0)
+        let afterRemove = try sandbox.run(["verify", "--recovery-key-file", keyFile])
+        #expect(afterRemove.status == 77)
+        #expect(afterRemove.stderr.contains("no recovery key"))
+    }
+
+    @Test func rekeyReencryptsEverythingAndEndsSessions() throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault()
+        let payloads = (0..<20).map { Data("record \($0)".utf8) }
+        try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
+            .apply(payloads.map { .put(.random(), $0) })
+        let token = try #require(exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout))
+        let before = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
+
+        let rekey = try sandbox.run(["rekey", "--passphrase-file", passphraseFile])
+        #expect(rekey.status == 0, "\(rekey.stderr)")
+        #expect(rekey.stdout.contains("20 records"))
+
+        let after = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
+        #expect(Set(after).isDisjoint(with: Set(before)))
+        let reopened = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
+        #expect(Set(reopened.records.map(\.payload)) == Set(payloads))
+        #expect(try sandbox.run(["verify"], environment: ["COFFER_SESSION": token]).status == 77)
+        #expect(try sandbox.run(["rekey"], environment: ["COFFER_PASSPHRASE": "wrong"]).status == 77)
+    }
+}

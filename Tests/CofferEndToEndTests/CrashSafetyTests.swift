@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import VaultCrypto
+import VaultStore
+
+/// Kills real `coffer` processes with SIGKILL at random moments during key changes. Whatever the
+/// moment, the vault must open with exactly one of the old and new passphrases and hold every
+/// record unchanged. `COFFER_CRASH_TRIALS` raises the trial count for longer local runs.
+@Suite(.serialized) struct CrashSafetyTests {
+    static let trials = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_TRIALS"] ?? "") ?? 50
+    static let recordCount = 1500
+
+    struct Outcome { var completed = 0; var interrupted = 0 }
+
+    /// A closed vault with `recordCount` records under "old passphrase", and its payloads.
+    func makeBaseVault(in sandbox: Sandbox) throws -> (URL, Set<Data>) {
+        let base = sandbox.directory.path("base.coffer")
+        let vault = try Vault.create(at: base, passphrase: try Passphrase("old passphrase"), parameters: testParameters)
+        let payloads = (0..<Self.recordCount).map { Data("record \($0) with some padding to look like real data".utf8) }
+        try vault.apply(payloads.map { .put(.random(), $0) })
+        return (base, Set(payloads))
+    }
+
+    /// Runs `arguments` on a fresh copy of `base` per trial, killing it after a random delay up
+    /// to a little more than an uninterrupted run takes, then calls `check` on the copy.
+    func killRepeatedly(_ sandbox: Sandbox, base: URL, arguments: [String], environment: [String: String] = [:],
+                        check: (URL) throws -> Void) throws -> Outcome {
+        let target = sandbox.directory.path("trial.coffer")
+        func freshCopy() throws {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
+            try FileManager.default.copyItem(at: base, to: target)
+        }
+        try freshCopy()
+        let started = Date()
+        let full = try sandbox.run(arguments + ["--vault", target.path], environment: environment)
+        #expect(full.status == 0, "\(full.stderr)")
+        let duration = Date().timeIntervalSince(started)
+        try check(target)
+
+        var outcome = Outcome()
+        for _ in 0..<Self.trials {
+            try freshCopy()
+            let (process, _, _) = try sandbox.start(arguments + ["--vault", target.path], environment: environment)
+            usleep(UInt32(Double.random(in: 0...(duration * 1.1)) * 1_000_000))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                outcome.interrupted += 1
+            } else {
+                outcome.completed += 1
+            }
+            process.waitUntilExit()
+            try check(target)
+        }
+        return outcome
+    }
+
+    @Test func killedPassphraseChangeLeavesExactlyOnePassphraseWorking() throws {
+        let sandbox = Sandbox()
+        let (base, payloads) = try makeBaseVault(in: sandbox)
+        let oldFile = sandbox.directory.secretFile("old", "old passphrase\n")
+        let newFile = sandbox.directory.secretFile("new", "new passphrase\n")
+        var opened = (old: 0, new: 0)
+        let outcome = try killRepeatedly(sandbox, base: base,
+                                         arguments: ["passphrase", "change", "--passphrase-file", oldFile, "--new-passphrase-file", newFile]) { url in
+            let withOld = try? Vault.open(at: url, with: .passphrase(try Passphrase("old passphrase")))
+            let withNew = try? Vault.open(at: url, with: .passphrase(try Passphrase("new passphrase")))
+            #expect((withOld == nil) != (withNew == nil), "exactly one passphrase must open the vault")
+            if withOld != nil { opened.old += 1 } else { opened.new += 1 }
+            let vault = try #require(withOld ?? withNew)
+            #expect(Set(vault.records.map(\.payload)) == payloads)
+            _ = try vault.verify()
+        }
+        #expect(outcome.interrupted > 0, "some kills must land before the command finished")
+        print("passphrase change: \(outcome.interrupted) killed, \(outcome.completed) finished first; old opened \(opened.old), new \(opened.new)")
+    }
+
+    @Test func killedRekeyLeavesEveryRecordIntact() throws {
+        let sandbox = Sandbox()
+        let (base, payloads) = try makeBaseVault(in: sandbox)
+        let passphraseFile = sandbox.directory.secretFile("old", "old passphrase\n")
+        let baseCiphertexts = try withRawDatabase(base) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM record")) }
+        var rekeyed = 0
+        let outcome = try killRepeatedly(sandbox, base: base, arguments: ["rekey", "--passphrase-file", passphraseFile]) { url in
+            let vault = try Vault.open(at: url, with: .passphrase(try Passphrase("old passphrase")))
+            #expect(Set(vault.records.map(\.payload)) == payloads)
+            _ = try vault.verify()
+            // All old ciphertexts or all new ones: never a mixture.
+            let ciphertexts = try withRawDatabase(url) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM record")) }
+            let unchanged = ciphertexts.intersection(baseCiphertexts).count
+            #expect(unchanged == 0 || unchanged == Self.recordCount)
+            if unchanged == 0 { rekeyed += 1 }
+        }
+        #expect(outcome.interrupted > 0)
+        print("rekey: \(outcome.interrupted) killed, \(outcome.completed) finished first; \(rekeyed) trials ended rekeyed")
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// Drives the real passphrase prompt through tmux, as a person at a terminal would.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux")))
+struct TerminalTests {
+    let sandbox = Sandbox()
+    let session = "coffer-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+    /// Runs tmux with posix_spawn and waitpid: Foundation's Process does not reap the tmux
+    /// client that daemonises the server, and would wait for ever.
+    @discardableResult
+    func tmux(_ arguments: String...) throws -> String {
+        let outputFile = sandbox.directory.path("tmux-output")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = (["/usr/bin/tmux", "-L", session] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, environ) == 0 else {
+            throw CocoaError(.executableLoad)
+        }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return String(decoding: try Data(contentsOf: outputFile), as: UTF8.self)
+    }
+
+    func screen() throws -> String { try tmux("capture-pane", "-p", "-t", session) }
+
+    func waitFor(_ text: String, timeout: TimeInterval = 20) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var current = ""
+        while Date() < deadline {
+            current = try screen()
+            if current.contains(text) { return current }
+            usleep(100_000)
+        }
+        Issue.record("screen never showed '\(text)':\n\(current)")
+        return current
+    }
+
+    @Test func promptsWithoutEchoAndConfirmsANewPassphrase() throws {
+        let environment = sandbox.baseEnvironment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        defer { _ = try? tmux("kill-server") }
+        let secret = "tty-secret-\(UInt32.random(in: 0...UInt32.max))"
+
+        try tmux("send-keys", "-t", session, "\(cofferBinary.path) init --kdf interactive; echo EXIT=$?", "Enter")
+        _ = try waitFor("New passphrase:")
+        try tmux("send-keys", "-t", session, secret, "Enter")
+        _ = try waitFor("Repeat it:")
+        try tmux("send-keys", "-t", session, secret, "Enter")
+        var shown = try waitFor("EXIT=0")
+        #expect(shown.contains("Created an empty vault"))
+        #expect(!shown.contains(secret), "the passphrase must never be echoed")
+
+        try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) verify; echo VERIFY-EXIT=$?", "Enter")
+        _ = try waitFor("Passphrase:")
+        try tmux("send-keys", "-t", session, secret, "Enter")
+        shown = try waitFor("VERIFY-EXIT=0")
+        #expect(shown.contains("Vault OK"))
+        #expect(!shown.contains(secret))
+
+        // Mismatched confirmation: refused with 64, nothing created.
+        try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) init --vault \(sandbox.directory.path("second.coffer").path); echo MISMATCH-EXIT=$?", "Enter")
+        _ = try waitFor("New passphrase:")
+        try tmux("send-keys", "-t", session, "one", "Enter")
+        _ = try waitFor("Repeat it:")
+        try tmux("send-keys", "-t", session, "two", "Enter")
+        shown = try waitFor("MISMATCH-EXIT=")
+        #expect(shown.contains("do not match"))
+        #expect(shown.contains("MISMATCH-EXIT=64"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.directory.path("second.coffer").path))
+    }
+}
