@@ -24,8 +24,11 @@ struct Unlock: ParsableCommand {
         let vault = try Vault.open(at: options.vaultURL, with: options.credential(allowSession: false))
         let token = try vault.createSession(lifetime: lifetime, directory: options.sessionDirectory)
         Output.line("export COFFER_SESSION=\"\(token.exportText)\"")
-        Terminal.note("Unlocked for \(Duration.format(lifetime)). If you ran this without eval, run: eval \"$(coffer unlock)\"")
-        Terminal.note("Lock it again with: coffer lock")
+        Terminal.note("Unlocked for \(Duration.format(lifetime)). Lock it again with: coffer lock")
+        if Terminal.standardOutputIsTerminal {
+            // Printed to a terminal, the export line did nothing: say how to apply it.
+            Terminal.note("To use the session in this shell, run: eval \"$(coffer unlock)\"")
+        }
     }
 }
 

@@ -14,7 +14,13 @@ struct Status: ParsableCommand {
 
     struct Report: Encodable {
         struct KDF: Encodable { let algorithm: String; let profile: String; let opsLimit: UInt64; let memLimit: UInt64 }
-        struct SessionState: Encodable { let state: String; let expiresAt: String? }
+        struct SessionState: Encodable {
+            let state: String
+            let expiresAt: String?
+            /// Human "12m" for the text report; not part of the JSON.
+            var remaining: String? = nil
+            enum CodingKeys: String, CodingKey { case state, expiresAt }
+        }
         let path: String
         let formatVersion: Int
         let vaultId: String
@@ -37,7 +43,7 @@ struct Status: ParsableCommand {
 
         let sessionText: String
         switch session.state {
-        case "unlocked": sessionText = "unlocked until \(session.expiresAt ?? "?")"
+        case "unlocked": sessionText = "unlocked until \(session.expiresAt ?? "?") (\(session.remaining ?? "?") left)"
         case "expired": sessionText = "expired (COFFER_SESSION is stale)"
         case "invalid": sessionText = "COFFER_SESSION is not valid for this vault"
         default: sessionText = "locked"
@@ -62,7 +68,8 @@ struct Status: ParsableCommand {
         }
         switch SessionStore.status(token: token, directory: options.sessionDirectory, vaultID: vaultID) {
         case .active(let expiry):
-            return .init(state: "unlocked", expiresAt: ISO8601DateFormatter().string(from: expiry))
+            return .init(state: "unlocked", expiresAt: ISO8601DateFormatter().string(from: expiry),
+                         remaining: Duration.format(expiry.timeIntervalSinceNow))
         case .expired: return .init(state: "expired", expiresAt: nil)
         case .notFound: return .init(state: "locked", expiresAt: nil)
         case .invalid: return .init(state: "invalid", expiresAt: nil)

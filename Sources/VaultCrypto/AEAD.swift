@@ -61,33 +61,31 @@ public enum XChaCha20Poly1305 {
     public static func open<Ciphertext: ContiguousBytes, AD: ContiguousBytes>(
         _ ciphertext: Ciphertext, key: SymmetricKey, nonce: AEADNonce, associatedData: AD
     ) throws -> Data {
-        try ciphertext.withUnsafeBytes { c in
-            guard c.count >= tagByteCount else {
-                throw CryptoError(.authenticationFailed, "The ciphertext is too short to be authentic.")
-            }
-            var plaintext = Data(count: c.count - tagByteCount)
-            try associatedData.withUnsafeBytes { ad in
-                try plaintext.withUnsafeMutableBytes { out in
-                    try open(c, key: key, nonce: nonce, associatedData: ad, into: out)
-                }
-            }
-            return plaintext
-        }
+        try open(ciphertext, key: key, nonce: nonce, associatedData: associatedData,
+                 allocate: { Data(count: $0) }, fill: { data, body in try data.withUnsafeMutableBytes(body) })
     }
 
     /// Verifies and decrypts a secret (a wrapped key) straight into secure memory.
     public static func openSecret<Ciphertext: ContiguousBytes, AD: ContiguousBytes>(
         _ ciphertext: Ciphertext, key: SymmetricKey, nonce: AEADNonce, associatedData: AD
     ) throws -> SecureBytes {
+        try open(ciphertext, key: key, nonce: nonce, associatedData: associatedData,
+                 allocate: { SecureBytes(count: $0) }, fill: { bytes, body in try bytes.withUnsafeMutableBytes(body) })
+    }
+
+    /// Shared by both `open` variants: allocate the output, then decrypt into it.
+    private static func open<Ciphertext: ContiguousBytes, AD: ContiguousBytes, Output>(
+        _ ciphertext: Ciphertext, key: SymmetricKey, nonce: AEADNonce, associatedData: AD,
+        allocate: (Int) -> Output,
+        fill: (inout Output, (UnsafeMutableRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> Output {
         try ciphertext.withUnsafeBytes { c in
             guard c.count >= tagByteCount else {
                 throw CryptoError(.authenticationFailed, "The ciphertext is too short to be authentic.")
             }
-            let plaintext = SecureBytes(count: c.count - tagByteCount)
+            var plaintext = allocate(c.count - tagByteCount)
             try associatedData.withUnsafeBytes { ad in
-                try plaintext.withUnsafeMutableBytes { out in
-                    try open(c, key: key, nonce: nonce, associatedData: ad, into: out)
-                }
+                try fill(&plaintext) { try open(c, key: key, nonce: nonce, associatedData: ad, into: $0) }
             }
             return plaintext
         }
