@@ -112,7 +112,7 @@ public enum SessionStore {
         try preparePrivateDirectory(directory)
         removeExpired(directory: directory, now: now)
         let token = SessionToken.generate()
-        let expiry = UInt64(now.timeIntervalSince1970 + lifetime.rounded(.up))
+        let expiry = UInt64((now.timeIntervalSince1970 + lifetime).rounded(.up))
         let nonce = AEADNonce.random()
         let wrapped = master.withUnsafeBytes { plain in
             associatedData(id: token.id, vaultID: vaultID, expiry: expiry).withUnsafeBytes {

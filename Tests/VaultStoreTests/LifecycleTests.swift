@@ -169,6 +169,16 @@ import VaultCrypto
         expectVaultError(.sessionNotFound) { _ = try Vault.open(at: url, with: .session(parsed, directory: sessions)) }
     }
 
+    @Test func aSessionLastsAtLeastItsWholeLifetime() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let start = Date(timeIntervalSince1970: 1_800_000_000.9)  // a fractional second
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions, now: start)
+        _ = try Vault.open(at: url, with: .session(token, directory: sessions), now: start.addingTimeInterval(59.95))
+        expectVaultError(.sessionExpired) {
+            _ = try Vault.open(at: url, with: .session(token, directory: sessions), now: start.addingTimeInterval(61))
+        }
+    }
+
     @Test func movingTheExpiryOrTheVaultBreaksTheSession() throws {
         _ = try makeVault(at: url, payloads: ["a"])
         let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions)
