@@ -33,7 +33,8 @@ public struct Coffer: ParsableCommand {
         ProcessHardening.disableCoreDumps()
         umask(0o077)
         do {
-            var command = try parseAsRoot(arguments)
+            let given = arguments ?? Array(CommandLine.arguments.dropFirst())
+            var command = try parseAsRoot(GlobalOptionPlacement.normalise(given))
             try command.run()
             Glibc.exit(ExitStatus.ok.rawValue)
         } catch let error as CLIError {

@@ -77,3 +77,17 @@ import VaultStore
         #expect(error.details == ["record \(id.hex): is missing"])
     }
 }
+
+@Suite struct GlobalOptionPlacementTests {
+    @Test(arguments: [
+        (["--vault", "v", "init", "--kdf", "interactive"], ["init", "--vault", "v", "--kdf", "interactive"]),
+        (["--vault=v", "passphrase", "change"], ["passphrase", "change", "--vault=v"]),
+        (["--passphrase-file", "p", "--vault", "v", "recovery-key", "create"], ["recovery-key", "create", "--passphrase-file", "p", "--vault", "v"]),
+        (["status", "--vault", "v"], ["status", "--vault", "v"]),
+        (["--vault"], ["--vault"]),
+        (["--help"], ["--help"]),
+    ])
+    func movesLeadingGlobalOptionsAfterTheSubcommand(input: [String], expected: [String]) {
+        #expect(GlobalOptionPlacement.normalise(input) == expected)
+    }
+}

@@ -100,6 +100,7 @@ import VaultStore
         #expect(try sandbox.run(["unlock", "--timeout", "forever"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
         #expect(try sandbox.run(["unlock", "--timeout", "48h"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
         #expect(try sandbox.run(["no-such-command"]).status == 64)
+        #expect(try sandbox.run(["--vault", sandbox.vault.path, "status", "--json"]).status == 0, "global option before the subcommand")
         #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
     }
 }

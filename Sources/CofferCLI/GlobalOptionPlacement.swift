@@ -1,0 +1,41 @@
+import ArgumentParser
+
+/// Lets the global vault options stand before the subcommand (`coffer --vault V init`), as
+/// users of git, restic and borg expect, by moving them to just after the subcommand path,
+/// where ArgumentParser reads them.
+enum GlobalOptionPlacement {
+    /// Options of `VaultOptions` that take a value.
+    static let valueOptions: Set<String> = ["--vault", "--passphrase-file", "--passphrase-command", "--recovery-key-file"]
+
+    static func normalise(_ arguments: [String], root: ParsableCommand.Type = Coffer.self) -> [String] {
+        var hoisted: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard valueOptions.contains(name) else { break }
+            if argument.contains("=") {
+                hoisted.append(argument)
+                index += 1
+            } else {
+                guard index + 1 < arguments.count else { return arguments }  // let the parser report it
+                hoisted += [argument, arguments[index + 1]]
+                index += 2
+            }
+        }
+        guard !hoisted.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        var command = root
+        var pathLength = 0
+        while pathLength < rest.count, let next = subcommand(of: command, named: rest[pathLength]) {
+            command = next
+            pathLength += 1
+        }
+        rest.insert(contentsOf: hoisted, at: pathLength)
+        return rest
+    }
+
+    private static func subcommand(of command: ParsableCommand.Type, named name: String) -> ParsableCommand.Type? {
+        command.configuration.subcommands.first { ($0.configuration.commandName ?? $0._commandName) == name }
+    }
+}
