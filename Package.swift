@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "VaultStore", targets: ["VaultStore"]),
         .library(name: "CofferCLI", targets: ["CofferCLI"]),
+        .library(name: "FinanceCore", targets: ["FinanceCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -26,6 +27,8 @@ let package = Package(
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
 
+        // Pure Swift finance logic: Foundation only, no I/O, no crypto, no SQL.
+        .target(name: "FinanceCore"),
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(
             name: "VaultStore",
@@ -40,6 +43,7 @@ let package = Package(
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
 
+        .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(
             name: "VaultStoreTests",

@@ -1,0 +1,46 @@
+import Foundation
+
+/// An ISO 4217 currency: its code, how many minor-unit digits it has, and the symbol people
+/// type. One currency per vault; Coffer converts nothing.
+public struct Currency: Hashable, Sendable, CustomStringConvertible {
+    public let code: String
+    public let minorDigits: Int
+    public let symbol: String
+
+    public var description: String { code }
+
+    /// Currencies Coffer knows; the table is data, not logic, so adding one is one line.
+    public static let known: [Currency] = [
+        Currency(code: "GBP", minorDigits: 2, symbol: "£"), Currency(code: "EUR", minorDigits: 2, symbol: "€"),
+        Currency(code: "USD", minorDigits: 2, symbol: "$"), Currency(code: "CAD", minorDigits: 2, symbol: "CA$"),
+        Currency(code: "AUD", minorDigits: 2, symbol: "A$"), Currency(code: "NZD", minorDigits: 2, symbol: "NZ$"),
+        Currency(code: "CHF", minorDigits: 2, symbol: "CHF"), Currency(code: "SEK", minorDigits: 2, symbol: "kr"),
+        Currency(code: "NOK", minorDigits: 2, symbol: "kr"), Currency(code: "DKK", minorDigits: 2, symbol: "kr"),
+        Currency(code: "PLN", minorDigits: 2, symbol: "zł"), Currency(code: "CZK", minorDigits: 2, symbol: "Kč"),
+        Currency(code: "INR", minorDigits: 2, symbol: "₹"), Currency(code: "CNY", minorDigits: 2, symbol: "CN¥"),
+        Currency(code: "HKD", minorDigits: 2, symbol: "HK$"), Currency(code: "SGD", minorDigits: 2, symbol: "S$"),
+        Currency(code: "ZAR", minorDigits: 2, symbol: "R"), Currency(code: "BRL", minorDigits: 2, symbol: "R$"),
+        Currency(code: "MXN", minorDigits: 2, symbol: "MX$"), Currency(code: "JPY", minorDigits: 0, symbol: "¥"),
+        Currency(code: "KRW", minorDigits: 0, symbol: "₩"), Currency(code: "ISK", minorDigits: 0, symbol: "kr"),
+    ]
+
+    public static let gbp = known[0]
+
+    public static func named(_ code: String) throws -> Currency {
+        let upper = code.uppercased()
+        guard let currency = known.first(where: { $0.code == upper }) else {
+            throw FinanceError(.unknownCurrency,
+                "'\(code)' is not a currency Coffer knows; use an ISO code such as \(known.prefix(4).map(\.code).joined(separator: ", ")).")
+        }
+        return currency
+    }
+
+    /// The currency of `locale`, else GBP.
+    public static func `default`(for locale: Locale = .current) -> Currency {
+        locale.currency.flatMap { try? named($0.identifier) } ?? .gbp
+    }
+
+    var unitsPerMajor: Int64 {
+        (0..<minorDigits).reduce(1) { value, _ in value * 10 }
+    }
+}

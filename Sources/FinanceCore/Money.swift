@@ -1,0 +1,138 @@
+import Foundation
+
+/// An exact amount in a vault's currency, as integer minor units (pence, cents). Never a
+/// floating-point number; arithmetic is checked and reports overflow instead of wrapping.
+public struct Money: Hashable, Comparable, Sendable {
+    public let minorUnits: Int64
+
+    public init(minorUnits: Int64) { self.minorUnits = minorUnits }
+
+    public static let zero = Money(minorUnits: 0)
+
+    public static func < (lhs: Money, rhs: Money) -> Bool { lhs.minorUnits < rhs.minorUnits }
+
+    public func adding(_ other: Money) throws -> Money {
+        let (sum, overflow) = minorUnits.addingReportingOverflow(other.minorUnits)
+        guard !overflow else { throw FinanceError(.overflow, "The total is too large to represent.") }
+        return Money(minorUnits: sum)
+    }
+
+    public func subtracting(_ other: Money) throws -> Money {
+        let (difference, overflow) = minorUnits.subtractingReportingOverflow(other.minorUnits)
+        guard !overflow else { throw FinanceError(.overflow, "The difference is too large to represent.") }
+        return Money(minorUnits: difference)
+    }
+
+    public static func sum<S: Sequence>(_ amounts: S) throws -> Money where S.Element == Money {
+        try amounts.reduce(.zero) { try $0.adding($1) }
+    }
+
+    public var negated: Money { Money(minorUnits: -minorUnits) }
+    public var isNegative: Bool { minorUnits < 0 }
+}
+
+/// Largest amount accepted from input: a trillion in major units leaves ample headroom for
+/// sums and projections inside 64-bit minor units.
+let maximumInputMajorUnits: Int64 = 1_000_000_000_000
+
+extension Currency {
+    /// Parses what a person types: `1234.56`, `1,234.56`, `£1,234.5`, `-20`, `GBP 12`, `-£3`.
+    /// Refuses shorthand (`20k`), exponents, `NaN`, comma decimals, misplaced separators and
+    /// more decimals than the currency has, each with a message that quotes the input.
+    public func parse(_ input: String) throws -> Money {
+        let quoted = "'\(input)'"
+        var text = Substring(input.trimmingCharacters(in: .whitespaces))
+        guard !text.isEmpty else { throw FinanceError(.invalidAmount, "Enter an amount, such as 1234.56.") }
+
+        var negative = false
+        func takeSign() {
+            if let first = text.first, first == "-" || first == "+" || first == "\u{2212}" {
+                negative = first != "+"
+                text = text.dropFirst()
+            }
+        }
+        func takeCurrency() {
+            for marker in [code, symbol] where text.uppercased().hasPrefix(marker.uppercased()) {
+                text = text.dropFirst(marker.count).drop { $0 == " " }
+                return
+            }
+        }
+        takeSign()
+        takeCurrency()
+        if !negative { takeSign() }
+        if text.uppercased().hasSuffix(code) {
+            text = text.dropLast(code.count)
+            while text.last == " " { text = text.dropLast() }
+        }
+
+        let allowed = Set("0123456789,.")
+        guard !text.isEmpty, text.allSatisfy(allowed.contains) else {
+            if let last = text.last, "kKmMbB".contains(last), text.dropLast().allSatisfy({ allowed.contains($0) }) {
+                throw FinanceError(.invalidAmount, "Enter the full amount, not shorthand: \(quoted) uses '\(last)'; write 20000 rather than 20k.")
+            }
+            throw FinanceError(.invalidAmount, "Enter an amount such as 1234.56: \(quoted) is not a number.")
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else {
+            throw FinanceError(.invalidAmount, "Enter an amount with at most one decimal point: \(quoted) has \(parts.count - 1).")
+        }
+        let whole = parts[0]
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard !fraction.contains(",") else {
+            throw FinanceError(.invalidAmount, "Enter an amount such as 1234.56: \(quoted) has a comma after the decimal point.")
+        }
+        if parts.count == 2, fraction.isEmpty {
+            throw FinanceError(.invalidAmount, "Enter digits after the decimal point: \(quoted) ends with '.'.")
+        }
+        guard !whole.isEmpty else {
+            throw FinanceError(.invalidAmount, "Enter a digit before the decimal point: write 0\(text) rather than \(text).")
+        }
+        let groups = whole.split(separator: ",", omittingEmptySubsequences: false)
+        if groups.count > 1 {
+            let wellGrouped = (1...3).contains(groups[0].count) && groups.dropFirst().allSatisfy { $0.count == 3 }
+            guard wellGrouped else {
+                if parts.count == 1, groups.count == 2, (1...minorDigits).contains(groups[1].count) {
+                    throw FinanceError(.invalidAmount, "Use a point for decimals: \(quoted) looks like a decimal comma; write \(groups[0]).\(groups[1]).")
+                }
+                throw FinanceError(.invalidAmount, "Enter an amount such as 1,234.56: the thousands separators in \(quoted) are misplaced.")
+            }
+        }
+        guard fraction.count <= minorDigits else {
+            throw FinanceError(.invalidAmount, minorDigits == 0
+                ? "\(code) has no minor units: enter a whole amount, not \(quoted)."
+                : "Enter at most \(minorDigits) decimal places for \(code): \(quoted) has \(fraction.count).")
+        }
+        let digits = groups.joined()
+        guard digits.count <= 13, let major = Int64(digits), major <= maximumInputMajorUnits else {
+            throw FinanceError(.invalidAmount, "\(quoted) is too large: Coffer accepts amounts up to 1,000,000,000,000.")
+        }
+        let minor = Int64(fraction.padding(toLength: minorDigits, withPad: "0", startingAt: 0)) ?? 0
+        let units = major * unitsPerMajor + minor
+        return Money(minorUnits: negative ? -units : units)
+    }
+
+    /// "1234.56" / "-20.00": for JSON and exports, always with the currency's digits.
+    public func decimalString(_ money: Money) -> String {
+        let magnitude = money.minorUnits.magnitude
+        let major = magnitude / UInt64(unitsPerMajor)
+        let sign = money.minorUnits < 0 ? "-" : ""
+        guard minorDigits > 0 else { return "\(sign)\(major)" }
+        let minor = String(magnitude % UInt64(unitsPerMajor))
+        return "\(sign)\(major).\(String(repeating: "0", count: minorDigits - minor.count))\(minor)"
+    }
+
+    /// "£1,234.56" / "-£20.00": for people.
+    public func format(_ money: Money) -> String {
+        let plain = decimalString(Money(minorUnits: Int64(clamping: money.minorUnits.magnitude)))
+        let parts = plain.split(separator: ".", maxSplits: 1)
+        var whole = String(parts[0])
+        var grouped: [String] = []
+        while whole.count > 3 {
+            grouped.insert(String(whole.suffix(3)), at: 0)
+            whole = String(whole.dropLast(3))
+        }
+        grouped.insert(whole, at: 0)
+        let number = grouped.joined(separator: ",") + (parts.count == 2 ? ".\(parts[1])" : "")
+        return (money.isNegative ? "-" : "") + symbol + number
+    }
+}

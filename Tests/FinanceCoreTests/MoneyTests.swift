@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import FinanceCore
+
+@Suite struct MoneyParsingTests {
+    static let valid: [(String, Int64)] = [
+        ("1234.56", 123456), ("1,234.56", 123456), ("£1,234.5", 123450), ("-20", -2000), ("0", 0),
+        ("0.01", 1), ("  42  ", 4200), ("+7.5", 750), ("£-3", -300), ("-£3", -300), ("GBP 12", 1200),
+        ("12.00 GBP", 1200), ("gbp 1", 100), ("1,000,000", 100_000_000), ("999", 99900), ("\u{2212}5", -500),
+        ("1000000000000", 100_000_000_000_000), ("12,345,678.9", 1_234_567_890),
+    ]
+
+    static let invalid: [(String, String)] = [
+        ("", "Enter an amount"), ("20k", "not shorthand"), ("1.5m", "not shorthand"), ("1e5", "is not a number"),
+        ("NaN", "is not a number"), ("inf", "is not a number"), ("12,5O", "is not a number"), ("12,5", "Use a point for decimals"),
+        ("1.234", "at most 2 decimal places"), ("1,23,456", "misplaced"), ("1.2.3", "at most one decimal point"),
+        ("12.", "ends with '.'"), (".5", "before the decimal point"), ("£", "is not a number"), ("$12", "is not a number"),
+        ("--5", "is not a number"), ("1 234", "is not a number"), ("12.3,4", "comma after the decimal point"),
+        ("10000000000000", "too large"), ("0x1F", "is not a number"), ("١٢٣", "is not a number"),
+    ]
+
+    @Test(arguments: valid)
+    func parsesWhatPeopleType(input: String, minorUnits: Int64) throws {
+        #expect(try Currency.gbp.parse(input) == Money(minorUnits: minorUnits))
+    }
+
+    @Test(arguments: invalid)
+    func refusesWithAMessageThatQuotesTheInput(input: String, expected: String) {
+        do {
+            let parsed = try Currency.gbp.parse(input)
+            Issue.record("'\(input)' parsed as \(parsed)")
+        } catch let error as FinanceError {
+            #expect(error.code == .invalidAmount)
+            let message = error.errorDescription ?? ""
+            #expect(message.contains(expected), "\(message)")
+            if !input.trimmingCharacters(in: .whitespaces).isEmpty {
+                #expect(message.contains("'\(input)'") || message.contains(input), "\(message)")
+            }
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func tableIsLargeEnough() { #expect(Self.valid.count + Self.invalid.count >= 25) }
+
+    @Test func currenciesWithoutMinorUnits() throws {
+        let yen = try Currency.named("jpy")
+        #expect(try yen.parse("¥1,500") == Money(minorUnits: 1500))
+        #expect(throws: FinanceError(.invalidAmount, "")) { try yen.parse("1.5") }
+        #expect(yen.decimalString(Money(minorUnits: 1500)) == "1500")
+        #expect(throws: FinanceError(.unknownCurrency, "")) { try Currency.named("XYZ") }
+    }
+
+    @Test func formatting() {
+        let gbp = Currency.gbp
+        #expect(gbp.decimalString(Money(minorUnits: 245000)) == "2450.00")
+        #expect(gbp.decimalString(Money(minorUnits: -5)) == "-0.05")
+        #expect(gbp.format(Money(minorUnits: 123456789)) == "£1,234,567.89")
+        #expect(gbp.format(Money(minorUnits: -2000)) == "-£20.00")
+        #expect(gbp.format(.zero) == "£0.00")
+    }
+
+    @Test func arithmeticIsChecked() throws {
+        #expect(try Money(minorUnits: 5).adding(Money(minorUnits: 7)) == Money(minorUnits: 12))
+        #expect(throws: FinanceError(.overflow, "")) { try Money(minorUnits: .max).adding(Money(minorUnits: 1)) }
+        #expect(throws: FinanceError(.overflow, "")) { try Money(minorUnits: .min).subtracting(Money(minorUnits: 1)) }
+        #expect(try Money.sum([Money(minorUnits: 1), Money(minorUnits: 2), Money(minorUnits: -3)]) == .zero)
+    }
+}
+
+@Suite struct CalendarDateTests {
+    @Test func parsesISODatesAndRefusesOthers() throws {
+        #expect(try CalendarDate(parsing: "2024-02-29").description == "2024-02-29")
+        for bad in ["2023-02-29", "2026-13-01", "2026-1-5", "05/01/2026", "yesterday", "", "2026-04-31", "２０２６-01-01"] {
+            #expect(throws: FinanceError(.invalidDate, "")) { try CalendarDate(parsing: bad) }
+        }
+    }
+
+    @Test func dayNumbersRoundTrip() throws {
+        #expect(try CalendarDate(parsing: "1970-01-01").dayNumber == 0)
+        #expect(try CalendarDate(parsing: "2000-03-01").dayNumber == 11017)
+        for number in stride(from: -1000, to: 30000, by: 37) {
+            #expect(CalendarDate(dayNumber: number).dayNumber == number)
+        }
+    }
+
+    @Test func monthArithmeticClampsToTheMonthEnd() throws {
+        let endOfJanuary = try CalendarDate(parsing: "2024-01-31")
+        #expect(endOfJanuary.adding(months: 1).description == "2024-02-29")
+        #expect(endOfJanuary.adding(months: 13).description == "2025-02-28")
+        #expect(endOfJanuary.adding(months: -2).description == "2023-11-30")
+        #expect(try CalendarDate(parsing: "2026-03-15").endOfMonth.description == "2026-03-31")
+        #expect(CalendarDate.days(from: try CalendarDate(parsing: "2026-01-01"), to: try CalendarDate(parsing: "2026-03-01")) == 59)
+    }
+}
