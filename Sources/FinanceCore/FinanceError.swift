@@ -13,6 +13,8 @@ public struct FinanceError: Error, LocalizedError, Equatable, Sendable {
         public static let invalidRate = Code("invalidRate")
         public static let invalidName = Code("invalidName")
         public static let unknownCurrency = Code("unknownCurrency")
+        /// A stored record that cannot be decoded (malformed, or from a newer Coffer).
+        public static let invalidRecord = Code("invalidRecord")
         /// A sum or projection left the range of 64-bit minor units.
         public static let overflow = Code("overflow")
     }

@@ -1,0 +1,262 @@
+import Foundation
+
+/// Vault settings: one record per vault.
+public struct VaultSettings: Hashable, Sendable {
+    public var currency: Currency
+    public init(currency: Currency) { self.currency = currency }
+}
+
+/// A growth rate set for a whole category (`coffer growth set Savings 3%`).
+public struct CategoryRate: Hashable, Sendable {
+    public var category: String
+    public var rate: GrowthRate
+    public init(category: String, rate: GrowthRate) {
+        self.category = category
+        self.rate = rate
+    }
+}
+
+/// One entry of the change log: what a command changed, with the previous payload of every
+/// record it touched, so `undo` can put them back exactly.
+public struct ChangeEntry: Hashable, Sendable {
+    public struct Before: Hashable, Sendable {
+        public let recordID: UUID
+        /// The encoded record before the change; nil when the change created it.
+        public let payload: [UInt8]?
+        public init(recordID: UUID, payload: [UInt8]?) {
+            self.recordID = recordID
+            self.payload = payload
+        }
+    }
+
+    public let sequence: UInt64
+    /// Seconds since 1970, when the change was made.
+    public let timestamp: Int64
+    /// What a person would call the change: "Updated Savings to £1,200.00".
+    public let summary: String
+    public let before: [Before]
+
+    public init(sequence: UInt64, timestamp: Int64, summary: String, before: [Before]) {
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.summary = summary
+        self.before = before
+    }
+}
+
+/// Everything FinanceCore stores in a vault, one value per record.
+public enum FinanceRecord: Hashable, Sendable {
+    case settings(VaultSettings)
+    case account(Account)
+    case update(ValueUpdate)
+    case categoryRate(CategoryRate)
+    case change(ChangeEntry)
+}
+
+/// Turns finance values into compact, versioned payload bytes and back (Specs/record-payloads.md).
+///
+/// Byte 0 is the record kind, byte 1 its payload version; the fields follow as LEB128 varints
+/// (signed ones zig-zag encoded), length-prefixed UTF-8 strings and raw 16-byte ids. Decoding
+/// dispatches on the version, so an older payload is read by its own decoder and upgraded to
+/// today's model: that chain is where payload migrations live.
+public enum RecordCodec {
+    enum Kind: UInt8 {
+        case settings = 1
+        case account = 2
+        case update = 3
+        case categoryRate = 4
+        case change = 5
+    }
+
+    /// The payload version each kind is written with today.
+    static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 1, .categoryRate: 1, .change: 1]
+
+    public static func encode(_ record: FinanceRecord) -> [UInt8] {
+        var writer = PayloadWriter()
+        switch record {
+        case .settings(let settings):
+            writer.header(.settings)
+            writer.string(settings.currency.code)
+        case .account(let account):
+            writer.header(.account)
+            writer.string(account.name)
+            writer.string(account.category)
+            writer.byte(account.kind == .asset ? 0 : 1)
+            writer.optional(account.growthRate) { $0.signed(Int64($1.basisPoints)) }
+            writer.date(account.created)
+            writer.optional(account.closed) { $0.date($1) }
+        case .update(let update):
+            writer.header(.update)
+            writer.uuid(update.accountID)
+            writer.date(update.date)
+            writer.signed(update.amount.minorUnits)
+            writer.unsigned(update.sequence)
+        case .categoryRate(let categoryRate):
+            writer.header(.categoryRate)
+            writer.string(categoryRate.category)
+            writer.signed(Int64(categoryRate.rate.basisPoints))
+        case .change(let change):
+            writer.header(.change)
+            writer.unsigned(change.sequence)
+            writer.signed(change.timestamp)
+            writer.string(change.summary)
+            writer.unsigned(UInt64(change.before.count))
+            for before in change.before {
+                writer.uuid(before.recordID)
+                writer.optional(before.payload) { $0.bytes($1) }
+            }
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a payload. `id` is the record's id: accounts, updates and change entries use it
+    /// as their own identity.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, id: UUID) throws -> FinanceRecord {
+        var reader = PayloadReader(bytes)
+        let kindByte = try reader.byte()
+        let version = try reader.byte()
+        guard let kind = Kind(rawValue: kindByte) else {
+            throw FinanceError(.invalidRecord, "A record has an unknown kind (\(kindByte)); it may have been written by a newer Coffer.")
+        }
+        guard version >= 1, version <= currentVersion[kind]! else {
+            throw FinanceError(.invalidRecord, "A record uses payload version \(version), newer than this Coffer reads; upgrade Coffer.")
+        }
+        let record: FinanceRecord
+        switch kind {
+        case .settings:
+            record = .settings(VaultSettings(currency: try Currency.named(try reader.string())))
+        case .account:
+            let name = try reader.string(), category = try reader.string()
+            let kind: AccountKind = try reader.byte() == 0 ? .asset : .liability
+            let rate = try reader.optional { GrowthRate(basisPoints: Int(try $0.signed())) }
+            let created = try reader.date()
+            let closed = try reader.optional { try $0.date() }
+            record = .account(Account(id: id, name: name, category: category, kind: kind, growthRate: rate, created: created, closed: closed))
+        case .update:
+            let accountID = try reader.uuid(), date = try reader.date()
+            let amount = Money(minorUnits: try reader.signed()), sequence = try reader.unsigned()
+            record = .update(ValueUpdate(id: id, accountID: accountID, date: date, amount: amount, sequence: sequence))
+        case .categoryRate:
+            record = .categoryRate(CategoryRate(category: try reader.string(), rate: GrowthRate(basisPoints: Int(try reader.signed()))))
+        case .change:
+            let sequence = try reader.unsigned(), timestamp = try reader.signed(), summary = try reader.string()
+            let count = try reader.unsigned()
+            guard count <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            var before: [ChangeEntry.Before] = []
+            for _ in 0..<count {
+                before.append(.init(recordID: try reader.uuid(), payload: try reader.optional { try $0.bytes() }))
+            }
+            record = .change(ChangeEntry(sequence: sequence, timestamp: timestamp, summary: summary, before: before))
+        }
+        guard reader.isAtEnd else { throw PayloadReader.malformed }
+        return record
+    }
+
+    public static func decode(_ bytes: [UInt8], id: UUID) throws -> FinanceRecord {
+        try bytes.withUnsafeBytes { try decode($0, id: id) }
+    }
+}
+
+struct PayloadWriter {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func header(_ kind: RecordCodec.Kind) {
+        bytes.append(kind.rawValue)
+        bytes.append(RecordCodec.currentVersion[kind]!)
+    }
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func unsigned(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(value & 0x7f) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    mutating func signed(_ value: Int64) { unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+    mutating func date(_ date: CalendarDate) { signed(Int64(date.dayNumber)) }
+
+    mutating func bytes(_ value: [UInt8]) {
+        unsigned(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    mutating func string(_ value: String) { bytes(Array(value.utf8)) }
+
+    mutating func uuid(_ value: UUID) { withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) } }
+
+    mutating func optional<T>(_ value: T?, _ write: (inout PayloadWriter, T) -> Void) {
+        guard let value else { return byte(0) }
+        byte(1)
+        write(&self, value)
+    }
+}
+
+/// Bounds-checked reader: a truncated or malformed payload throws, never traps.
+struct PayloadReader {
+    static let malformed = FinanceError(.invalidRecord, "A record's contents are malformed.")
+    private let buffer: UnsafeRawBufferPointer
+    private var offset = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    var isAtEnd: Bool { offset == buffer.count }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < buffer.count else { throw Self.malformed }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    mutating func unsigned() throws -> UInt64 {
+        var result: UInt64 = 0
+        for shift in stride(from: 0, to: 64, by: 7) {
+            let next = try byte()
+            result |= UInt64(next & 0x7f) << UInt64(shift)
+            if next & 0x80 == 0 { return result }
+        }
+        throw Self.malformed
+    }
+
+    mutating func signed() throws -> Int64 {
+        let raw = try unsigned()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    mutating func date() throws -> CalendarDate {
+        let number = try signed()
+        guard let day = Int(exactly: number), (-719_162...2_932_896).contains(day) else { throw Self.malformed }
+        return CalendarDate(dayNumber: day)
+    }
+
+    mutating func bytes() throws -> [UInt8] {
+        let count = try unsigned()
+        guard count <= UInt64(buffer.count - offset) else { throw Self.malformed }
+        defer { offset += Int(count) }
+        return Array(buffer[offset..<offset + Int(count)])
+    }
+
+    mutating func string() throws -> String {
+        guard let text = String(validating: try bytes(), as: UTF8.self) else { throw Self.malformed }
+        return text
+    }
+
+    mutating func uuid() throws -> UUID {
+        guard buffer.count - offset >= 16 else { throw Self.malformed }
+        defer { offset += 16 }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
+        return UUID(uuid: raw)
+    }
+
+    mutating func optional<T>(_ read: (inout PayloadReader) throws -> T) throws -> T? {
+        switch try byte() {
+        case 0: return nil
+        case 1: return try read(&self)
+        default: throw Self.malformed
+        }
+    }
+}

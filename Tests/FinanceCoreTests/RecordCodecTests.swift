@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import FinanceCore
+
+@Suite struct RecordCodecTests {
+    static let account = Account(name: "Nationwide Flex Saver — ISA £", category: "Savings", kind: .asset,
+                                 growthRate: GrowthRate(basisPoints: 425), created: date("2025-05-01"), closed: date("2026-01-31"))
+    static let records: [(UUID, FinanceRecord)] = {
+        let update = ValueUpdate(accountID: account.id, date: date("2025-06-30"), amount: Money(minorUnits: -123_456_789), sequence: 300)
+        let mortgage = Account(name: "Mortgage", category: "Mortgage", kind: .liability, created: date("1999-12-31"))
+        return [
+            (UUID(), .settings(VaultSettings(currency: try! Currency.named("JPY")))),
+            (account.id, .account(account)),
+            (mortgage.id, .account(mortgage)),
+            (update.id, .update(update)),
+            (UUID(), .categoryRate(CategoryRate(category: "Pensions", rate: GrowthRate(basisPoints: -50)))),
+            (UUID(), .change(ChangeEntry(sequence: 7, timestamp: 1_790_000_000, summary: "Updated ISA",
+                                         before: [.init(recordID: UUID(), payload: [1, 2, 3]), .init(recordID: UUID(), payload: nil)]))),
+        ]
+    }()
+
+    @Test func everyKindRoundTrips() throws {
+        for (id, record) in Self.records {
+            #expect(try RecordCodec.decode(RecordCodec.encode(record), id: id) == record)
+        }
+    }
+
+    @Test func payloadsAreCompact() {
+        let update = ValueUpdate(accountID: UUID(), date: date("2026-11-22"), amount: Money(minorUnits: 1_234_567), sequence: 100_000)
+        // kind + version + id 16 + date 3 + amount 4 + sequence 3: fits one 64-byte padding bucket.
+        #expect(RecordCodec.encode(.update(update)).count <= 30)
+    }
+
+    @Test func truncatedOrExtendedPayloadsThrowAndNeverTrap() {
+        for (id, record) in Self.records {
+            let bytes = RecordCodec.encode(record)
+            for length in 0..<bytes.count {
+                #expect(throws: FinanceError.self) { try RecordCodec.decode(Array(bytes[..<length]), id: id) }
+            }
+            #expect(throws: FinanceError.self) { try RecordCodec.decode(bytes + [0], id: id) }
+        }
+    }
+
+    @Test func newerKindsAndVersionsAreRefusedClearly() {
+        var bytes = RecordCodec.encode(Self.records[1].1)
+        bytes[1] = 9
+        do {
+            _ = try RecordCodec.decode(bytes, id: UUID())
+            Issue.record("decoded a newer version")
+        } catch let error as FinanceError {
+            #expect(error.errorDescription?.contains("newer") == true)
+        } catch { Issue.record("\(error)") }
+        #expect(throws: FinanceError(.invalidRecord, "")) { try RecordCodec.decode([42, 1], id: UUID()) }
+    }
+
+    @Test func randomBytesNeverTrap() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let bytes = (0..<Int.random(in: 0...48, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? RecordCodec.decode(bytes, id: UUID())
+        }
+    }
+}
