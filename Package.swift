@@ -37,7 +37,7 @@ let package = Package(
         .target(
             name: "CofferCLI",
             dependencies: [
-                "VaultStore", "VaultCrypto",
+                "VaultStore", "VaultCrypto", "FinanceCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,10 +49,10 @@ let package = Package(
             name: "VaultStoreTests",
             dependencies: ["VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "VaultStore", "VaultCrypto"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",
-            dependencies: ["coffer", "VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["coffer", "VaultStore", "VaultCrypto", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import FinanceCore
 import Foundation
 import VaultCrypto
 import VaultStore
@@ -40,6 +41,9 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self = error
         case let error as VaultError:
             self.init(vaultError: error)
+        case let error as FinanceError:
+            let status: ExitStatus = error.code == .invalidRecord ? .damaged : (error.code == .overflow ? .failure : .invalidInput)
+            self.init(status, error.errorDescription ?? "\(error.code)")
         case let error as CryptoError:
             self.init(error.code == .invalidPassphrase ? .invalidInput : .failure, error.errorDescription ?? "\(error.code)")
         default:

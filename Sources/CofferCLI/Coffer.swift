@@ -1,4 +1,5 @@
 import ArgumentParser
+import FinanceCore
 import Foundation
 import VaultCrypto
 import VaultStore
@@ -19,9 +20,12 @@ public struct Coffer: ParsableCommand {
             """,
         version: version,
         subcommands: [
+            Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
+            Log.self, Undo.self, Demo.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
             PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,
-        ]
+        ],
+        defaultSubcommand: Overview.self
     )
 
     public init() {}
@@ -42,6 +46,8 @@ public struct Coffer: ParsableCommand {
         } catch let error as VaultError {
             report(CLIError(error))
         } catch let error as CryptoError {
+            report(CLIError(error))
+        } catch let error as FinanceError {
             report(CLIError(error))
         } catch {
             // Argument parsing errors, --help and --version: ArgumentParser prints them and

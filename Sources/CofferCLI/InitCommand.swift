@@ -1,4 +1,5 @@
 import ArgumentParser
+import FinanceCore
 import Foundation
 import VaultCrypto
 import VaultStore
@@ -15,18 +16,24 @@ struct Init: ParsableCommand {
     @Option(help: "How hard the passphrase is to guess by brute force: interactive, moderate or sensitive.")
     var kdf: KDFProfile = .moderate
 
+    @Option(help: ArgumentHelp("The vault's currency, an ISO code such as GBP, EUR or USD (default: your locale's, else GBP).", valueName: "code"))
+    var currency: String?
+
     func run() throws {
         let url = options.vaultURL
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CLIError(.invalidInput, "A vault already exists at \(url.path); nothing was changed.",
                            hint: "Use it (coffer status), or choose another path with --vault PATH.")
         }
+        let currency = try currency.map { code in try CommandContext.input { try Currency.named(code) } } ?? Currency.default()
         let passphrase = try options.newVaultPassphrase()
         let vault = try Vault.create(at: url, passphrase: passphrase, parameters: kdf.parameters)
+        try Ledger(vault: vault).writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: currency)))])
         Output.line("Created an empty vault at \(vault.url.path)")
-        Output.line("Key derivation: \(vault.kdfParameters.humanDescription)")
+        Output.line("Currency: \(currency.code) · key derivation: \(vault.kdfParameters.humanDescription)")
         Output.line()
         Output.line("Next: unlock it for this shell with  eval \"$(coffer unlock)\"")
+        Output.line("      add your first account with     coffer account add \"Current account\" --category Cash --value 1200")
         Output.line("      and set up a recovery key with  coffer recovery-key create")
     }
 }

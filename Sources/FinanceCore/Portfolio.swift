@@ -81,11 +81,14 @@ public struct Portfolio: Sendable {
                 totals[key] = (current.name, try current.total.adding(value(of: account, on: date) ?? .zero), current.count + 1)
             }
             let ordered = totals.values.sorted { ($0.total, $1.name) > ($1.total, $0.name) }
-            let shares = Self.largestRemainderShares(ordered.map(\.total.minorUnits), scale: 1000)
+            let shares = Self.perMilleShares(ordered.map(\.total.minorUnits))
             result += zip(ordered, shares).map { CategoryTotal(name: $0.name, kind: kind, total: $0.total, sharePerMille: $1, accountCount: $0.count) }
         }
         return result
     }
+
+    /// Shares in tenths of a percent that sum to exactly 100.0% (see `largestRemainderShares`).
+    public static func perMilleShares(_ values: [Int64]) -> [Int] { largestRemainderShares(values, scale: 1000) }
 
     /// Integer shares of `scale` proportional to `values` that sum to exactly `scale`: floors
     /// first, then the remaining units to the largest remainders (ties to the earlier item).

@@ -16,7 +16,7 @@ import VaultStore
         #expect(status.stdout.contains(sandbox.vault.path))
         #expect(status.stdout.contains("version 1"))
         #expect(status.stdout.contains("Argon2id interactive"))
-        #expect(status.stdout.contains("Records       0"))
+        #expect(status.stdout.contains("Records       1"), "the settings record")
         #expect(status.stdout.contains("locked"))
         #expect(status.stdout.contains("Next: eval \"$(coffer unlock)\""))
 
@@ -28,7 +28,7 @@ import VaultStore
 
         let verify = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
         #expect(verify.status == 0)
-        #expect(verify.stdout.contains("Vault OK: 0 records verified"))
+        #expect(verify.stdout.contains("Vault OK: 1 record verified"))
     }
 
     @Test func initRefusesAnExistingVaultAndEmptyPassphrases() throws {

@@ -1,0 +1,267 @@
+import ArgumentParser
+import Foundation
+import FinanceCore
+import VaultStore
+
+/// `coffer account add|list|show|rename|close|reopen|delete`.
+struct AccountCommands: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "account",
+        abstract: "Add and manage accounts: anything with a value, from a current account to a mortgage.",
+        subcommands: [Add.self, List.self, Show.self, Rename.self, Close.self, Reopen.self, Delete.self]
+    )
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add an account.",
+            discussion: """
+                Categories are free text; suggested: \(Account.defaultAssetCategories.joined(separator: ", ")); \
+                for liabilities \(Account.defaultLiabilityCategories.joined(separator: ", ")).
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @Argument(help: "The account's name (unique, case-insensitive).") var name: String
+        @Option(help: "Its category, e.g. Cash, Savings, Investments, Pensions, Property, Mortgage.") var category: String
+        @Flag(help: "Money owed (a mortgage, loan or card) rather than owned.") var liability = false
+        @Option(help: ArgumentHelp("Its yearly growth rate for projections, e.g. 4.5%.", valueName: "rate")) var growth: String?
+        @Option(help: ArgumentHelp("Its value now (or on --date).", valueName: "amount")) var value: String?
+        @Option(help: ArgumentHelp("The date of --value, as YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+
+        func run() throws {
+            let today = try CommandContext.today()
+            let name = try CommandContext.input { try Account.validatedName(self.name) }
+            let category = try CommandContext.input { try Account.validatedName(self.category, what: "category") }
+            let rate = try growth.map { text in try CommandContext.input { try GrowthRate(parsing: text) } }
+            guard value != nil || date == nil else {
+                throw CLIError(.invalidInput, "--date goes with --value. Nothing was changed.")
+            }
+            let ledger = try options.openLedger()
+            let amount = try value.map { text in try CommandContext.input { try ledger.currency.parse(text) } }
+            let valueDate = try CommandContext.date(date, default: today)
+            if let existing = ledger.accounts.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+                throw CLIError(.invalidInput, "An account called '\(existing.name)' already exists. Nothing was changed.",
+                               hint: "Choose another name, or update it: coffer update \"\(existing.name)\" AMOUNT")
+            }
+            let account = Account(name: name, category: category, kind: liability ? .liability : .asset, growthRate: rate,
+                                  created: min(today, valueDate))
+            var puts: [(UUID, FinanceRecord)] = [(account.id, .account(account))]
+            if let amount {
+                let update = ValueUpdate(accountID: account.id, date: valueDate, amount: amount, sequence: ledger.nextUpdateSequence)
+                puts.append((update.id, .update(update)))
+            }
+            try ledger.commit("Added \(liability ? "liability" : "account") \(name)", puts: puts)
+            let currency = ledger.currency
+            Output.line("Added \(name) (\(category)\(liability ? ", liability" : ""))\(amount.map { ": \(currency.format($0)) on \(valueDate)" } ?? ".")")
+            Output.line(amount == nil ? "Next: coffer update \"\(name)\" AMOUNT" : "Next: coffer overview")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List accounts with their current values.")
+        @OptionGroup var options: VaultOptions
+        @OptionGroup var report: ReportOptions
+
+        struct Row: Encodable { let name, category, kind: String; let value: String?; let growth: String?; let closed: Bool; let updated: String? }
+
+        func run() throws {
+            let ledger = try options.openLedger()
+            let today = try CommandContext.today()
+            let portfolio = ledger.portfolio()
+            let currency = ledger.currency
+            let rows = ledger.accounts.map { account in
+                Row(name: account.name, category: account.category, kind: account.kind.rawValue,
+                    value: portfolio.value(of: account, on: today).map(currency.decimalString), growth: account.growthRate?.description,
+                    closed: account.closed.map { $0 <= today } ?? false,
+                    updated: portfolio.updates(of: account).last(where: { $0.date <= today })?.date.description)
+            }
+            if report.json { return try Output.json(["accounts": rows]) }
+            guard !rows.isEmpty else {
+                Output.line("No accounts yet — add one with: coffer account add \"Current account\" --category Cash --value 1200")
+                return
+            }
+            var table = [["Account", "Category", "Value", "Updated", "Status"]]
+            for (row, account) in zip(rows, ledger.accounts) {
+                let value = portfolio.value(of: account, on: today).map { currency.format(account.kind == .liability ? $0.negated : $0) } ?? "—"
+                table.append([row.name, row.category, value, row.updated ?? "never", row.closed ? "closed" : (account.kind == .liability ? "owed" : "open")])
+            }
+            Render.table(table, rightAligned: [2]).forEach { Output.line($0) }
+            Output.line()
+            Output.line("Next: coffer update NAME AMOUNT · coffer account show NAME")
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one account: value, change, history.")
+        @OptionGroup var options: VaultOptions
+        @OptionGroup var report: ReportOptions
+        @Argument(help: "The account (a unique prefix is enough).") var name: String
+
+        struct Report: Encodable {
+            struct Entry: Encodable { let date: String; let value: String }
+            let name, category, kind: String; let value: String?; let changeSinceLastMonth: String
+            let growth: String; let closed: String?; let history: [Entry]
+        }
+
+        func run() throws {
+            let ledger = try options.openLedger()
+            let today = try CommandContext.today()
+            let account = try ledger.account(named: name)
+            let portfolio = ledger.portfolio()
+            let currency = ledger.currency
+            let current = portfolio.value(of: account, on: today)
+            let monthAgo = portfolio.value(of: account, on: today.adding(months: -1)) ?? .zero
+            let change = try (current ?? .zero).subtracting(monthAgo)
+            let history = portfolio.updates(of: account).filter { $0.date <= today }
+            if report.json {
+                return try Output.json(Report(
+                    name: account.name, category: account.category, kind: account.kind.rawValue,
+                    value: current.map(currency.decimalString), changeSinceLastMonth: currency.decimalString(change),
+                    growth: portfolio.rate(for: account).description, closed: account.closed?.description,
+                    history: history.map { .init(date: $0.date.description, value: currency.decimalString($0.amount)) }))
+            }
+            let style = Style.current()
+            Output.line(style.bold(account.name) + style.dim("  \(account.category) · \(account.kind == .asset ? "asset" : "liability")\(account.closed.map { " · closed \($0)" } ?? "")"))
+            Output.line(style.bold(current.map(currency.format) ?? "No value yet") + (current == nil ? "" : "  as of \(today)"))
+            Output.line("\(style.change(currency.format(Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))), negative: change.isNegative, zero: change == .zero)) since last month")
+            Output.line("Growth rate \(portfolio.rate(for: account)) a year (for projections)")
+            if !history.isEmpty {
+                Output.line()
+                Output.line("History  \(Render.sparkline(history.map(\.amount.minorUnits)))")
+                var rows: [[String]] = []
+                var previous: Money?
+                for update in history.suffix(24) {
+                    let delta = previous.map { (try? update.amount.subtracting($0)).map { ($0.isNegative ? "" : "+") + currency.format($0) } ?? "" } ?? ""
+                    rows.append([update.date.description, currency.format(update.amount), delta])
+                    previous = update.amount
+                }
+                Render.table(rows, rightAligned: [1, 2]).forEach { Output.line($0) }
+            }
+            Output.line()
+            Output.line("Next: coffer update \"\(account.name)\" AMOUNT")
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename an account.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Argument(help: "The new name.") var newName: String
+
+        func run() throws {
+            let newName = try CommandContext.input { try Account.validatedName(self.newName) }
+            let ledger = try options.openLedger()
+            var account = try ledger.account(named: name)
+            if let clash = ledger.accounts.first(where: { $0.id != account.id && $0.name.caseInsensitiveCompare(newName) == .orderedSame }) {
+                throw CLIError(.invalidInput, "An account called '\(clash.name)' already exists. Nothing was changed.")
+            }
+            let oldName = account.name
+            account.name = newName
+            try ledger.commit("Renamed \(oldName) to \(newName)", puts: [(account.id, .account(account))])
+            Output.line("Renamed \(oldName) to \(newName).")
+        }
+    }
+
+    struct Close: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Close an account: it leaves the totals from that date but stays in history.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Option(help: ArgumentHelp("The closing date, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+
+        func run() throws {
+            let closing = try CommandContext.date(date, default: try CommandContext.today())
+            let ledger = try options.openLedger()
+            var account = try ledger.account(named: name)
+            guard account.closed == nil else {
+                throw CLIError(.invalidInput, "\(account.name) is already closed (\(account.closed!)). Nothing was changed.",
+                               hint: "Reopen it with: coffer account reopen \"\(account.name)\"")
+            }
+            account.closed = closing
+            try ledger.commit("Closed \(account.name)", puts: [(account.id, .account(account))])
+            Output.line("Closed \(account.name) on \(closing). It no longer counts towards your net worth from that date.")
+            Output.line("Undo with: coffer undo")
+        }
+    }
+
+    struct Reopen: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Reopen a closed account.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+
+        func run() throws {
+            let ledger = try options.openLedger()
+            var account = try ledger.account(named: name)
+            guard account.closed != nil else {
+                throw CLIError(.invalidInput, "\(account.name) is not closed. Nothing was changed.")
+            }
+            account.closed = nil
+            try ledger.commit("Reopened \(account.name)", puts: [(account.id, .account(account))])
+            Output.line("Reopened \(account.name).")
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete an account and its history (undoable with coffer undo).",
+            discussion: "Asks for confirmation on a terminal; pass --yes otherwise. To keep the history, close it instead."
+        )
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+
+        func run() throws {
+            let ledger = try options.openLedger()
+            let account = try ledger.account(named: name)
+            let updates = ledger.updates.filter { $0.accountID == account.id }
+            if !yes {
+                guard Terminal.standardInputIsTerminal else {
+                    throw CLIError(.invalidInput, "Deleting \(account.name) needs confirmation. Nothing was changed.",
+                                   hint: "Add --yes to delete without asking, or close it instead: coffer account close \"\(account.name)\"")
+                }
+                FileHandle.standardError.write(Data("Delete \(account.name) and its \(updates.count) value update(s)? [y/N] ".utf8))
+                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                    Output.line("Kept \(account.name). Nothing was changed.")
+                    return
+                }
+            }
+            try ledger.commit("Deleted \(account.name)", deletes: [account.id] + updates.map(\.id))
+            Output.line("Deleted \(account.name) and \(updates.count) value update\(updates.count == 1 ? "" : "s").")
+            Output.line("Changed your mind? coffer undo")
+        }
+    }
+}
+
+/// `coffer update NAME AMOUNT`: the 30-second job.
+struct Update: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record an account's value (today, or on --date).",
+        discussion: "NAME matches exactly, else by a unique case-insensitive prefix. For a liability, enter the amount owed."
+    )
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The account (a unique prefix is enough).") var name: String
+    @Argument(help: "Its value, e.g. 1234.56 or £1,234.56.") var amount: String
+    @Option(help: ArgumentHelp("The date of the value, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+
+    func run() throws {
+        let today = try CommandContext.today()
+        let day = try CommandContext.date(date, default: today)
+        let ledger = try options.openLedger()
+        let amount = try CommandContext.input { try ledger.currency.parse(self.amount) }
+        let account = try ledger.account(named: name)
+        if let closed = account.closed, closed <= day {
+            throw CLIError(.invalidInput, "\(account.name) was closed on \(closed). Nothing was changed.",
+                           hint: "Reopen it first: coffer account reopen \"\(account.name)\"")
+        }
+        let portfolio = ledger.portfolio()
+        let previous = portfolio.value(of: account, on: day)
+        let currency = ledger.currency
+        let update = ValueUpdate(accountID: account.id, date: day, amount: amount, sequence: ledger.nextUpdateSequence)
+        try ledger.commit("Updated \(account.name) to \(currency.format(amount)) on \(day)", puts: [(update.id, .update(update))])
+        var line = "\(account.name): \(currency.format(amount)) on \(day)"
+        if let previous, let delta = try? amount.subtracting(previous) {
+            line += " (was \(currency.format(previous)), \(delta.isNegative ? "" : "+")\(currency.format(delta)))"
+        }
+        Output.line(line)
+        Output.line("Net worth: \(currency.format(try ledger.portfolio().totals(on: today).netWorth)) as of \(today)")
+        Output.line("Next: coffer overview · undo with coffer undo")
+    }
+}

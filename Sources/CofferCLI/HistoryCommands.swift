@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import FinanceCore
+import VaultStore
+
+/// `coffer log`: what changed when.
+struct Log: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List recent changes, newest first.")
+    @OptionGroup var options: VaultOptions
+    @OptionGroup var report: ReportOptions
+    @Option(help: "How many changes to show.") var limit: Int = 20
+
+    struct Row: Encodable { let sequence: UInt64; let time: String; let summary: String }
+
+    func run() throws {
+        guard limit > 0 else { throw CLIError(.invalidInput, "--limit must be at least 1.") }
+        let ledger = try options.openLedger()
+        let formatter = ISO8601DateFormatter()
+        let rows = ledger.changes.reversed().prefix(limit).map {
+            Row(sequence: $0.entry.sequence, time: formatter.string(from: Date(timeIntervalSince1970: TimeInterval($0.entry.timestamp))),
+                summary: $0.entry.summary)
+        }
+        if report.json { return try Output.json(["changes": rows]) }
+        guard !rows.isEmpty else {
+            Output.line("No changes yet. Every change you make is listed here and can be undone with coffer undo.")
+            return
+        }
+        Render.table(rows.map { ["#\($0.sequence)", $0.time, $0.summary] }).forEach { Output.line($0) }
+        Output.line()
+        Output.line("Next: coffer undo (reverts #\(rows[0].sequence))")
+    }
+}
+
+/// `coffer undo`: revert the last change; repeat to go further back.
+struct Undo: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Revert the most recent change (repeat to go further back).")
+    @OptionGroup var options: VaultOptions
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        guard let undone = try ledger.undo() else {
+            Output.line("Nothing to undo.")
+            return
+        }
+        Output.line("Undone: \(undone.summary)")
+        if let next = ledger.changes.last {
+            Output.line("Next: coffer undo again reverts \"\(next.entry.summary)\"")
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import FinanceCore
+import VaultStore
+
+/// An open vault seen as finance data. Decodes every record once; writes each change together
+/// with a change-log entry that holds the previous payload of every record it touches, so
+/// `coffer undo` restores them exactly, and `coffer log` lists what changed when.
+final class Ledger {
+    let vault: Vault
+    private var payloads: [UUID: [UInt8]] = [:]
+    private(set) var settings: VaultSettings?
+    private(set) var accounts: [Account] = []
+    private(set) var updates: [ValueUpdate] = []
+    private(set) var categoryRates: [UUID: CategoryRate] = [:]
+    /// Oldest first.
+    private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
+
+    init(vault: Vault) throws {
+        self.vault = vault
+        try reload()
+    }
+
+    private func reload() throws {
+        payloads = [:]
+        settings = nil
+        accounts = []
+        updates = []
+        categoryRates = [:]
+        changes = []
+        for record in vault.records {
+            let id = UUID(recordID: record.id)
+            let bytes = Array(record.payload)
+            payloads[id] = bytes
+            let decoded: FinanceRecord
+            do {
+                decoded = try RecordCodec.decode(bytes, id: id)
+            } catch let error as FinanceError {
+                throw CLIError(.damaged, "Record \(record.id.hex) cannot be read: \(error.errorDescription ?? "")")
+            }
+            switch decoded {
+            case .settings(let value): settings = value
+            case .account(let account): accounts.append(account)
+            case .update(let update): updates.append(update)
+            case .categoryRate(let rate): categoryRates[id] = rate
+            case .change(let entry): changes.append((id, entry))
+            }
+        }
+        accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        changes.sort { $0.entry.sequence < $1.entry.sequence }
+    }
+
+    var currency: Currency { settings?.currency ?? .gbp }
+
+    func portfolio() -> Portfolio {
+        Portfolio(currency: currency, accounts: accounts, updates: updates,
+                  categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+    }
+
+    /// The next entry-order number for a value update.
+    var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }
+
+    /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
+    func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date()) throws {
+        let touched = puts.map(\.0) + deletes
+        let entry = ChangeEntry(sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
+                                summary: summary, before: touched.map { .init(recordID: $0, payload: payloads[$0]) })
+        var recordChanges: [RecordChange] = puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
+        recordChanges += deletes.map { .delete(RecordID(uuid: $0)) }
+        recordChanges.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
+        try vault.apply(recordChanges)
+        try reload()
+    }
+
+    /// Writes records without a change-log entry: for the settings record made with the vault.
+    func writeWithoutHistory(_ puts: [(UUID, FinanceRecord)]) throws {
+        try vault.apply(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) })
+        try reload()
+    }
+
+    /// Reverts the most recent change: every record it touched goes back to its previous
+    /// payload (or away, if the change created it), and its log entry is removed.
+    func undo() throws -> ChangeEntry? {
+        guard let last = changes.last else { return nil }
+        var recordChanges: [RecordChange] = last.entry.before.map { before in
+            let id = RecordID(uuid: before.recordID)
+            if let payload = before.payload { return .put(id, Data(payload)) }
+            return .delete(id)
+        }
+        recordChanges.append(.delete(RecordID(uuid: last.id)))
+        try vault.apply(recordChanges)
+        try reload()
+        return last.entry
+    }
+
+    // MARK: Finding things by name
+
+    /// The account called `name`: an exact case-insensitive match, else the only account whose
+    /// name starts with it. Anything else is refused with the candidates, so nothing is written.
+    func account(named name: String, includeClosed: Bool = true) throws -> Account {
+        let pool = includeClosed ? accounts : accounts.filter { $0.closed == nil }
+        let wanted = name.trimmingCharacters(in: .whitespaces)
+        if let exact = pool.first(where: { $0.name.caseInsensitiveCompare(wanted) == .orderedSame }) { return exact }
+        let matches = pool.filter { $0.name.lowercased().hasPrefix(wanted.lowercased()) }
+        if matches.count == 1 { return matches[0] }
+        if matches.isEmpty {
+            let known = pool.map(\.name)
+            throw CLIError(.invalidInput, "No account matches '\(name)'. Nothing was changed.",
+                           hint: known.isEmpty ? "Add one with: coffer account add NAME --category CATEGORY"
+                                               : "Accounts: \(known.joined(separator: ", "))")
+        }
+        throw CLIError(.invalidInput, "'\(name)' matches \(matches.count) accounts: \(matches.map(\.name).joined(separator: ", ")). Nothing was changed.",
+                       hint: "Type more of the name.")
+    }
+
+    func categoryRateRecord(for category: String) -> (UUID, CategoryRate)? {
+        categoryRates.first { $0.value.category.caseInsensitiveCompare(category) == .orderedSame }.map { ($0.key, $0.value) }
+    }
+}
+
+extension UUID {
+    init(recordID: RecordID) {
+        let b = recordID.bytes
+        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}
+
+extension RecordID {
+    init(uuid: UUID) {
+        try! self.init(withUnsafeBytes(of: uuid.uuid) { Array($0) })
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import FinanceCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How human output looks: colour only as an extra (never the only carrier of meaning), none
+/// when NO_COLOR is set, TERM is dumb or stdout is not a terminal; width from the terminal.
+struct Style {
+    let color: Bool
+    let width: Int
+
+    static func current(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
+        let terminal = isatty(STDOUT_FILENO) == 1
+        let color = terminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+        var size = winsize()
+        let columns = terminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
+            ? Int(size.ws_col) : Int(environment["COLUMNS"] ?? "") ?? 80
+        return Style(color: color, width: max(40, min(columns, 120)))
+    }
+
+    func bold(_ text: String) -> String { color ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+    func dim(_ text: String) -> String { color ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+
+    /// A signed change, marked with an arrow word-free symbol and sign so it reads without colour.
+    func change(_ text: String, negative: Bool, zero: Bool) -> String {
+        let marked = zero ? "→ \(text)" : (negative ? "↓ \(text)" : "↑ +\(text)")
+        guard color, !zero else { return marked }
+        return "\u{1B}[\(negative ? 31 : 32)m\(marked)\u{1B}[0m"
+    }
+}
+
+enum Render {
+    /// Columns padded to their widest cell; `rightAligned` columns (amounts) align on the right
+    /// so digits line up.
+    static func table(_ rows: [[String]], rightAligned: Set<Int> = [], indent: String = "  ") -> [String] {
+        guard let columns = rows.map(\.count).max() else { return [] }
+        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        return rows.map { row in
+            indent + row.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return rightAligned.contains(column) ? padding + cell : cell + padding
+            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+    }
+
+    /// "45.3%" from tenths of a percent.
+    static func percent(perMille: Int) -> String { "\(perMille / 10).\(abs(perMille % 10))%" }
+
+    /// A bar of `width` cells filled in proportion; the percentage beside it carries the value.
+    static func bar(perMille: Int, width: Int) -> String {
+        let filled = Int((Double(max(0, min(perMille, 1000))) * Double(width) / 1000).rounded())
+        return String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+    }
+
+    /// ▁▂▃▄▅▆▇█ from the lowest to the highest value.
+    static func sparkline(_ values: [Int64]) -> String {
+        let blocks = Array("▁▂▃▄▅▆▇█")
+        guard let low = values.min(), let high = values.max() else { return "" }
+        guard high > low else { return String(repeating: blocks[3], count: values.count) }
+        return String(values.map { blocks[Int((Double($0 - low) / Double(high - low) * 7).rounded())] })
+    }
+
+    static func truncated(_ text: String, to width: Int) -> String {
+        text.count <= width ? text : String(text.prefix(max(1, width - 1))) + "…"
+    }
+}

@@ -1,0 +1,186 @@
+import FinanceCore
+import Foundation
+import GRDB
+import Testing
+import VaultCrypto
+import VaultStore
+
+/// The net-worth job through the real binary, with a fixed COFFER_TODAY.
+@Suite struct NetWorthCLITests {
+    let sandbox = Sandbox()
+    var environment: [String: String] { ["COFFER_PASSPHRASE": "old passphrase", "COFFER_TODAY": "2026-11-22"] }
+
+    @discardableResult
+    func coffer(_ arguments: String...) throws -> Result { try sandbox.run(arguments, environment: environment) }
+
+    func json(_ arguments: String...) throws -> [String: Any] {
+        let result = try sandbox.run(arguments + ["--json"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+    }
+
+    /// A digest of every stored row: changes if any record, the manifest, commit or header do.
+    func recordsDigest() throws -> [UInt8] {
+        try withRawDatabase(sandbox.vault) { db in
+            var bytes: [UInt8] = []
+            for table in ["header", "record", "manifest", "commit_record"] {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") {
+                    for value in row.databaseValues { bytes += Array(value.description.utf8) }
+                }
+            }
+            return BLAKE2b.hash(bytes)
+        }
+    }
+
+    func setUpAccounts() throws {
+        _ = try sandbox.initVault()
+        #expect(try coffer("init").status == 64)
+        #expect(try coffer("account", "add", "Marcus Savings", "--category", "Savings", "--value", "1,200", "--date", "2026-10-22").status == 0)
+        #expect(try coffer("account", "add", "Monzo", "--category", "Cash", "--value", "£300.50").status == 0)
+        #expect(try coffer("account", "add", "Mortgage", "--category", "Mortgage", "--liability", "--value", "1000").status == 0)
+        #expect(try coffer("account", "add", "Vanguard ISA", "--category", "Investments", "--growth", "5%", "--value", "10000").status == 0)
+    }
+
+    @Test func addUpdateAndOverview() throws {
+        try setUpAccounts()
+        let update = try coffer("update", "marc", "1250.50")
+        #expect(update.status == 0, "\(update.stderr)")
+        #expect(update.stdout.contains("Marcus Savings: £1,250.50 on 2026-11-22 (was £1,200.00, +£50.50)"))
+
+        let overview = try json("overview")
+        #expect(overview["asOf"] as? String == "2026-11-22")
+        #expect(overview["currency"] as? String == "GBP")
+        #expect(overview["netWorth"] as? String == "10551.00")        // 1250.50 + 300.50 + 10000 - 1000
+        #expect(overview["assets"] as? String == "11551.00")
+        #expect(overview["liabilities"] as? String == "1000.00")
+        #expect(overview["changeSinceLastMonth"] as? String == "9351.00")  // a month ago only Marcus (1200) existed
+        let projection = overview["projection"] as! [String: Any]
+        #expect(projection["years"] as? Int == 1)
+        #expect(projection["netWorth"] as? String == "11062.62")       // ISA 10,511.62 at 5%; the rest at 0%
+        let categories = overview["categories"] as! [[String: Any]]
+        #expect(categories.map { $0["name"] as! String } == ["Investments", "Savings", "Cash", "Mortgage"])
+        let tenths = categories.filter { $0["kind"] as? String == "asset" }.map { Int(($0["share"] as! String).replacingOccurrences(of: ".", with: ""))! }
+        #expect(tenths.reduce(0, +) == 1000, "asset shares add up to exactly 100.0%")
+        let accounts = overview["accounts"] as! [[String: Any]]
+        #expect(Set(accounts.map { $0["name"] as! String }) == ["Marcus Savings", "Monzo", "Mortgage", "Vanguard ISA"])
+        #expect(accounts.first { $0["name"] as? String == "Mortgage" }?["kind"] as? String == "liability")
+        #expect(accounts.allSatisfy { $0["closed"] as? Bool == false })
+
+        let human = try coffer()  // `coffer` alone is the overview
+        #expect(human.status == 0)
+        #expect(human.stdout.contains("Net worth  £10,551.00"))
+        #expect(human.stdout.contains("Assumptions, not guarantees"))
+        #expect(human.stdout.contains("Next: coffer update"))
+
+        let past = try json("overview", "--as-of", "2026-11-01")
+        #expect(past["netWorth"] as? String == "1200.00")
+    }
+
+    @Test func invalidInputExits64AndChangesNothing() throws {
+        try setUpAccounts()
+        let before = try recordsDigest()
+        let attempts: [[String]] = [
+            ["update", "M", "10"],                       // ambiguous: Marcus, Monzo, Mortgage
+            ["update", "Nobody", "10"],
+            ["update", "Monzo", "20k"],
+            ["update", "Monzo", "12,5O"],
+            ["update", "Monzo", "1.234"],
+            ["update", "Monzo", "10", "--date", "2026-02-30"],
+            ["account", "add", "monzo", "--category", "Cash"],   // duplicate, case-insensitive
+            ["account", "add", "", "--category", "Cash"],
+            ["account", "add", "X", "--category", "Cash", "--growth", "lots"],
+            ["account", "delete", "Monzo"],                        // no terminal, no --yes
+            ["projection", "--years", "0"],
+            ["overview", "--as-of", "yesterday"],
+        ]
+        for arguments in attempts {
+            let result = try sandbox.run(arguments, environment: environment)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("coffer: "), "\(arguments)")
+        }
+        let ambiguous = try coffer("update", "M", "10")
+        #expect(ambiguous.stderr.contains("Marcus Savings, Monzo, Mortgage"))
+        #expect(try sandbox.run(["overview"], environment: environment.merging(["COFFER_TODAY": "soon"]) { $1 }).status == 64)
+        #expect(try recordsDigest() == before, "a refused command must leave the vault byte-for-byte unchanged")
+    }
+
+    @Test func undoIsRepeatableAndLogListsChanges() throws {
+        try setUpAccounts()
+        #expect(try coffer("update", "Monzo", "999").status == 0)
+        #expect(try coffer("account", "delete", "Vanguard", "--yes").status == 0)
+        #expect(try json("overview")["netWorth"] as? String == "1199.00")   // 1200 + 999 - 1000
+
+        let log = try json("log")["changes"] as! [[String: Any]]
+        #expect(log.map { $0["summary"] as! String }.prefix(2) == ["Deleted Vanguard ISA", "Updated Monzo to £999.00 on 2026-11-22"])
+
+        let undo = try coffer("undo")
+        #expect(undo.stdout.contains("Undone: Deleted Vanguard ISA"))
+        let restored = try json("overview")["netWorth"] as? String
+        #expect(restored == "11199.00", "1200 + 999 - 1000 + 10000")
+        #expect(try coffer("undo").status == 0)
+        let reverted = try json("overview")["netWorth"] as? String
+        #expect(reverted == "10500.50", "Monzo back to 300.50")
+        for _ in 0..<4 { #expect(try coffer("undo").status == 0) }
+        #expect(try coffer("undo").stdout.contains("Nothing to undo"))
+        #expect(try coffer("overview").stdout.contains("No accounts yet"))
+    }
+
+    @Test func closeReopenAssetsAndGrowth() throws {
+        try setUpAccounts()
+        #expect(try coffer("account", "close", "Monzo").status == 0)
+        #expect(try json("overview")["netWorth"] as? String == "10200.00")
+        #expect(try coffer("update", "Monzo", "5").status == 64, "a closed account takes no new values")
+        #expect(try coffer("account", "reopen", "Monzo").status == 0)
+        #expect(try coffer("account", "rename", "Monzo", "Monzo Current").status == 0)
+
+        let assets = try json("assets")["categories"] as! [[String: Any]]
+        #expect(assets.first?["name"] as? String == "Investments")
+        let category = try json("assets", "Savings")
+        #expect((category["accounts"] as! [[String: Any]]).first?["name"] as? String == "Marcus Savings")
+
+        #expect(try coffer("growth", "set", "Savings", "4%").status == 0)
+        let rates = try json("growth", "list")["accounts"] as! [[String: String]]
+        #expect(rates.first { $0["account"] == "Marcus Savings" }?["rate"] == "4%")
+        #expect(rates.first { $0["account"] == "Vanguard ISA" }?["source"] == "account")
+        let projection = try json("projection")["projections"] as! [[String: Any]]
+        #expect(projection.map { $0["years"] as! Int } == [1, 5, 10])
+        #expect(try coffer("projection").stdout.contains("Assumptions, not guarantees"))
+
+        let shown = try coffer("account", "show", "marcus")
+        #expect(shown.stdout.contains("£1,200.00"))
+        #expect(shown.stdout.contains("History"))
+    }
+
+    @Test func demoVaultShowsItsOverview() throws {
+        let path = sandbox.directory.path("demo.coffer").path
+        let demo = try sandbox.run(["demo", "--vault", path], environment: ["COFFER_TODAY": "2026-11-22"])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        #expect(demo.stdout.contains("passphrase 'demo'"))
+        #expect(demo.stdout.contains("Net worth  £"))
+        let overview = try sandbox.run(["overview", "--json", "--vault", path], environment: ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"])
+        let decoded = try JSONSerialization.jsonObject(with: Data(overview.stdout.utf8)) as! [String: Any]
+        #expect((decoded["accounts"] as! [Any]).count == 7)
+        #expect(try sandbox.run(["demo", "--vault", path]).status == 64, "never overwrites a vault")
+    }
+
+    @Test func namesAndAmountsWrittenThroughTheCLINeverReachTheDisk() throws {
+        _ = try sandbox.initVault()
+        let canaries = ["Zebra Canary Bank", "Quokka Holdings", "987654.32"]
+        #expect(try coffer("account", "add", canaries[0], "--category", canaries[1], "--value", canaries[2]).status == 0)
+        #expect(try coffer("update", "Zebra", "123456.78").status == 0)
+        #expect(try sandbox.run(["unlock"], environment: environment).status == 0)
+        var files: [URL] = []
+        for directory in [sandbox.vault.deletingLastPathComponent(), sandbox.sessions] {
+            files += try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+        }
+        #expect(files.contains { $0.pathExtension == "session" })
+        for file in files {
+            let contents = try Data(contentsOf: file)
+            for canary in canaries + ["123456.78", "12345678", "Savings"] {
+                for encoded in [Data(canary.utf8), canary.data(using: .utf16LittleEndian)!, Data(Array(canary.utf8).map { String(format: "%02x", $0) }.joined().utf8)] {
+                    #expect(contents.range(of: encoded) == nil, "\(canary) found in \(file.lastPathComponent)")
+                }
+            }
+        }
+    }
+}
