@@ -16,10 +16,13 @@ struct Overview: ParsableCommand {
         struct Projection: Encodable { let years: Int; let netWorth: String }
         struct Category: Encodable { let name, kind, total, share: String; let accounts: Int }
         struct AccountRow: Encodable { let name, category, kind: String; let value: String?; let closed: Bool }
+        struct Point: Encodable { let date, netWorth: String }
         let asOf, currency, netWorth, assets, liabilities, changeSinceLastMonth: String
         let projection: Projection
         let categories: [Category]
         let accounts: [AccountRow]
+        /// Net worth at each month end up to `asOf` (the last point is `asOf` itself).
+        let history: [Point]
     }
 
     func run() throws {
@@ -34,6 +37,7 @@ struct Overview: ParsableCommand {
         let change = try portfolio.changeSinceLastMonth(on: date)
         let projected = try portfolio.projectedNetWorth(years: 1, from: date)
         let distribution = try portfolio.distribution(on: date)
+        let history = try portfolio.monthEndSeries(through: date)
         let money = currency.decimalString
         if json {
             return try Output.json(Report(
@@ -46,7 +50,8 @@ struct Overview: ParsableCommand {
                 accounts: ledger.accounts.map { account in
                     .init(name: account.name, category: account.category, kind: account.kind.rawValue,
                           value: portfolio.value(of: account, on: date).map(money), closed: !account.isOpen(on: date))
-                }))
+                },
+                history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
         }
         let style = Style.current()
         guard !ledger.accounts.isEmpty else {
@@ -62,6 +67,10 @@ struct Overview: ParsableCommand {
         Output.line("as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month")
         if totals.liabilities != .zero {
             Output.line(style.dim("assets \(currency.format(totals.assets)) − owed \(currency.format(totals.liabilities))"))
+        }
+        let recent = history.suffix(13)
+        if recent.count >= 3 {
+            Output.line("\(Render.sparkline(recent.map(\.netWorth.minorUnits)))  month ends since \(recent.first!.date)")
         }
         Output.line()
         Output.line("In 1 year: \(currency.format(projected)) at your growth rates. Assumptions, not guarantees.")

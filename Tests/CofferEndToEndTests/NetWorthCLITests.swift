@@ -72,6 +72,9 @@ import VaultStore
         #expect(human.stdout.contains("Assumptions, not guarantees"))
         #expect(human.stdout.contains("Next: coffer update"))
 
+        let history = overview["history"] as! [[String: String]]
+        #expect(history == [["date": "2026-10-31", "netWorth": "1200.00"], ["date": "2026-11-22", "netWorth": "10551.00"]])
+
         let past = try json("overview", "--as-of", "2026-11-01")
         #expect(past["netWorth"] as? String == "1200.00")
     }
