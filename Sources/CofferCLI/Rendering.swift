@@ -44,6 +44,9 @@ enum Render {
         }
     }
 
+    /// 45.3 (a JSON number, exact) from tenths of a percent.
+    static func percentNumber(perMille: Int) -> Decimal { Decimal(perMille) / 10 }
+
     /// "45.3%" from tenths of a percent.
     static func percent(perMille: Int) -> String { "\(perMille / 10).\(abs(perMille % 10))%" }
 

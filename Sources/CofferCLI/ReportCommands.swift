@@ -14,7 +14,7 @@ struct Overview: ParsableCommand {
 
     struct Report: Encodable {
         struct Projection: Encodable { let years: Int; let netWorth: String }
-        struct Category: Encodable { let name, kind, total, share: String; let accounts: Int }
+        struct Category: Encodable { let name, kind, total: String; let share: Decimal; let accounts: Int }
         struct AccountRow: Encodable { let name, category, kind: String; let value: String?; let closed: Bool }
         struct Point: Encodable { let date, netWorth: String }
         let asOf, currency, netWorth, assets, liabilities, changeSinceLastMonth: String
@@ -45,7 +45,7 @@ struct Overview: ParsableCommand {
                 liabilities: money(totals.liabilities), changeSinceLastMonth: money(change),
                 projection: .init(years: 1, netWorth: money(projected)),
                 categories: distribution.map { .init(name: $0.name, kind: $0.kind.rawValue, total: money($0.total),
-                                                     share: Render.percent(perMille: $0.sharePerMille).dropLast().description,
+                                                     share: Render.percentNumber(perMille: $0.sharePerMille),
                                                      accounts: $0.accountCount) },
                 accounts: ledger.accounts.map { account in
                     .init(name: account.name, category: account.category, kind: account.kind.rawValue,
@@ -110,8 +110,8 @@ struct Assets: ParsableCommand {
     @OptionGroup var report: ReportOptions
     @Argument(help: "A category to list the accounts of.") var category: String?
 
-    struct Row: Encodable { let name, kind, total, share: String; let accounts: Int }
-    struct AccountRow: Encodable { let name: String; let value: String; let share: String }
+    struct Row: Encodable { let name, kind, total: String; let share: Decimal; let accounts: Int }
+    struct AccountRow: Encodable { let name: String; let value: String; let share: Decimal }
     struct CategoryReport: Encodable { let category: String; let accounts: [AccountRow] }
 
     func run() throws {
@@ -131,7 +131,7 @@ struct Assets: ParsableCommand {
             let shares = Portfolio.shares(valued.map(\.1))
             if report.json {
                 return try Output.json(CategoryReport(category: members[0].category, accounts: zip(valued, shares).map {
-                    AccountRow(name: $0.0.name, value: currency.decimalString($0.1), share: String(Render.percent(perMille: $1).dropLast()))
+                    AccountRow(name: $0.0.name, value: currency.decimalString($0.1), share: Render.percentNumber(perMille: $1))
                 }))
             }
             Output.line(Style.current().bold(members[0].category))
@@ -144,7 +144,7 @@ struct Assets: ParsableCommand {
         if report.json {
             return try Output.json(["categories": distribution.map {
                 Row(name: $0.name, kind: $0.kind.rawValue, total: currency.decimalString($0.total),
-                    share: String(Render.percent(perMille: $0.sharePerMille).dropLast()), accounts: $0.accountCount)
+                    share: Render.percentNumber(perMille: $0.sharePerMille), accounts: $0.accountCount)
             }])
         }
         guard !distribution.isEmpty else {

@@ -59,8 +59,9 @@ import VaultStore
         #expect(projection["netWorth"] as? String == "11062.62")       // ISA 10,511.62 at 5%; the rest at 0%
         let categories = overview["categories"] as! [[String: Any]]
         #expect(categories.map { $0["name"] as! String } == ["Investments", "Savings", "Cash", "Mortgage"])
-        let tenths = categories.filter { $0["kind"] as? String == "asset" }.map { Int(($0["share"] as! String).replacingOccurrences(of: ".", with: ""))! }
+        let tenths = categories.filter { $0["kind"] as? String == "asset" }.map { Int((($0["share"] as! NSNumber).doubleValue * 10).rounded()) }
         #expect(tenths.reduce(0, +) == 1000, "asset shares add up to exactly 100.0%")
+        #expect((categories[0]["share"] as! NSNumber).doubleValue == 86.6)
         let accounts = overview["accounts"] as! [[String: Any]]
         #expect(Set(accounts.map { $0["name"] as! String }) == ["Marcus Savings", "Monzo", "Mortgage", "Vanguard ISA"])
         #expect(accounts.first { $0["name"] as? String == "Mortgage" }?["kind"] as? String == "liability")
@@ -71,6 +72,7 @@ import VaultStore
         #expect(human.stdout.contains("Net worth  £10,551.00"))
         #expect(human.stdout.contains("Assumptions, not guarantees"))
         #expect(human.stdout.contains("Next: coffer update"))
+        #expect(!human.stdout.contains("\u{1B}["), "no colour codes when stdout is not a terminal")
 
         let history = overview["history"] as! [[String: String]]
         #expect(history == [["date": "2026-10-31", "netWorth": "1200.00"], ["date": "2026-11-22", "netWorth": "10551.00"]])

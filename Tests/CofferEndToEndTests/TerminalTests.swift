@@ -76,4 +76,26 @@ struct TerminalTests {
         #expect(shown.contains("MISMATCH-EXIT=64"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.path("second.coffer").path))
     }
+
+    @Test func deleteAsksForConfirmationOnATerminal() throws {
+        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "pw"]) { $1 }
+            .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        try tmux("send-keys", "-t", session, "\(coffer) init --kdf interactive && \(coffer) account add Spare --category Cash --value 5; echo SETUP=$?", "Enter")
+        _ = try waitFor("SETUP=0")
+
+        try tmux("send-keys", "-t", session, "\(coffer) account delete Spare; echo KEEP=$?", "Enter")
+        _ = try waitFor("[y/N]")
+        try tmux("send-keys", "-t", session, "n", "Enter")
+        var shown = try waitFor("KEEP=0")
+        #expect(shown.contains("Kept Spare"))
+
+        try tmux("send-keys", "-t", session, "clear; \(coffer) account delete Spare; echo GONE=$?", "Enter")
+        _ = try waitFor("[y/N]")
+        try tmux("send-keys", "-t", session, "y", "Enter")
+        shown = try waitFor("GONE=0")
+        #expect(shown.contains("Deleted Spare"))
+    }
 }
