@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "VaultStore", targets: ["VaultStore"]),
         .library(name: "CofferCLI", targets: ["CofferCLI"]),
         .library(name: "FinanceCore", targets: ["FinanceCore"]),
+        .library(name: "VaultBackup", targets: ["VaultBackup"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -35,15 +36,20 @@ let package = Package(
             dependencies: ["VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
+            name: "VaultBackup",
+            dependencies: ["VaultStore", "VaultCrypto", "FinanceCore", "CLZMA"]
+        ),
+        .target(
             name: "CofferCLI",
             dependencies: [
-                "VaultStore", "VaultCrypto", "FinanceCore",
+                "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
 
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
+        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(
             name: "VaultStoreTests",

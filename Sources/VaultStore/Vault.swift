@@ -74,6 +74,9 @@ public final class Vault {
 
     public func record(_ id: RecordID) -> VaultRecord? { state.records[id] }
 
+    var headerBytesForBackup: [UInt8] { headerBytes }
+    var keysForBackup: VaultKeys { keys }
+
     // MARK: Create and open
 
     /// Creates a new, empty vault. The file is built under a temporary name and linked into
@@ -167,7 +170,7 @@ public final class Vault {
 
     /// Opens the SQLite file, checks that it is a Coffer vault this build can read, brings its
     /// schema up to date, and parses the header (checksum, version, parameter ranges).
-    private static func connect(_ url: URL) throws -> (DatabaseQueue, [UInt8], VaultHeader) {
+    static func connect(_ url: URL) throws -> (DatabaseQueue, [UInt8], VaultHeader) {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw VaultError(.notFound, "No vault at \(url.path).")
         }
@@ -192,7 +195,7 @@ public final class Vault {
         }
     }
 
-    private static func finishOpening(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader,
+    static func finishOpening(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader,
                                       master: SymmetricKey) throws -> Vault {
         let keys = VaultKeys(master: master)
         guard constantTimeEqual(keys.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: keys) else {

@@ -1,0 +1,295 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What checking an archive's signature and structure proved, without any passphrase.
+public struct ArchiveInfo: Sendable, Equatable {
+    public let url: URL
+    public let vaultID: String
+    public let sequence: UInt64
+    public let created: Date
+    public let size: Int
+    public let chunkCount: Int
+}
+
+/// A fully verified archive's contents.
+public struct ArchiveContents: Sendable {
+    public let vaultID: String
+    public let sequence: UInt64
+    public let created: Date
+    public let vaultHeader: [UInt8]
+    public let records: [(RecordID, Data)]
+    public let recordCount: Int
+    public let countsByKind: [UInt8: UInt64]
+    public let netWorth: String
+    public let appVersion: String
+    public let commitCounter: UInt64
+}
+
+/// Coffer's backup archives (Specs/backup-format.md): a canonical export of every record,
+/// xz-compressed, encrypted in authenticated secretstream chunks bound to the header, and
+/// signed in minisign's format by the vault's own Ed25519 key.
+public enum Archive {
+    static let chunkSize = 64 << 10
+    static let fileExtension = "cbak"
+    /// Archives above this declared content size are refused before anything is allocated.
+    static let maximumPlaintextLength: UInt64 = 4 << 30
+
+    /// `coffer-YYYYMMDD-HHMMSS-<sequence>.cbak` in UTC: unique per vault and sortable.
+    public static func fileName(sequence: UInt64, created: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "coffer-\(formatter.string(from: created))-\(String(format: "%06llu", sequence)).\(fileExtension)"
+    }
+
+    static func signatureURL(for url: URL) -> URL { URL(fileURLWithPath: url.path + ".minisig") }
+
+    /// The trusted comment: what the signature vouches for besides the bytes.
+    static func trustedComment(vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String) -> String {
+        "coffer-archive v1 vault=\(vaultID.map { String(format: "%02x", $0) }.joined()) seq=\(sequence) time=\(created) file=\(fileName)"
+    }
+
+    /// Builds the archive bytes and its signature (pure: no I/O).
+    static func build(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
+                      keys: BackupKeys, sequence: UInt64, created: Date, fileName: String) throws -> (archive: [UInt8], signature: String) {
+        let export = ExportFormat.encode(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter)
+        let compressed = try XZ.compress(export)
+        let fileKey = SymmetricKey.random()
+        let encryptor = SecretStreamEncryptor(key: fileKey)
+        var header = ArchiveHeader(vaultID: keys.vaultID.bytes, sequence: sequence, created: UInt64(created.timeIntervalSince1970),
+                                   plaintextLength: UInt64(export.count), vaultHeader: keys.headerBytes, fileKeyNonce: .random(),
+                                   wrappedFileKey: [], streamHeader: encryptor.header, signer: keys.signingKey.publicKey)
+        let wrapped = fileKey.withUnsafeBytes { plain in
+            ArchiveHeader.fileKeyAssociatedData(header.boundPrefix).withUnsafeBytes {
+                XChaCha20Poly1305.seal(plain, key: keys.backupKey, nonce: header.fileKeyNonce, associatedData: $0)
+            }
+        }
+        header.wrappedFileKey = Array(wrapped)
+        let headerBytes = header.encoded()
+        let chunkAD = BLAKE2b.hash(headerBytes)
+        var output = headerBytes
+        output.reserveCapacity(headerBytes.count + compressed.count + compressed.count / chunkSize * 21 + 64)
+        var offset = 0
+        repeat {
+            let end = min(offset + chunkSize, compressed.count)
+            let sealed = try compressed[offset..<end].withUnsafeBytes { chunk in
+                try chunkAD.withUnsafeBytes { try encryptor.push(chunk, associatedData: $0, isFinal: end == compressed.count) }
+            }
+            withUnsafeBytes(of: UInt32(sealed.count).littleEndian) { output += $0 }
+            output += sealed
+            offset = end
+        } while offset < compressed.count
+        let signature = MinisignSignature.sign(
+            fileDigest: BLAKE2b.hash(output, outputByteCount: 64), with: keys.signingKey,
+            trustedComment: trustedComment(vaultID: keys.vaultID.bytes, sequence: sequence, created: header.created, fileName: fileName),
+            untrustedComment: "signature from Coffer vault key \(MinisignPublicKey(key: keys.signingKey.publicKey).keyIDText)")
+        return (output, signature.fileContents)
+    }
+
+    /// Writes a new archive and its `.minisig` into `directory`: each under a `.partial` name,
+    /// fsynced, then renamed, then the directory fsynced. On failure nothing with a final name
+    /// is left. The caller must still read it back and verify it before calling it a backup.
+    public static func write(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
+                             keys: BackupKeys, sequence: UInt64, created: Date, to directory: URL) throws -> URL {
+        let name = fileName(sequence: sequence, created: created)
+        let (bytes, signature) = try build(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
+                                           keys: keys, sequence: sequence, created: created, fileName: name)
+        let url = directory.appendingPathComponent(name)
+        let signatureURL = signatureURL(for: url)
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw BackupError(.writeFailed, "\(url.path) already exists; nothing was written.")
+        }
+        let partialArchive = directory.appendingPathComponent(".\(name).partial")
+        let partialSignature = directory.appendingPathComponent(".\(name).minisig.partial")
+        do {
+            try writeSynced(bytes, to: partialArchive)
+            try writeSynced(Array(signature.utf8), to: partialSignature)
+            try renameOrThrow(partialArchive, to: url)
+            try renameOrThrow(partialSignature, to: signatureURL)
+            syncDirectory(directory)
+            return url
+        } catch {
+            for leftover in [partialArchive, partialSignature, url, signatureURL] { unlink(leftover.path) }
+            throw error
+        }
+    }
+
+    /// Removes an archive and its signature (after a failed read-back, or when pruning).
+    public static func remove(_ url: URL) {
+        unlink(url.path)
+        unlink(signatureURL(for: url).path)
+        syncDirectory(url.deletingLastPathComponent())
+    }
+
+    // MARK: Verification, level 1: signature and structure, no passphrase
+
+    /// Checks the signature against `publicKey`, that the trusted comment matches the header
+    /// (vault, sequence, time, and the sequence in the file name), and the chunk framing to the
+    /// exact end of the file. Decrypts nothing.
+    public static func verify(at url: URL, publicKey: MinisignPublicKey) throws -> ArchiveInfo {
+        let bytes = try readFile(url)
+        let signatureText = try readSignature(for: url)
+        let signature = try MinisignSignature(parsing: signatureText)
+        if let failure = signature.failure(fileDigest: BLAKE2b.hash(bytes, outputByteCount: 64), publicKey: publicKey) {
+            throw BackupError(signature.keyID == publicKey.keyID ? .damaged : .untrusted, "\(url.lastPathComponent) fails its signature: \(failure).")
+        }
+        let (header, headerLength) = try ArchiveHeader.parse(bytes)
+        guard header.signer == publicKey.key else {
+            throw BackupError(.untrusted, "\(url.lastPathComponent) names a different signer in its header than the key that signed it.")
+        }
+        try checkTrustedComment(signature.trustedComment, header: header, fileName: url.lastPathComponent)
+        let chunks = try chunkRanges(bytes, from: headerLength)
+        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: bytes.count, chunkCount: chunks.count)
+    }
+
+    static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws {
+        var fields: [String: String] = [:]
+        for part in comment.split(separator: " ") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+        }
+        let vaultHex = header.vaultID.map { String(format: "%02x", $0) }.joined()
+        guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex,
+              fields["seq"] == String(header.sequence), fields["time"] == String(header.created) else {
+            throw BackupError(.damaged, "\(fileName): its signed description (vault, sequence, time) does not match its header: the header or body was spliced from another archive.")
+        }
+        if let nameSequence = sequence(inFileName: fileName), nameSequence != header.sequence {
+            throw BackupError(.damaged, "\(fileName): its name says sequence \(nameSequence) but it is signed as sequence \(header.sequence): an older archive replayed under a newer name.")
+        }
+    }
+
+    /// The sequence number in a `coffer-…-<seq>.cbak` name, if the name has that shape.
+    static func sequence(inFileName name: String) -> UInt64? {
+        guard name.hasPrefix("coffer-"), name.hasSuffix(".\(fileExtension)") else { return nil }
+        let stem = name.dropLast(fileExtension.count + 1)
+        return stem.split(separator: "-").last.flatMap { UInt64($0) }
+    }
+
+    /// The byte ranges of the sealed chunks; the framing must end exactly at the end of file.
+    static func chunkRanges(_ bytes: [UInt8], from start: Int) throws -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var offset = start
+        while offset < bytes.count {
+            guard bytes.count - offset >= 4 else { throw BackupError(.damaged, "The archive is truncated inside a chunk header.") }
+            let length = Int(bytes[offset..<offset + 4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            offset += 4
+            guard length >= SecretStream.overheadByteCount, length <= chunkSize + SecretStream.overheadByteCount else {
+                throw BackupError(.damaged, "The archive has a malformed chunk at byte \(offset - 4).")
+            }
+            guard bytes.count - offset >= length else { throw BackupError(.damaged, "The archive is truncated: its last chunk is incomplete.") }
+            ranges.append(offset..<offset + length)
+            offset += length
+        }
+        guard !ranges.isEmpty else { throw BackupError(.damaged, "The archive is truncated: it has no content.") }
+        return ranges
+    }
+
+    // MARK: Verification, level 2: decrypt, decompress, parse, compare
+
+    /// The vault header stored in an archive, from which the passphrase of that time derives
+    /// the archive's keys (`Vault.backupKeys(fromArchivedHeader:credential:)`).
+    public static func archivedVaultHeader(at url: URL) throws -> [UInt8] {
+        try ArchiveHeader.parse(try readFile(url)).0.vaultHeader
+    }
+
+    /// Decrypts and authenticates every chunk (all of them, before liblzma sees a byte), checks
+    /// that the stream ends with its final chunk exactly at the end of the file, decompresses
+    /// within a memory limit to exactly the declared length, and checks every record against
+    /// the manifest.
+    public static func open(at url: URL, keys: BackupKeys) throws -> ArchiveContents {
+        let bytes = try readFile(url)
+        let (header, headerLength) = try ArchiveHeader.parse(bytes)
+        guard header.vaultID == keys.vaultID.bytes else {
+            throw BackupError(.untrusted, "\(url.lastPathComponent) belongs to another vault.")
+        }
+        guard header.signer == keys.signingKey.publicKey else {
+            throw BackupError(.untrusted, "\(url.lastPathComponent) names a signer that is not this vault's key.")
+        }
+        guard header.plaintextLength <= maximumPlaintextLength else {
+            throw BackupError(.damaged, "\(url.lastPathComponent) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
+        }
+        let fileKeySecret: SecureBytes
+        do {
+            fileKeySecret = try XChaCha20Poly1305.openSecret(header.wrappedFileKey, key: keys.backupKey, nonce: header.fileKeyNonce,
+                                                             associatedData: ArchiveHeader.fileKeyAssociatedData(header.boundPrefix))
+        } catch {
+            throw BackupError(.damaged, "\(url.lastPathComponent): the archive key does not unwrap: its header was altered.")
+        }
+        let decryptor = try SecretStreamDecryptor(key: try SymmetricKey(fileKeySecret), header: header.streamHeader)
+        let chunkAD = BLAKE2b.hash(Array(bytes[..<headerLength]))
+        var compressed: [UInt8] = []
+        for (index, range) in try chunkRanges(bytes, from: headerLength).enumerated() {
+            guard !decryptor.isFinished else {
+                throw BackupError(.damaged, "\(url.lastPathComponent) has data after its final chunk (appended).")
+            }
+            do {
+                let plain = try bytes[range].withUnsafeBytes { chunk in
+                    try chunkAD.withUnsafeBytes { try decryptor.pull(chunk, associatedData: $0) }
+                }
+                compressed += plain
+            } catch {
+                throw BackupError(.damaged, "\(url.lastPathComponent): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive).")
+            }
+        }
+        guard decryptor.isFinished else {
+            throw BackupError(.damaged, "\(url.lastPathComponent) is truncated: it ends before its final chunk.")
+        }
+        let export = try XZ.decompress(compressed, expectedLength: Int(header.plaintextLength))
+        let (manifest, records) = try ExportFormat.decode(export)
+        return ArchiveContents(vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+                               created: Date(timeIntervalSince1970: TimeInterval(header.created)), vaultHeader: header.vaultHeader,
+                               records: records, recordCount: records.count, countsByKind: manifest.countsByKind,
+                               netWorth: manifest.netWorth, appVersion: manifest.appVersion, commitCounter: manifest.commitCounter)
+    }
+
+    // MARK: Files
+
+    static func readFile(_ url: URL) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw BackupError(.notFound, "No archive at \(url.path).")
+        }
+        return Array(data)
+    }
+
+    static func readSignature(for url: URL) throws -> String {
+        guard let data = FileManager.default.contents(atPath: signatureURL(for: url).path) else {
+            throw BackupError(.untrusted, "\(url.lastPathComponent) is unsigned: there is no \(url.lastPathComponent).minisig beside it.")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func writeSynced(_ bytes: [UInt8], to url: URL) throws {
+        let descriptor = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw writeError(url) }
+        defer { close(descriptor) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            guard written > 0 else { throw writeError(url) }
+            offset += written
+        }
+        guard fsync(descriptor) == 0 else { throw writeError(url) }
+    }
+
+    static func renameOrThrow(_ source: URL, to destination: URL) throws {
+        guard rename(source.path, destination.path) == 0 else { throw writeError(destination) }
+    }
+
+    static func writeError(_ url: URL) -> BackupError {
+        let reason = errno == ENOSPC || errno == EFBIG || errno == EDQUOT ? "the disk is full" : String(cString: strerror(errno))
+        return BackupError(.writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason).")
+    }
+
+    static func syncDirectory(_ directory: URL) {
+        let descriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+import VaultCrypto
+import VaultStore
+@testable import VaultBackup
+
+final class TemporaryDirectory {
+    let url: URL
+    init() {
+        var template = Array((NSTemporaryDirectory() + "coffer-backup-XXXXXX").utf8CString)
+        url = URL(fileURLWithPath: String(cString: mkdtemp(&template)!))
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+/// A vault with a few records, and archives of it.
+struct Fixture {
+    let directory = TemporaryDirectory()
+    let vault: Vault
+    let payloads: [Data]
+
+    init(records: Int = 12) throws {
+        vault = try Vault.create(at: directory.path("vault.coffer"), passphrase: try Passphrase("archive passphrase"),
+                                 parameters: KDFProfile.interactive.parameters)
+        payloads = (0..<records).map { Data("record \($0) CANARY-ARCHIVE-\($0 % 3)".utf8) }
+        try vault.apply(payloads.map { .put(.random(), $0) })
+    }
+
+    var records: [(RecordID, Data)] { vault.records.map { ($0.id, $0.payload) } }
+    var publicKey: MinisignPublicKey { MinisignPublicKey(key: vault.backupKeys.signingKey.publicKey) }
+
+    func write(sequence: UInt64, created: Date = Date(timeIntervalSince1970: 1_790_000_000), to name: String = "backups") throws -> URL {
+        let destination = directory.path(name)
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        return try Archive.write(records: records, netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
+                                 keys: vault.backupKeys, sequence: sequence, created: created.addingTimeInterval(Double(sequence)), to: destination)
+    }
+}
+
+@Suite struct ArchiveRoundTripTests {
+    @Test func writesVerifiesAndOpens() throws {
+        let fixture = try Fixture()
+        let url = try fixture.write(sequence: 1)
+        #expect(url.lastPathComponent == "coffer-20260921-141321-000001.cbak")
+        let info = try Archive.verify(at: url, publicKey: fixture.publicKey)
+        #expect(info.sequence == 1 && info.vaultID == fixture.vault.id.hex)
+
+        let contents = try Archive.open(at: url, keys: fixture.vault.backupKeys)
+        #expect(contents.records.map(\.0) == fixture.records.map(\.0))
+        #expect(contents.records.map(\.1) == fixture.records.map(\.1))
+        #expect(contents.netWorth == "GBP 1234.56")
+
+        // A fresh machine: only the archive and the passphrase.
+        let keys = try Vault.backupKeys(fromArchivedHeader: try Archive.archivedVaultHeader(at: url),
+                                        credential: .passphrase(try Passphrase("archive passphrase")))
+        #expect(try Archive.open(at: url, keys: keys).recordCount == fixture.payloads.count)
+        #expect(throws: VaultError.self) {
+            try Vault.backupKeys(fromArchivedHeader: try Archive.archivedVaultHeader(at: url), credential: .passphrase(try Passphrase("wrong")))
+        }
+    }
+
+    @Test func largeArchivesSpanManyChunksAndCompress() throws {
+        let fixture = try Fixture(records: 3000)
+        let url = try fixture.write(sequence: 1)
+        let info = try Archive.verify(at: url, publicKey: fixture.publicKey)
+        #expect(info.chunkCount >= 1)
+        #expect(try Archive.open(at: url, keys: fixture.vault.backupKeys).recordCount == 3000)
+        let rawSize = fixture.records.reduce(0) { $0 + $1.1.count + 20 }
+        #expect(info.size < rawSize, "compressed: \(info.size) bytes for \(rawSize) raw")
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/minisign")))
+    func theStandardMinisignToolVerifiesIt() throws {
+        let fixture = try Fixture()
+        let url = try fixture.write(sequence: 7)
+        let publicKeyFile = fixture.directory.path("coffer.pub")
+        try fixture.publicKey.fileContents.write(to: publicKeyFile, atomically: true, encoding: .utf8)
+        func minisign() throws -> (Int32, String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/minisign")
+            process.arguments = ["-Vm", url.path, "-p", publicKeyFile.path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        let (status, output) = try minisign()
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("seq=7"))
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: url)
+        #expect(try minisign().0 != 0)
+    }
+}
+
+@Suite struct ArchiveDamageTests {
+    /// Every single-byte flip, every 256-byte truncation and appended garbage must fail both
+    /// the signature check and full decryption, so neither level can be fooled alone.
+    @Test func everyFlipTruncationAndAppendixIsRejectedAtBothLevels() throws {
+        let fixture = try Fixture(records: 5)
+        let url = try fixture.write(sequence: 1)
+        let original = try Data(contentsOf: url)
+        let keys = fixture.vault.backupKeys
+        let publicKey = fixture.publicKey
+        let scratch = fixture.directory.path("backups/coffer-20260921-141321-000001.cbak")
+        var variants: [(String, Data)] = []
+        for offset in 0..<original.count {
+            var flipped = original
+            flipped[offset] ^= UInt8(1 << (offset % 8))
+            variants.append(("flip at \(offset)", flipped))
+        }
+        for length in stride(from: 0, to: original.count, by: 256) { variants.append(("truncated to \(length)", original.prefix(length))) }
+        variants.append(("one byte short", original.dropLast()))
+        variants.append(("appended garbage", original + Data("garbage".utf8)))
+        variants.append(("appended chunk", original + original.suffix(40)))
+        #expect(variants.count > original.count)
+        for (label, bytes) in variants {
+            try bytes.write(to: scratch)
+            #expect(throws: BackupError.self, "signature level, \(label)") { try Archive.verify(at: scratch, publicKey: publicKey) }
+            #expect(throws: (any Error).self, "full level, \(label)") { try Archive.open(at: scratch, keys: keys) }
+        }
+        try original.write(to: scratch)
+        _ = try Archive.open(at: scratch, keys: keys)
+    }
+
+    @Test func splicedResignedAndReplayedArchivesAreRejectedWithReasons() throws {
+        let fixture = try Fixture()
+        let first = try fixture.write(sequence: 1)
+        let second = try fixture.write(sequence: 2)
+        let a = try Data(contentsOf: first), b = try Data(contentsOf: second)
+        let (_, headerLength) = try ArchiveHeader.parse(Array(a))
+
+        // Header of the first, body of the second, kept under the second's name and signature.
+        let spliced = a.prefix(headerLength) + b.dropFirst(headerLength)
+        try spliced.write(to: second)
+        try expectReason("does not match the file") { try Archive.verify(at: second, publicKey: fixture.publicKey) }
+        try expectReason("does not authenticate") { try Archive.open(at: second, keys: fixture.vault.backupKeys) }
+        try b.write(to: second)
+
+        // Re-signed by someone else's key.
+        let intruder = SigningKey.generate()
+        let forged = MinisignSignature.sign(fileDigest: BLAKE2b.hash(Array(b), outputByteCount: 64), with: intruder,
+                                            trustedComment: try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: second), encoding: .utf8)).trustedComment,
+                                            untrustedComment: "forged")
+        let goodSignature = try String(contentsOf: Archive.signatureURL(for: second), encoding: .utf8)
+        try forged.fileContents.write(to: Archive.signatureURL(for: second), atomically: true, encoding: .utf8)
+        try expectReason("signed by another key") { try Archive.verify(at: second, publicKey: fixture.publicKey) }
+        try goodSignature.write(to: Archive.signatureURL(for: second), atomically: true, encoding: .utf8)
+
+        // The older archive (and its genuine signature) replayed under the newer one's name.
+        try FileManager.default.removeItem(at: second)
+        try FileManager.default.removeItem(at: Archive.signatureURL(for: second))
+        let replayed = second.deletingLastPathComponent().appendingPathComponent("coffer-20260921-141322-000009.cbak")
+        try FileManager.default.copyItem(at: first, to: replayed)
+        try FileManager.default.copyItem(at: Archive.signatureURL(for: first), to: Archive.signatureURL(for: replayed))
+        try expectReason("replayed under a newer name") { try Archive.verify(at: replayed, publicKey: fixture.publicKey) }
+
+        // An archive of another vault does not open with this vault's keys.
+        let other = try Fixture()
+        let foreign = try other.write(sequence: 1)
+        try expectReason("another vault") { try Archive.open(at: foreign, keys: fixture.vault.backupKeys) }
+        try expectReason("signed by another key") { try Archive.verify(at: foreign, publicKey: fixture.publicKey) }
+    }
+
+    func expectReason(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Any) throws {
+        do {
+            _ = try body()
+            Issue.record("expected a failure mentioning '\(text)'", sourceLocation: sourceLocation)
+        } catch let error as BackupError {
+            #expect(error.errorDescription?.contains(text) == true, "\(error.errorDescription ?? "")", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func noPlaintextInArchivesOrSignatures() throws {
+        let fixture = try Fixture()
+        let url = try fixture.write(sequence: 1)
+        for file in [url, Archive.signatureURL(for: url)] {
+            let contents = try Data(contentsOf: file)
+            for canary in ["CANARY-ARCHIVE", "record 1", "1234.56"] {
+                #expect(contents.range(of: Data(canary.utf8)) == nil, "\(canary) in \(file.lastPathComponent)")
+                #expect(contents.range(of: canary.data(using: .utf16LittleEndian)!) == nil)
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path).sorted()
+                == [url.lastPathComponent, url.lastPathComponent + ".minisig"], "no partial files left behind")
+    }
+
+    @Test func refusesCompromisedLiblzmaOnlyForThoseVersions() throws {
+        try XZ.checkLibrary()  // Debian's 5.4.x here
+        #expect(XZ.versionString.hasPrefix("5."))
+    }
+}
