@@ -1,5 +1,6 @@
 import FinanceCore
 import Foundation
+import VaultBackup
 import VaultCrypto
 import VaultStore
 
@@ -41,6 +42,15 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self = error
         case let error as VaultError:
             self.init(vaultError: error)
+        case let error as BackupError:
+            let status: ExitStatus
+            switch error.code {
+            case .notFound: status = .notFound
+            case .invalidRequest: status = .invalidInput
+            case .damaged, .untrusted, .unsupported: status = .damaged
+            default: status = .failure
+            }
+            self.init(status, error.errorDescription ?? "\(error.code)")
         case let error as FinanceError:
             let status: ExitStatus = error.code == .invalidRecord ? .damaged : (error.code == .overflow ? .failure : .invalidInput)
             self.init(status, error.errorDescription ?? "\(error.code)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FinanceCore
 import Foundation
+import VaultBackup
 import VaultCrypto
 import VaultStore
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ public struct Coffer: ParsableCommand {
         version: version,
         subcommands: [
             Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
-            Log.self, Undo.self, Demo.self,
+            Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
             PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,
         ],
@@ -48,6 +49,8 @@ public struct Coffer: ParsableCommand {
         } catch let error as CryptoError {
             report(CLIError(error))
         } catch let error as FinanceError {
+            report(CLIError(error))
+        } catch let error as BackupError {
             report(CLIError(error))
         } catch {
             // Argument parsing errors, --help and --version: ArgumentParser prints them and

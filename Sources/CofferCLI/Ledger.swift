@@ -14,6 +14,8 @@ final class Ledger {
     private(set) var categoryRates: [UUID: CategoryRate] = [:]
     /// Oldest first.
     private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
+    private(set) var backupTargets: [UUID: BackupTarget] = [:]
+    private(set) var backupState: (id: UUID, state: BackupState)?
 
     init(vault: Vault) throws {
         self.vault = vault
@@ -27,6 +29,8 @@ final class Ledger {
         updates = []
         categoryRates = [:]
         changes = []
+        backupTargets = [:]
+        backupState = nil
         for record in vault.records {
             let id = UUID(recordID: record.id)
             let bytes = Array(record.payload)
@@ -43,6 +47,8 @@ final class Ledger {
             case .update(let update): updates.append(update)
             case .categoryRate(let rate): categoryRates[id] = rate
             case .change(let entry): changes.append((id, entry))
+            case .backupTarget(let target): backupTargets[id] = target
+            case .backupState(let state): backupState = (id, state)
             }
         }
         accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }

@@ -8,6 +8,7 @@ import Glibc
 enum Terminal {
     static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
     static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     /// Writes to stderr, which keeps stdout clean for `eval "$(coffer unlock)"` and `--json`.
     static func note(_ text: String) {

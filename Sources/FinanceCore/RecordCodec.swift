@@ -44,13 +44,43 @@ public struct ChangeEntry: Hashable, Sendable {
     }
 }
 
-/// Everything FinanceCore stores in a vault, one value per record.
+/// A folder that `coffer backup create` writes to by default.
+public struct BackupTarget: Hashable, Sendable {
+    public var path: String
+    public init(path: String) { self.path = path }
+}
+
+/// What the vault remembers about its backups: the last sequence number it issued, and per
+/// destination the newest archive that was read back and fully verified there.
+public struct BackupState: Hashable, Sendable {
+    public struct Verified: Hashable, Sendable {
+        public var path: String
+        public var sequence: UInt64
+        /// Seconds since 1970.
+        public var time: Int64
+        public init(path: String, sequence: UInt64, time: Int64) {
+            self.path = path
+            self.sequence = sequence
+            self.time = time
+        }
+    }
+    public var lastSequence: UInt64
+    public var verified: [Verified]
+    public init(lastSequence: UInt64 = 0, verified: [Verified] = []) {
+        self.lastSequence = lastSequence
+        self.verified = verified
+    }
+}
+
+/// Everything Coffer stores in a vault, one value per record.
 public enum FinanceRecord: Hashable, Sendable {
     case settings(VaultSettings)
     case account(Account)
     case update(ValueUpdate)
     case categoryRate(CategoryRate)
     case change(ChangeEntry)
+    case backupTarget(BackupTarget)
+    case backupState(BackupState)
 }
 
 /// Turns finance values into compact, versioned payload bytes and back (Specs/record-payloads.md).
@@ -66,10 +96,13 @@ public enum RecordCodec {
         case update = 3
         case categoryRate = 4
         case change = 5
+        case backupTarget = 6
+        case backupState = 7
     }
 
     /// The payload version each kind is written with today.
-    static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 1, .categoryRate: 1, .change: 1]
+    static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 1, .categoryRate: 1, .change: 1,
+                                                   .backupTarget: 1, .backupState: 1]
 
     public static func encode(_ record: FinanceRecord) -> [UInt8] {
         var writer = PayloadWriter()
@@ -104,6 +137,18 @@ public enum RecordCodec {
             for before in change.before {
                 writer.uuid(before.recordID)
                 writer.optional(before.payload) { $0.bytes($1) }
+            }
+        case .backupTarget(let target):
+            writer.header(.backupTarget)
+            writer.string(target.path)
+        case .backupState(let state):
+            writer.header(.backupState)
+            writer.unsigned(state.lastSequence)
+            writer.unsigned(UInt64(state.verified.count))
+            for verified in state.verified {
+                writer.string(verified.path)
+                writer.unsigned(verified.sequence)
+                writer.signed(verified.time)
             }
         }
         return writer.bytes
@@ -147,6 +192,17 @@ public enum RecordCodec {
                 before.append(.init(recordID: try reader.uuid(), payload: try reader.optional { try $0.bytes() }))
             }
             record = .change(ChangeEntry(sequence: sequence, timestamp: timestamp, summary: summary, before: before))
+        case .backupTarget:
+            record = .backupTarget(BackupTarget(path: try reader.string()))
+        case .backupState:
+            let last = try reader.unsigned()
+            let count = try reader.unsigned()
+            guard count <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            var verified: [BackupState.Verified] = []
+            for _ in 0..<count {
+                verified.append(.init(path: try reader.string(), sequence: try reader.unsigned(), time: try reader.signed()))
+            }
+            record = .backupState(BackupState(lastSequence: last, verified: verified))
         }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

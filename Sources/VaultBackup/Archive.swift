@@ -192,6 +192,15 @@ public enum Archive {
 
     // MARK: Verification, level 2: decrypt, decompress, parse, compare
 
+    /// Header and framing only, without a key or signature: for dates in messages.
+    public static func verifyStructureOnly(at url: URL) throws -> ArchiveInfo {
+        let bytes = try readFile(url)
+        let (header, headerLength) = try ArchiveHeader.parse(bytes)
+        let chunks = try chunkRanges(bytes, from: headerLength)
+        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: bytes.count, chunkCount: chunks.count)
+    }
+
     /// The vault header stored in an archive, from which the passphrase of that time derives
     /// the archive's keys (`Vault.backupKeys(fromArchivedHeader:credential:)`).
     public static func archivedVaultHeader(at url: URL) throws -> [UInt8] {

@@ -16,6 +16,8 @@ import Testing
             (UUID(), .categoryRate(CategoryRate(category: "Pensions", rate: GrowthRate(basisPoints: -50)))),
             (UUID(), .change(ChangeEntry(sequence: 7, timestamp: 1_790_000_000, summary: "Updated ISA",
                                          before: [.init(recordID: UUID(), payload: [1, 2, 3]), .init(recordID: UUID(), payload: nil)]))),
+            (UUID(), .backupTarget(BackupTarget(path: "/media/usb/coffer backups"))),
+            (UUID(), .backupState(BackupState(lastSequence: 12, verified: [.init(path: "/media/usb", sequence: 12, time: 1_790_000_000)]))),
         ]
     }()
 

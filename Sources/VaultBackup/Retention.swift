@@ -1,0 +1,58 @@
+import Foundation
+
+/// Which archives `coffer backup prune` keeps, restic-style: the newest N, and the newest
+/// archive of each of the last N days, ISO weeks and months that have any (all in UTC).
+/// Only signed timestamps and sequence numbers go in; anything unsigned never gets here.
+public struct RetentionPolicy: Sendable, Equatable {
+    public var keepLast = 0
+    public var keepDaily = 0
+    public var keepWeekly = 0
+    public var keepMonthly = 0
+
+    public init(keepLast: Int = 0, keepDaily: Int = 0, keepWeekly: Int = 0, keepMonthly: Int = 0) {
+        self.keepLast = keepLast
+        self.keepDaily = keepDaily
+        self.keepWeekly = keepWeekly
+        self.keepMonthly = keepMonthly
+    }
+
+    public struct Candidate: Sendable, Equatable {
+        public let sequence: UInt64
+        public let created: Date
+        public init(sequence: UInt64, created: Date) {
+            self.sequence = sequence
+            self.created = created
+        }
+    }
+
+    /// The sequence numbers to keep, each with why. `protected` sequences (the newest fully
+    /// verified archive) are always kept, and so is the newest archive of all.
+    public func keep(_ candidates: [Candidate], protected: Set<UInt64>) throws -> [UInt64: [String]] {
+        guard keepLast + keepDaily + keepWeekly + keepMonthly > 0, [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 }) else {
+            throw BackupError(.invalidRequest, "Give at least one rule: --keep-last, --keep-daily, --keep-weekly or --keep-monthly (positive numbers).")
+        }
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let newestFirst = candidates.sorted { ($0.created, $0.sequence) > ($1.created, $1.sequence) }
+        var reasons: [UInt64: [String]] = [:]
+        func mark(_ sequence: UInt64, _ reason: String) { reasons[sequence, default: []].append(reason) }
+
+        for candidate in newestFirst.prefix(keepLast) { mark(candidate.sequence, "last \(keepLast)") }
+        func bucketed(_ count: Int, _ label: String, _ key: (Date) -> DateComponents) {
+            var seen: [DateComponents] = []
+            for candidate in newestFirst where seen.count < count {
+                let bucket = key(candidate.created)
+                if !seen.contains(bucket) {
+                    seen.append(bucket)
+                    mark(candidate.sequence, label)
+                }
+            }
+        }
+        bucketed(keepDaily, "daily") { calendar.dateComponents([.year, .month, .day], from: $0) }
+        bucketed(keepWeekly, "weekly") { calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: $0) }
+        bucketed(keepMonthly, "monthly") { calendar.dateComponents([.year, .month], from: $0) }
+        if let newest = newestFirst.first { mark(newest.sequence, "newest") }
+        for sequence in protected where candidates.contains(where: { $0.sequence == sequence }) { mark(sequence, "newest verified") }
+        return reasons
+    }
+}
