@@ -36,6 +36,41 @@ struct BackupCommands: ParsableCommand {
         return try CLIError.wrapping { try MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self)) }
     }
 
+    struct Age: Encodable {
+        let path: String
+        let lastVerified: String?
+        let days: Int?
+    }
+
+    /// Backups older than this are called out in the overview and status.
+    static let staleAfterDays = 30
+
+    /// The age of the newest verified backup in each destination (saved targets and any folder
+    /// backed up to with --to).
+    static func ages(ledger: Ledger, now: Date = Date()) -> [Age] {
+        let verified = ledger.backupState?.state.verified ?? []
+        let paths = Set(ledger.backupTargets.values.map(\.path) + verified.map(\.path)).sorted()
+        return paths.map { path in
+            let last = verified.first { $0.path == path }
+            return Age(path: path, lastVerified: last.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0.time))) },
+                       days: last.map { Int((now.timeIntervalSince1970 - Double($0.time)) / 86_400) })
+        }
+    }
+
+    /// Human lines for the overview and status, with a warning when a backup is missing or stale.
+    static func ageLines(ledger: Ledger) -> [String] {
+        let ages = ages(ledger: ledger)
+        guard !ages.isEmpty else {
+            return ledger.accounts.isEmpty ? [] : ["No backups yet — make one: coffer backup target add DIR && coffer backup create"]
+        }
+        return ages.map { age in
+            guard let days = age.days else { return "⚠ Never backed up to \(age.path). Run: coffer backup create" }
+            let when = days <= 0 ? "today" : (days == 1 ? "1 day ago" : "\(days) days ago")
+            return days > staleAfterDays ? "⚠ Last verified backup to \(age.path) was \(when): over \(staleAfterDays) days. Run: coffer backup create"
+                                         : "Last verified backup to \(age.path): \(when)"
+        }
+    }
+
     static func age(since seconds: Int64, now: Date = Date()) -> String {
         let days = Int((now.timeIntervalSince1970 - Double(seconds)) / 86_400)
         return days <= 0 ? "today" : (days == 1 ? "1 day ago" : "\(days) days ago")
@@ -70,7 +105,7 @@ struct BackupCommands: ParsableCommand {
             let vault = ledger.vault
             let today = try CommandContext.today()
             let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.portfolio().totals(on: today).netWorth))"
-            let records = vault.records.map { ($0.id, $0.payload) }
+            let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
             let keys = vault.backupKeys
             let publicKey = MinisignPublicKey(key: keys.signingKey.publicKey)
             try BackupCommands.writePublicKey(publicKey, to: BackupCommands.publicKeyURL(for: options.vaultURL))
@@ -405,9 +440,15 @@ struct Restore: ParsableCommand {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         let oldCopy = URL(fileURLWithPath: destination.path + ".before-restore-\(formatter.string(from: Date()))")
+        // Backup bookkeeping is not in archives: rebuild it. Sequence numbers continue from this
+        // archive, which was just fully verified where it lies.
+        let state = BackupState(lastSequence: contents.sequence, verified: [.init(
+            path: url.deletingLastPathComponent().standardizedFileURL.path, sequence: contents.sequence,
+            time: Int64(contents.created.timeIntervalSince1970))])
+        let records = contents.records + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
         let vault = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
-                                      records: contents.records, replacing: replace, keepingOldAt: oldCopy)
-        Output.line("Restored \(vault.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
+                                      records: records, replacing: replace, keepingOldAt: oldCopy)
+        Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
         Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
         if replace, FileManager.default.fileExists(atPath: oldCopy.path) { Output.line("The previous vault is kept at \(oldCopy.path).") }
         Output.line("It opens with the passphrase that was current when the archive was made.")

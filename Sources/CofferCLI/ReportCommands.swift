@@ -21,6 +21,8 @@ struct Overview: ParsableCommand {
         let projection: Projection
         let categories: [Category]
         let accounts: [AccountRow]
+        /// Per backup destination, the newest archive read back and verified there.
+        let backups: [BackupCommands.Age]
         /// Net worth at each month end up to `asOf` (the last point is `asOf` itself).
         let history: [Point]
     }
@@ -51,6 +53,7 @@ struct Overview: ParsableCommand {
                     .init(name: account.name, category: account.category, kind: account.kind.rawValue,
                           value: portfolio.value(of: account, on: date).map(money), closed: !account.isOpen(on: date))
                 },
+                backups: BackupCommands.ages(ledger: ledger),
                 history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
         }
         let style = Style.current()
@@ -97,6 +100,11 @@ struct Overview: ParsableCommand {
             let nameWidth = max(12, style.width - 40)
             Render.table(top.map { [Render.truncated($0.0.name, to: nameWidth), $0.0.category, currency.format($0.1)] },
                          rightAligned: [2]).forEach { Output.line($0) }
+        }
+        let backups = BackupCommands.ageLines(ledger: ledger)
+        if !backups.isEmpty {
+            Output.line()
+            backups.forEach { Output.line($0) }
         }
         Output.line()
         Output.line("Next: coffer update NAME AMOUNT · coffer assets · coffer projection")

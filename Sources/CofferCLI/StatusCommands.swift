@@ -28,17 +28,23 @@ struct Status: ParsableCommand {
         let records: Int
         let recoveryKey: Bool
         let session: SessionState
+        /// Only when a session is unlocked: backup state is inside the encrypted vault.
+        let backups: [BackupCommands.Age]?
     }
 
     func run() throws {
         let url = options.vaultURL
         let summary = try Vault.summary(at: url)
         let session = sessionState(vaultID: summary.vaultID)
+        let unlocked: Ledger? = session.state == "unlocked"
+            ? (try? options.sessionToken).flatMap { token in try? Ledger(vault: Vault.open(at: url, with: .session(token, directory: options.sessionDirectory))) }
+            : nil
         let report = Report(
             path: url.path, formatVersion: summary.formatVersion, vaultId: summary.vaultID.hex,
             kdf: .init(algorithm: "argon2id13", profile: summary.kdfParameters.profile?.rawValue ?? "custom",
                        opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
-            records: summary.storedRecordCount, recoveryKey: summary.hasRecoveryKey, session: session)
+            records: summary.storedRecordCount, recoveryKey: summary.hasRecoveryKey, session: session,
+            backups: unlocked.map { BackupCommands.ages(ledger: $0) })
         if json { return try Output.json(report) }
 
         let sessionText: String
@@ -54,6 +60,13 @@ struct Status: ParsableCommand {
         Output.line("Records       \(summary.storedRecordCount)")
         Output.line("Recovery key  \(summary.hasRecoveryKey ? "set" : "none")")
         Output.line("Session       \(sessionText)")
+        if let ledger = unlocked {
+            let lines = BackupCommands.ageLines(ledger: ledger)
+            Output.line("Backups       \(lines.isEmpty ? "none yet" : lines[0])")
+            lines.dropFirst().forEach { Output.line("              \($0)") }
+        } else {
+            Output.line("Backups       unlock to see when each destination was last backed up")
+        }
         Output.line()
         if session.state == "unlocked" {
             Output.line("Next: coffer verify")

@@ -208,6 +208,12 @@ public enum RecordCodec {
         return record
     }
 
+    /// Whether a payload is the vault's backup bookkeeping, which archives leave out: it
+    /// describes the archives themselves and is rebuilt on restore.
+    public static func isBackupState<Payload: Collection>(_ payload: Payload) -> Bool where Payload.Element == UInt8 {
+        payload.first == Kind.backupState.rawValue
+    }
+
     public static func decode(_ bytes: [UInt8], id: UUID) throws -> FinanceRecord {
         try bytes.withUnsafeBytes { try decode($0, id: id) }
     }

@@ -1,0 +1,176 @@
+import FinanceCore
+import Foundation
+import GRDB
+import Testing
+import VaultCrypto
+import VaultStore
+
+/// Backups through the real binary: create, the standard minisign tool, verify levels, list,
+/// restore round trips, damage, wrong and old passphrases, prune, and a canary scan.
+@Suite struct BackupCLITests {
+    let sandbox = Sandbox()
+    var environment: [String: String] { ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"] }
+    var usb: URL { sandbox.directory.path("usb") }
+
+    @discardableResult
+    func coffer(_ arguments: [String], _ extra: [String: String] = [:]) throws -> Result {
+        try sandbox.run(arguments, environment: environment.merging(extra) { $1 })
+    }
+
+    func makeVaultAndBackup() throws -> URL {
+        #expect(try coffer(["demo", "--vault", sandbox.vault.path]).status == 0)
+        try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
+        #expect(try coffer(["backup", "target", "add", usb.path]).status == 0)
+        let created = try coffer(["backup", "create"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("Backup OK"))
+        return try archives().last!
+    }
+
+    func archives() throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: usb, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "cbak" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    func directoryListing(_ url: URL) throws -> [String: Data] {
+        guard FileManager.default.fileExists(atPath: url.path) else { return [:] }
+        var listing: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+            listing[name] = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) ?? Data()
+        }
+        return listing
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/minisign")))
+    func minisignVerifiesWithTheExportedKeyAndRejectsAnyChange() throws {
+        let archive = try makeVaultAndBackup()
+        let publicKey = sandbox.directory.path("coffer.pub")
+        #expect(try coffer(["backup", "pubkey", "--out", publicKey.path]).status == 0)
+        func minisign() throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/minisign")
+            process.arguments = ["-Vm", archive.path, "-p", publicKey.path, "-q"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(try minisign() == 0)
+        var bytes = try Data(contentsOf: archive)
+        bytes[100] ^= 0x20
+        try bytes.write(to: archive)
+        #expect(try minisign() != 0)
+    }
+
+    @Test func restoreRoundTripGivesIdenticalRecordsAndOverview() throws {
+        let archive = try makeVaultAndBackup()
+        #expect(try coffer(["backup", "verify", archive.path]).stdout.contains("Archive OK"))
+        let full = try coffer(["backup", "verify", "--full", archive.path])
+        #expect(full.status == 0)
+        #expect(full.stdout.contains("every record parsed"))
+        let list = try coffer(["backup", "list", "--json"])
+        let rows = (try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any])["archives"] as! [[String: Any]]
+        #expect(rows.map { $0["status"] as! String } == ["signed"])
+
+        let restoredPath = sandbox.directory.path("fresh/restored.coffer")
+        let restore = try coffer(["restore", archive.path, "--to", restoredPath.path])
+        #expect(restore.status == 0, "\(restore.stderr)")
+        let original = try coffer(["overview", "--json"]).stdout
+        let restored = try coffer(["overview", "--json", "--vault", restoredPath.path]).stdout
+        #expect(original == restored)
+        // Every record but the backup bookkeeping (which archives leave out and restore rebuilds).
+        let before = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("demo"))).records.filter { !RecordCodec.isBackupState($0.payload) }
+        let after = try Vault.open(at: restoredPath, with: .passphrase(try Passphrase("demo"))).records.filter { !RecordCodec.isBackupState($0.payload) }
+        #expect(before.map(\.id) == after.map(\.id))
+        #expect(before.map(\.payload) == after.map(\.payload))
+
+        // --replace keeps the old vault beside the new one.
+        #expect(try coffer(["restore", archive.path, "--to", restoredPath.path]).status == 64)
+        #expect(try coffer(["restore", archive.path, "--to", restoredPath.path, "--replace"]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: restoredPath.deletingLastPathComponent().path)
+            .contains { $0.hasPrefix("restored.coffer.before-restore-") })
+    }
+
+    @Test func damagedArchivesExit65AndRestoreWritesNothing() throws {
+        let archive = try makeVaultAndBackup()
+        let original = try Data(contentsOf: archive)
+        let target = sandbox.directory.path("target")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try Data("existing vault bytes".utf8).write(to: target.appendingPathComponent("vault.coffer"))
+        let before = try directoryListing(target)
+        var damaged: [(String, Data)] = stride(from: 0, to: original.count, by: max(1, original.count / 12)).map { offset in
+            var bytes = original
+            bytes[offset] ^= 0x01
+            return ("flip at \(offset)", bytes)
+        }
+        damaged.append(("truncated", original.prefix(original.count - 300)))
+        damaged.append(("appended", original + Data(repeating: 0, count: 10)))
+        for (label, bytes) in damaged {
+            try bytes.write(to: archive)
+            let verify = try coffer(["backup", "verify", archive.path])
+            #expect(verify.status == 65, "\(label): \(verify.stderr)")
+            let restore = try coffer(["restore", archive.path, "--to", target.appendingPathComponent("vault.coffer").path, "--replace"])
+            #expect(restore.status == 65 || restore.status == 77, "\(label): \(restore.status) \(restore.stderr)")
+            #expect(try directoryListing(target) == before, "\(label): the restore target must be untouched")
+        }
+        try original.write(to: archive)
+        #expect(try coffer(["backup", "verify", "--full", archive.path]).status == 0)
+    }
+
+    @Test func anArchiveMadeBeforeAPassphraseChangeAsksForTheOldOne() throws {
+        let archive = try makeVaultAndBackup()
+        #expect(try coffer(["passphrase", "change"], ["COFFER_NEW_PASSPHRASE": "brand new"]).status == 0)
+        let withNew = try coffer(["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path], ["COFFER_PASSPHRASE": "brand new"])
+        #expect(withNew.status == 77)
+        #expect(withNew.stderr.contains("before a passphrase change"))
+        #expect(try coffer(["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path]).status == 0)
+    }
+
+    @Test func pruneKeepsByRulesAndNeverTrustsForgedFiles() throws {
+        _ = try makeVaultAndBackup()
+        for _ in 0..<3 {
+            usleep(1_100_000)  // distinct second-resolution names
+            #expect(try coffer(["backup", "create"]).status == 0)
+        }
+        let legitimate = try archives()
+        #expect(legitimate.count == 4)
+        // Forged "newer" files: unsigned, a copy signed by nobody, and a conflicted copy.
+        try Data("not an archive".utf8).write(to: usb.appendingPathComponent("coffer-20991231-235959-999999.cbak"))
+        try FileManager.default.copyItem(at: legitimate[0], to: usb.appendingPathComponent("coffer-20991231-235958-999998.cbak"))
+        try FileManager.default.copyItem(at: legitimate[1], to: usb.appendingPathComponent("coffer-20261122-000000-000002 (conflicted copy).cbak"))
+
+        let dryRun = try coffer(["backup", "prune", usb.path, "--keep-last", "1", "--dry-run"])
+        #expect(dryRun.status == 0)
+        #expect(dryRun.stdout.contains("would remove"))
+        #expect(try archives().count == 7, "a dry run removes nothing")
+
+        let prune = try coffer(["backup", "prune", usb.path, "--keep-last", "1"])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        let left = Set(try archives().map(\.lastPathComponent))
+        #expect(left.contains(legitimate[3].lastPathComponent), "the newest verified archive is kept")
+        #expect(!left.contains(legitimate[0].lastPathComponent) && !left.contains(legitimate[1].lastPathComponent))
+        #expect(left.contains("coffer-20991231-235959-999999.cbak") && left.contains("coffer-20991231-235958-999998.cbak"),
+                "forged files are never touched")
+        #expect(try coffer(["backup", "prune", usb.path]).status == 64, "no rule keeps nothing: refused")
+    }
+
+    @Test func overviewAndStatusShowBackupAge() throws {
+        _ = try makeVaultAndBackup()
+        let overview = try coffer(["overview"])
+        #expect(overview.stdout.contains("Last verified backup to \(usb.path): today"))
+        let json = try JSONSerialization.jsonObject(with: Data(try coffer(["overview", "--json"]).stdout.utf8)) as! [String: Any]
+        #expect((json["backups"] as! [[String: Any]]).first?["days"] as? Int == 0)
+    }
+
+    @Test func noPlaintextInTheDestinationFolder() throws {
+        _ = try makeVaultAndBackup()
+        for file in try FileManager.default.contentsOfDirectory(at: usb, includingPropertiesForKeys: nil) {
+            let contents = try Data(contentsOf: file)
+            for canary in ["Barclays", "Aviva Workplace Pension", "Mortgage", "229584"] {
+                #expect(contents.range(of: Data(canary.utf8)) == nil, "\(canary) in \(file.lastPathComponent)")
+                #expect(contents.range(of: canary.data(using: .utf16LittleEndian)!) == nil)
+            }
+        }
+    }
+}
