@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+/// Every archive fixture ever committed must keep verifying and restoring to the same overview.
+@Suite struct BackupFixtureTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../Fixtures").standardized
+
+    @Test(arguments: ["backup-v1"])
+    func fixtureStillVerifiesAndRestores(name: String) throws {
+        let sandbox = Sandbox()
+        let folder = Self.fixtures.appendingPathComponent(name)
+        let archive = try #require(try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .first { $0.pathExtension == "cbak" })
+        let environment = ["COFFER_PASSPHRASE": "fixture passphrase v1", "COFFER_TODAY": "2026-11-22"]
+
+        let signature = try sandbox.run(["backup", "verify", archive.path, "--pubkey", folder.appendingPathComponent("coffer.pub").path])
+        #expect(signature.status == 0, "\(signature.stderr)")
+        let full = try sandbox.run(["backup", "verify", "--full", archive.path], environment: environment)
+        #expect(full.status == 0, "\(full.stderr)")
+
+        let restored = sandbox.directory.path("restored.coffer")
+        let restore = try sandbox.run(["restore", archive.path, "--to", restored.path], environment: environment)
+        #expect(restore.status == 0, "\(restore.stderr)")
+        let overview = try sandbox.run(["overview", "--json", "--vault", restored.path], environment: environment)
+        var actual = try JSONSerialization.jsonObject(with: Data(overview.stdout.utf8)) as! [String: Any]
+        actual["backups"] = nil
+        let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("overview.json"))) as! [String: Any]
+        #expect(NSDictionary(dictionary: actual).isEqual(to: expected), "\(overview.stdout)")
+        #expect((actual["accounts"] as? [[String: Any]])?.contains { $0["name"] as? String == "Fixture Closed ISA" && $0["closed"] as? Bool == true } == true)
+    }
+}
