@@ -97,7 +97,7 @@ struct AccountCommands: ParsableCommand {
         @Argument(help: "The account (a unique prefix is enough).") var name: String
 
         struct Report: Encodable {
-            struct Entry: Encodable { let date: String; let value: String }
+            struct Entry: Encodable { let date: String; let value: String; let note: String? }
             let name, category, kind: String; let value: String?; let changeSinceLastMonth: String
             let growth: String; let closed: String?; let history: [Entry]
         }
@@ -117,7 +117,7 @@ struct AccountCommands: ParsableCommand {
                     name: account.name, category: account.category, kind: account.kind.rawValue,
                     value: current.map(currency.decimalString), changeSinceLastMonth: currency.decimalString(change),
                     growth: portfolio.rate(for: account).description, closed: account.closed?.description,
-                    history: history.map { .init(date: $0.date.description, value: currency.decimalString($0.amount)) }))
+                    history: history.map { .init(date: $0.date.description, value: currency.decimalString($0.amount), note: $0.note) }))
             }
             let style = Style.current()
             Output.line(style.bold(account.name) + style.dim("  \(account.category) · \(account.kind == .asset ? "asset" : "liability")\(account.closed.map { " · closed \($0)" } ?? "")"))
@@ -131,7 +131,7 @@ struct AccountCommands: ParsableCommand {
                 var previous: Money?
                 for update in history.suffix(24) {
                     let delta = previous.map { (try? update.amount.subtracting($0)).map { ($0.isNegative ? "" : "+") + currency.format($0) } ?? "" } ?? ""
-                    rows.append([update.date.description, currency.format(update.amount), delta])
+                    rows.append([update.date.description, currency.format(update.amount), delta, update.note ?? ""])
                     previous = update.amount
                 }
                 Render.table(rows, rightAligned: [1, 2]).forEach { Output.line($0) }
@@ -240,10 +240,12 @@ struct Update: ParsableCommand {
     @Argument(help: "The account (a unique prefix is enough).") var name: String
     @Argument(help: "Its value, e.g. 1234.56 or £1,234.56.") var amount: String
     @Option(help: ArgumentHelp("The date of the value, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+    @Option(help: ArgumentHelp("Why it changed, e.g. \"annual statement\".", valueName: "text")) var note: String?
 
     func run() throws {
         let today = try CommandContext.today()
         let day = try CommandContext.date(date, default: today)
+        let note = try self.note.map { text in try CommandContext.input { try Account.validatedName(text, what: "note") } }
         let ledger = try options.openLedger()
         let amount = try CommandContext.input { try ledger.currency.parse(self.amount) }
         let account = try ledger.account(named: name)
@@ -254,7 +256,7 @@ struct Update: ParsableCommand {
         let portfolio = ledger.portfolio()
         let previous = portfolio.value(of: account, on: day)
         let currency = ledger.currency
-        let update = ValueUpdate(accountID: account.id, date: day, amount: amount, sequence: ledger.nextUpdateSequence)
+        let update = ValueUpdate(accountID: account.id, date: day, amount: amount, sequence: ledger.nextUpdateSequence, note: note)
         try ledger.commit("Updated \(account.name) to \(currency.format(amount)) on \(day)", puts: [(update.id, .update(update))])
         var line = "\(account.name): \(currency.format(amount)) on \(day)"
         if let previous, let delta = try? amount.subtracting(previous) {

@@ -445,7 +445,15 @@ struct Restore: ParsableCommand {
         let state = BackupState(lastSequence: contents.sequence, verified: [.init(
             path: url.deletingLastPathComponent().standardizedFileURL.path, sequence: contents.sequence,
             time: Int64(contents.created.timeIntervalSince1970))])
-        let records = contents.records + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
+        // Migrate every payload to the current version as it goes in (one transaction).
+        let migrated = try contents.records.map { id, payload -> (RecordID, Data) in
+            do {
+                return (id, Data(try RecordCodec.upgraded(Array(payload), id: UUID(recordID: id))))
+            } catch {
+                throw CLIError(.damaged, "Record \(id.hex) in the archive cannot be read; nothing was restored.")
+            }
+        }
+        let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
         let vault = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
                                       records: records, replacing: replace, keepingOldAt: oldCopy)
         Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")

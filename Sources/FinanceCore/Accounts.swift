@@ -104,13 +104,16 @@ public struct ValueUpdate: Identifiable, Hashable, Sendable {
     public var amount: Money
     /// Entry order: among updates on the same date the one entered last wins.
     public var sequence: UInt64
+    /// Why the value changed ("annual statement", "sold shares"); added in payload version 2.
+    public var note: String?
 
-    public init(id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64) {
+    public init(id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64, note: String? = nil) {
         self.id = id
         self.accountID = accountID
         self.date = date
         self.amount = amount
         self.sequence = sequence
+        self.note = note
     }
 
     /// The rule from the Plain Text Wealth design: latest by date, ties broken by entry order.

@@ -101,7 +101,7 @@ public enum RecordCodec {
     }
 
     /// The payload version each kind is written with today.
-    static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 1, .categoryRate: 1, .change: 1,
+    static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 2, .categoryRate: 1, .change: 1,
                                                    .backupTarget: 1, .backupState: 1]
 
     public static func encode(_ record: FinanceRecord) -> [UInt8] {
@@ -124,6 +124,7 @@ public enum RecordCodec {
             writer.date(update.date)
             writer.signed(update.amount.minorUnits)
             writer.unsigned(update.sequence)
+            writer.optional(update.note) { $0.string($1) }
         case .categoryRate(let categoryRate):
             writer.header(.categoryRate)
             writer.string(categoryRate.category)
@@ -180,7 +181,9 @@ public enum RecordCodec {
         case .update:
             let accountID = try reader.uuid(), date = try reader.date()
             let amount = Money(minorUnits: try reader.signed()), sequence = try reader.unsigned()
-            record = .update(ValueUpdate(id: id, accountID: accountID, date: date, amount: amount, sequence: sequence))
+            // Version 1 had no note: it upgrades to "no note".
+            let note = version >= 2 ? try reader.optional { try $0.string() } : nil
+            record = .update(ValueUpdate(id: id, accountID: accountID, date: date, amount: amount, sequence: sequence, note: note))
         case .categoryRate:
             record = .categoryRate(CategoryRate(category: try reader.string(), rate: GrowthRate(basisPoints: Int(try reader.signed()))))
         case .change:
@@ -206,6 +209,12 @@ public enum RecordCodec {
         }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record
+    }
+
+    /// Re-encodes a payload of any readable version at the current one: the migration step a
+    /// restore applies to every record.
+    public static func upgraded(_ payload: [UInt8], id: UUID) throws -> [UInt8] {
+        encode(try decode(payload, id: id))
     }
 
     /// Whether a payload is the vault's backup bookkeeping, which archives leave out: it

@@ -1,5 +1,8 @@
+import FinanceCore
 import Foundation
 import Testing
+import VaultCrypto
+import VaultStore
 
 /// Every archive fixture ever committed must keep verifying and restoring to the same overview.
 @Suite struct BackupFixtureTests {
@@ -28,5 +31,17 @@ import Testing
         let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("overview.json"))) as! [String: Any]
         #expect(NSDictionary(dictionary: actual).isEqual(to: expected), "\(overview.stdout)")
         #expect((actual["accounts"] as? [[String: Any]])?.contains { $0["name"] as? String == "Fixture Closed ISA" && $0["closed"] as? Bool == true } == true)
+
+        // The archive's value updates are payload version 1; the restore migrated them forward.
+        let vault = try Vault.open(at: restored, with: .passphrase(try Passphrase("fixture passphrase v1")))
+        let updates = vault.records.filter { $0.payload.first == 3 }
+        #expect(updates.count == 43)
+        #expect(updates.allSatisfy { $0.payload[1] == 2 }, "every update re-encoded at version 2")
+        let shown = try sandbox.run(["account", "show", "Fixture Closed", "--json", "--vault", restored.path], environment: environment)
+        let history = (try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as! [String: Any])["history"] as! [[String: Any]]
+        #expect(history.count == 1)
+        #expect(history[0]["value"] as? String == "512.34")
+        #expect(history[0]["date"] as? String == "2026-06-01")
+        #expect(history[0]["note"] == nil || history[0]["note"] is NSNull, "v1 updates have no note")
     }
 }

@@ -151,8 +151,12 @@ import VaultStore
         #expect(projection.map { $0["years"] as! Int } == [1, 5, 10])
         #expect(try coffer("projection").stdout.contains("Assumptions, not guarantees"))
 
+        #expect(try coffer("update", "Marcus", "1300", "--note", "annual statement").status == 0)
+        let noted = try json("account", "show", "Marcus")["history"] as! [[String: Any]]
+        #expect(noted.last?["note"] as? String == "annual statement")
         let shown = try coffer("account", "show", "marcus")
         #expect(shown.stdout.contains("£1,200.00"))
+        #expect(shown.stdout.contains("annual statement"))
         #expect(shown.stdout.contains("History"))
     }
 

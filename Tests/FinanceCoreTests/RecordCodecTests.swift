@@ -27,6 +27,26 @@ import Testing
         }
     }
 
+    @Test func versionOneUpdatesUpgradeToVersionTwoWithoutANote() throws {
+        let accountID = UUID()
+        // kind 3, version 1: account id, date (zig-zag days), amount (zig-zag), sequence.
+        var writer = PayloadWriter()
+        writer.byte(3)
+        writer.byte(1)
+        writer.uuid(accountID)
+        writer.date(date("2025-06-30"))
+        writer.signed(123_456)
+        writer.unsigned(42)
+        let id = UUID()
+        let decoded = try RecordCodec.decode(writer.bytes, id: id)
+        #expect(decoded == .update(ValueUpdate(id: id, accountID: accountID, date: date("2025-06-30"), amount: Money(minorUnits: 123_456), sequence: 42, note: nil)))
+        let upgraded = try RecordCodec.upgraded(writer.bytes, id: id)
+        #expect(upgraded[1] == 2)
+        #expect(try RecordCodec.decode(upgraded, id: id) == decoded)
+        let withNote = ValueUpdate(accountID: accountID, date: date("2025-06-30"), amount: .zero, sequence: 1, note: "annual statement")
+        #expect(try RecordCodec.decode(RecordCodec.encode(.update(withNote)), id: withNote.id) == .update(withNote))
+    }
+
     @Test func payloadsAreCompact() {
         let update = ValueUpdate(accountID: UUID(), date: date("2026-11-22"), amount: Money(minorUnits: 1_234_567), sequence: 100_000)
         // kind + version + id 16 + date 3 + amount 4 + sequence 3: fits one 64-byte padding bucket.
