@@ -86,7 +86,6 @@ struct BackupCommands: ParsableCommand {
         @Option(name: .customLong("to"), help: ArgumentHelp("A destination folder (repeatable).", valueName: "dir")) var destinations: [String] = []
 
         func run() throws {
-            try XZ.checkLibraryForCLI()
             let ledger = try options.openLedger()
             let targets = destinations.isEmpty ? ledger.backupTargets.values.map(\.path).sorted() : destinations
             guard !targets.isEmpty else {
@@ -166,7 +165,6 @@ struct BackupCommands: ParsableCommand {
         @Flag(help: "Also decrypt, decompress and parse every record, and compare with the manifest (needs the passphrase or a session).") var full = false
 
         func run() throws {
-            try XZ.checkLibraryForCLI()
             let url = URL(fileURLWithPath: file)
             guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(.notFound, "No archive at \(url.path).") }
             let info: ArchiveInfo
@@ -425,7 +423,6 @@ struct Restore: ParsableCommand {
     @Flag(help: "Replace an existing vault at --to (kept as PATH.before-restore-TIME).") var replace = false
 
     func run() throws {
-        try XZ.checkLibraryForCLI()
         let url = URL(fileURLWithPath: file)
         let destination = URL(fileURLWithPath: target)
         guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(.notFound, "No archive at \(url.path).") }
@@ -469,12 +466,6 @@ struct Progress {
     let started = Date()
     func step(_ text: String) { if enabled { Terminal.note("… \(text)") } }
     func finish() { if enabled { Terminal.note(String(format: "… done in %.1f s", Date().timeIntervalSince(started))) } }
-}
-
-extension XZ {
-    static func checkLibraryForCLI() throws {
-        try CLIError.wrapping { try checkLibrary() }
-    }
 }
 
 extension CLIError {

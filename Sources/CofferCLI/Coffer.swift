@@ -38,6 +38,8 @@ public struct Coffer: ParsableCommand {
         ProcessHardening.disableCoreDumps()
         umask(0o077)
         do {
+            // A known-compromised liblzma is refused before anything else runs.
+            try XZ.checkLibrary()
             let given = arguments ?? Array(CommandLine.arguments.dropFirst())
             var command = try parseAsRoot(GlobalOptionPlacement.normalise(given))
             try command.run()

@@ -118,6 +118,28 @@ import VaultStore
         #expect(try coffer(["backup", "verify", "--full", archive.path]).status == 0)
     }
 
+    /// Every offset of a minimal archive, flipped, through the real binary: always exit 65.
+    @Test func everySingleByteFlipExits65ThroughTheCLI() throws {
+        _ = try sandbox.initVault(passphrase: "demo")
+        try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
+        #expect(try coffer(["backup", "create", "--to", usb.path]).status == 0)
+        let archive = try archives()[0]
+        let original = try Data(contentsOf: archive)
+        #expect(original.count < 1500, "a small archive: \(original.count) bytes")
+        var failures: [Int] = []
+        for offset in 0..<original.count {
+            var bytes = original
+            bytes[offset] ^= 0x80
+            try bytes.write(to: archive)
+            if try sandbox.run(["backup", "verify", archive.path], environment: environment).status != 65 { failures.append(offset) }
+        }
+        for length in stride(from: 0, to: original.count, by: 256) {
+            try original.prefix(length).write(to: archive)
+            if try sandbox.run(["backup", "verify", archive.path], environment: environment).status != 65 { failures.append(-length) }
+        }
+        #expect(failures.isEmpty, "offsets not rejected with 65: \(failures)")
+    }
+
     @Test func anArchiveMadeBeforeAPassphraseChangeAsksForTheOldOne() throws {
         let archive = try makeVaultAndBackup()
         #expect(try coffer(["passphrase", "change"], ["COFFER_NEW_PASSPHRASE": "brand new"]).status == 0)
