@@ -162,18 +162,38 @@ import VaultStore
         try FileManager.default.copyItem(at: legitimate[0], to: usb.appendingPathComponent("coffer-20991231-235958-999998.cbak"))
         try FileManager.default.copyItem(at: legitimate[1], to: usb.appendingPathComponent("coffer-20261122-000000-000002 (conflicted copy).cbak"))
 
+        // And a genuine archive of another vault, with its own valid signature.
+        let otherVault = sandbox.directory.path("other.coffer")
+        let otherUSB = sandbox.directory.path("other-usb")
+        try FileManager.default.createDirectory(at: otherUSB, withIntermediateDirectories: true)
+        #expect(try coffer(["demo", "--vault", otherVault.path]).status == 0)
+        #expect(try coffer(["backup", "create", "--to", otherUSB.path, "--vault", otherVault.path]).status == 0)
+        let foreign = try FileManager.default.contentsOfDirectory(at: otherUSB, includingPropertiesForKeys: nil).first { $0.pathExtension == "cbak" }!
+        try FileManager.default.copyItem(at: foreign, to: usb.appendingPathComponent("coffer-20991231-235957-999997.cbak"))
+        try FileManager.default.copyItem(at: URL(fileURLWithPath: foreign.path + ".minisig"),
+                                         to: usb.appendingPathComponent("coffer-20991231-235957-999997.cbak.minisig"))
+
+        let listed = try coffer(["backup", "list", "--json"])
+        let statuses = Dictionary(uniqueKeysWithValues: ((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as! [String: Any])["archives"] as! [[String: Any]])
+            .map { (URL(fileURLWithPath: $0["file"] as! String).lastPathComponent, $0["status"] as! String) })
+        #expect(statuses["coffer-20991231-235959-999999.cbak"] == "unsigned")
+        #expect(statuses["coffer-20991231-235958-999998.cbak"] == "unsigned")
+        #expect(statuses["coffer-20261122-000000-000002 (conflicted copy).cbak"] == "conflicted copy")
+        #expect(statuses["coffer-20991231-235957-999997.cbak"] == "foreign")
+        #expect(legitimate.allSatisfy { statuses[$0.lastPathComponent] == "signed" })
+
         let dryRun = try coffer(["backup", "prune", usb.path, "--keep-last", "1", "--dry-run"])
         #expect(dryRun.status == 0)
         #expect(dryRun.stdout.contains("would remove"))
-        #expect(try archives().count == 7, "a dry run removes nothing")
+        #expect(try archives().count == 8, "a dry run removes nothing")
 
         let prune = try coffer(["backup", "prune", usb.path, "--keep-last", "1"])
         #expect(prune.status == 0, "\(prune.stderr)")
         let left = Set(try archives().map(\.lastPathComponent))
         #expect(left.contains(legitimate[3].lastPathComponent), "the newest verified archive is kept")
         #expect(!left.contains(legitimate[0].lastPathComponent) && !left.contains(legitimate[1].lastPathComponent))
-        #expect(left.contains("coffer-20991231-235959-999999.cbak") && left.contains("coffer-20991231-235958-999998.cbak"),
-                "forged files are never touched")
+        #expect(left.contains("coffer-20991231-235959-999999.cbak") && left.contains("coffer-20991231-235958-999998.cbak")
+                && left.contains("coffer-20991231-235957-999997.cbak"), "forged and foreign files are never touched")
         #expect(try coffer(["backup", "prune", usb.path]).status == 64, "no rule keeps nothing: refused")
     }
 
