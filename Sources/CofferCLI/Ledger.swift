@@ -16,6 +16,10 @@ final class Ledger {
     private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
     private(set) var backupTargets: [UUID: BackupTarget] = [:]
     private(set) var backupState: (id: UUID, state: BackupState)?
+    private(set) var budgetCategories: [BudgetCategory] = []
+    private(set) var incomeSources: [IncomeSource] = []
+    private(set) var transactions: [Transaction] = []
+    private(set) var goals: [SavingsGoal] = []
 
     init(vault: Vault) throws {
         self.vault = vault
@@ -31,6 +35,10 @@ final class Ledger {
         changes = []
         backupTargets = [:]
         backupState = nil
+        budgetCategories = []
+        incomeSources = []
+        transactions = []
+        goals = []
         for record in vault.records {
             let id = UUID(recordID: record.id)
             let bytes = Array(record.payload)
@@ -49,6 +57,10 @@ final class Ledger {
             case .change(let entry): changes.append((id, entry))
             case .backupTarget(let target): backupTargets[id] = target
             case .backupState(let state): backupState = (id, state)
+            case .budgetCategory(let category): budgetCategories.append(category)
+            case .incomeSource(let source): incomeSources.append(source)
+            case .transaction(let transaction): transactions.append(transaction)
+            case .savingsGoal(let goal): goals.append(goal)
             }
         }
         accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
@@ -61,6 +73,19 @@ final class Ledger {
         Portfolio(currency: currency, accounts: accounts, updates: updates,
                   categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
     }
+
+    func budget() -> Budget {
+        Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
+    }
+
+    /// The design's default categories are part of a vault's setup: written once, outside the
+    /// change log, by `init`, `demo`, or the first budget command on an older vault.
+    func ensureDefaultCategories() throws {
+        guard budgetCategories.isEmpty else { return }
+        try writeWithoutHistory(BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
+    }
+
+    var nextTransactionSequence: UInt64 { (transactions.map(\.sequence).max() ?? 0) + 1 }
 
     /// The next entry-order number for a value update.
     var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }

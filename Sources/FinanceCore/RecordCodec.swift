@@ -81,6 +81,10 @@ public enum FinanceRecord: Hashable, Sendable {
     case change(ChangeEntry)
     case backupTarget(BackupTarget)
     case backupState(BackupState)
+    case budgetCategory(BudgetCategory)
+    case incomeSource(IncomeSource)
+    case transaction(Transaction)
+    case savingsGoal(SavingsGoal)
 }
 
 /// Turns finance values into compact, versioned payload bytes and back (Specs/record-payloads.md).
@@ -98,11 +102,16 @@ public enum RecordCodec {
         case change = 5
         case backupTarget = 6
         case backupState = 7
+        case budgetCategory = 8
+        case incomeSource = 9
+        case transaction = 10
+        case savingsGoal = 11
     }
 
     /// The payload version each kind is written with today.
     static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 2, .categoryRate: 1, .change: 1,
-                                                   .backupTarget: 1, .backupState: 1]
+                                                   .backupTarget: 1, .backupState: 1, .budgetCategory: 1, .incomeSource: 1,
+                                                   .transaction: 1, .savingsGoal: 1]
 
     public static func encode(_ record: FinanceRecord) -> [UInt8] {
         var writer = PayloadWriter()
@@ -151,6 +160,40 @@ public enum RecordCodec {
                 writer.unsigned(verified.sequence)
                 writer.signed(verified.time)
             }
+        case .budgetCategory(let category):
+            writer.header(.budgetCategory)
+            writer.string(category.name)
+            writer.byte(UInt8(BudgetType.allCases.firstIndex(of: category.type)!))
+            writer.signed(Int64(category.sortOrder))
+            writer.byte((category.isDefault ? 1 : 0) | (category.isHidden ? 2 : 0))
+        case .incomeSource(let source):
+            writer.header(.incomeSource)
+            writer.string(source.name)
+            writer.signed(source.amount.minorUnits)
+            switch source.frequency {
+            case .monthly: writer.byte(0)
+            case .biweekly(let anchor):
+                writer.byte(1)
+                writer.date(anchor)
+            case .variable: writer.byte(2)
+            }
+        case .transaction(let transaction):
+            writer.header(.transaction)
+            writer.signed(transaction.amount.minorUnits)
+            writer.byte(UInt8(TransactionType.allCases.firstIndex(of: transaction.type)!))
+            switch transaction.target {
+            case .category(let id): writer.byte(0); writer.uuid(id)
+            case .source(let id): writer.byte(1); writer.uuid(id)
+            case .goal(let id): writer.byte(2); writer.uuid(id)
+            }
+            writer.optional(transaction.note) { $0.string($1) }
+            writer.date(transaction.date)
+            writer.unsigned(transaction.sequence)
+        case .savingsGoal(let goal):
+            writer.header(.savingsGoal)
+            writer.string(goal.name)
+            writer.optional(goal.target) { $0.signed($1.minorUnits) }
+            writer.optional(goal.targetDate) { $0.date($1) }
         }
         return writer.bytes
     }
@@ -206,6 +249,42 @@ public enum RecordCodec {
                 verified.append(.init(path: try reader.string(), sequence: try reader.unsigned(), time: try reader.signed()))
             }
             record = .backupState(BackupState(lastSequence: last, verified: verified))
+        case .budgetCategory:
+            let name = try reader.string()
+            let typeIndex = Int(try reader.byte())
+            guard typeIndex < BudgetType.allCases.count else { throw PayloadReader.malformed }
+            let order = try reader.signed(), flags = try reader.byte()
+            guard flags <= 3, let sortOrder = Int(exactly: order) else { throw PayloadReader.malformed }
+            record = .budgetCategory(BudgetCategory(id: id, name: name, type: BudgetType.allCases[typeIndex], sortOrder: sortOrder,
+                                                    isDefault: flags & 1 != 0, isHidden: flags & 2 != 0))
+        case .incomeSource:
+            let name = try reader.string(), amount = Money(minorUnits: try reader.signed())
+            let frequency: IncomeFrequency
+            switch try reader.byte() {
+            case 0: frequency = .monthly
+            case 1: frequency = .biweekly(anchor: try reader.date())
+            case 2: frequency = .variable
+            default: throw PayloadReader.malformed
+            }
+            record = .incomeSource(IncomeSource(id: id, name: name, amount: amount, frequency: frequency))
+        case .transaction:
+            let amount = Money(minorUnits: try reader.signed())
+            let typeIndex = Int(try reader.byte())
+            guard typeIndex < TransactionType.allCases.count else { throw PayloadReader.malformed }
+            let target: Transaction.Target
+            switch try reader.byte() {
+            case 0: target = .category(try reader.uuid())
+            case 1: target = .source(try reader.uuid())
+            case 2: target = .goal(try reader.uuid())
+            default: throw PayloadReader.malformed
+            }
+            let note = try reader.optional { try $0.string() }
+            record = .transaction(Transaction(id: id, amount: amount, type: TransactionType.allCases[typeIndex], target: target,
+                                              note: note, date: try reader.date(), sequence: try reader.unsigned()))
+        case .savingsGoal:
+            let name = try reader.string()
+            let target = try reader.optional { Money(minorUnits: try $0.signed()) }
+            record = .savingsGoal(SavingsGoal(id: id, name: name, target: target, targetDate: try reader.optional { try $0.date() }))
         }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

@@ -8,6 +8,12 @@ import Testing
     static let records: [(UUID, FinanceRecord)] = {
         let update = ValueUpdate(accountID: account.id, date: date("2025-06-30"), amount: Money(minorUnits: -123_456_789), sequence: 300)
         let mortgage = Account(name: "Mortgage", category: "Mortgage", kind: .liability, created: date("1999-12-31"))
+        let category = BudgetCategory(name: "Pet Supplies", type: .wants, sortOrder: 7, isDefault: false, isHidden: true)
+        let source = IncomeSource(name: "Salary", amount: Money(minorUnits: 250_000), frequency: .biweekly(anchor: date("2025-01-03")))
+        let monthly = IncomeSource(name: "Rent income", amount: Money(minorUnits: 90_000), frequency: .monthly)
+        let spend = Transaction(amount: Money(minorUnits: 4_520), type: .expense, target: .category(category.id), note: "Whole Foods",
+                                date: date("2025-01-31"), sequence: 9)
+        let goal = SavingsGoal(name: "Vacation", target: Money(minorUnits: 300_000), targetDate: date("2025-08-01"))
         return [
             (UUID(), .settings(VaultSettings(currency: try! Currency.named("JPY")))),
             (account.id, .account(account)),
@@ -17,6 +23,11 @@ import Testing
             (UUID(), .change(ChangeEntry(sequence: 7, timestamp: 1_790_000_000, summary: "Updated ISA",
                                          before: [.init(recordID: UUID(), payload: [1, 2, 3]), .init(recordID: UUID(), payload: nil)]))),
             (UUID(), .backupTarget(BackupTarget(path: "/media/usb/coffer backups"))),
+            (category.id, .budgetCategory(category)),
+            (source.id, .incomeSource(source)),
+            (monthly.id, .incomeSource(monthly)),
+            (spend.id, .transaction(spend)),
+            (goal.id, .savingsGoal(goal)),
             (UUID(), .backupState(BackupState(lastSequence: 12, verified: [.init(path: "/media/usb", sequence: 12, time: 1_790_000_000)]))),
         ]
     }()
