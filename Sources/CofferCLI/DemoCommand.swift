@@ -42,7 +42,8 @@ struct Demo: ParsableCommand {
         }
         let vault = try Vault.create(at: url, passphrase: passphrase, parameters: KDFProfile.interactive.parameters)
         let ledger = try Ledger(vault: vault)
-        try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))])
+        try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))]
+            + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
 
         var puts: [(UUID, FinanceRecord)] = []
         var sequence: UInt64 = 0

@@ -128,18 +128,23 @@ final class Ledger {
     /// The account called `name`: an exact case-insensitive match, else the only account whose
     /// name starts with it. Anything else is refused with the candidates, so nothing is written.
     func account(named name: String, includeClosed: Bool = true) throws -> Account {
-        let pool = includeClosed ? accounts : accounts.filter { $0.closed == nil }
-        let wanted = name.trimmingCharacters(in: .whitespaces)
-        if let exact = pool.first(where: { $0.name.caseInsensitiveCompare(wanted) == .orderedSame }) { return exact }
-        let matches = pool.filter { $0.name.lowercased().hasPrefix(wanted.lowercased()) }
+        try Self.match(name, among: includeClosed ? accounts : accounts.filter { $0.closed == nil }, name: \.name, what: "account",
+                       addHint: "coffer account add NAME --category CATEGORY")
+    }
+
+    /// Exact case-insensitive match, else the unique case-insensitive prefix; otherwise exit 64
+    /// listing the candidates.
+    static func match<Item>(_ wanted: String, among items: [Item], name: (Item) -> String, what: String, addHint: String) throws -> Item {
+        let text = wanted.trimmingCharacters(in: .whitespaces)
+        if let exact = items.first(where: { name($0).caseInsensitiveCompare(text) == .orderedSame }) { return exact }
+        let matches = text.isEmpty ? [] : items.filter { name($0).lowercased().hasPrefix(text.lowercased()) }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
-            let known = pool.map(\.name)
-            throw CLIError(.invalidInput, "No account matches '\(name)'. Nothing was changed.",
-                           hint: known.isEmpty ? "Add one with: coffer account add NAME --category CATEGORY"
-                                               : "Accounts: \(known.joined(separator: ", "))")
+            let known = items.map(name)
+            throw CLIError(.invalidInput, "No \(what) matches '\(wanted)'. Nothing was changed.",
+                           hint: known.isEmpty ? "Add one with: \(addHint)" : "\(what.prefix(1).uppercased() + what.dropFirst())s: \(known.joined(separator: ", "))")
         }
-        throw CLIError(.invalidInput, "'\(name)' matches \(matches.count) accounts: \(matches.map(\.name).joined(separator: ", ")). Nothing was changed.",
+        throw CLIError(.invalidInput, "'\(wanted)' matches \(matches.count) \(what)s: \(matches.map(name).joined(separator: ", ")). Nothing was changed.",
                        hint: "Type more of the name.")
     }
 

@@ -23,6 +23,9 @@ struct Overview: ParsableCommand {
         let accounts: [AccountRow]
         /// Per backup destination, the newest archive read back and verified there.
         let backups: [BackupCommands.Age]
+        /// This month's budget: remaining = income recorded − spent.
+        let budget: BudgetLine?
+        struct BudgetLine: Encodable { let month, income, spent, remaining: String }
         /// Net worth at each month end up to `asOf` (the last point is `asOf` itself).
         let history: [Point]
     }
@@ -54,6 +57,7 @@ struct Overview: ParsableCommand {
                           value: portfolio.value(of: account, on: date).map(money), closed: !account.isOpen(on: date))
                 },
                 backups: BackupCommands.ages(ledger: ledger),
+                budget: try budgetLine(ledger: ledger, date: date),
                 history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
         }
         let style = Style.current()
@@ -101,6 +105,11 @@ struct Overview: ParsableCommand {
             Render.table(top.map { [Render.truncated($0.0.name, to: nameWidth), $0.0.category, currency.format($0.1)] },
                          rightAligned: [2]).forEach { Output.line($0) }
         }
+        if !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty {
+            let month = try ledger.budget().summary(for: BudgetMonth(containing: date))
+            Output.line()
+            Output.line("Budget: \(currency.format(month.remaining)) remaining in \(month.month.title) (coffer budget)")
+        }
         let backups = BackupCommands.ageLines(ledger: ledger)
         if !backups.isEmpty {
             Output.line()
@@ -108,6 +117,15 @@ struct Overview: ParsableCommand {
         }
         Output.line()
         Output.line("Next: coffer update NAME AMOUNT · coffer assets · coffer projection")
+    }
+}
+
+extension Overview {
+    func budgetLine(ledger: Ledger, date: CalendarDate) throws -> Report.BudgetLine? {
+        guard !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty else { return nil }
+        let summary = try ledger.budget().summary(for: BudgetMonth(containing: date))
+        let money = ledger.currency.decimalString
+        return .init(month: summary.month.description, income: money(summary.income), spent: money(summary.spent), remaining: money(summary.remaining))
     }
 }
 

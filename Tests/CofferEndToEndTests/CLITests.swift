@@ -16,7 +16,7 @@ import VaultStore
         #expect(status.stdout.contains(sandbox.vault.path))
         #expect(status.stdout.contains("version 1"))
         #expect(status.stdout.contains("Argon2id interactive"))
-        #expect(status.stdout.contains("Records       1"), "the settings record")
+        #expect(status.stdout.contains("Records       19"), "the settings record and the 18 default budget categories")
         #expect(status.stdout.contains("locked"))
         #expect(status.stdout.contains("Next: eval \"$(coffer unlock)\""))
 
@@ -28,7 +28,7 @@ import VaultStore
 
         let verify = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
         #expect(verify.status == 0)
-        #expect(verify.stdout.contains("Vault OK: 1 record verified"))
+        #expect(verify.stdout.contains("Vault OK: 19 records verified"))
     }
 
     @Test func initRefusesAnExistingVaultAndEmptyPassphrases() throws {
@@ -284,12 +284,12 @@ import VaultStore
 
         let rekey = try sandbox.run(["rekey", "--passphrase-file", passphraseFile])
         #expect(rekey.status == 0, "\(rekey.stderr)")
-        #expect(rekey.stdout.contains("21 records"), "20 test records and the settings record made by init")
+        #expect(rekey.stdout.contains("39 records"), "20 test records, and the settings and 18 default categories made by init")
 
         let after = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
         #expect(Set(after).isDisjoint(with: Set(before)))
         let reopened = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
-        #expect(reopened.recordCount == 21)
+        #expect(reopened.recordCount == 39)
         #expect(Set(payloads).isSubset(of: Set(reopened.records.map(\.payload))))
         #expect(try sandbox.run(["verify"], environment: ["COFFER_SESSION": token]).status == 77)
         #expect(try sandbox.run(["rekey"], environment: ["COFFER_PASSPHRASE": "wrong"]).status == 77)

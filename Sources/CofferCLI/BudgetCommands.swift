@@ -1,0 +1,295 @@
+import ArgumentParser
+import FinanceCore
+import Foundation
+import VaultStore
+
+/// `coffer budget [needs|wants|savings]`: the Budget design's four tabs.
+struct BudgetCommands: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "budget",
+        abstract: "This month: remaining first, then income vs spent, then recent spending by day.",
+        subcommands: [Summary.self, TypeTab.Needs.self, TypeTab.Wants.self, TypeTab.Savings.self],
+        defaultSubcommand: Summary.self
+    )
+
+    struct MonthOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("The month, YYYY-MM (default this month).", valueName: "month")) var month: String?
+
+        func resolve(today: CalendarDate) throws -> BudgetMonth {
+            try month.map { text in try CommandContext.input { try BudgetMonth(parsing: text) } } ?? BudgetMonth(containing: today)
+        }
+    }
+
+    struct Report: Encodable {
+        struct Category: Encodable { let name, type, total: String; let count: Int; let hidden: Bool }
+        struct Goal: Encodable { let name, thisMonth, total: String; let target: String?; let projectedCompletion: String? }
+        struct Item: Encodable { let id, date, type, amount, label: String; let budgetType: String?; let note: String? }
+        let month, currency, income, expectedIncome, spent, remaining, needs, wants, savings: String
+        let categories: [Category]
+        let goals: [Goal]
+        let transactions: [Item]
+    }
+
+    static func report(_ summary: MonthSummary, ledger: Ledger) -> Report {
+        let money = ledger.currency.decimalString
+        return Report(
+            month: summary.month.description, currency: ledger.currency.code, income: money(summary.income),
+            expectedIncome: money(summary.expectedIncome), spent: money(summary.spent), remaining: money(summary.remaining),
+            needs: money(summary.needs), wants: money(summary.wants), savings: money(summary.savings),
+            categories: summary.categories.map { .init(name: $0.category.name, type: $0.category.type.rawValue, total: money($0.total),
+                                                       count: $0.count, hidden: $0.category.isHidden) },
+            goals: summary.goals.map { .init(name: $0.goal.name, thisMonth: money($0.thisMonth), total: money($0.total),
+                                             target: $0.goal.target.map(money), projectedCompletion: $0.projectedCompletion?.description) },
+            transactions: summary.transactions.map { transaction in
+                .init(id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
+                      amount: money(transaction.amount), label: label(of: transaction, ledger: ledger),
+                      budgetType: ledger.budget().budgetType(of: transaction)?.rawValue, note: transaction.note)
+            })
+    }
+
+    static func shortID(_ id: UUID) -> String { String(id.uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)) }
+
+    /// What a transaction is for: its category, income source or goal.
+    static func label(of transaction: Transaction, ledger: Ledger) -> String {
+        switch transaction.target {
+        case .category(let id): ledger.budgetCategories.first { $0.id == id }?.name ?? "(deleted category)"
+        case .source(let id): ledger.incomeSources.first { $0.id == id }?.name ?? "(removed income source)"
+        case .goal(let id): ledger.goals.first { $0.id == id }?.name ?? "(removed goal)"
+        }
+    }
+
+    /// "Today", "Yesterday", then the date.
+    static func dayTitle(_ date: CalendarDate, today: CalendarDate) -> String {
+        switch CalendarDate.days(from: date, to: today) {
+        case 0: "Today"
+        case 1: "Yesterday"
+        default: "\(CalendarDate.monthNames[date.month - 1].prefix(3)) \(date.day)" + (date.year == today.year ? "" : ", \(date.year)")
+        }
+    }
+
+    /// Recent transactions grouped by day, newest first.
+    static func recentLines(_ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12) -> [String] {
+        var lines: [String] = []
+        var currentDay: CalendarDate?
+        let budget = ledger.budget()
+        var rows: [[String]] = []
+        func flush() {
+            lines += Render.table(rows, rightAligned: [1])
+            rows = []
+        }
+        for transaction in transactions.prefix(limit) {
+            if transaction.date != currentDay {
+                flush()
+                currentDay = transaction.date
+                lines.append(dayTitle(transaction.date, today: today))
+            }
+            let sign = transaction.type == .income ? "+" : (transaction.type == .savings ? "→" : "-")
+            let kind = transaction.type == .income ? "Income" : (budget.budgetType(of: transaction)?.title ?? "")
+            rows.append([label(of: transaction, ledger: ledger) + (transaction.note.map { " · \($0)" } ?? ""),
+                         sign + ledger.currency.format(transaction.amount), kind, shortID(transaction.id)])
+        }
+        flush()
+        return lines
+    }
+
+    struct Summary: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "summary", abstract: "The month at a glance (the default).")
+        @OptionGroup var options: VaultOptions
+        @OptionGroup var monthOptions: MonthOptions
+        @OptionGroup var report: ReportOptions
+
+        func run() throws {
+            let today = try CommandContext.today()
+            let month = try monthOptions.resolve(today: today)
+            let ledger = try options.openLedger()
+            try ledger.ensureDefaultCategories()
+            let summary = try ledger.budget().summary(for: month)
+            if report.json { return try Output.json(BudgetCommands.report(summary, ledger: ledger)) }
+            let currency = ledger.currency
+            let style = Style.current()
+            Output.line(month.title)
+            if ledger.incomeSources.isEmpty && summary.transactions.isEmpty {
+                Output.line()
+                Output.line(style.bold("Set up your income"))
+                Output.line("Add your income sources to start tracking where your money goes:")
+                Output.line("  coffer income add Salary 2500 --frequency monthly")
+                return
+            }
+            Output.line(style.bold("\(currency.format(summary.remaining)) remaining this month"))
+            Output.line()
+            Render.table([["Income", currency.format(summary.income), "expected \(currency.format(summary.expectedIncome))"],
+                          ["Spent", currency.format(summary.spent),
+                           "needs \(currency.format(summary.needs)) · wants \(currency.format(summary.wants)) · savings \(currency.format(summary.savings))"]],
+                         rightAligned: [1], indent: "").forEach { Output.line($0) }
+            Output.line()
+            if summary.transactions.filter({ $0.type != .income }).isEmpty {
+                Output.line("No expenses this month")
+                Output.line("Add your first expense: coffer spend 12.50 Groceries")
+            }
+            if !summary.transactions.isEmpty {
+                Output.line(style.bold("Recent"))
+                BudgetCommands.recentLines(summary.transactions, ledger: ledger, today: today).forEach { Output.line("  " + $0) }
+            }
+            Output.line()
+            Output.line("Next: coffer spend AMOUNT CATEGORY · coffer budget needs|wants|savings")
+        }
+    }
+
+    enum TypeTab {
+        static func run(_ type: BudgetType, options: VaultOptions, monthOptions: MonthOptions, json: Bool) throws {
+            let today = try CommandContext.today()
+            let month = try monthOptions.resolve(today: today)
+            let ledger = try options.openLedger()
+            try ledger.ensureDefaultCategories()
+            let summary = try ledger.budget().summary(for: month)
+            let lines = summary.categories.filter { $0.category.type == type }
+            let budget = ledger.budget()
+            let recent = summary.transactions.filter { $0.type != .income && budget.budgetType(of: $0) == type }
+            let goals = type == .savings ? summary.goals : []
+            if json {
+                let full = BudgetCommands.report(summary, ledger: ledger)
+                return try Output.json(TabReport(month: full.month, type: type.rawValue, total: ledger.currency.decimalString(summary.total(of: type)),
+                                                 categories: full.categories.filter { $0.type == type.rawValue },
+                                                 goals: full.goals, transactions: full.transactions.filter { $0.budgetType == type.rawValue }))
+            }
+            let currency = ledger.currency
+            let style = Style.current()
+            Output.line(month.title)
+            Output.line(style.bold("\(type.title)  \(currency.format(summary.total(of: type))) \(type == .savings ? "this month" : "spent")"))
+            if type == .savings {
+                Output.line()
+                if goals.isEmpty {
+                    Output.line("Start building your future")
+                    Output.line("Add a savings goal to begin tracking what you set aside: coffer goal add \"Emergency Fund\" --target 5000")
+                } else {
+                    Output.line(style.bold("Goals"))
+                    Render.table(goals.map { goal in
+                        [goal.goal.name, "\(currency.format(goal.thisMonth)) this month", "\(currency.format(goal.total)) total",
+                         goal.goal.target.map { "of \(currency.format($0))" } ?? "",
+                         goal.projectedCompletion.map { "reached ~\($0.description.prefix(7))" } ?? ""]
+                    }, rightAligned: [1, 2]).forEach { Output.line($0) }
+                }
+            }
+            Output.line()
+            Output.line(style.bold("Categories"))
+            Render.table(lines.map { ["\($0.category.name)\($0.category.isHidden ? " (hidden)" : "")", currency.format($0.total),
+                                      "\($0.count) transaction\($0.count == 1 ? "" : "s")"] }, rightAligned: [1]).forEach { Output.line($0) }
+            Output.line()
+            if recent.isEmpty {
+                Output.line("No \(type.rawValue) \(type == .savings ? "contributions" : "expenses") this month")
+            } else {
+                Output.line(style.bold("Recent in \(type.title)"))
+                BudgetCommands.recentLines(recent, ledger: ledger, today: today).forEach { Output.line("  " + $0) }
+            }
+            Output.line()
+            Output.line(type == .savings ? "Next: coffer save AMOUNT GOAL · coffer goal add NAME" : "Next: coffer spend AMOUNT CATEGORY · coffer category add NAME --type \(type.rawValue)")
+        }
+
+        struct TabReport: Encodable {
+            let month, type, total: String
+            let categories: [Report.Category]
+            let goals: [Report.Goal]
+            let transactions: [Report.Item]
+        }
+
+        struct Needs: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "needs", abstract: "Needs: categories with totals and counts, recent spending.")
+            @OptionGroup var options: VaultOptions
+            @OptionGroup var monthOptions: MonthOptions
+            @OptionGroup var report: ReportOptions
+            func run() throws { try TypeTab.run(.needs, options: options, monthOptions: monthOptions, json: report.json) }
+        }
+
+        struct Wants: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "wants", abstract: "Wants: categories with totals and counts, recent spending.")
+            @OptionGroup var options: VaultOptions
+            @OptionGroup var monthOptions: MonthOptions
+            @OptionGroup var report: ReportOptions
+            func run() throws { try TypeTab.run(.wants, options: options, monthOptions: monthOptions, json: report.json) }
+        }
+
+        struct Savings: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "savings", abstract: "Savings: goals with this month and total, categories, contributions.")
+            @OptionGroup var options: VaultOptions
+            @OptionGroup var monthOptions: MonthOptions
+            @OptionGroup var report: ReportOptions
+            func run() throws { try TypeTab.run(.savings, options: options, monthOptions: monthOptions, json: report.json) }
+        }
+    }
+}
+
+/// Fast entry shared by `spend`, `earn` and `save`.
+struct EntryOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A note, e.g. the shop.", valueName: "text")) var note: String?
+    @Option(help: ArgumentHelp("The date, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+
+    func record(_ type: TransactionType, amountText: String, target: Transaction.Target, label: String, ledger: Ledger) throws {
+        let day = try CommandContext.date(date, default: try CommandContext.today())
+        let amount = try CommandContext.input { try ledger.currency.parse(amountText) }
+        guard amount > .zero else {
+            throw CLIError(.invalidInput, "Enter an amount above zero: '\(amountText)' is not. Nothing was changed.")
+        }
+        let note = try self.note.map { text in try CommandContext.input { try Account.validatedName(text, what: "note") } }
+        let transaction = Transaction(amount: amount, type: type, target: target, note: note, date: day, sequence: ledger.nextTransactionSequence)
+        let verb = type == .income ? "Earned" : (type == .savings ? "Saved" : "Spent")
+        try ledger.commit("\(verb) \(ledger.currency.format(amount)) \(type == .income ? "from" : (type == .savings ? "towards" : "on")) \(label)",
+                          puts: [(transaction.id, .transaction(transaction))])
+        let summary = try ledger.budget().summary(for: BudgetMonth(containing: day))
+        Output.line("\(verb) \(ledger.currency.format(amount)) · \(label) · \(day)")
+        Output.line("\(ledger.currency.format(summary.remaining)) remaining in \(summary.month.title)")
+        Output.line("Undo with: coffer undo")
+    }
+}
+
+/// `coffer spend AMOUNT CATEGORY`.
+struct Spend: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Log spending in a category (its type — needs, wants or savings — comes from the category).")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "How much, e.g. 12.50.") var amount: String
+    @Argument(help: "The category (a unique prefix is enough).") var category: String
+    @Option(help: "Only look in categories of this type: needs, wants or savings.") var type: BudgetType?
+    @OptionGroup var entry: EntryOptions
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        try ledger.ensureDefaultCategories()
+        let pool = ledger.budgetCategories.filter { !$0.isHidden && (type == nil || $0.type == type) }
+        let found = try Ledger.match(category, among: pool, name: \.name, what: "category", addHint: "coffer category add NAME --type needs|wants|savings")
+        try entry.record(found.type == .savings ? .savings : .expense, amountText: amount, target: .category(found.id),
+                         label: "\(found.name) (\(found.type.title))", ledger: ledger)
+    }
+}
+
+/// `coffer earn AMOUNT SOURCE`.
+struct Earn: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Log income received from one of your income sources.")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "How much.") var amount: String
+    @Argument(help: "The income source (a unique prefix is enough).") var source: String
+    @OptionGroup var entry: EntryOptions
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let found = try Ledger.match(source, among: ledger.incomeSources, name: \.name, what: "income source",
+                                     addHint: "coffer income add NAME AMOUNT --frequency monthly")
+        try entry.record(.income, amountText: amount, target: .source(found.id), label: found.name, ledger: ledger)
+    }
+}
+
+/// `coffer save AMOUNT GOAL`.
+struct Save: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Set money aside towards a savings goal.")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "How much.") var amount: String
+    @Argument(help: "The goal (a unique prefix is enough).") var goal: String
+    @OptionGroup var entry: EntryOptions
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let found = try Ledger.match(goal, among: ledger.goals, name: \.name, what: "goal", addHint: "coffer goal add NAME --target AMOUNT")
+        try entry.record(.savings, amountText: amount, target: .goal(found.id), label: found.name, ledger: ledger)
+    }
+}
+
+extension BudgetType: ExpressibleByArgument {}
