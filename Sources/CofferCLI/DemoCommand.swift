@@ -62,7 +62,27 @@ struct Demo: ParsableCommand {
         for (category, rate) in [("Investments", 500), ("Pensions", 450), ("Savings", 375), ("Mortgage", -300)] {
             puts.append((UUID(), .categoryRate(CategoryRate(category: category, rate: GrowthRate(basisPoints: rate)))))
         }
-        try ledger.commit("Created the demo accounts", puts: puts)
+        // A month of budget: salary in, the month's spending so far, two goals.
+        let salary = IncomeSource(name: "Salary", amount: Money(minorUnits: 320_000), frequency: .monthly)
+        let emergency = SavingsGoal(name: "Emergency Fund", target: Money(minorUnits: 1_000_000))
+        let holiday = SavingsGoal(name: "Holiday")
+        puts += [(salary.id, .incomeSource(salary)), (emergency.id, .savingsGoal(emergency)), (holiday.id, .savingsGoal(holiday))]
+        let monthStart = BudgetMonth(containing: today).first
+        let categories = Dictionary(uniqueKeysWithValues: ledger.budgetCategories.map { ($0.name, $0.id) })
+        var entries: [(Int64, TransactionType, Transaction.Target, String?)] = [
+            (320_000, .income, .source(salary.id), nil), (125_000, .expense, .category(categories["Rent/Mortgage"]!), nil),
+            (6_240, .expense, .category(categories["Groceries"]!), "Tesco"), (4_180, .expense, .category(categories["Utilities"]!), nil),
+            (2_850, .expense, .category(categories["Dining Out"]!), nil), (1_099, .expense, .category(categories["Subscriptions"]!), nil),
+            (40_000, .savings, .goal(emergency.id), nil), (10_000, .savings, .goal(holiday.id), nil),
+        ]
+        if today.day > 7 { entries.append((5_320, .expense, .category(categories["Groceries"]!), "Sainsbury's")) }
+        for (index, entry) in entries.enumerated() {
+            let day = min(today, monthStart.adding(days: index))
+            let transaction = Transaction(amount: Money(minorUnits: entry.0), type: entry.1, target: entry.2, note: entry.3, date: day,
+                                          sequence: UInt64(index + 1))
+            puts.append((transaction.id, .transaction(transaction)))
+        }
+        try ledger.commit("Created the demo accounts and budget", puts: puts)
         Output.line("Created a demo vault at \(url.path) (Argon2id interactive\(announcedPassphrase ? ", passphrase '\(Self.demoPassphrase)'" : "")).")
         Output.line()
         try Overview.parse(["--vault", url.path]).render(ledger: ledger, date: today, json: false)
