@@ -263,7 +263,7 @@ struct Update: ParsableCommand {
             line += " (was \(currency.format(previous)), \(delta.isNegative ? "" : "+")\(currency.format(delta)))"
         }
         Output.line(line)
-        Output.line("Net worth: \(currency.format(try ledger.portfolio().totals(on: today).netWorth)) as of \(today)")
+        Output.line("Net worth: \(currency.format(try ledger.netWorth(on: today).netWorth)) as of \(today)")
         Output.line("Next: coffer overview · undo with coffer undo")
     }
 }

@@ -103,7 +103,7 @@ struct BackupCommands: ParsableCommand {
 
             let vault = ledger.vault
             let today = try CommandContext.today()
-            let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.portfolio().totals(on: today).netWorth))"
+            let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth(on: today).netWorth))"
             let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
             let keys = vault.backupKeys
             let publicKey = MinisignPublicKey(key: keys.signingKey.publicKey)

@@ -9,6 +9,8 @@ final class Ledger {
     let vault: Vault
     private var payloads: [UUID: [UInt8]] = [:]
     private(set) var settings: VaultSettings?
+    /// The settings record's id, for rewriting it.
+    private(set) var settingsID: UUID?
     private(set) var accounts: [Account] = []
     private(set) var updates: [ValueUpdate] = []
     private(set) var categoryRates: [UUID: CategoryRate] = [:]
@@ -20,6 +22,9 @@ final class Ledger {
     private(set) var incomeSources: [IncomeSource] = []
     private(set) var transactions: [Transaction] = []
     private(set) var goals: [SavingsGoal] = []
+    private(set) var clients: [Client] = []
+    private(set) var invoices: [Invoice] = []
+    private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
 
     init(vault: Vault) throws {
         self.vault = vault
@@ -29,6 +34,7 @@ final class Ledger {
     private func reload() throws {
         payloads = [:]
         settings = nil
+        settingsID = nil
         accounts = []
         updates = []
         categoryRates = [:]
@@ -39,6 +45,9 @@ final class Ledger {
         incomeSources = []
         transactions = []
         goals = []
+        clients = []
+        invoices = []
+        invoiceCounter = nil
         for record in vault.records {
             let id = UUID(recordID: record.id)
             let bytes = Array(record.payload)
@@ -50,7 +59,9 @@ final class Ledger {
                 throw CLIError(.damaged, "Record \(record.id.hex) cannot be read: \(error.errorDescription ?? "")")
             }
             switch decoded {
-            case .settings(let value): settings = value
+            case .settings(let value):
+                settings = value
+                settingsID = id
             case .account(let account): accounts.append(account)
             case .update(let update): updates.append(update)
             case .categoryRate(let rate): categoryRates[id] = rate
@@ -61,8 +72,13 @@ final class Ledger {
             case .incomeSource(let source): incomeSources.append(source)
             case .transaction(let transaction): transactions.append(transaction)
             case .savingsGoal(let goal): goals.append(goal)
+            case .client(let client): clients.append(client)
+            case .invoice(let invoice): invoices.append(invoice)
+            case .invoiceCounter(let counter): invoiceCounter = (id, counter)
             }
         }
+        clients.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        invoices.sort { $0.number < $1.number }
         accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         changes.sort { $0.entry.sequence < $1.entry.sequence }
     }
@@ -72,6 +88,22 @@ final class Ledger {
     func portfolio() -> Portfolio {
         Portfolio(currency: currency, accounts: accounts, updates: updates,
                   categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+    }
+
+    /// Net worth on `date` as Coffer reports it everywhere: accounts, plus unpaid sent invoices
+    /// as "Invoices receivable" unless turned off in settings.
+    struct NetWorth {
+        let assets: Money
+        let liabilities: Money
+        let receivable: Money
+        let netWorth: Money
+    }
+
+    func netWorth(on date: CalendarDate) throws -> NetWorth {
+        let totals = try portfolio().totals(on: date)
+        let receivable = (settings?.includeReceivables ?? true) ? try Receivables.receivable(invoices, on: date) : .zero
+        return NetWorth(assets: try totals.assets.adding(receivable), liabilities: totals.liabilities, receivable: receivable,
+                        netWorth: try totals.netWorth.adding(receivable))
     }
 
     func budget() -> Budget {

@@ -18,6 +18,11 @@ struct Overview: ParsableCommand {
         struct AccountRow: Encodable { let name, category, kind: String; let value: String?; let closed: Bool }
         struct Point: Encodable { let date, netWorth: String }
         let asOf, currency, netWorth, assets, liabilities, changeSinceLastMonth: String
+        /// Unpaid sent invoices counted in `assets` and `netWorth` (0 when turned off).
+        let invoicesReceivable: String
+        /// Outstanding and overdue on `asOf`'s invoices (absent without invoices).
+        let invoices: InvoiceLine?
+        struct InvoiceLine: Encodable { let outstanding, overdue: String; let overdueCount: Int }
         let projection: Projection
         let categories: [Category]
         let accounts: [AccountRow]
@@ -38,9 +43,10 @@ struct Overview: ParsableCommand {
     func render(ledger: Ledger, date: CalendarDate, json: Bool) throws {
         let portfolio = ledger.portfolio()
         let currency = ledger.currency
-        let totals = try portfolio.totals(on: date)
-        let change = try portfolio.changeSinceLastMonth(on: date)
-        let projected = try portfolio.projectedNetWorth(years: 1, from: date)
+        let totals = try ledger.netWorth(on: date)
+        let change = try totals.netWorth.subtracting(try ledger.netWorth(on: date.adding(months: -1)).netWorth)
+        // Receivables are not projected to grow: they count at today's amount.
+        let projected = try portfolio.projectedNetWorth(years: 1, from: date).adding(totals.receivable)
         let distribution = try portfolio.distribution(on: date)
         let history = try portfolio.monthEndSeries(through: date)
         let money = currency.decimalString
@@ -48,6 +54,11 @@ struct Overview: ParsableCommand {
             return try Output.json(Report(
                 asOf: date.description, currency: currency.code, netWorth: money(totals.netWorth), assets: money(totals.assets),
                 liabilities: money(totals.liabilities), changeSinceLastMonth: money(change),
+                invoicesReceivable: money(totals.receivable),
+                invoices: ledger.invoices.isEmpty ? nil : try {
+                    let receivables = try Receivables(invoices: ledger.invoices, today: date)
+                    return .init(outstanding: money(receivables.outstanding), overdue: money(receivables.overdue), overdueCount: receivables.overdueCount)
+                }(),
                 projection: .init(years: 1, netWorth: money(projected)),
                 categories: distribution.map { .init(name: $0.name, kind: $0.kind.rawValue, total: money($0.total),
                                                      share: Render.percentNumber(perMille: $0.sharePerMille),
@@ -61,7 +72,7 @@ struct Overview: ParsableCommand {
                 history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
         }
         let style = Style.current()
-        guard !ledger.accounts.isEmpty else {
+        guard !ledger.accounts.isEmpty || totals.receivable > .zero else {
             Output.line(style.bold("Net worth  \(currency.format(.zero))"))
             Output.line()
             Output.line("No accounts yet — add your first one:")
@@ -74,6 +85,9 @@ struct Overview: ParsableCommand {
         Output.line("as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month")
         if totals.liabilities != .zero {
             Output.line(style.dim("assets \(currency.format(totals.assets)) − owed \(currency.format(totals.liabilities))"))
+        }
+        if totals.receivable > .zero {
+            Output.line(style.dim("including invoices receivable \(currency.format(totals.receivable)) (coffer settings --receivables off to leave them out)"))
         }
         let recent = history.suffix(13)
         if recent.count >= 3 {
@@ -109,6 +123,12 @@ struct Overview: ParsableCommand {
             let month = try ledger.budget().summary(for: BudgetMonth(containing: date))
             Output.line()
             Output.line("Budget: \(currency.format(month.remaining)) remaining in \(month.month.title) (coffer budget)")
+        }
+        if !ledger.invoices.isEmpty {
+            let receivables = try Receivables(invoices: ledger.invoices, today: date)
+            Output.line("Invoices: \(currency.format(receivables.outstanding)) outstanding"
+                + (receivables.overdueCount > 0 ? ", ⚠ \(currency.format(receivables.overdue)) overdue (\(receivables.overdueCount))" : ", none overdue")
+                + " (coffer invoices dashboard)")
         }
         let backups = BackupCommands.ageLines(ledger: ledger)
         if !backups.isEmpty {

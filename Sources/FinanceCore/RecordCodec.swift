@@ -3,7 +3,19 @@ import Foundation
 /// Vault settings: one record per vault.
 public struct VaultSettings: Hashable, Sendable {
     public var currency: Currency
-    public init(currency: Currency) { self.currency = currency }
+    /// Whether unpaid sent invoices count in net worth ("Invoices receivable"); added in v2.
+    public var includeReceivables: Bool
+    public init(currency: Currency, includeReceivables: Bool = true) {
+        self.currency = currency
+        self.includeReceivables = includeReceivables
+    }
+}
+
+/// The last invoice number issued. Written outside the change log, so `undo` never makes a
+/// number available again: invoice numbers are never reused.
+public struct InvoiceCounter: Hashable, Sendable {
+    public var lastNumber: Int
+    public init(lastNumber: Int) { self.lastNumber = lastNumber }
 }
 
 /// A growth rate set for a whole category (`coffer growth set Savings 3%`).
@@ -85,6 +97,9 @@ public enum FinanceRecord: Hashable, Sendable {
     case incomeSource(IncomeSource)
     case transaction(Transaction)
     case savingsGoal(SavingsGoal)
+    case client(Client)
+    case invoice(Invoice)
+    case invoiceCounter(InvoiceCounter)
 }
 
 /// Turns finance values into compact, versioned payload bytes and back (Specs/record-payloads.md).
@@ -106,12 +121,15 @@ public enum RecordCodec {
         case incomeSource = 9
         case transaction = 10
         case savingsGoal = 11
+        case client = 12
+        case invoice = 13
+        case invoiceCounter = 14
     }
 
     /// The payload version each kind is written with today.
-    static let currentVersion: [Kind: UInt8] = [.settings: 1, .account: 1, .update: 2, .categoryRate: 1, .change: 1,
+    static let currentVersion: [Kind: UInt8] = [.settings: 2, .account: 1, .update: 2, .categoryRate: 1, .change: 1,
                                                    .backupTarget: 1, .backupState: 1, .budgetCategory: 1, .incomeSource: 1,
-                                                   .transaction: 1, .savingsGoal: 1]
+                                                   .transaction: 1, .savingsGoal: 1, .client: 1, .invoice: 1, .invoiceCounter: 1]
 
     public static func encode(_ record: FinanceRecord) -> [UInt8] {
         var writer = PayloadWriter()
@@ -119,6 +137,7 @@ public enum RecordCodec {
         case .settings(let settings):
             writer.header(.settings)
             writer.string(settings.currency.code)
+            writer.byte(settings.includeReceivables ? 1 : 0)
         case .account(let account):
             writer.header(.account)
             writer.string(account.name)
@@ -194,6 +213,37 @@ public enum RecordCodec {
             writer.string(goal.name)
             writer.optional(goal.target) { $0.signed($1.minorUnits) }
             writer.optional(goal.targetDate) { $0.date($1) }
+        case .client(let client):
+            writer.header(.client)
+            writer.string(client.name)
+            writer.optional(client.email) { $0.string($1) }
+            writer.optional(client.address) { $0.string($1) }
+            writer.signed(Int64(client.termsDays))
+        case .invoice(let invoice):
+            writer.header(.invoice)
+            writer.unsigned(UInt64(invoice.number))
+            writer.uuid(invoice.clientID)
+            writer.unsigned(UInt64(invoice.items.count))
+            for item in invoice.items {
+                writer.string(item.description)
+                writer.signed(item.quantity.thousandths)
+                writer.signed(item.unitPrice.minorUnits)
+            }
+            writer.optional(invoice.taxBasisPoints) { $0.signed(Int64($1)) }
+            writer.date(invoice.issued)
+            writer.date(invoice.due)
+            writer.optional(invoice.notes) { $0.string($1) }
+            writer.byte(UInt8(Invoice.StoredStatus.allCases.firstIndex(of: invoice.stored)!))
+            writer.optional(invoice.sentOn) { $0.date($1) }
+            writer.optional(invoice.voidedOn) { $0.date($1) }
+            writer.unsigned(UInt64(invoice.payments.count))
+            for payment in invoice.payments {
+                writer.date(payment.date)
+                writer.signed(payment.amount.minorUnits)
+            }
+        case .invoiceCounter(let counter):
+            writer.header(.invoiceCounter)
+            writer.unsigned(UInt64(counter.lastNumber))
         }
         return writer.bytes
     }
@@ -213,7 +263,10 @@ public enum RecordCodec {
         let record: FinanceRecord
         switch kind {
         case .settings:
-            record = .settings(VaultSettings(currency: try Currency.named(try reader.string())))
+            let currency = try Currency.named(try reader.string())
+            // Version 1 had no receivables switch: it was on.
+            let includeReceivables = version >= 2 ? try reader.byte() != 0 : true
+            record = .settings(VaultSettings(currency: currency, includeReceivables: includeReceivables))
         case .account:
             let name = try reader.string(), category = try reader.string()
             let kind: AccountKind = try reader.byte() == 0 ? .asset : .liability
@@ -285,6 +338,35 @@ public enum RecordCodec {
             let name = try reader.string()
             let target = try reader.optional { Money(minorUnits: try $0.signed()) }
             record = .savingsGoal(SavingsGoal(id: id, name: name, target: target, targetDate: try reader.optional { try $0.date() }))
+        case .client:
+            let name = try reader.string(), email = try reader.optional { try $0.string() }, address = try reader.optional { try $0.string() }
+            guard let terms = Int(exactly: try reader.signed()) else { throw PayloadReader.malformed }
+            record = .client(Client(id: id, name: name, email: email, address: address, termsDays: terms))
+        case .invoice:
+            guard let number = Int(exactly: try reader.unsigned()) else { throw PayloadReader.malformed }
+            let clientID = try reader.uuid()
+            let itemCount = try reader.unsigned()
+            guard itemCount <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            var items: [LineItem] = []
+            for _ in 0..<itemCount {
+                items.append(LineItem(description: try reader.string(), quantity: Quantity(thousandths: try reader.signed()),
+                                      unitPrice: Money(minorUnits: try reader.signed())))
+            }
+            let tax = try reader.optional { Int(truncatingIfNeeded: try $0.signed()) }
+            let issued = try reader.date(), due = try reader.date(), notes = try reader.optional { try $0.string() }
+            let statusIndex = Int(try reader.byte())
+            guard statusIndex < Invoice.StoredStatus.allCases.count else { throw PayloadReader.malformed }
+            let sentOn = try reader.optional { try $0.date() }, voidedOn = try reader.optional { try $0.date() }
+            let paymentCount = try reader.unsigned()
+            guard paymentCount <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            var payments: [Payment] = []
+            for _ in 0..<paymentCount { payments.append(Payment(date: try reader.date(), amount: Money(minorUnits: try reader.signed()))) }
+            record = .invoice(Invoice(id: id, number: number, clientID: clientID, items: items, taxBasisPoints: tax, issued: issued, due: due,
+                                      notes: notes, stored: Invoice.StoredStatus.allCases[statusIndex], sentOn: sentOn, voidedOn: voidedOn,
+                                      payments: payments))
+        case .invoiceCounter:
+            guard let last = Int(exactly: try reader.unsigned()) else { throw PayloadReader.malformed }
+            record = .invoiceCounter(InvoiceCounter(lastNumber: last))
         }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

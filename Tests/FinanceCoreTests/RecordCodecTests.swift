@@ -14,6 +14,11 @@ import Testing
         let spend = Transaction(amount: Money(minorUnits: 4_520), type: .expense, target: .category(category.id), note: "Whole Foods",
                                 date: date("2025-01-31"), sequence: 9)
         let goal = SavingsGoal(name: "Vacation", target: Money(minorUnits: 300_000), targetDate: date("2025-08-01"))
+        let client = Client(name: "Acme Ltd", email: "ap@acme.example", address: "1 High St\nLondon", termsDays: 14)
+        let sentInvoice = Invoice(number: 7, clientID: client.id,
+                                  items: [LineItem(description: "Design", quantity: Quantity(thousandths: 2500), unitPrice: Money(minorUnits: 3333))],
+                                  taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"), notes: "Thanks",
+                                  stored: .sent, sentOn: date("2026-11-01"), payments: [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])
         return [
             (UUID(), .settings(VaultSettings(currency: try! Currency.named("JPY")))),
             (account.id, .account(account)),
@@ -28,6 +33,10 @@ import Testing
             (monthly.id, .incomeSource(monthly)),
             (spend.id, .transaction(spend)),
             (goal.id, .savingsGoal(goal)),
+            (client.id, .client(client)),
+            (sentInvoice.id, .invoice(sentInvoice)),
+            (UUID(), .invoiceCounter(InvoiceCounter(lastNumber: 12))),
+            (UUID(), .settings(VaultSettings(currency: .gbp, includeReceivables: false))),
             (UUID(), .backupState(BackupState(lastSequence: 12, verified: [.init(path: "/media/usb", sequence: 12, time: 1_790_000_000)]))),
         ]
     }()
@@ -56,6 +65,14 @@ import Testing
         #expect(try RecordCodec.decode(upgraded, id: id) == decoded)
         let withNote = ValueUpdate(accountID: accountID, date: date("2025-06-30"), amount: .zero, sequence: 1, note: "annual statement")
         #expect(try RecordCodec.decode(RecordCodec.encode(.update(withNote)), id: withNote.id) == .update(withNote))
+    }
+
+    @Test func versionOneSettingsUpgradeWithReceivablesOn() throws {
+        var writer = PayloadWriter()
+        writer.byte(1)
+        writer.byte(1)
+        writer.string("EUR")
+        #expect(try RecordCodec.decode(writer.bytes, id: UUID()) == .settings(VaultSettings(currency: try Currency.named("EUR"), includeReceivables: true)))
     }
 
     @Test func payloadsAreCompact() {

@@ -1,0 +1,305 @@
+import Foundation
+
+public struct Client: Identifiable, Hashable, Sendable {
+    public let id: UUID
+    public var name: String
+    public var email: String?
+    public var address: String?
+    /// Default payment terms in days (due date = issue date + terms).
+    public var termsDays: Int
+
+    public init(id: UUID = UUID(), name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30) {
+        self.id = id
+        self.name = name
+        self.email = email
+        self.address = address
+        self.termsDays = termsDays
+    }
+}
+
+/// A quantity with up to three decimals (2.5 hours), as thousandths: exact, like money.
+public struct Quantity: Hashable, Sendable, CustomStringConvertible {
+    public let thousandths: Int64
+
+    public init(thousandths: Int64) { self.thousandths = thousandths }
+
+    public init(parsing text: String) throws {
+        let invalid = FinanceError(.invalidAmount, "Enter a quantity such as 1, 2.5 or 0.25: '\(text)' is not one.")
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              parts[0].count <= 7 else { throw invalid }
+        guard parts.count == 1 || parts[1].count <= 3 else {
+            throw FinanceError(.invalidAmount, "Enter a quantity with at most three decimals: '\(text)' has \(parts[1].count).")
+        }
+        let value = Int64(parts[0])! * 1000 + (parts.count == 2 ? Int64(parts[1].padding(toLength: 3, withPad: "0", startingAt: 0))! : 0)
+        guard value > 0 else { throw FinanceError(.invalidAmount, "Enter a quantity above zero: '\(text)' is not.") }
+        thousandths = value
+    }
+
+    public var description: String {
+        let whole = thousandths / 1000, fraction = thousandths % 1000
+        guard fraction != 0 else { return "\(whole)" }
+        var digits = String(format: "%03lld", fraction)
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(whole).\(digits)"
+    }
+}
+
+public struct LineItem: Hashable, Sendable {
+    public var description: String
+    public var quantity: Quantity
+    public var unitPrice: Money
+
+    public init(description: String, quantity: Quantity, unitPrice: Money) {
+        self.description = description
+        self.quantity = quantity
+        self.unitPrice = unitPrice
+    }
+
+    /// quantity × unit price, rounded half away from zero to the minor unit.
+    public func total() throws -> Money {
+        try Invoice.roundedProduct(unitPrice.minorUnits, times: quantity.thousandths, over: 1000)
+    }
+}
+
+public struct Payment: Hashable, Sendable {
+    public var date: CalendarDate
+    public var amount: Money
+    public init(date: CalendarDate, amount: Money) {
+        self.date = date
+        self.amount = amount
+    }
+}
+
+/// An invoice: a claim to money. Status draft → sent → paid, or void; "overdue" is derived
+/// (sent, unpaid, due before today) and never stored; "paid" is derived from payments.
+public struct Invoice: Identifiable, Hashable, Sendable {
+    public enum StoredStatus: String, Sendable, CaseIterable { case draft, sent, void }
+
+    public enum Status: String, Sendable {
+        case draft, sent, overdue, paid, void
+
+        /// A word and a symbol, so status never rests on colour.
+        public var badge: String {
+            switch self {
+            case .draft: "○ draft"
+            case .sent: "◷ sent"
+            case .overdue: "⚠ overdue"
+            case .paid: "✓ paid"
+            case .void: "✗ void"
+            }
+        }
+    }
+
+    public let id: UUID
+    public let number: Int
+    public var clientID: UUID
+    public var items: [LineItem]
+    /// Tax in basis points (20% = 2000), on the subtotal.
+    public var taxBasisPoints: Int?
+    public var issued: CalendarDate
+    public var due: CalendarDate
+    public var notes: String?
+    public var stored: StoredStatus
+    public var sentOn: CalendarDate?
+    public var voidedOn: CalendarDate?
+    public var payments: [Payment]
+
+    public init(id: UUID = UUID(), number: Int, clientID: UUID, items: [LineItem], taxBasisPoints: Int? = nil, issued: CalendarDate,
+                due: CalendarDate, notes: String? = nil, stored: StoredStatus = .draft, sentOn: CalendarDate? = nil,
+                voidedOn: CalendarDate? = nil, payments: [Payment] = []) {
+        self.id = id
+        self.number = number
+        self.clientID = clientID
+        self.items = items
+        self.taxBasisPoints = taxBasisPoints
+        self.issued = issued
+        self.due = due
+        self.notes = notes
+        self.stored = stored
+        self.sentOn = sentOn
+        self.voidedOn = voidedOn
+        self.payments = payments
+    }
+
+    /// `INV-0001`.
+    public var reference: String { String(format: "INV-%04d", number) }
+
+    public func subtotal() throws -> Money { try Money.sum(try items.map { try $0.total() }) }
+
+    /// Tax on the subtotal, rounded half away from zero to the minor unit.
+    public func tax() throws -> Money {
+        guard let taxBasisPoints else { return .zero }
+        return try Self.roundedProduct(try subtotal().minorUnits, times: Int64(taxBasisPoints), over: 10_000)
+    }
+
+    public func total() throws -> Money { try subtotal().adding(try tax()) }
+
+    public func paid(through date: CalendarDate? = nil) throws -> Money {
+        try Money.sum(payments.filter { date == nil || $0.date <= date! }.map(\.amount))
+    }
+
+    public func outstanding(on date: CalendarDate? = nil) throws -> Money { try total().subtracting(try paid(through: date)) }
+
+    /// The status on `today`.
+    public func status(on today: CalendarDate) throws -> Status {
+        switch stored {
+        case .draft: return .draft
+        case .void: return .void
+        case .sent:
+            if try outstanding() <= .zero { return .paid }
+            return due < today ? .overdue : .sent
+        }
+    }
+
+    /// Whether it is a receivable on `date`: sent by then, not voided by then, not fully paid by then.
+    public func isReceivable(on date: CalendarDate) throws -> Bool {
+        guard let sentOn, sentOn <= date else { return false }
+        if let voidedOn, voidedOn <= date { return false }
+        return try outstanding(on: date) > .zero
+    }
+
+    /// "Due today", "Due tomorrow", "Due in 3 days", "Overdue by 2 days", "Paid 5 days ago".
+    public func relativeDue(on today: CalendarDate) throws -> String {
+        switch try status(on: today) {
+        case .void: return "Void"
+        case .paid:
+            let paidOn = payments.map(\.date).max() ?? today
+            return Self.ago(CalendarDate.days(from: paidOn, to: today), prefix: "Paid")
+        case .draft, .sent, .overdue:
+            let days = CalendarDate.days(from: today, to: due)
+            switch days {
+            case 0: return "Due today"
+            case 1: return "Due tomorrow"
+            case 2...: return "Due in \(days) days"
+            default: return "Overdue by \(-days) day\(days == -1 ? "" : "s")"
+            }
+        }
+    }
+
+    static func ago(_ days: Int, prefix: String) -> String {
+        switch days {
+        case ...0: "\(prefix) today"
+        case 1: "\(prefix) yesterday"
+        default: "\(prefix) \(days) days ago"
+        }
+    }
+
+    // MARK: Lifecycle
+
+    public func sending(on date: CalendarDate) throws -> Invoice {
+        guard stored == .draft else { throw Self.refused("\(reference) is \(stored == .void ? "void" : "already sent"); only a draft can be sent.") }
+        var sent = self
+        sent.stored = .sent
+        sent.sentOn = date
+        return sent
+    }
+
+    public func voiding(on date: CalendarDate) throws -> Invoice {
+        guard stored != .void else { throw Self.refused("\(reference) is already void.") }
+        guard payments.isEmpty else { throw Self.refused("\(reference) has payments recorded; a paid or part-paid invoice cannot be voided.") }
+        var voided = self
+        voided.stored = .void
+        voided.voidedOn = date
+        return voided
+    }
+
+    /// Records a payment; refuses drafts, void and paid invoices, and overpayment.
+    public func paying(_ amount: Money, on date: CalendarDate) throws -> Invoice {
+        guard stored == .sent else { throw Self.refused("\(reference) is \(stored.rawValue); only a sent invoice can be paid.") }
+        let outstanding = try outstanding()
+        guard outstanding > .zero else { throw Self.refused("\(reference) is already paid in full.") }
+        guard amount > .zero else { throw FinanceError(.invalidAmount, "Enter a payment above zero.") }
+        guard amount <= outstanding else {
+            throw Self.refused("That is more than is outstanding on \(reference); overpayment is refused. See what is owed: coffer invoice show \(reference)")
+        }
+        var paid = self
+        paid.payments.append(Payment(date: date, amount: amount))
+        return paid
+    }
+
+    /// Items and amounts can change only while it is a draft: once sent, correct by voiding and
+    /// issuing a new invoice.
+    public func editing(items: [LineItem]?, taxBasisPoints: Int??, due: CalendarDate?, notes: String??) throws -> Invoice {
+        guard stored == .draft else {
+            throw Self.refused("\(reference) was sent, so it is frozen: void it and issue a new invoice to correct it.")
+        }
+        var edited = self
+        if let items { edited.items = items }
+        if let taxBasisPoints { edited.taxBasisPoints = taxBasisPoints }
+        if let due { edited.due = due }
+        if let notes { edited.notes = notes }
+        return edited
+    }
+
+    static func refused(_ message: String) -> FinanceError { FinanceError(.invalidTransition, message) }
+
+    /// value × numerator / denominator, rounded half away from zero, exactly (128-bit).
+    static func roundedProduct(_ value: Int64, times numerator: Int64, over denominator: Int64) throws -> Money {
+        let product = value.multipliedFullWidth(by: numerator)
+        let wide = (Int128(product.high) << 64) | Int128(product.low)
+        let (quotient, remainder) = wide.quotientAndRemainder(dividingBy: Int128(denominator))
+        var rounded = quotient
+        if 2 * abs(remainder) >= Int128(denominator) { rounded += wide < 0 ? -1 : 1 }
+        guard let result = Int64(exactly: rounded) else { throw FinanceError(.overflow, "The invoice total is too large to represent.") }
+        return Money(minorUnits: result)
+    }
+}
+
+/// The receivables dashboard: insight, distinct from the list.
+public struct Receivables: Sendable {
+    public struct Ageing: Equatable, Sendable {
+        public var current = Money.zero
+        public var days1to30 = Money.zero
+        public var days31to60 = Money.zero
+        public var days61to90 = Money.zero
+        public var over90 = Money.zero
+    }
+
+    public let outstanding: Money
+    public let overdue: Money
+    public let overdueCount: Int
+    public let paidThisMonth: Money
+    public let ageing: Ageing
+    /// Client id → outstanding, largest first.
+    public let byClient: [(UUID, Money)]
+
+    public init(invoices: [Invoice], today: CalendarDate) throws {
+        var outstanding = Money.zero, overdue = Money.zero, overdueCount = 0, paid = Money.zero
+        var ageing = Ageing()
+        var byClient: [UUID: Money] = [:]
+        for invoice in invoices {
+            for payment in invoice.payments where payment.date.year == today.year && payment.date.month == today.month {
+                paid = try paid.adding(payment.amount)
+            }
+            let status = try invoice.status(on: today)
+            guard status == .sent || status == .overdue else { continue }
+            let owed = try invoice.outstanding()
+            outstanding = try outstanding.adding(owed)
+            byClient[invoice.clientID] = try (byClient[invoice.clientID] ?? .zero).adding(owed)
+            let late = CalendarDate.days(from: invoice.due, to: today)
+            switch late {
+            case ...0: ageing.current = try ageing.current.adding(owed)
+            case 1...30: ageing.days1to30 = try ageing.days1to30.adding(owed)
+            case 31...60: ageing.days31to60 = try ageing.days31to60.adding(owed)
+            case 61...90: ageing.days61to90 = try ageing.days61to90.adding(owed)
+            default: ageing.over90 = try ageing.over90.adding(owed)
+            }
+            if status == .overdue {
+                overdue = try overdue.adding(owed)
+                overdueCount += 1
+            }
+        }
+        self.outstanding = outstanding
+        self.overdue = overdue
+        self.overdueCount = overdueCount
+        self.paidThisMonth = paid
+        self.ageing = ageing
+        self.byClient = byClient.sorted { $0.value > $1.value }.map { ($0.key, $0.value) }
+    }
+
+    /// Receivables on `date` for net worth: sent, not void, not fully paid by then.
+    public static func receivable(_ invoices: [Invoice], on date: CalendarDate) throws -> Money {
+        try Money.sum(try invoices.filter { try $0.isReceivable(on: date) }.map { try $0.outstanding(on: date) })
+    }
+}
