@@ -212,16 +212,9 @@ struct AccountCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let account = try ledger.account(named: name)
             let updates = ledger.updates.filter { $0.accountID == account.id }
-            if !yes {
-                guard Terminal.standardInputIsTerminal else {
-                    throw CLIError(.invalidInput, "Deleting \(account.name) needs confirmation. Nothing was changed.",
-                                   hint: "Add --yes to delete without asking, or close it instead: coffer account close \"\(account.name)\"")
-                }
-                FileHandle.standardError.write(Data("Delete \(account.name) and its \(updates.count) value update(s)? [y/N] ".utf8))
-                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
-                    Output.line("Kept \(account.name). Nothing was changed.")
-                    return
-                }
+            if !yes, !(try Terminal.confirm("Delete \(account.name) and its \(updates.count) value update(s)?", refusal: "Deleting \(account.name)")) {
+                Output.line("Kept \(account.name). Nothing was changed.")
+                return
             }
             try ledger.commit("Deleted \(account.name)", deletes: [account.id] + updates.map(\.id))
             Output.line("Deleted \(account.name) and \(updates.count) value update\(updates.count == 1 ? "" : "s").")

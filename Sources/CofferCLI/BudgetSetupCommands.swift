@@ -235,15 +235,10 @@ struct CategoryCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let category = try CategoryCommands.find(name, in: ledger)
             let (other, isNew, moved) = try CommandContext.input { try ledger.budget().deletion(of: category) }
-            if !yes {
-                guard Terminal.standardInputIsTerminal else {
-                    throw CLIError(.invalidInput, "Deleting \(category.name) needs confirmation. Nothing was changed.", hint: "Add --yes to delete without asking.")
-                }
-                FileHandle.standardError.write(Data("Delete \"\(category.name)\"? \(moved.count) transaction\(moved.count == 1 ? "" : "s") will be moved to \"\(other.name)\". [y/N] ".utf8))
-                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
-                    Output.line("Kept \(category.name). Nothing was changed.")
-                    return
-                }
+            let question = "Delete \"\(category.name)\"? \(moved.count) transaction\(moved.count == 1 ? "" : "s") will be moved to \"\(other.name)\"."
+            if !yes, !(try Terminal.confirm(question, refusal: "Deleting \(category.name)")) {
+                Output.line("Kept \(category.name). Nothing was changed.")
+                return
             }
             var puts: [(UUID, FinanceRecord)] = moved.map { ($0.id, .transaction($0)) }
             if isNew { puts.append((other.id, .budgetCategory(other))) }
@@ -454,15 +449,9 @@ struct TransactionCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let transaction = try TransactionCommands.find(id, in: ledger)
             let label = "\(BudgetCommands.label(of: transaction, ledger: ledger)) \(ledger.currency.format(transaction.amount)) on \(transaction.date)"
-            if !yes {
-                guard Terminal.standardInputIsTerminal else {
-                    throw CLIError(.invalidInput, "Deleting a transaction needs confirmation. Nothing was changed.", hint: "Add --yes to delete without asking.")
-                }
-                FileHandle.standardError.write(Data("Delete \(label)? [y/N] ".utf8))
-                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
-                    Output.line("Kept it. Nothing was changed.")
-                    return
-                }
+            if !yes, !(try Terminal.confirm("Delete \(label)?", refusal: "Deleting a transaction")) {
+                Output.line("Kept it. Nothing was changed.")
+                return
             }
             try ledger.commit("Deleted transaction \(label)", deletes: [transaction.id])
             Output.line("Deleted \(label). Undo with: coffer undo")

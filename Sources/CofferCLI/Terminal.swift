@@ -15,6 +15,17 @@ enum Terminal {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
+    /// Asks a yes/no question on the terminal (default no). Without a terminal, refuses with
+    /// exit 64 and the `--yes` hint, so a script never hangs or deletes by accident.
+    static func confirm(_ question: String, refusal: String) throws -> Bool {
+        guard standardInputIsTerminal else {
+            throw CLIError(.invalidInput, "\(refusal) needs confirmation. Nothing was changed.", hint: "Add --yes to go ahead without asking.")
+        }
+        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        guard let answer = readLine() else { return false }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
     /// The terminal settings to restore if the user presses Ctrl-C while echo is off.
     nonisolated(unsafe) private static var savedSettings = termios()
 

@@ -33,22 +33,10 @@ extension Vault {
     /// Unwraps the master key of an archived header and checks the header's MAC with it.
     private static func archivedKeys(header: VaultHeader, credential: Credential, now: Date) throws -> VaultKeys {
         let master: SymmetricKey
-        switch credential {
-        case .passphrase(let passphrase):
-            let slot = header.passphraseSlot!
-            let kek = try VaultKeys.deriveKEK(passphrase: passphrase, salt: slot.salt, parameters: slot.argon2Parameters!)
-            guard let unwrapped = slot.unwrap(with: kek, vaultID: header.vaultID) else {
-                throw VaultError(.wrongPassphrase, "The passphrase is wrong for this archive.")
-            }
-            master = unwrapped
-        case .recoveryKey(let recoveryKey):
-            guard let slot = header.recoverySlot,
-                  let unwrapped = slot.unwrap(with: recoveryKey.keyEncryptionKey(salt: slot.salt, vaultID: header.vaultID), vaultID: header.vaultID) else {
-                throw VaultError(.wrongRecoveryKey, "The recovery key does not open this archive (it had no recovery key, or another one, when it was made).")
-            }
-            master = unwrapped
-        case .session(let token, let directory):
-            master = try SessionStore.unwrapMasterKey(token: token, directory: directory, header: header, now: now)
+        do {
+            master = try unwrapMasterKey(header: header, credential: credential, now: now)
+        } catch let error as VaultError where error.code == .wrongPassphrase {
+            throw VaultError(.wrongPassphrase, "The passphrase is wrong for this archive.")
         }
         let keys = VaultKeys(master: master)
         guard constantTimeEqual(keys.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: keys) else {

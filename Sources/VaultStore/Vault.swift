@@ -135,7 +135,12 @@ public final class Vault {
     /// Opens, unlocks and fully verifies the vault at `url`.
     public static func open(at url: URL, with credential: Credential, now: Date = Date()) throws -> Vault {
         let (database, headerBytes, header) = try connect(url)
-        let master: SymmetricKey
+        let master = try unwrapMasterKey(header: header, credential: credential, now: now)
+        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, master: master)
+    }
+
+    /// The master key a credential unwraps from `header` (wrong credential → 77-class errors).
+    static func unwrapMasterKey(header: VaultHeader, credential: Credential, now: Date) throws -> SymmetricKey {
         switch credential {
         case .passphrase(let passphrase):
             let slot = header.passphraseSlot!
@@ -143,7 +148,7 @@ public final class Vault {
             guard let unwrapped = slot.unwrap(with: kek, vaultID: header.vaultID) else {
                 throw VaultError(.wrongPassphrase, "The passphrase is wrong for this vault.")
             }
-            master = unwrapped
+            return unwrapped
         case .recoveryKey(let recoveryKey):
             guard let slot = header.recoverySlot else {
                 throw VaultError(.noRecoveryKey, "This vault has no recovery key; unlock it with its passphrase.")
@@ -152,11 +157,10 @@ public final class Vault {
                                               vaultID: header.vaultID) else {
                 throw VaultError(.wrongRecoveryKey, "The recovery key does not open this vault (it may belong to another vault, or have been replaced).")
             }
-            master = unwrapped
+            return unwrapped
         case .session(let token, let directory):
-            master = try SessionStore.unwrapMasterKey(token: token, directory: directory, header: header, now: now)
+            return try SessionStore.unwrapMasterKey(token: token, directory: directory, header: header, now: now)
         }
-        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, master: master)
     }
 
     /// Reads what needs no key: format, KDF profile, recovery slot, row count.

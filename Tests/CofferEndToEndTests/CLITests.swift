@@ -229,7 +229,7 @@ import VaultStore
 
         let short = try sandbox.run(["unlock", "--timeout", "1s", "--passphrase-file", passphraseFile])
         let shortToken = try #require(exportedToken(short.stdout))
-        usleep(1_600_000)
+        usleep(2_300_000)  // expiry is rounded up to the whole second: a 1s session ends within 2 s
         let expired = try sandbox.run(["verify"], environment: ["COFFER_SESSION": shortToken])
         #expect(expired.status == 77)
         #expect(expired.stderr.contains("expired"))
