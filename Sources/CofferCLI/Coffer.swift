@@ -24,6 +24,7 @@ public struct Coffer: ParsableCommand {
             Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
             BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self, GoalCommands.self,
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Settings.self,
+            Export.self, Import.self,
             Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
             PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,

@@ -1,0 +1,282 @@
+import ArgumentParser
+import FinanceCore
+import Foundation
+import VaultStore
+
+/// Coffer's own open JSON format (Specs/cli.md, "Export and import"): everything a person put
+/// in, with ids, so an export imported into a new vault reproduces every report.
+struct ExportDocument: Codable {
+    struct Account: Codable { let id, name, category, kind: String; let growth: String?; let created: String; let closed: String? }
+    struct Update: Codable { let id, account, date, amount: String; let sequence: UInt64; let note: String? }
+    struct Rate: Codable { let category, rate: String }
+    struct Category: Codable { let id, name, type: String; let sortOrder: Int; let isDefault, hidden: Bool }
+    struct Source: Codable { let id, name, amount, frequency: String; let anchor: String? }
+    struct Target: Codable { let kind, id: String }
+    struct Entry: Codable { let id, amount, type: String; let target: Target; let note: String?; let date: String; let sequence: UInt64 }
+    struct Goal: Codable { let id, name: String; let target, targetDate: String? }
+    struct Client: Codable { let id, name: String; let email, address: String?; let terms: Int }
+    struct Item: Codable { let description, quantity, unitPrice: String }
+    struct Payment: Codable { let date, amount: String }
+    struct Invoice: Codable {
+        let id: String; let number: Int; let client: String; let items: [Item]; let tax: String?
+        let issued, due: String; let notes: String?; let status: String; let sentOn, voidedOn: String?; let payments: [Payment]
+    }
+
+    static let formatName = "coffer-export"
+    static let currentVersion = 1
+
+    var format = formatName
+    var version = currentVersion
+    let currency: String
+    let includeReceivables: Bool
+    var accounts: [Account]?
+    var updates: [Update]?
+    var categoryRates: [Rate]?
+    var budgetCategories: [Category]?
+    var incomeSources: [Source]?
+    var transactions: [Entry]?
+    var goals: [Goal]?
+    var clients: [Client]?
+    var invoices: [Invoice]?
+    var invoiceCounter: Int?
+}
+
+enum ExportSection: String, ExpressibleByArgument, CaseIterable {
+    case accounts, updates, transactions, invoices
+}
+
+extension ExportDocument {
+    init(ledger: Ledger, only: ExportSection?) {
+        let money = ledger.currency.decimalString
+        let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
+        currency = ledger.currency.code
+        includeReceivables = ledger.settings?.includeReceivables ?? true
+        func wanted(_ section: ExportSection) -> Bool { only == nil || only == section }
+        if wanted(.accounts) {
+            accounts = ledger.accounts.map { .init(id: id($0.id), name: $0.name, category: $0.category, kind: $0.kind.rawValue,
+                                                   growth: $0.growthRate?.description, created: $0.created.description, closed: $0.closed?.description) }
+            categoryRates = ledger.categoryRates.values.sorted { $0.category < $1.category }.map { .init(category: $0.category, rate: $0.rate.description) }
+        }
+        if wanted(.updates) {
+            updates = ledger.updates.sorted { $0.sequence < $1.sequence }.map {
+                .init(id: id($0.id), account: id($0.accountID), date: $0.date.description, amount: money($0.amount), sequence: $0.sequence, note: $0.note)
+            }
+        }
+        if wanted(.transactions) {
+            budgetCategories = ledger.budgetCategories.map { .init(id: id($0.id), name: $0.name, type: $0.type.rawValue, sortOrder: $0.sortOrder,
+                                                                   isDefault: $0.isDefault, hidden: $0.isHidden) }
+            incomeSources = ledger.incomeSources.map { source in
+                var anchor: String?
+                if case .biweekly(let date) = source.frequency { anchor = date.description }
+                return .init(id: id(source.id), name: source.name, amount: money(source.amount), frequency: source.frequency.name, anchor: anchor)
+            }
+            transactions = ledger.transactions.sorted { $0.sequence < $1.sequence }.map { entry in
+                let target: Target
+                switch entry.target {
+                case .category(let uuid): target = .init(kind: "category", id: id(uuid))
+                case .source(let uuid): target = .init(kind: "source", id: id(uuid))
+                case .goal(let uuid): target = .init(kind: "goal", id: id(uuid))
+                }
+                return .init(id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue, target: target, note: entry.note,
+                             date: entry.date.description, sequence: entry.sequence)
+            }
+            goals = ledger.goals.map { .init(id: id($0.id), name: $0.name, target: $0.target.map(money), targetDate: $0.targetDate?.description) }
+        }
+        if wanted(.invoices) {
+            clients = ledger.clients.map { .init(id: id($0.id), name: $0.name, email: $0.email, address: $0.address, terms: $0.termsDays) }
+            invoices = ledger.invoices.map { invoice in
+                .init(id: id(invoice.id), number: invoice.number, client: id(invoice.clientID),
+                      items: invoice.items.map { .init(description: $0.description, quantity: $0.quantity.description, unitPrice: money($0.unitPrice)) },
+                      tax: invoice.taxBasisPoints.map { GrowthRate(basisPoints: $0).description }, issued: invoice.issued.description,
+                      due: invoice.due.description, notes: invoice.notes, status: invoice.stored.rawValue, sentOn: invoice.sentOn?.description,
+                      voidedOn: invoice.voidedOn?.description, payments: invoice.payments.map { .init(date: $0.date.description, amount: money($0.amount)) })
+            }
+            invoiceCounter = ledger.invoiceCounter?.counter.lastNumber
+        }
+    }
+
+    /// Every record the document describes, validated: amounts exact in its currency, dates
+    /// real, references resolved. Throws with the section and item at fault.
+    func records() throws -> (currency: Currency, records: [(UUID, FinanceRecord)], counter: Int?) {
+        guard format == Self.formatName else { throw CLIError(.invalidInput, "This is not a Coffer export (format '\(format)').") }
+        guard version <= Self.currentVersion else {
+            throw CLIError(.invalidInput, "This export is format version \(version); this Coffer reads up to \(Self.currentVersion). Upgrade Coffer.")
+        }
+        let currency = try CommandContext.input { try Currency.named(self.currency) }
+        func uuid(_ text: String, _ place: String) throws -> UUID {
+            guard let value = UUID(uuidString: text) else { throw CLIError(.invalidInput, "\(place): '\(text)' is not an id. Nothing was imported.") }
+            return value
+        }
+        func parse<T>(_ place: String, _ body: () throws -> T) throws -> T {
+            do { return try body() } catch let error as FinanceError {
+                throw CLIError(.invalidInput, "\(place): \(error.errorDescription ?? "invalid"). Nothing was imported.")
+            }
+        }
+        func date(_ text: String, _ place: String) throws -> CalendarDate { try parse(place) { try CalendarDate(parsing: text) } }
+        func money(_ text: String, _ place: String) throws -> Money { try parse(place) { try currency.parse(text) } }
+
+        var records: [(UUID, FinanceRecord)] = []
+        for (index, item) in (accounts ?? []).enumerated() {
+            let place = "accounts[\(index)]"
+            guard let kind = AccountKind(rawValue: item.kind) else { throw CLIError(.invalidInput, "\(place): kind '\(item.kind)' is not asset or liability.") }
+            records.append((try uuid(item.id, place), .account(FinanceCore.Account(
+                id: try uuid(item.id, place), name: try parse(place) { try FinanceCore.Account.validatedName(item.name) }, category: item.category, kind: kind,
+                growthRate: try item.growth.map { text in try parse(place) { try GrowthRate(parsing: text) } },
+                created: try date(item.created, place), closed: try item.closed.map { try date($0, place) }))))
+        }
+        let accountIDs = Set(records.map(\.0))
+        for (index, item) in (updates ?? []).enumerated() {
+            let place = "updates[\(index)]"
+            let account = try uuid(item.account, place)
+            guard accounts == nil || accountIDs.contains(account) else { throw CLIError(.invalidInput, "\(place): its account is not in the file.") }
+            records.append((try uuid(item.id, place), .update(ValueUpdate(id: try uuid(item.id, place), accountID: account, date: try date(item.date, place),
+                                                                        amount: try money(item.amount, place), sequence: item.sequence, note: item.note))))
+        }
+        for (index, item) in (categoryRates ?? []).enumerated() {
+            records.append((UUID(), .categoryRate(CategoryRate(category: item.category, rate: try parse("categoryRates[\(index)]") { try GrowthRate(parsing: item.rate) }))))
+        }
+        for (index, item) in (budgetCategories ?? []).enumerated() {
+            let place = "budgetCategories[\(index)]"
+            guard let type = BudgetType(rawValue: item.type) else { throw CLIError(.invalidInput, "\(place): type '\(item.type)' is not needs, wants or savings.") }
+            records.append((try uuid(item.id, place), .budgetCategory(BudgetCategory(id: try uuid(item.id, place), name: item.name, type: type,
+                                                                                     sortOrder: item.sortOrder, isDefault: item.isDefault, isHidden: item.hidden))))
+        }
+        for (index, item) in (incomeSources ?? []).enumerated() {
+            let place = "incomeSources[\(index)]"
+            let frequency: IncomeFrequency
+            switch (item.frequency, item.anchor) {
+            case ("monthly", nil): frequency = .monthly
+            case ("variable", nil): frequency = .variable
+            case ("biweekly", let anchor?): frequency = .biweekly(anchor: try date(anchor, place))
+            default: throw CLIError(.invalidInput, "\(place): frequency '\(item.frequency)' is not monthly, biweekly (with an anchor) or variable.")
+            }
+            records.append((try uuid(item.id, place), .incomeSource(IncomeSource(id: try uuid(item.id, place), name: item.name,
+                                                                                 amount: try money(item.amount, place), frequency: frequency))))
+        }
+        for (index, item) in (transactions ?? []).enumerated() {
+            let place = "transactions[\(index)]"
+            guard let type = TransactionType(rawValue: item.type) else { throw CLIError(.invalidInput, "\(place): type '\(item.type)' is unknown.") }
+            let targetID = try uuid(item.target.id, place)
+            let target: Transaction.Target
+            switch item.target.kind {
+            case "category": target = .category(targetID)
+            case "source": target = .source(targetID)
+            case "goal": target = .goal(targetID)
+            default: throw CLIError(.invalidInput, "\(place): target kind '\(item.target.kind)' is unknown.")
+            }
+            records.append((try uuid(item.id, place), .transaction(Transaction(id: try uuid(item.id, place), amount: try money(item.amount, place), type: type,
+                                                                               target: target, note: item.note, date: try date(item.date, place), sequence: item.sequence))))
+        }
+        for (index, item) in (goals ?? []).enumerated() {
+            let place = "goals[\(index)]"
+            records.append((try uuid(item.id, place), .savingsGoal(SavingsGoal(id: try uuid(item.id, place), name: item.name,
+                                                                               target: try item.target.map { try money($0, place) },
+                                                                               targetDate: try item.targetDate.map { try date($0, place) }))))
+        }
+        for (index, item) in (clients ?? []).enumerated() {
+            let place = "clients[\(index)]"
+            records.append((try uuid(item.id, place), .client(FinanceCore.Client(id: try uuid(item.id, place), name: item.name, email: item.email,
+                                                                                 address: item.address, termsDays: item.terms))))
+        }
+        for (index, item) in (invoices ?? []).enumerated() {
+            let place = "invoices[\(index)]"
+            guard let status = FinanceCore.Invoice.StoredStatus(rawValue: item.status) else { throw CLIError(.invalidInput, "\(place): status '\(item.status)' is unknown.") }
+            let items = try item.items.map { line in
+                LineItem(description: line.description, quantity: try parse(place) { try Quantity(parsing: line.quantity) }, unitPrice: try money(line.unitPrice, place))
+            }
+            records.append((try uuid(item.id, place), .invoice(FinanceCore.Invoice(
+                id: try uuid(item.id, place), number: item.number, clientID: try uuid(item.client, place), items: items,
+                taxBasisPoints: try item.tax.map { text in try parse(place) { try GrowthRate(parsing: text) }.basisPoints },
+                issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes, stored: status,
+                sentOn: try item.sentOn.map { try date($0, place) }, voidedOn: try item.voidedOn.map { try date($0, place) },
+                payments: try item.payments.map { FinanceCore.Payment(date: try date($0.date, place), amount: try money($0.amount, place)) }))))
+        }
+        return (currency, records, invoiceCounter)
+    }
+}
+
+/// `coffer export json [--only SECTION] [--out FILE|-]`.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Export your data in an open format (JSON, Coffer's own; imported back with coffer import json).",
+        discussion: "Writing to a file warns that the file is not encrypted; files are created 0600.")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The format: json.") var format: ExportFormat
+    @Option(help: "Only one part: accounts, updates, transactions or invoices.") var only: ExportSection?
+    @Option(help: ArgumentHelp("Write to this file; - or nothing for standard output.", valueName: "file")) var out: String?
+
+    enum ExportFormat: String, ExpressibleByArgument { case json }
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(ExportDocument(ledger: ledger, only: only)) + Data("\n".utf8)
+        guard let out, out != "-" else {
+            FileHandle.standardOutput.write(data)
+            return
+        }
+        guard FileManager.default.createFile(atPath: out, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw CLIError(.failure, "Cannot write \(out).")
+        }
+        Terminal.note("Note: \(out) is not encrypted: it holds your data in plain text. Keep it safe, or delete it when done.")
+        Output.line("Exported to \(out).")
+    }
+}
+
+/// `coffer import json FILE`.
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import Coffer's own JSON export into a vault that holds no data yet (one transaction, undoable).")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The format: json.") var format: Export.ExportFormat
+    @Argument(help: "The file (- for standard input).") var file: String
+
+    func run() throws {
+        let data: Data
+        if file == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: file) else { throw CLIError(.notFound, "No file at \(file).") }
+            data = contents
+        }
+        let document: ExportDocument
+        do {
+            document = try JSONDecoder().decode(ExportDocument.self, from: data)
+        } catch {
+            throw CLIError(.invalidInput, "\(file) is not a Coffer JSON export: \(Self.describe(error)). Nothing was imported.")
+        }
+        let (currency, records, counter) = try document.records()
+        let ledger = try options.openLedger()
+        let userData = ledger.accounts.count + ledger.updates.count + ledger.transactions.count + ledger.incomeSources.count
+            + ledger.goals.count + ledger.clients.count + ledger.invoices.count + ledger.categoryRates.count
+        guard userData == 0, ledger.budgetCategories.allSatisfy(\.isDefault) else {
+            throw CLIError(.invalidInput, "This vault already holds data; import only goes into a new vault. Nothing was imported.",
+                           hint: "Create one (coffer init --vault NEW) and import there.")
+        }
+        var puts = records
+        let importsCategories = records.contains { if case .budgetCategory = $0.1 { return true } else { return false } }
+        let replacedDefaults = importsCategories ? ledger.budgetCategories.map(\.id) : []
+        puts.append((ledger.settingsID ?? UUID(), .settings(VaultSettings(currency: currency, includeReceivables: document.includeReceivables))))
+        if let counter {
+            try ledger.writeWithoutHistory([(ledger.invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: counter)))])
+        }
+        try ledger.commit("Imported \(records.count) records from \(URL(fileURLWithPath: file).lastPathComponent)", puts: puts, deletes: replacedDefaults)
+        Output.line("Imported \(records.count) records (\(currency.code)). Undo with: coffer undo")
+        Output.line("Next: coffer overview")
+    }
+
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context): "'\(key.stringValue)' is missing at \(path(context))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context): "wrong value at \(path(context))"
+        case DecodingError.dataCorrupted(let context): context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
+        default: "unreadable"
+        }
+    }
+
+    static func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+    }
+}

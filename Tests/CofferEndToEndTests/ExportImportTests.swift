@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// Coffer's JSON export, imported into a new vault, reproduces every report exactly.
+@Suite struct ExportImportTests {
+    let sandbox = Sandbox()
+    let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"]
+
+    func run(_ arguments: [String], vault: URL? = nil) throws -> Result {
+        try sandbox.run(arguments + (vault.map { ["--vault", $0.path] } ?? []), environment: environment)
+    }
+
+    @Test func jsonRoundTripGivesIdenticalReports() throws {
+        let source = sandbox.directory.path("source.coffer")
+        #expect(try run(["demo"], vault: source).status == 0)
+        for arguments in [["client", "add", "Acme Ltd", "--terms", "14"],
+                          ["invoice", "new", "Acme", "--item", "Design", "2.5", "120", "--tax", "20%", "--date", "2026-11-01", "--send"],
+                          ["invoice", "pay", "1", "--amount", "50"], ["update", "Barclays", "2600", "--note", "payday"],
+                          ["category", "hide", "Hobbies"], ["growth", "set", "Barclays", "1.5%"]] {
+            let result = try run(arguments, vault: source)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        let exported = sandbox.directory.path("export.json")
+        let export = try run(["export", "json", "--out", exported.path], vault: source)
+        #expect(export.status == 0)
+        #expect(export.stderr.contains("not encrypted"))
+        #expect(fileMode(exported) == 0o600)
+
+        let target = sandbox.directory.path("target.coffer")
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", target.path], environment: environment).status == 0)
+        let imported = try run(["import", "json", exported.path], vault: target)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        for report in [["overview", "--json"], ["budget", "--json"], ["invoices", "--json"], ["budget", "savings", "--json"],
+                       ["account", "list", "--json"], ["growth", "list", "--json"], ["category", "list", "--json"]] {
+            let before = try run(report, vault: source).stdout
+            let after = try run(report, vault: target).stdout
+            #expect(!before.isEmpty && before == after, "\(report) differs after the round trip")
+        }
+        // Exported again, the same document (ids included).
+        #expect(try run(["export", "json"], vault: target).stdout == (try String(contentsOf: exported, encoding: .utf8)))
+        // Numbering continues where the source left off.
+        #expect(try run(["invoice", "new", "Acme", "--item", "More", "1", "10"], vault: target).stdout.contains("INV-0002"))
+
+        #expect(try run(["import", "json", exported.path], vault: target).status == 64, "never into a vault that holds data")
+        #expect(try run(["undo"], vault: target).status == 0)
+        #expect(try run(["undo"], vault: target).stdout.contains("Undone: Imported"))
+    }
+
+    @Test func onlyOneSectionAndRefusals() throws {
+        let source = sandbox.directory.path("source.coffer")
+        #expect(try run(["demo"], vault: source).status == 0)
+        let accounts = try JSONSerialization.jsonObject(with: Data(try run(["export", "json", "--only", "accounts"], vault: source).stdout.utf8)) as! [String: Any]
+        #expect((accounts["accounts"] as? [Any])?.count == 7)
+        #expect(accounts["transactions"] == nil && accounts["invoices"] == nil)
+
+        let target = sandbox.directory.path("target.coffer")
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", target.path], environment: environment).status == 0)
+        let junk = sandbox.directory.path("junk.json")
+        for contents in ["not json", "{\"format\":\"other\",\"version\":1,\"currency\":\"GBP\",\"includeReceivables\":true}",
+                         "{\"format\":\"coffer-export\",\"version\":1,\"currency\":\"GBP\",\"includeReceivables\":true,\"updates\":[{\"id\":\"x\"}]}",
+                         "{\"format\":\"coffer-export\",\"version\":9,\"currency\":\"GBP\",\"includeReceivables\":true}"] {
+            try Data(contents.utf8).write(to: junk)
+            let result = try run(["import", "json", junk.path], vault: target)
+            #expect(result.status == 64, "\(contents): \(result.stderr)")
+        }
+        #expect(try run(["import", "json", sandbox.directory.path("missing.json").path], vault: target).status == 66)
+        #expect(try run(["overview", "--json"], vault: target).stdout.contains("\"netWorth\" : \"0.00\""), "nothing was imported")
+    }
+}
