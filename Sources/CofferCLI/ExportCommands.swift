@@ -201,17 +201,24 @@ struct Export: ParsableCommand {
         abstract: "Export your data in an open format (JSON, Coffer's own; imported back with coffer import json).",
         discussion: "Writing to a file warns that the file is not encrypted; files are created 0600.")
     @OptionGroup var options: VaultOptions
-    @Argument(help: "The format: json.") var format: ExportFormat
+    @Argument(help: "The format: json (Coffer's own, importable) or ledger (a journal for ledger and hledger).") var format: ExportFormat
     @Option(help: "Only one part: accounts, updates, transactions or invoices.") var only: ExportSection?
     @Option(help: ArgumentHelp("Write to this file; - or nothing for standard output.", valueName: "file")) var out: String?
 
-    enum ExportFormat: String, ExpressibleByArgument { case json }
+    enum ExportFormat: String, ExpressibleByArgument { case json, ledger }
 
     func run() throws {
         let ledger = try options.openLedger()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(ExportDocument(ledger: ledger, only: only)) + Data("\n".utf8)
+        let data: Data
+        switch format {
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            data = try encoder.encode(ExportDocument(ledger: ledger, only: only)) + Data("\n".utf8)
+        case .ledger:
+            guard only == nil else { throw CLIError(.invalidInput, "--only goes with json; a journal holds everything.") }
+            data = Data(try LedgerJournal.render(ledger).utf8)
+        }
         guard let out, out != "-" else {
             FileHandle.standardOutput.write(data)
             return
@@ -230,7 +237,9 @@ struct Import: ParsableCommand {
         commandName: "import",
         abstract: "Import Coffer's own JSON export into a vault that holds no data yet (one transaction, undoable).")
     @OptionGroup var options: VaultOptions
-    @Argument(help: "The format: json.") var format: Export.ExportFormat
+    @Argument(help: "The format: json.") var format: ImportFormat
+
+    enum ImportFormat: String, ExpressibleByArgument { case json }
     @Argument(help: "The file (- for standard input).") var file: String
 
     func run() throws {

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+/// The exported journal parses in both ledger and hledger, and their Assets + Liabilities
+/// balance equals Coffer's own net worth.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ledger") && FileManager.default.isExecutableFile(atPath: "/usr/bin/hledger")))
+struct LedgerExportTests {
+    let sandbox = Sandbox()
+    let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"]
+
+    func tool(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = sandbox.directory.path("tool-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: output)
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+    }
+
+    /// The last amount a `bal` report prints (its total, or the only account's balance).
+    func total(_ report: String) -> String? {
+        guard let line = report.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).last(where: { $0.hasPrefix("GBP") }) else {
+            return nil
+        }
+        return line.split(separator: " ").prefix(2).joined(separator: " ")
+    }
+
+    @Test func balancesMatchCoffersNetWorth() throws {
+        let vault = sandbox.directory.path("v.coffer")
+        let steps: [[String]] = [
+            ["demo"], ["account", "add", "Old ISA: closed; really", "--category", "Savings", "--value", "1234.56", "--date", "2026-07-01"],
+            ["account", "close", "Old ISA", "--date", "2026-10-01"],
+            ["client", "add", "Acme  Ltd"], ["invoice", "new", "Acme", "--item", "Design", "2.5", "120", "--tax", "20%", "--date", "2026-11-01", "--send"],
+            ["invoice", "pay", "1", "--amount", "100"], ["invoice", "new", "Acme", "--item", "Logo", "1", "300", "--send"],
+            ["invoice", "new", "Acme", "--item", "Draft only", "1", "999"], ["invoice", "new", "Acme", "--item", "Cancelled", "1", "50", "--send"],
+            ["invoice", "void", "4"], ["update", "Coinbase", "0"],
+        ]
+        for step in steps {
+            let result = try sandbox.run(step + ["--vault", vault.path], environment: environment)
+            #expect(result.status == 0, "\(step): \(result.stderr)")
+        }
+        let journal = sandbox.directory.path("coffer.journal")
+        #expect(try sandbox.run(["export", "ledger", "--out", journal.path, "--vault", vault.path], environment: environment).status == 0)
+        let overview = try JSONSerialization.jsonObject(with: Data(try sandbox.run(["overview", "--json", "--vault", vault.path], environment: environment).stdout.utf8)) as! [String: Any]
+        let netWorth = "GBP \(overview["netWorth"] as! String)"
+
+        let (ledgerStatus, ledgerOutput) = try tool("/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
+        #expect(ledgerStatus == 0, "\(ledgerOutput)")
+        #expect(total(ledgerOutput) == netWorth, "ledger: \(ledgerOutput)")
+        let (hledgerStatus, hledgerOutput) = try tool("/usr/bin/hledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
+        #expect(hledgerStatus == 0, "\(hledgerOutput)")
+        #expect(total(hledgerOutput) == netWorth, "hledger: \(hledgerOutput)")
+        let (_, receivable) = try tool("/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets:Invoices receivable"])
+        #expect(total(receivable) == "GBP \(overview["invoicesReceivable"] as! String)")
+    }
+}
