@@ -66,7 +66,7 @@ struct AccountCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
-            let portfolio = ledger.portfolio()
+            let portfolio = ledger.portfolio
             let currency = ledger.currency
             let rows = ledger.accounts.map { account in
                 Row(name: account.name, category: account.category, kind: account.kind.rawValue,
@@ -106,7 +106,7 @@ struct AccountCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
             let account = try ledger.account(named: name)
-            let portfolio = ledger.portfolio()
+            let portfolio = ledger.portfolio
             let currency = ledger.currency
             let current = portfolio.value(of: account, on: today)
             let monthAgo = portfolio.value(of: account, on: today.adding(months: -1)) ?? .zero
@@ -246,7 +246,7 @@ struct Update: ParsableCommand {
             throw CLIError(.invalidInput, "\(account.name) was closed on \(closed). Nothing was changed.",
                            hint: "Reopen it first: coffer account reopen \"\(account.name)\"")
         }
-        let portfolio = ledger.portfolio()
+        let portfolio = ledger.portfolio
         let previous = portfolio.value(of: account, on: day)
         let currency = ledger.currency
         let update = ValueUpdate(accountID: account.id, date: day, amount: amount, sequence: ledger.nextUpdateSequence, note: note)

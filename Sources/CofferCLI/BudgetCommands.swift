@@ -43,7 +43,7 @@ struct BudgetCommands: ParsableCommand {
             transactions: summary.transactions.map { transaction in
                 .init(id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
                       amount: money(transaction.amount), label: label(of: transaction, ledger: ledger),
-                      budgetType: ledger.budget().budgetType(of: transaction)?.rawValue, note: transaction.note)
+                      budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
             })
     }
 
@@ -71,7 +71,7 @@ struct BudgetCommands: ParsableCommand {
     static func recentLines(_ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12) -> [String] {
         var lines: [String] = []
         var currentDay: CalendarDate?
-        let budget = ledger.budget()
+        let budget = ledger.budget
         var rows: [[String]] = []
         func flush() {
             lines += Render.table(rows, rightAligned: [1])
@@ -103,7 +103,7 @@ struct BudgetCommands: ParsableCommand {
             let month = try monthOptions.resolve(today: today)
             let ledger = try options.openLedger()
             try ledger.ensureDefaultCategories()
-            let summary = try ledger.budget().summary(for: month)
+            let summary = try ledger.budget.summary(for: month)
             if report.json { return try Output.json(BudgetCommands.report(summary, ledger: ledger)) }
             let currency = ledger.currency
             let style = Style.current()
@@ -141,9 +141,9 @@ struct BudgetCommands: ParsableCommand {
             let month = try monthOptions.resolve(today: today)
             let ledger = try options.openLedger()
             try ledger.ensureDefaultCategories()
-            let summary = try ledger.budget().summary(for: month)
+            let summary = try ledger.budget.summary(for: month)
             let lines = summary.categories.filter { $0.category.type == type }
-            let budget = ledger.budget()
+            let budget = ledger.budget
             let recent = summary.transactions.filter { $0.type != .income && budget.budgetType(of: $0) == type }
             let goals = type == .savings ? summary.goals : []
             if json {
@@ -234,7 +234,7 @@ struct EntryOptions: ParsableArguments {
         let verb = type == .income ? "Earned" : (type == .savings ? "Saved" : "Spent")
         try ledger.commit("\(verb) \(ledger.currency.format(amount)) \(type == .income ? "from" : (type == .savings ? "towards" : "on")) \(label)",
                           puts: [(transaction.id, .transaction(transaction))])
-        let summary = try ledger.budget().summary(for: BudgetMonth(containing: day))
+        let summary = try ledger.budget.summary(for: BudgetMonth(containing: day))
         Output.line("\(verb) \(ledger.currency.format(amount)) · \(label) · \(day)")
         Output.line("\(ledger.currency.format(summary.remaining)) remaining in \(summary.month.title)")
         Output.line("Undo with: coffer undo")

@@ -169,7 +169,7 @@ struct CategoryCommands: ParsableCommand {
             let ledger = try options.openLedger()
             try ledger.ensureDefaultCategories()
             let rows = BudgetType.allCases.flatMap { type in
-                ledger.budget().categories.filter { $0.type == type }.enumerated().map {
+                ledger.budget.categories.filter { $0.type == type }.enumerated().map {
                     Row(name: $1.name, type: type.rawValue, position: $0 + 1, isDefault: $1.isDefault, hidden: $1.isHidden)
                 }
             }
@@ -234,7 +234,7 @@ struct CategoryCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let category = try CategoryCommands.find(name, in: ledger)
-            let (other, isNew, moved) = try CommandContext.input { try ledger.budget().deletion(of: category) }
+            let (other, isNew, moved) = try CommandContext.input { try ledger.budget.deletion(of: category) }
             let question = "Delete \"\(category.name)\"? \(moved.count) transaction\(moved.count == 1 ? "" : "s") will be moved to \"\(other.name)\"."
             if !yes, !(try Terminal.confirm(question, refusal: "Deleting \(category.name)")) {
                 Output.line("Kept \(category.name). Nothing was changed.")
@@ -256,7 +256,7 @@ struct CategoryCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let category = try CategoryCommands.find(name, in: ledger)
-            var siblings = ledger.budget().categories.filter { $0.type == category.type }
+            var siblings = ledger.budget.categories.filter { $0.type == category.type }
             guard (1...siblings.count).contains(position) else {
                 throw CLIError(.invalidInput, "Enter a position from 1 to \(siblings.count). Nothing was changed.")
             }
@@ -309,7 +309,7 @@ struct GoalCommands: ParsableCommand {
         @OptionGroup var report: ReportOptions
         func run() throws {
             let ledger = try options.openLedger()
-            let summary = try ledger.budget().summary(for: BudgetMonth(containing: try CommandContext.today()))
+            let summary = try ledger.budget.summary(for: BudgetMonth(containing: try CommandContext.today()))
             if report.json { return try Output.json(["goals": BudgetCommands.report(summary, ledger: ledger).goals]) }
             guard !summary.goals.isEmpty else {
                 Output.line("Start building your future — add a savings goal: coffer goal add \"Emergency Fund\" --target 5000")
@@ -389,7 +389,7 @@ struct TransactionCommands: ParsableCommand {
         func run() throws {
             let today = try CommandContext.today()
             let ledger = try options.openLedger()
-            let summary = try ledger.budget().summary(for: try monthOptions.resolve(today: today))
+            let summary = try ledger.budget.summary(for: try monthOptions.resolve(today: today))
             var transactions = summary.transactions
             if let category {
                 let found = try CategoryCommands.find(category, in: ledger)

@@ -81,14 +81,16 @@ final class Ledger {
         invoices.sort { $0.number < $1.number }
         accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         changes.sort { $0.entry.sequence < $1.entry.sequence }
+        portfolio = Portfolio(currency: currency, accounts: accounts, updates: updates,
+                              categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+        budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
     }
 
     var currency: Currency { settings?.currency ?? .gbp }
 
-    func portfolio() -> Portfolio {
-        Portfolio(currency: currency, accounts: accounts, updates: updates,
-                  categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
-    }
+    /// Net-worth and budget views, built once per reload rather than on every use.
+    private(set) var portfolio = Portfolio(currency: .gbp, accounts: [], updates: [])
+    private(set) var budget = Budget(sources: [], categories: [], goals: [], transactions: [])
 
     /// Net worth on `date` as Coffer reports it everywhere: accounts, plus unpaid sent invoices
     /// as "Invoices receivable" unless turned off in settings.
@@ -100,14 +102,10 @@ final class Ledger {
     }
 
     func netWorth(on date: CalendarDate) throws -> NetWorth {
-        let totals = try portfolio().totals(on: date)
+        let totals = try portfolio.totals(on: date)
         let receivable = (settings?.includeReceivables ?? true) ? try Receivables.receivable(invoices, on: date) : .zero
         return NetWorth(assets: try totals.assets.adding(receivable), liabilities: totals.liabilities, receivable: receivable,
                         netWorth: try totals.netWorth.adding(receivable))
-    }
-
-    func budget() -> Budget {
-        Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
     }
 
     /// The design's default categories are part of a vault's setup: written once, outside the

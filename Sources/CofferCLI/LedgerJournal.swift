@@ -27,7 +27,7 @@ enum LedgerJournal {
             entries.append((date, order, text))
         }
 
-        let portfolio = ledger.portfolio()
+        let portfolio = ledger.portfolio
         for account in ledger.accounts {
             let root = account.kind == .asset ? "Assets" : "Liabilities"
             let name = "\(root):\(segment(account.category)):\(segment(account.name))"
@@ -60,7 +60,7 @@ enum LedgerJournal {
             }
         }
 
-        let budget = ledger.budget()
+        let budget = ledger.budget
         for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence }) {
             let label = BudgetCommands.label(of: transaction, ledger: ledger)
             let account: String

@@ -41,7 +41,7 @@ struct Overview: ParsableCommand {
     }
 
     func render(ledger: Ledger, date: CalendarDate, json: Bool) throws {
-        let portfolio = ledger.portfolio()
+        let portfolio = ledger.portfolio
         let currency = ledger.currency
         let totals = try ledger.netWorth(on: date)
         let change = try totals.netWorth.subtracting(try ledger.netWorth(on: date.adding(months: -1)).netWorth)
@@ -120,7 +120,7 @@ struct Overview: ParsableCommand {
                          rightAligned: [2]).forEach { Output.line($0) }
         }
         if !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty {
-            let month = try ledger.budget().summary(for: BudgetMonth(containing: date))
+            let month = try ledger.budget.summary(for: BudgetMonth(containing: date))
             Output.line()
             Output.line("Budget: \(currency.format(month.remaining)) remaining in \(month.month.title) (coffer budget)")
         }
@@ -143,7 +143,7 @@ struct Overview: ParsableCommand {
 extension Overview {
     func budgetLine(ledger: Ledger, date: CalendarDate) throws -> Report.BudgetLine? {
         guard !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty else { return nil }
-        let summary = try ledger.budget().summary(for: BudgetMonth(containing: date))
+        let summary = try ledger.budget.summary(for: BudgetMonth(containing: date))
         let money = ledger.currency.decimalString
         return .init(month: summary.month.description, income: money(summary.income), spent: money(summary.spent), remaining: money(summary.remaining))
     }
@@ -163,7 +163,7 @@ struct Assets: ParsableCommand {
     func run() throws {
         let today = try CommandContext.today()
         let ledger = try options.openLedger()
-        let portfolio = ledger.portfolio()
+        let portfolio = ledger.portfolio
         let currency = ledger.currency
         let distribution = try portfolio.distribution(on: today)
         if let category {
@@ -265,7 +265,7 @@ struct GrowthCommands: ParsableCommand {
 
         func run() throws {
             let ledger = try options.openLedger()
-            let portfolio = ledger.portfolio()
+            let portfolio = ledger.portfolio
             let rows = ledger.accounts.filter { $0.closed == nil }.map { account in
                 Row(account: account.name, category: account.category, rate: portfolio.rate(for: account).description,
                     source: account.growthRate != nil ? "account" : (ledger.categoryRateRecord(for: account.category) != nil ? "category" : "none"))
@@ -302,7 +302,7 @@ struct Projection: ParsableCommand {
         }
         let today = try CommandContext.today()
         let ledger = try options.openLedger()
-        let portfolio = ledger.portfolio()
+        let portfolio = ledger.portfolio
         let currency = ledger.currency
         let horizons = years.map { [$0] } ?? [1, 5, 10]
         let rows = try horizons.map { Row(years: $0, netWorth: currency.decimalString(try portfolio.projectedNetWorth(years: $0, from: today))) }

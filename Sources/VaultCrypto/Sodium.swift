@@ -17,8 +17,6 @@ enum Sodium {
         guard returnCode == 0 else { throw CryptoError(code, message()) }
     }
 
-    /// The linked library's version, for `coffer --version` and bug reports.
-    static var versionString: String { String(cString: sodium_version_string()) }
 }
 
 /// Process-level protections that must run before any secret is read.
@@ -40,11 +38,6 @@ public enum ProcessHardening {
         }
     }
 
-    /// libsodium's version string, e.g. "1.0.18".
-    public static var sodiumVersion: String {
-        Sodium.ensureInitialised()
-        return Sodium.versionString
-    }
 }
 
 /// Cryptographically secure random bytes from libsodium (getrandom(2) on Linux).
