@@ -24,7 +24,8 @@ struct BudgetCommands: ParsableCommand {
         struct Category: Encodable { let name, type, total: String; let count: Int; let hidden: Bool }
         struct Goal: Encodable { let name, thisMonth, total: String; let target: String?; let projectedCompletion: String? }
         struct Item: Encodable { let id, date, type, amount, label: String; let budgetType: String?; let note: String? }
-        let month, currency, income, expectedIncome, spent, remaining, needs, wants, savings: String
+        let month, currency, income, expectedIncome, spent, remaining, needs, wants, savings, uncategorised: String
+        let uncategorisedCount: Int
         let categories: [Category]
         let goals: [Goal]
         let transactions: [Item]
@@ -36,16 +37,21 @@ struct BudgetCommands: ParsableCommand {
             month: summary.month.description, currency: ledger.currency.code, income: money(summary.income),
             expectedIncome: money(summary.expectedIncome), spent: money(summary.spent), remaining: money(summary.remaining),
             needs: money(summary.needs), wants: money(summary.wants), savings: money(summary.savings),
+            uncategorised: money(summary.uncategorised), uncategorisedCount: summary.uncategorisedCount,
             categories: summary.categories.map { .init(name: $0.category.name, type: $0.category.type.rawValue, total: money($0.total),
                                                        count: $0.count, hidden: $0.category.isHidden) },
             goals: summary.goals.map { .init(name: $0.goal.name, thisMonth: money($0.thisMonth), total: money($0.total),
                                              target: $0.goal.target.map(money), projectedCompletion: $0.projectedCompletion?.description) },
-            transactions: summary.transactions.map { transaction in
-                .init(id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
-                      amount: money(transaction.amount), label: label(of: transaction, ledger: ledger),
-                      budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
-            })
+            transactions: summary.transactions.map { item($0, ledger: ledger) })
     }
+
+    static func item(_ transaction: Transaction, ledger: Ledger) -> Report.Item {
+        .init(id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
+              amount: ledger.currency.decimalString(transaction.amount), label: label(of: transaction, ledger: ledger),
+              budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
+    }
+
+    static let uncategorisedName = "Uncategorised"
 
     static func shortID(_ id: UUID) -> String { String(id.uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)) }
 
@@ -55,6 +61,7 @@ struct BudgetCommands: ParsableCommand {
         case .category(let id): ledger.budgetCategories.first { $0.id == id }?.name ?? "(deleted category)"
         case .source(let id): ledger.incomeSources.first { $0.id == id }?.name ?? "(removed income source)"
         case .goal(let id): ledger.goals.first { $0.id == id }?.name ?? "(removed goal)"
+        case .uncategorised: uncategorisedName
         }
     }
 
@@ -84,7 +91,7 @@ struct BudgetCommands: ParsableCommand {
                 lines.append(dayTitle(transaction.date, today: today))
             }
             let sign = transaction.type == .income ? "+" : (transaction.type == .savings ? "→" : "-")
-            let kind = transaction.type == .income ? "Income" : (budget.budgetType(of: transaction)?.title ?? "")
+            let kind = transaction.type == .income ? "Income" : (budget.budgetType(of: transaction)?.title ?? uncategorisedName)
             rows.append([label(of: transaction, ledger: ledger) + (transaction.note.map { " · \($0)" } ?? ""),
                          sign + ledger.currency.format(transaction.amount), kind, shortID(transaction.id)])
         }
@@ -121,6 +128,10 @@ struct BudgetCommands: ParsableCommand {
                           ["Spent", currency.format(summary.spent),
                            "needs \(currency.format(summary.needs)) · wants \(currency.format(summary.wants)) · savings \(currency.format(summary.savings))"]],
                          rightAligned: [1], indent: "").forEach { Output.line($0) }
+            if summary.uncategorisedCount > 0 {
+                Output.line("Uncategorised: \(currency.format(summary.uncategorised)) in \(summary.uncategorisedCount) transaction\(summary.uncategorisedCount == 1 ? "" : "s") (counted in spent)")
+                Output.line("  Place them: coffer import recategorise --rules NAME · coffer transaction edit ID --category C")
+            }
             Output.line()
             if summary.transactions.filter({ $0.type != .income }).isEmpty {
                 Output.line("No expenses this month")

@@ -386,11 +386,28 @@ struct TransactionCommands: ParsableCommand {
         @OptionGroup var monthOptions: BudgetCommands.MonthOptions
         @OptionGroup var report: ReportOptions
         @Option(help: "Only this category.") var category: String?
+        @Flag(help: "Every uncategorised transaction, of any month (unless --month is given).") var uncategorised = false
         func run() throws {
             let today = try CommandContext.today()
             let ledger = try options.openLedger()
             let summary = try ledger.budget.summary(for: try monthOptions.resolve(today: today))
             var transactions = summary.transactions
+            if uncategorised {
+                let pool = monthOptions.month == nil ? ledger.transactions.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) } : transactions
+                transactions = pool.filter { $0.target == .uncategorised }
+                if report.json {
+                    let items = transactions.map { BudgetCommands.item($0, ledger: ledger) }
+                    return try Output.json(["month": AnyEncodable(monthOptions.month == nil ? nil : summary.month.description), "transactions": AnyEncodable(items)])
+                }
+                guard !transactions.isEmpty else {
+                    Output.line("No uncategorised transactions.")
+                    return
+                }
+                BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach { Output.line($0) }
+                Output.line()
+                Output.line("Next: coffer transaction edit ID --category C · coffer import recategorise --rules NAME")
+                return
+            }
             if let category {
                 let found = try CategoryCommands.find(category, in: ledger)
                 transactions = transactions.filter { $0.target == .category(found.id) }
@@ -418,22 +435,38 @@ struct TransactionCommands: ParsableCommand {
         @Option(help: ArgumentHelp("A new date, YYYY-MM-DD.", valueName: "date")) var date: String?
         @Option(help: "A new note.") var note: String?
         @Option(help: "A new category (for spending).") var category: String?
+        @Option(help: "A new income source (for income).") var source: String?
         func run() throws {
             let ledger = try options.openLedger()
             var transaction = try TransactionCommands.find(id, in: ledger)
-            guard amount != nil || date != nil || note != nil || category != nil else {
-                throw CLIError(.invalidInput, "Say what to change: --amount, --date, --note or --category. Nothing was changed.")
+            guard amount != nil || date != nil || note != nil || category != nil || source != nil else {
+                throw CLIError(.invalidInput, "Say what to change: --amount, --date, --note, --category or --source. Nothing was changed.")
             }
             if let amount { transaction.amount = try CommandContext.positiveAmount(amount, ledger: ledger) }
             if let date { transaction.date = try CommandContext.date(date, default: transaction.date) }
             if let note { transaction.note = try CommandContext.name(note, what: "note") }
             if let category {
-                guard transaction.type != .income, case .category = transaction.target else {
-                    throw CLIError(.invalidInput, "Only spending has a category. Nothing was changed.")
+                let placeable: Bool
+                switch transaction.target {
+                case .category: placeable = true
+                case .uncategorised: placeable = transaction.type != .income
+                case .source, .goal: placeable = false
+                }
+                guard placeable else {
+                    throw CLIError(.invalidInput, "Only spending has a category. Nothing was changed.",
+                                   hint: transaction.type == .income ? "Income comes from a source: --source NAME" : nil)
                 }
                 let found = try CategoryCommands.find(category, in: ledger)
                 transaction.target = .category(found.id)
                 transaction.type = found.type == .savings ? .savings : .expense
+            }
+            if let source {
+                guard transaction.type == .income else {
+                    throw CLIError(.invalidInput, "Only income comes from a source. Nothing was changed.", hint: "Spending goes in a category: --category NAME")
+                }
+                let found = try Ledger.match(source, among: ledger.incomeSources, name: \.name, what: "income source",
+                                             addHint: "coffer income add NAME AMOUNT --frequency monthly")
+                transaction.target = .source(found.id)
             }
             try ledger.commit("Edited transaction \(BudgetCommands.shortID(transaction.id))", puts: [(transaction.id, .transaction(transaction))])
             Output.line("Updated: \(BudgetCommands.label(of: transaction, ledger: ledger)) \(ledger.currency.format(transaction.amount)) on \(transaction.date).")

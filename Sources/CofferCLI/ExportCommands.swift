@@ -11,8 +11,14 @@ struct ExportDocument: Codable {
     struct Rate: Codable { let category, rate: String }
     struct Category: Codable { let id, name, type: String; let sortOrder: Int; let isDefault, hidden: Bool }
     struct Source: Codable { let id, name, amount, frequency: String; let anchor: String? }
-    struct Target: Codable { let kind, id: String }
-    struct Entry: Codable { let id, amount, type: String; let target: Target; let note: String?; let date: String; let sequence: UInt64 }
+    struct Target: Codable { let kind: String; let id: String? }
+    struct Entry: Codable {
+        let id, amount, type: String; let target: Target; let note: String?; let date: String; let sequence: UInt64
+        /// Added in version 2: the statement account and row digest (hex) of an imported transaction.
+        let importAccount, importHash: String?
+    }
+    struct Rule: Codable { let pattern: String; let target: Target }
+    struct RuleSet: Codable { let id, name: String; let rules: [Rule] }
     struct Goal: Codable { let id, name: String; let target, targetDate: String? }
     struct Client: Codable { let id, name: String; let email, address: String?; let terms: Int }
     struct Item: Codable { let description, quantity, unitPrice: String }
@@ -23,7 +29,8 @@ struct ExportDocument: Codable {
     }
 
     static let formatName = "coffer-export"
-    static let currentVersion = 1
+    /// 2 added uncategorised transactions, their import origin, and rule sets.
+    static let currentVersion = 2
 
     var format = formatName
     var version = currentVersion
@@ -39,6 +46,7 @@ struct ExportDocument: Codable {
     var clients: [Client]?
     var invoices: [Invoice]?
     var invoiceCounter: Int?
+    var ruleSets: [RuleSet]?
 }
 
 enum ExportSection: String, ExpressibleByArgument, CaseIterable {
@@ -71,14 +79,12 @@ extension ExportDocument {
                 return .init(id: id(source.id), name: source.name, amount: money(source.amount), frequency: source.frequency.name, anchor: anchor)
             }
             transactions = ledger.transactions.sorted { $0.sequence < $1.sequence }.map { entry in
-                let target: Target
-                switch entry.target {
-                case .category(let uuid): target = .init(kind: "category", id: id(uuid))
-                case .source(let uuid): target = .init(kind: "source", id: id(uuid))
-                case .goal(let uuid): target = .init(kind: "goal", id: id(uuid))
-                }
-                return .init(id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue, target: target, note: entry.note,
-                             date: entry.date.description, sequence: entry.sequence)
+                .init(id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue, target: Self.target(entry.target), note: entry.note,
+                      date: entry.date.description, sequence: entry.sequence, importAccount: entry.origin?.account,
+                      importHash: entry.origin.map { $0.rowHash.map { String(format: "%02x", $0) }.joined() })
+            }
+            ruleSets = ledger.ruleSets.map { set in
+                .init(id: id(set.id), name: set.name, rules: set.rules.map { .init(pattern: $0.pattern, target: Self.target($0.target)) })
             }
             goals = ledger.goals.map { .init(id: id($0.id), name: $0.name, target: $0.target.map(money), targetDate: $0.targetDate?.description) }
         }
@@ -92,6 +98,16 @@ extension ExportDocument {
                       voidedOn: invoice.voidedOn?.description, payments: invoice.payments.map { .init(date: $0.date.description, amount: money($0.amount)) })
             }
             invoiceCounter = ledger.invoiceCounter?.counter.lastNumber
+        }
+    }
+
+    static func target(_ target: Transaction.Target) -> Target {
+        let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
+        switch target {
+        case .category(let uuid): return .init(kind: "category", id: id(uuid))
+        case .source(let uuid): return .init(kind: "source", id: id(uuid))
+        case .goal(let uuid): return .init(kind: "goal", id: id(uuid))
+        case .uncategorised: return .init(kind: "uncategorised", id: nil)
         }
     }
 
@@ -156,16 +172,21 @@ extension ExportDocument {
         for (index, item) in (transactions ?? []).enumerated() {
             let place = "transactions[\(index)]"
             guard let type = TransactionType(rawValue: item.type) else { throw CLIError(.invalidInput, "\(place): type '\(item.type)' is unknown.") }
-            let targetID = try uuid(item.target.id, place)
-            let target: Transaction.Target
-            switch item.target.kind {
-            case "category": target = .category(targetID)
-            case "source": target = .source(targetID)
-            case "goal": target = .goal(targetID)
-            default: throw CLIError(.invalidInput, "\(place): target kind '\(item.target.kind)' is unknown.")
+            let target = try self.target(item.target, place, uuid)
+            var origin: StatementOrigin?
+            if let account = item.importAccount, let hash = item.importHash {
+                guard let bytes = Self.bytes(hex: hash) else { throw CLIError(.invalidInput, "\(place): importHash '\(hash)' is not hex. Nothing was imported.") }
+                origin = StatementOrigin(account: account, rowHash: bytes)
             }
             records.append((try uuid(item.id, place), .transaction(Transaction(id: try uuid(item.id, place), amount: try money(item.amount, place), type: type,
-                                                                               target: target, note: item.note, date: try date(item.date, place), sequence: item.sequence))))
+                                                                               target: target, note: item.note, date: try date(item.date, place),
+                                                                               sequence: item.sequence, origin: origin))))
+        }
+        for (index, item) in (ruleSets ?? []).enumerated() {
+            let place = "ruleSets[\(index)]"
+            let rules = try item.rules.map { CategoryRuleSet.Rule(pattern: $0.pattern, target: try target($0.target, place, uuid)) }
+            guard !rules.contains(where: { $0.target == .uncategorised }) else { throw CLIError(.invalidInput, "\(place): a rule cannot target uncategorised.") }
+            records.append((try uuid(item.id, place), .categoryRuleSet(CategoryRuleSet(id: try uuid(item.id, place), name: item.name, rules: rules))))
         }
         for (index, item) in (goals ?? []).enumerated() {
             let place = "goals[\(index)]"
@@ -193,19 +214,40 @@ extension ExportDocument {
         }
         return (currency, records, invoiceCounter)
     }
+
+    private func target(_ target: Target, _ place: String, _ uuid: (String, String) throws -> UUID) throws -> Transaction.Target {
+        if target.kind == "uncategorised" { return .uncategorised }
+        guard let text = target.id else { throw CLIError(.invalidInput, "\(place): its target has no id. Nothing was imported.") }
+        switch target.kind {
+        case "category": return .category(try uuid(text, place))
+        case "source": return .source(try uuid(text, place))
+        case "goal": return .goal(try uuid(text, place))
+        default: throw CLIError(.invalidInput, "\(place): target kind '\(target.kind)' is unknown.")
+        }
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, digits.count <= 128 else { return nil }
+        return try? stride(from: 0, to: digits.count, by: 2).map { index in
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { throw CLIError(.invalidInput, "") }
+            return byte
+        }
+    }
 }
 
 /// `coffer export json [--only SECTION] [--out FILE|-]`.
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Export your data in an open format (JSON, Coffer's own; imported back with coffer import json).",
+        abstract: "Export your data in an open format: JSON (imported back with coffer import json), CSV, or a ledger journal.",
         discussion: "Writing to a file warns that the file is not encrypted; files are created 0600.")
     @OptionGroup var options: VaultOptions
-    @Argument(help: "The format: json (Coffer's own, importable) or ledger (a journal for ledger and hledger).") var format: ExportFormat
+    @Argument(help: "The format: json (Coffer's own, importable), csv (one table for spreadsheets) or ledger (a journal for ledger and hledger).")
+    var format: ExportFormat
     @Option(help: "Only one part: accounts, updates, transactions or invoices.") var only: ExportSection?
     @Option(help: ArgumentHelp("Write to this file; - or nothing for standard output.", valueName: "file")) var out: String?
 
-    enum ExportFormat: String, ExpressibleByArgument { case json, ledger }
+    enum ExportFormat: String, ExpressibleByArgument { case json, csv, ledger }
 
     func run() throws {
         let ledger = try options.openLedger()
@@ -215,6 +257,8 @@ struct Export: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             data = try encoder.encode(ExportDocument(ledger: ledger, only: only)) + Data("\n".utf8)
+        case .csv:
+            data = try StatementCSV.render(ledger, only: only, today: try CommandContext.today())
         case .ledger:
             guard only == nil else { throw CLIError(.invalidInput, "--only goes with json; a journal holds everything.") }
             data = Data(try LedgerJournal.render(ledger).utf8)
@@ -231,51 +275,7 @@ struct Export: ParsableCommand {
     }
 }
 
-/// `coffer import json FILE`.
-struct Import: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "import",
-        abstract: "Import Coffer's own JSON export into a vault that holds no data yet (one transaction, undoable).")
-    @OptionGroup var options: VaultOptions
-    @Argument(help: "The format: json.") var format: ImportFormat
-
-    enum ImportFormat: String, ExpressibleByArgument { case json }
-    @Argument(help: "The file (- for standard input).") var file: String
-
-    func run() throws {
-        let data: Data
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: file) else { throw CLIError(.notFound, "No file at \(file).") }
-            data = contents
-        }
-        let document: ExportDocument
-        do {
-            document = try JSONDecoder().decode(ExportDocument.self, from: data)
-        } catch {
-            throw CLIError(.invalidInput, "\(file) is not a Coffer JSON export: \(Self.describe(error)). Nothing was imported.")
-        }
-        let (currency, records, counter) = try document.records()
-        let ledger = try options.openLedger()
-        let userData = ledger.accounts.count + ledger.updates.count + ledger.transactions.count + ledger.incomeSources.count
-            + ledger.goals.count + ledger.clients.count + ledger.invoices.count + ledger.categoryRates.count
-        guard userData == 0, ledger.budgetCategories.allSatisfy(\.isDefault) else {
-            throw CLIError(.invalidInput, "This vault already holds data; import only goes into a new vault. Nothing was imported.",
-                           hint: "Create one (coffer init --vault NEW) and import there.")
-        }
-        var puts = records
-        let importsCategories = records.contains { if case .budgetCategory = $0.1 { return true } else { return false } }
-        let replacedDefaults = importsCategories ? ledger.budgetCategories.map(\.id) : []
-        puts.append((ledger.settingsID ?? UUID(), .settings(VaultSettings(currency: currency, includeReceivables: document.includeReceivables))))
-        if let counter {
-            try ledger.writeWithoutHistory([(ledger.invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: counter)))])
-        }
-        try ledger.commit("Imported \(records.count) records from \(URL(fileURLWithPath: file).lastPathComponent)", puts: puts, deletes: replacedDefaults)
-        Output.line("Imported \(records.count) records (\(currency.code)). Undo with: coffer undo")
-        Output.line("Next: coffer overview")
-    }
-
+extension Import.JSON {
     static func describe(_ error: Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, let context): "'\(key.stringValue)' is missing at \(path(context))"

@@ -25,6 +25,7 @@ final class Ledger {
     private(set) var clients: [Client] = []
     private(set) var invoices: [Invoice] = []
     private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
+    private(set) var ruleSets: [CategoryRuleSet] = []
 
     init(vault: Vault) throws {
         self.vault = vault
@@ -48,6 +49,7 @@ final class Ledger {
         clients = []
         invoices = []
         invoiceCounter = nil
+        ruleSets = []
         for record in vault.records {
             let id = UUID(recordID: record.id)
             let bytes = Array(record.payload)
@@ -75,10 +77,12 @@ final class Ledger {
             case .client(let client): clients.append(client)
             case .invoice(let invoice): invoices.append(invoice)
             case .invoiceCounter(let counter): invoiceCounter = (id, counter)
+            case .categoryRuleSet(let set): ruleSets.append(set)
             }
         }
         clients.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         invoices.sort { $0.number < $1.number }
+        ruleSets.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         changes.sort { $0.entry.sequence < $1.entry.sequence }
         portfolio = Portfolio(currency: currency, accounts: accounts, updates: updates,

@@ -66,7 +66,9 @@ enum LedgerJournal {
             let account: String
             switch transaction.type {
             case .income: account = "Income:\(segment(label))"
-            case .expense: account = "Expenses:\(budget.budgetType(of: transaction)?.title ?? "Other"):\(segment(label))"
+            case .expense:
+                account = transaction.target == .uncategorised ? "Expenses:\(segment(label))"
+                    : "Expenses:\(budget.budgetType(of: transaction)?.title ?? "Other"):\(segment(label))"
             case .savings: account = "Savings:\(segment(label))"
             }
             let posted = transaction.type == .income ? transaction.amount.negated : transaction.amount

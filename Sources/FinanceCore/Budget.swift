@@ -110,6 +110,9 @@ public struct Transaction: Identifiable, Hashable, Sendable {
         case category(UUID)
         case source(UUID)
         case goal(UUID)
+        /// Imported from a statement with no rule to place it: spending counts in the month's
+        /// `spent` (and income in `income`) and is listed until someone recategorises it.
+        case uncategorised
     }
 
     public let id: UUID
@@ -120,9 +123,12 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     public var date: CalendarDate
     /// Entry order, for listing same-day transactions newest first.
     public var sequence: UInt64
+    /// Where an imported transaction came from, so importing the same statement again adds
+    /// nothing; nil for transactions entered by hand.
+    public var origin: StatementOrigin?
 
     public init(id: UUID = UUID(), amount: Money, type: TransactionType, target: Target, note: String? = nil,
-                date: CalendarDate, sequence: UInt64) {
+                date: CalendarDate, sequence: UInt64, origin: StatementOrigin? = nil) {
         self.id = id
         self.amount = amount
         self.type = type
@@ -130,6 +136,23 @@ public struct Transaction: Identifiable, Hashable, Sendable {
         self.note = note
         self.date = date
         self.sequence = sequence
+        self.origin = origin
+    }
+
+    /// Income positive, spending and saving negative: how a bank statement shows it.
+    public var signedAmount: Money { type == .income ? amount : amount.negated }
+}
+
+/// The statement row a transaction was imported from.
+public struct StatementOrigin: Hashable, Sendable {
+    /// The bank account the statement belongs to (`--account`), as typed; compared without case.
+    public var account: String
+    /// A digest of the row's raw fields and its occurrence among identical rows of its file.
+    public var rowHash: [UInt8]
+
+    public init(account: String, rowHash: [UInt8]) {
+        self.account = account
+        self.rowHash = rowHash
     }
 }
 
@@ -200,6 +223,9 @@ public struct MonthSummary: Sendable {
     public let needs: Money
     public let wants: Money
     public let savings: Money
+    /// Spending no rule has placed yet; part of `spent`, in none of needs, wants or savings.
+    public let uncategorised: Money
+    public let uncategorisedCount: Int
     public let spent: Money
     public let remaining: Money
     /// Categories used this month, or visible, with totals and counts.
@@ -238,7 +264,7 @@ public struct Budget: Sendable {
         switch transaction.target {
         case .category(let id): category(id)?.type
         case .goal: .savings
-        case .source: nil
+        case .source, .uncategorised: nil
         }
     }
 
@@ -247,9 +273,15 @@ public struct Budget: Sendable {
         var income = Money.zero
         var totals: [BudgetType: Money] = [.needs: .zero, .wants: .zero, .savings: .zero]
         var byCategory: [UUID: (Money, Int)] = [:]
+        var uncategorised = Money.zero, uncategorisedCount = 0
         for transaction in inMonth {
             if transaction.type == .income {
                 income = try income.adding(transaction.amount)
+                continue
+            }
+            if transaction.target == .uncategorised {
+                uncategorised = try uncategorised.adding(transaction.amount)
+                uncategorisedCount += 1
                 continue
             }
             guard let type = budgetType(of: transaction) else { continue }
@@ -260,13 +292,13 @@ public struct Budget: Sendable {
             }
         }
         let expected = try Money.sum(try sources.map { try $0.expected(in: month) })
-        let spent = try Money.sum([totals[.needs]!, totals[.wants]!, totals[.savings]!])
+        let spent = try Money.sum([totals[.needs]!, totals[.wants]!, totals[.savings]!, uncategorised])
         // Visible categories always; hidden ones only in months where they were used.
         let lines = categories.filter { !$0.isHidden || byCategory[$0.id] != nil }.map {
             MonthSummary.CategoryLine(category: $0, total: byCategory[$0.id]?.0 ?? .zero, count: byCategory[$0.id]?.1 ?? 0)
         }
         return MonthSummary(month: month, income: income, expectedIncome: expected, needs: totals[.needs]!, wants: totals[.wants]!,
-                            savings: totals[.savings]!, spent: spent, remaining: try income.subtracting(spent),
+                            savings: totals[.savings]!, uncategorised: uncategorised, uncategorisedCount: uncategorisedCount, spent: spent, remaining: try income.subtracting(spent),
                             categories: lines, goals: try goals.map { try goalLine($0, month: month) }, transactions: inMonth)
     }
 

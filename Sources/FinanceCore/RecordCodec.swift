@@ -100,6 +100,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case client(Client)
     case invoice(Invoice)
     case invoiceCounter(InvoiceCounter)
+    case categoryRuleSet(CategoryRuleSet)
 }
 
 /// Turns finance values into compact, versioned payload bytes and back (Specs/record-payloads.md).
@@ -124,12 +125,14 @@ public enum RecordCodec {
         case client = 12
         case invoice = 13
         case invoiceCounter = 14
+        case categoryRuleSet = 15
     }
 
     /// The payload version each kind is written with today.
     static let currentVersion: [Kind: UInt8] = [.settings: 2, .account: 1, .update: 2, .categoryRate: 1, .change: 1,
                                                    .backupTarget: 1, .backupState: 1, .budgetCategory: 1, .incomeSource: 1,
-                                                   .transaction: 1, .savingsGoal: 1, .client: 1, .invoice: 1, .invoiceCounter: 1]
+                                                   .transaction: 2, .savingsGoal: 1, .client: 1, .invoice: 1, .invoiceCounter: 1,
+                                                   .categoryRuleSet: 1]
 
     public static func encode(_ record: FinanceRecord) -> [UInt8] {
         var writer = PayloadWriter()
@@ -200,14 +203,14 @@ public enum RecordCodec {
             writer.header(.transaction)
             writer.signed(transaction.amount.minorUnits)
             writer.byte(UInt8(TransactionType.allCases.firstIndex(of: transaction.type)!))
-            switch transaction.target {
-            case .category(let id): writer.byte(0); writer.uuid(id)
-            case .source(let id): writer.byte(1); writer.uuid(id)
-            case .goal(let id): writer.byte(2); writer.uuid(id)
-            }
+            writer.target(transaction.target)
             writer.optional(transaction.note) { $0.string($1) }
             writer.date(transaction.date)
             writer.unsigned(transaction.sequence)
+            writer.optional(transaction.origin) { writer, origin in
+                writer.string(origin.account)
+                writer.bytes(origin.rowHash)
+            }
         case .savingsGoal(let goal):
             writer.header(.savingsGoal)
             writer.string(goal.name)
@@ -244,6 +247,14 @@ public enum RecordCodec {
         case .invoiceCounter(let counter):
             writer.header(.invoiceCounter)
             writer.unsigned(UInt64(counter.lastNumber))
+        case .categoryRuleSet(let set):
+            writer.header(.categoryRuleSet)
+            writer.string(set.name)
+            writer.unsigned(UInt64(set.rules.count))
+            for rule in set.rules {
+                writer.string(rule.pattern)
+                writer.target(rule.target)
+            }
         }
         return writer.bytes
     }
@@ -324,16 +335,13 @@ public enum RecordCodec {
             let amount = Money(minorUnits: try reader.signed())
             let typeIndex = Int(try reader.byte())
             guard typeIndex < TransactionType.allCases.count else { throw PayloadReader.malformed }
-            let target: Transaction.Target
-            switch try reader.byte() {
-            case 0: target = .category(try reader.uuid())
-            case 1: target = .source(try reader.uuid())
-            case 2: target = .goal(try reader.uuid())
-            default: throw PayloadReader.malformed
-            }
+            // Version 1 had neither the uncategorised target nor an import origin.
+            let target = try reader.target(allowingUncategorised: version >= 2)
             let note = try reader.optional { try $0.string() }
+            let date = try reader.date(), sequence = try reader.unsigned()
+            let origin = version >= 2 ? try reader.optional { StatementOrigin(account: try $0.string(), rowHash: try $0.bytes()) } : nil
             record = .transaction(Transaction(id: id, amount: amount, type: TransactionType.allCases[typeIndex], target: target,
-                                              note: note, date: try reader.date(), sequence: try reader.unsigned()))
+                                              note: note, date: date, sequence: sequence, origin: origin))
         case .savingsGoal:
             let name = try reader.string()
             let target = try reader.optional { Money(minorUnits: try $0.signed()) }
@@ -367,6 +375,15 @@ public enum RecordCodec {
         case .invoiceCounter:
             guard let last = Int(exactly: try reader.unsigned()) else { throw PayloadReader.malformed }
             record = .invoiceCounter(InvoiceCounter(lastNumber: last))
+        case .categoryRuleSet:
+            let name = try reader.string()
+            let count = try reader.unsigned()
+            guard count <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            var rules: [CategoryRuleSet.Rule] = []
+            for _ in 0..<count {
+                rules.append(CategoryRuleSet.Rule(pattern: try reader.string(), target: try reader.target(allowingUncategorised: false)))
+            }
+            record = .categoryRuleSet(CategoryRuleSet(id: id, name: name, rules: rules))
         }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record
@@ -419,6 +436,16 @@ struct PayloadWriter {
     mutating func string(_ value: String) { bytes(Array(value.utf8)) }
 
     mutating func uuid(_ value: UUID) { withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) } }
+
+    /// A transaction's or rule's target: a tag, then the id it points at.
+    mutating func target(_ target: Transaction.Target) {
+        switch target {
+        case .category(let id): byte(0); uuid(id)
+        case .source(let id): byte(1); uuid(id)
+        case .goal(let id): byte(2); uuid(id)
+        case .uncategorised: byte(3)
+        }
+    }
 
     mutating func optional<T>(_ value: T?, _ write: (inout PayloadWriter, T) -> Void) {
         guard let value else { return byte(0) }
@@ -482,6 +509,16 @@ struct PayloadReader {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
         return UUID(uuid: raw)
+    }
+
+    mutating func target(allowingUncategorised: Bool) throws -> Transaction.Target {
+        switch try byte() {
+        case 0: return .category(try uuid())
+        case 1: return .source(try uuid())
+        case 2: return .goal(try uuid())
+        case 3 where allowingUncategorised: return .uncategorised
+        default: throw Self.malformed
+        }
     }
 
     mutating func optional<T>(_ read: (inout PayloadReader) throws -> T) throws -> T? {

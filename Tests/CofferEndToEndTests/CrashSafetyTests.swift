@@ -40,15 +40,15 @@ import VaultStore
         var outcome = Outcome()
         for _ in 0..<Self.trials {
             try freshCopy()
-            let (process, _, _) = try sandbox.start(arguments + ["--vault", target.path], environment: environment)
+            let child = try sandbox.start(arguments + ["--vault", target.path], environment: environment)
             usleep(UInt32(Double.random(in: 0...(duration * 1.1)) * 1_000_000))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            if child.isRunning {
+                child.kill()
                 outcome.interrupted += 1
             } else {
                 outcome.completed += 1
             }
-            process.waitUntilExit()
+            child.wait()
             try check(target)
         }
         return outcome

@@ -11,12 +11,15 @@ import Testing
     }
 
     @Test func jsonRoundTripGivesIdenticalReports() throws {
+        let statement = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/csv/uk-comma-bom-crlf.csv").standardized.path
         let source = sandbox.directory.path("source.coffer")
         #expect(try run(["demo"], vault: source).status == 0)
         for arguments in [["client", "add", "Acme Ltd", "--terms", "14"],
                           ["invoice", "new", "Acme", "--item", "Design", "2.5", "120", "--tax", "20%", "--date", "2026-11-01", "--send"],
                           ["invoice", "pay", "1", "--amount", "50"], ["update", "Barclays", "2600", "--note", "payday"],
-                          ["category", "hide", "Hobbies"], ["growth", "set", "Barclays", "1.5%"]] {
+                          ["category", "hide", "Hobbies"], ["growth", "set", "Barclays", "1.5%"],
+                          ["import", "rules", "add", "bank", "TESCO", "--category", "Groceries"],
+                          ["import", "csv", statement, "--into", "transactions", "--account", "Current", "--rules", "bank", "--date-format", "DD/MM/YYYY"]] {
             let result = try run(arguments, vault: source)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
         }
@@ -31,13 +34,18 @@ import Testing
         let imported = try run(["import", "json", exported.path], vault: target)
         #expect(imported.status == 0, "\(imported.stderr)")
         for report in [["overview", "--json"], ["budget", "--json"], ["invoices", "--json"], ["budget", "savings", "--json"],
-                       ["account", "list", "--json"], ["growth", "list", "--json"], ["category", "list", "--json"]] {
+                       ["account", "list", "--json"], ["growth", "list", "--json"], ["category", "list", "--json"],
+                       ["budget", "--month", "2025-01", "--json"], ["transaction", "list", "--uncategorised", "--json"],
+                       ["import", "rules", "show", "bank", "--json"]] {
             let before = try run(report, vault: source).stdout
             let after = try run(report, vault: target).stdout
             #expect(!before.isEmpty && before == after, "\(report) differs after the round trip")
         }
         // Exported again, the same document (ids included).
         #expect(try run(["export", "json"], vault: target).stdout == (try String(contentsOf: exported, encoding: .utf8)))
+        // Imported transactions keep their statement rows: the same statement adds nothing.
+        #expect(try run(["import", "csv", statement, "--into", "transactions", "--account", "current", "--date-format", "DD/MM/YYYY"],
+                        vault: target).stdout.contains("Added 0 transactions"))
         // Numbering continues where the source left off.
         #expect(try run(["invoice", "new", "Acme", "--item", "More", "1", "10"], vault: target).stdout.contains("INV-0002"))
 

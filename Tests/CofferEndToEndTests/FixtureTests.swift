@@ -46,4 +46,36 @@ import VaultStore
         #expect(history[0]["date"] as? String == "2026-06-01")
         #expect(history[0]["note"] == nil || history[0]["note"] is NSNull, "v1 updates have no note")
     }
+
+    /// Restores `name` and checks that each committed report comes back: every key the reference
+    /// holds, with its value (later versions may add keys).
+    func restoredReportsMatch(_ name: String, reports: [String: [String]]) throws -> Vault {
+        let sandbox = Sandbox()
+        let folder = Self.fixtures.appendingPathComponent(name)
+        let archive = try #require(try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .first { $0.pathExtension == "cbak" })
+        let environment = ["COFFER_PASSPHRASE": "fixture passphrase v1", "COFFER_TODAY": "2026-11-22"]
+        #expect(try sandbox.run(["backup", "verify", archive.path, "--pubkey", folder.appendingPathComponent("coffer.pub").path]).status == 0)
+        #expect(try sandbox.run(["backup", "verify", "--full", archive.path], environment: environment).status == 0)
+        let restored = sandbox.directory.path("restored.coffer")
+        let restore = try sandbox.run(["restore", archive.path, "--to", restored.path], environment: environment)
+        #expect(restore.status == 0, "\(restore.stderr)")
+        for (file, arguments) in reports {
+            let output = try sandbox.run(arguments + ["--json", "--vault", restored.path], environment: environment)
+            let actual = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as! [String: Any]
+            let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(file))) as! [String: Any]
+            for (key, value) in expected {
+                #expect(NSDictionary(dictionary: [key: actual[key] ?? NSNull()]).isEqual(to: [key: value]), "\(file) \(key): \(output.stdout)")
+            }
+        }
+        return try Vault.open(at: restored, with: .passphrase(try Passphrase("fixture passphrase v1")))
+    }
+
+    @Test func budgetFixtureWithVersionOneTransactionsStillRestores() throws {
+        let vault = try restoredReportsMatch("backup-v1-budget", reports: ["overview.json": ["overview"], "budget.json": ["budget"],
+                                                                          "invoices.json": ["invoices"]])
+        let transactions = vault.records.filter { $0.payload.first == 10 }
+        #expect(transactions.count == 10)
+        #expect(transactions.allSatisfy { $0.payload[1] == 2 }, "every transaction re-encoded at version 2")
+    }
 }

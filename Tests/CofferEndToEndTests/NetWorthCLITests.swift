@@ -19,18 +19,7 @@ import VaultStore
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
     }
 
-    /// A digest of every stored row: changes if any record, the manifest, commit or header do.
-    func recordsDigest() throws -> [UInt8] {
-        try withRawDatabase(sandbox.vault) { db in
-            var bytes: [UInt8] = []
-            for table in ["header", "record", "manifest", "commit_record"] {
-                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") {
-                    for value in row.databaseValues { bytes += Array(value.description.utf8) }
-                }
-            }
-            return BLAKE2b.hash(bytes)
-        }
-    }
+    func recordsDigest() throws -> [UInt8] { try storedRowsDigest(sandbox.vault) }
 
     func setUpAccounts() throws {
         _ = try sandbox.initVault()

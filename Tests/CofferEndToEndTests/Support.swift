@@ -55,36 +55,37 @@ struct Sandbox {
          "XDG_RUNTIME_DIR": runtime.path, "LANG": "C.UTF-8"]
     }
 
-    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, URL, URL) {
-        let process = Process()
-        process.executableURL = cofferBinary
-        process.arguments = arguments
-        process.environment = baseEnvironment.merging(environment) { $1 }
+    /// Starts `coffer` with posix_spawn, stdin from /dev/null (commands must never wait for a
+    /// terminal) and stdout/stderr into files. Foundation's Process is not used: under many
+    /// parallel children it can miss an exit and wait for ever.
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Child {
         let id = UUID().uuidString
         let out = directory.path("stdout-\(id)"), err = directory.path("stderr-\(id)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice  // no terminal: commands must never wait
-        try process.run()
-        return (process, out, err)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, err.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([cofferBinary.path] + arguments).map { strdup($0) } + [nil]
+        let envp = baseEnvironment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, cofferBinary.path, &actions, nil, argv, envp)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+        return Child(pid: pid, stdout: out, stderr: err)
     }
 
     @discardableResult
     func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> Result {
-        let (process, out, err) = try start(arguments, environment: environment)
+        let child = try start(arguments, environment: environment)
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        while child.isRunning, Date() < deadline { usleep(2_000) }
+        if child.isRunning {
+            child.kill()
             Issue.record("coffer \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
         }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-                      stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+        return try child.result()
     }
 
     /// `coffer init` with the interactive KDF and a passphrase file.
@@ -104,4 +105,56 @@ func fileMode(_ url: URL) -> mode_t {
     var info = stat()
     precondition(stat(url.path, &info) == 0, "no file at \(url.path)")
     return info.st_mode & 0o777
+}
+
+/// A digest of every stored row: changes if any record, the manifest, commit or header do.
+func storedRowsDigest(_ vault: URL) throws -> [UInt8] {
+    try withRawDatabase(vault) { db in
+        var bytes: [UInt8] = []
+        for table in ["header", "record", "manifest", "commit_record"] {
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") {
+                for value in row.databaseValues { bytes += Array(value.description.utf8) }
+            }
+        }
+        return BLAKE2b.hash(bytes)
+    }
+}
+
+/// A running `coffer`, reaped by its own pid.
+final class Child {
+    let pid: pid_t
+    let stdout, stderr: URL
+    private var status: Int32?
+
+    init(pid: pid_t, stdout: URL, stderr: URL) {
+        self.pid = pid
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    var isRunning: Bool {
+        guard status == nil else { return false }
+        var raw: Int32 = 0
+        if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+        return status == nil
+    }
+
+    func kill() { if isRunning { Glibc.kill(pid, SIGKILL) } }
+
+    /// Waits for the exit; the exit code, or 128 + the signal that ended it.
+    @discardableResult
+    func wait() -> Int32 {
+        if status == nil {
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+            status = raw
+        }
+        let raw = status!
+        return raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+    }
+
+    func result() throws -> Result {
+        Result(status: wait(), stdout: String(decoding: try Data(contentsOf: stdout), as: UTF8.self),
+               stderr: String(decoding: try Data(contentsOf: stderr), as: UTF8.self))
+    }
 }

@@ -98,4 +98,30 @@ struct TerminalTests {
         shown = try waitFor("GONE=0")
         #expect(shown.contains("Deleted Spare"))
     }
+
+    @Test func aLargeImportShowsProgressOnATerminalAndIsOneChange() throws {
+        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "pw", "COFFER_TODAY": "2025-12-31"]) { $1 }
+            .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let statement = sandbox.directory.path("big.csv")
+        var text = "Date,Description,Amount\n"
+        for index in 0..<3000 { text += "2025-\(String(format: "%02d", index % 12 + 1))-\(String(format: "%02d", index % 28 + 1)),SHOP \(index),-\(index % 90 + 1).25\n" }
+        try Data(text.utf8).write(to: statement)
+        try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        try tmux("send-keys", "-t", session, "\(coffer) init --kdf interactive >/dev/null; \(coffer) import csv \(statement.path) --into transactions >/dev/null; echo IMPORT=$?", "Enter")
+        let shown = try waitFor("IMPORT=0", timeout: 60)
+        #expect(shown.contains("IMPORT=0"))
+        #expect(shown.contains("… Checking 3000 lines"))
+        #expect(shown.contains("… Writing 3000 transactions in one transaction"))
+        #expect(shown.contains("… done in"))
+
+        // Not on a terminal: no progress at all, and the 3,000 rows are one undoable change.
+        let piped = try sandbox.run(["import", "csv", statement.path, "--into", "transactions"], environment: ["COFFER_PASSPHRASE": "pw"])
+        #expect(piped.status == 0 && piped.stderr.isEmpty && piped.stdout.contains("3000 already in the vault"))
+        let undo = try sandbox.run(["undo"], environment: ["COFFER_PASSPHRASE": "pw"])
+        #expect(undo.stdout.contains("Undone: Imported 3000 transactions"), "\(undo.stdout)")
+        let budget = try sandbox.run(["budget", "--month", "2025-01", "--json"], environment: ["COFFER_PASSPHRASE": "pw"])
+        #expect(budget.stdout.contains("\"spent\" : \"0.00\""))
+    }
 }

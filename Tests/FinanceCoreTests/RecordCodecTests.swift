@@ -13,6 +13,10 @@ import Testing
         let monthly = IncomeSource(name: "Rent income", amount: Money(minorUnits: 90_000), frequency: .monthly)
         let spend = Transaction(amount: Money(minorUnits: 4_520), type: .expense, target: .category(category.id), note: "Whole Foods",
                                 date: date("2025-01-31"), sequence: 9)
+        let imported = Transaction(amount: Money(minorUnits: 645), type: .expense, target: .uncategorised, note: "PRET A MANGER",
+                                   date: date("2025-01-07"), sequence: 10, origin: StatementOrigin(account: "Current", rowHash: Array(0..<16)))
+        let rules = CategoryRuleSet(name: "bank", rules: [.init(pattern: "TESCO*", target: .category(category.id)),
+                                                          .init(pattern: "acme", target: .source(source.id))])
         let goal = SavingsGoal(name: "Vacation", target: Money(minorUnits: 300_000), targetDate: date("2025-08-01"))
         let client = Client(name: "Acme Ltd", email: "ap@acme.example", address: "1 High St\nLondon", termsDays: 14)
         let sentInvoice = Invoice(number: 7, clientID: client.id,
@@ -38,6 +42,8 @@ import Testing
             (UUID(), .invoiceCounter(InvoiceCounter(lastNumber: 12))),
             (UUID(), .settings(VaultSettings(currency: .gbp, includeReceivables: false))),
             (UUID(), .backupState(BackupState(lastSequence: 12, verified: [.init(path: "/media/usb", sequence: 12, time: 1_790_000_000)]))),
+            (imported.id, .transaction(imported)),
+            (rules.id, .categoryRuleSet(rules)),
         ]
     }()
 
@@ -65,6 +71,32 @@ import Testing
         #expect(try RecordCodec.decode(upgraded, id: id) == decoded)
         let withNote = ValueUpdate(accountID: accountID, date: date("2025-06-30"), amount: .zero, sequence: 1, note: "annual statement")
         #expect(try RecordCodec.decode(RecordCodec.encode(.update(withNote)), id: withNote.id) == .update(withNote))
+    }
+
+    @Test func versionOneTransactionsUpgradeWithoutAnOrigin() throws {
+        let category = UUID()
+        // kind 10, version 1: amount, type, target tag + id, note, date, sequence.
+        func versionOne(targetTag: UInt8) -> [UInt8] {
+            var writer = PayloadWriter()
+            writer.byte(10)
+            writer.byte(1)
+            writer.signed(4_520)
+            writer.byte(1)
+            writer.byte(targetTag)
+            if targetTag != 3 { writer.uuid(category) }
+            writer.optional("Whole Foods") { $0.string($1) }
+            writer.date(date("2025-01-31"))
+            writer.unsigned(9)
+            return writer.bytes
+        }
+        let id = UUID()
+        let decoded = try RecordCodec.decode(versionOne(targetTag: 0), id: id)
+        #expect(decoded == .transaction(Transaction(id: id, amount: Money(minorUnits: 4_520), type: .expense, target: .category(category),
+                                                    note: "Whole Foods", date: date("2025-01-31"), sequence: 9, origin: nil)))
+        let upgraded = try RecordCodec.upgraded(versionOne(targetTag: 0), id: id)
+        #expect(upgraded[1] == 2)
+        #expect(try RecordCodec.decode(upgraded, id: id) == decoded)
+        #expect(throws: FinanceError.self, "version 1 had no uncategorised target") { try RecordCodec.decode(versionOne(targetTag: 3), id: id) }
     }
 
     @Test func versionOneSettingsUpgradeWithReceivablesOn() throws {

@@ -1,0 +1,432 @@
+import Foundation
+
+/// How a date is written in a bank statement: `DD/MM/YYYY`, `MM/DD/YY`, `D MMM YYYY`, ...
+///
+/// Tokens are `YYYY`, `YY` (2000–2069, else 1900s), `MM`/`M`, `DD`/`D` (one or two digits for the
+/// short forms) and `MMM` (an English month name or its first three letters); anything else is
+/// matched literally. A time of day after the date (`2025-03-31 14:02`, `2025-03-31T14:02Z`) is
+/// ignored: a statement line belongs to a calendar day.
+public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
+    enum Token: Hashable, Sendable {
+        case year4, year2, month, monthName, day
+        case literal(Character)
+    }
+
+    let tokens: [Token]
+    public let description: String
+
+    public static let iso = try! DatePattern("YYYY-MM-DD")
+
+    public init(_ pattern: String) throws {
+        var tokens: [Token] = []
+        var rest = Substring(pattern.uppercased())
+        while let first = rest.first {
+            if rest.hasPrefix("YYYY") { tokens.append(.year4); rest = rest.dropFirst(4) }
+            else if rest.hasPrefix("YY") { tokens.append(.year2); rest = rest.dropFirst(2) }
+            else if rest.hasPrefix("MMM") { tokens.append(.monthName); rest = rest.drop { $0 == "M" } }
+            else if rest.hasPrefix("MM") { tokens.append(.month); rest = rest.dropFirst(2) }
+            else if first == "M" { tokens.append(.month); rest = rest.dropFirst() }
+            else if rest.hasPrefix("DD") { tokens.append(.day); rest = rest.dropFirst(2) }
+            else if first == "D" { tokens.append(.day); rest = rest.dropFirst() }
+            else if first.isLetter || first.isNumber {
+                throw FinanceError(.invalidDate, "A date format is made of YYYY, YY, MM, MMM and DD with separators, such as DD/MM/YYYY: '\(pattern)' uses '\(first)'.")
+            } else { tokens.append(.literal(first)); rest = rest.dropFirst() }
+        }
+        let counts = (tokens.filter { $0 == .year4 || $0 == .year2 }.count, tokens.filter { $0 == .month || $0 == .monthName }.count,
+                      tokens.filter { $0 == .day }.count)
+        guard counts == (1, 1, 1) else {
+            throw FinanceError(.invalidDate, "A date format needs one year, one month and one day, such as DD/MM/YYYY: '\(pattern)' does not have them.")
+        }
+        self.tokens = tokens
+        description = pattern.uppercased()
+    }
+
+    static let monthNames = CalendarDate.monthNames.map { $0.lowercased() }
+
+    /// The calendar date `text` shows, or nil when it does not follow the pattern or is not a
+    /// real date.
+    public func date(from text: String) -> CalendarDate? {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var year: Int?, month: Int?, day: Int?
+        func digits(_ range: ClosedRange<Int>) -> Int? {
+            let run = rest.prefix { $0.isASCII && $0.isNumber }.prefix(range.upperBound)
+            guard range.contains(run.count), let value = Int(run) else { return nil }
+            rest = rest.dropFirst(run.count)
+            return value
+        }
+        for token in tokens {
+            switch token {
+            case .year4:
+                guard let value = digits(4...4) else { return nil }
+                year = value
+            case .year2:
+                guard let value = digits(2...2) else { return nil }
+                year = value < 70 ? 2000 + value : 1900 + value
+            case .month:
+                guard let value = digits(1...2) else { return nil }
+                month = value
+            case .day:
+                guard let value = digits(1...2) else { return nil }
+                day = value
+            case .monthName:
+                let word = rest.prefix { $0.isLetter }.lowercased()
+                guard word.count >= 3, let index = Self.monthNames.firstIndex(where: { $0.hasPrefix(word) }) else { return nil }
+                month = index + 1
+                rest = rest.dropFirst(word.count)
+            case .literal(let character):
+                guard rest.first == character else { return nil }
+                rest = rest.dropFirst()
+            }
+        }
+        // A time of day may follow.
+        if let next = rest.first, next != " " && next != "T" { return nil }
+        guard let year, let month, let day else { return nil }
+        return try? CalendarDate(year: year, month: month, day: day)
+    }
+}
+
+extension Currency {
+    /// Parses an amount as banks write them: `-1,234.56`, `(12.50)` and `12.50-` for negatives,
+    /// `£12`, spaces or apostrophes between thousands, and with `decimalComma` the European
+    /// `1.234,56`. Everything else follows `parse(_:)`, whose refusals (too many decimals,
+    /// shorthand, exponents) still apply.
+    public func parseStatementAmount(_ input: String, decimalComma: Bool) throws -> Money {
+        var text = input.trimmingCharacters(in: .whitespaces)
+        var negative = false
+        if text.hasPrefix("("), text.hasSuffix(")") {
+            negative = true
+            text = String(text.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+        } else if text.count > 1, text.hasSuffix("-") {
+            negative = true
+            text = String(text.dropLast()).trimmingCharacters(in: .whitespaces)
+        }
+        // Thousands written with (narrow) no-break spaces, spaces or apostrophes.
+        let characters = Array(text)
+        text = String(characters.enumerated().filter { index, character in
+            guard [" ", "\u{00A0}", "\u{202F}", "'", "\u{2019}"].contains(character), index > 0, index + 1 < characters.count else { return true }
+            return !(characters[index - 1].isNumber && characters[index + 1].isNumber)
+        }.map(\.element))
+        if decimalComma {
+            text = String(text.map { $0 == "," ? "." : ($0 == "." ? "," : $0) })
+        }
+        let value = try parse(text)
+        return negative ? value.negated : value
+    }
+}
+
+/// A named list of rules that place imported transactions: the first rule whose pattern
+/// matches a description decides. Kept inside the vault, since rules reveal merchants and habits.
+public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
+    public struct Rule: Hashable, Sendable {
+        /// Case-insensitive. With `*` (any run) or `?` (one character) it must match the whole
+        /// description; without, it matches anywhere in it.
+        public var pattern: String
+        /// A category or goal (for money going out) or an income source (for money coming in).
+        public var target: Transaction.Target
+
+        public init(pattern: String, target: Transaction.Target) {
+            self.pattern = pattern
+            self.target = target
+        }
+
+        public func matches(_ description: String) -> Bool {
+            let subject = Array(Self.normalised(description)), wanted = Array(Self.normalised(pattern))
+            guard wanted.contains("*") || wanted.contains("?") else {
+                return Self.normalised(description).contains(Self.normalised(pattern))
+            }
+            return Self.glob(wanted[...], subject[...])
+        }
+
+        /// Lower case, with runs of white space as one space: statements pad descriptions.
+        static func normalised(_ text: String) -> String {
+            text.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+
+        static func glob(_ pattern: ArraySlice<Character>, _ subject: ArraySlice<Character>) -> Bool {
+            // Iterative wildcard matching with one backtrack point: linear in practice.
+            var p = pattern.startIndex, s = subject.startIndex
+            var star: (p: Int, s: Int)?
+            while s < subject.endIndex {
+                if p < pattern.endIndex, pattern[p] == "?" || pattern[p] == subject[s] {
+                    p += 1
+                    s += 1
+                } else if p < pattern.endIndex, pattern[p] == "*" {
+                    star = (p, s)
+                    p += 1
+                } else if let last = star {
+                    p = last.p + 1
+                    s = last.s + 1
+                    star = (last.p, last.s + 1)
+                } else {
+                    return false
+                }
+            }
+            while p < pattern.endIndex, pattern[p] == "*" { p += 1 }
+            return p == pattern.endIndex
+        }
+    }
+
+    public let id: UUID
+    public var name: String
+    public var rules: [Rule]
+
+    public init(id: UUID = UUID(), name: String, rules: [Rule] = []) {
+        self.id = id
+        self.name = name
+        self.rules = rules
+    }
+
+    /// Where a statement line with this description and signed amount belongs: the first rule
+    /// that matches and fits the direction (income sources take money in, categories and goals
+    /// money out), or nil.
+    public func target(for description: String, amount: Money) -> Transaction.Target? {
+        rules.first { rule in
+            let fitsDirection: Bool
+            switch rule.target {
+            case .source: fitsDirection = amount > .zero
+            case .category, .goal: fitsDirection = amount < .zero
+            case .uncategorised: fitsDirection = false
+            }
+            return fitsDirection && rule.matches(description)
+        }?.target
+    }
+}
+
+/// Which columns of a statement hold what (0-based), and how its dates and amounts are written.
+public struct StatementLayout: Sendable {
+    public enum Amounts: Sendable {
+        /// One signed column.
+        case signed(Int)
+        /// Money out in one column and money in in another, both written as positive numbers.
+        case debitCredit(debit: Int, credit: Int)
+    }
+
+    public var date: Int
+    public var amounts: Amounts
+    public var description: Int?
+    /// Column titles for messages, when the file has a header row.
+    public var titles: [String]
+    public var datePattern: DatePattern
+    public var decimalComma: Bool
+    /// Flip every sign: for card statements that show purchases as positive amounts.
+    public var negate: Bool
+
+    public init(date: Int, amounts: Amounts, description: Int?, titles: [String] = [], datePattern: DatePattern = .iso,
+                decimalComma: Bool = false, negate: Bool = false) {
+        self.date = date
+        self.amounts = amounts
+        self.description = description
+        self.titles = titles
+        self.datePattern = datePattern
+        self.decimalComma = decimalComma
+        self.negate = negate
+    }
+
+    func columnName(_ index: Int) -> String {
+        let title = index < titles.count ? titles[index].trimmingCharacters(in: .whitespaces) : ""
+        return title.isEmpty ? "column \(index + 1)" : "column \(index + 1) \"\(title)\""
+    }
+
+    /// One parsed statement line; the amount is signed (income positive).
+    public struct Row: Sendable, Hashable {
+        public let line: Int
+        public let date: CalendarDate
+        public let amount: Money
+        public let description: String
+        public let rowHash: [UInt8]
+
+        public init(line: Int, date: CalendarDate, amount: Money, description: String, rowHash: [UInt8]) {
+            self.line = line
+            self.date = date
+            self.amount = amount
+            self.description = description
+            self.rowHash = rowHash
+        }
+    }
+
+    /// Reads one line's fields. Errors name the line and the column:
+    /// `line 14: 'abc' is not an amount (column 3 "Amount")`.
+    public func row(_ fields: [String], line: Int, rowHash: [UInt8], currency: Currency) throws -> Row {
+        func field(_ index: Int) throws -> String {
+            guard index < fields.count else {
+                throw FinanceError(.invalidAmount, "line \(line): has \(fields.count) column\(fields.count == 1 ? "" : "s"); \(columnName(index)) is missing")
+            }
+            return fields[index].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let dateText = try field(date)
+        guard let day = datePattern.date(from: dateText) else {
+            let message = dateText.isEmpty ? "the date is empty" : "'\(dateText)' is not a date in the format \(datePattern)"
+            throw FinanceError(.invalidDate, "line \(line): \(message) (\(columnName(date)))")
+        }
+        func amount(_ index: Int) throws -> Money? {
+            let text = try field(index)
+            guard !text.isEmpty else { return nil }
+            do {
+                return try currency.parseStatementAmount(text, decimalComma: decimalComma)
+            } catch let error as FinanceError {
+                let reason = error.errorDescription.map(Self.reason) ?? ""
+                throw FinanceError(.invalidAmount, "line \(line): '\(text)' is not an amount\(reason) (\(columnName(index)))")
+            }
+        }
+        var value: Money
+        switch amounts {
+        case .signed(let index):
+            guard let parsed = try amount(index) else {
+                throw FinanceError(.invalidAmount, "line \(line): the amount is empty (\(columnName(index)))")
+            }
+            value = parsed
+        case .debitCredit(let debitColumn, let creditColumn):
+            let debit = try amount(debitColumn), credit = try amount(creditColumn)
+            switch (debit.flatMap { $0 == .zero ? nil : $0 }, credit.flatMap { $0 == .zero ? nil : $0 }) {
+            case (let out?, nil): value = Money(minorUnits: -abs(out.minorUnits))
+            case (nil, let income?): value = Money(minorUnits: abs(income.minorUnits))
+            case (nil, nil): value = .zero
+            case (_?, _?):
+                throw FinanceError(.invalidAmount, "line \(line): both \(columnName(debitColumn)) and \(columnName(creditColumn)) hold an amount")
+            }
+        }
+        if negate { value = value.negated }
+        let text = try description.map { try field($0) } ?? ""
+        return Row(line: line, date: day, amount: value, description: text.split(whereSeparator: \.isWhitespace).joined(separator: " "), rowHash: rowHash)
+    }
+
+    /// The parse message as a reason after "is not an amount", unless it only says that again.
+    static func reason(_ message: String) -> String {
+        guard !message.contains("is not a number"), !message.hasPrefix("Enter an amount,") else { return "" }
+        let text = message.hasSuffix(".") ? String(message.dropLast()) : message
+        return ": " + text.prefix(1).lowercased() + text.dropFirst()
+    }
+}
+
+/// What importing statement rows as budget transactions would do: new transactions, rows that
+/// are already in the vault, and how many land in Uncategorised.
+public struct TransactionImportPlan: Sendable {
+    public struct Added: Sendable {
+        public let line: Int
+        public let transaction: Transaction
+    }
+
+    public let added: [Added]
+    /// Lines already in the vault: the same row digest, or the same date, amount and
+    /// description in the same account.
+    public let duplicates: [StatementLayout.Row]
+    public let zeroAmountLines: [Int]
+
+    public var uncategorisedCount: Int { added.filter { $0.transaction.target == .uncategorised }.count }
+
+    /// Matches `rows` against `existing`. Identical rows within one file are distinct
+    /// transactions (two coffees on one day), so matching counts occurrences: a statement that
+    /// overlaps an earlier one adds only the rows the earlier one did not have.
+    public init(rows: [StatementLayout.Row], account: String, existing: [Transaction], rules: CategoryRuleSet?,
+                categories: [BudgetCategory], firstSequence: UInt64) {
+        let accountKey = account.lowercased()
+        var pool = existing.filter { $0.origin.map { $0.account.lowercased() == accountKey } ?? false }
+        var byHash: [[UInt8]: [Int]] = [:]
+        for (index, transaction) in pool.enumerated() { byHash[transaction.origin!.rowHash, default: []].append(index) }
+        var consumed = Set<Int>()
+        var pending: [StatementLayout.Row] = []
+        var duplicates: [StatementLayout.Row] = []
+        var zero: [Int] = []
+        // First the exact rows seen before, then the same facts written differently.
+        for row in rows {
+            if row.amount == .zero { zero.append(row.line); continue }
+            if let index = byHash[row.rowHash]?.first(where: { !consumed.contains($0) }) {
+                consumed.insert(index)
+                duplicates.append(row)
+            } else {
+                pending.append(row)
+            }
+        }
+        pool = pool.enumerated().filter { !consumed.contains($0.offset) }.map(\.element)
+        var byFacts: [Facts: Int] = [:]
+        for transaction in pool { byFacts[Facts(transaction.date, transaction.signedAmount, transaction.note ?? ""), default: 0] += 1 }
+        var added: [Added] = []
+        var sequence = firstSequence
+        for row in pending {
+            let facts = Facts(row.date, row.amount, row.description)
+            if let count = byFacts[facts], count > 0 {
+                byFacts[facts] = count - 1
+                duplicates.append(row)
+                continue
+            }
+            let unplaced = Transaction(amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
+                                       target: .uncategorised, note: row.description.isEmpty ? nil : row.description, date: row.date,
+                                       sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
+            let target = rules?.target(for: row.description, amount: row.amount)
+            added.append(Added(line: row.line, transaction: target.map { unplaced.placed(at: $0, categories: categories) } ?? unplaced))
+            sequence += 1
+        }
+        self.added = added
+        self.duplicates = duplicates.sorted { $0.line < $1.line }
+        self.zeroAmountLines = zero
+    }
+
+    struct Facts: Hashable {
+        let date: CalendarDate
+        let amount: Money
+        let description: String
+        init(_ date: CalendarDate, _ amount: Money, _ description: String) {
+            self.date = date
+            self.amount = amount
+            self.description = CategoryRuleSet.Rule.normalised(description)
+        }
+    }
+}
+
+/// What importing statement rows as an account's value history would do. A statement's
+/// balance column holds several values a day; the day's last one (in time, whichever way the
+/// file is sorted) is the value that day.
+public struct UpdateImportPlan: Sendable {
+    public struct Added: Sendable {
+        public let line: Int
+        public let update: ValueUpdate
+    }
+
+    public let added: [Added]
+    /// Lines whose date and value the account already has.
+    public let duplicates: [StatementLayout.Row]
+    /// Earlier balances of a day that a later line of the same day replaces.
+    public let superseded: [StatementLayout.Row]
+
+    public init(rows: [StatementLayout.Row], accountID: UUID, existing: [ValueUpdate], firstSequence: UInt64) {
+        // Newest-first files (most banks) are read oldest first.
+        let chronological = (rows.first.map { first in rows.last.map { first.date > $0.date } ?? false } ?? false) ? rows.reversed() : rows
+        var lastOfDay: [CalendarDate: StatementLayout.Row] = [:]
+        var superseded: [StatementLayout.Row] = []
+        for row in chronological {
+            if let earlier = lastOfDay[row.date] { superseded.append(earlier) }
+            lastOfDay[row.date] = row
+        }
+        let known = Set(existing.filter { $0.accountID == accountID }.map { "\($0.date)|\($0.amount.minorUnits)" })
+        var added: [Added] = [], duplicates: [StatementLayout.Row] = []
+        var sequence = firstSequence
+        for row in lastOfDay.values.sorted(by: { $0.date < $1.date }) {
+            if known.contains("\(row.date)|\(row.amount.minorUnits)") {
+                duplicates.append(row)
+                continue
+            }
+            added.append(Added(line: row.line, update: ValueUpdate(accountID: accountID, date: row.date, amount: row.amount, sequence: sequence,
+                                                                   note: row.description.isEmpty ? nil : row.description)))
+            sequence += 1
+        }
+        self.added = added
+        self.duplicates = duplicates.sorted { $0.line < $1.line }
+        self.superseded = superseded.sorted { $0.line < $1.line }
+    }
+}
+
+extension Transaction {
+    /// This transaction moved to `target`, its type following: income from a source, savings to
+    /// a goal or a savings category, spending otherwise.
+    public func placed(at target: Target, categories: [BudgetCategory]) -> Transaction {
+        var placed = self
+        placed.target = target
+        switch target {
+        case .source: placed.type = .income
+        case .goal: placed.type = .savings
+        case .category(let id): placed.type = categories.first { $0.id == id }?.type == .savings ? .savings : .expense
+        case .uncategorised: placed.type = signedAmount > .zero ? .income : .expense
+        }
+        return placed
+    }
+}
