@@ -260,8 +260,7 @@ struct Export: ParsableCommand {
         case .csv:
             data = try StatementCSV.render(ledger, only: only, today: try CommandContext.today())
         case .ledger:
-            guard only == nil else { throw CLIError(.invalidInput, "--only goes with json; a journal holds everything.") }
-            data = Data(try LedgerJournal.render(ledger).utf8)
+            data = Data(try LedgerJournal.render(ledger, only: only).utf8)
         }
         guard let out, out != "-" else {
             FileHandle.standardOutput.write(data)

@@ -13,7 +13,9 @@ import Foundation
 ///
 /// Amounts use the ISO code as commodity (`GBP -20.00`), which both tools parse the same way.
 enum LedgerJournal {
-    static func render(_ ledger: Ledger) throws -> String {
+    /// `only` keeps one part: accounts or updates (the net-worth postings), transactions (the
+    /// budget flows) or invoices (the receivables).
+    static func render(_ ledger: Ledger, only: ExportSection? = nil) throws -> String {
         let currency = ledger.currency
         let amount = { (money: Money) in "\(currency.code) \(currency.decimalString(money))" }
         var entries: [(date: CalendarDate, order: Int, text: String)] = []
@@ -28,7 +30,8 @@ enum LedgerJournal {
         }
 
         let portfolio = ledger.portfolio
-        for account in ledger.accounts {
+        let netWorth = only == nil || only == .accounts || only == .updates
+        for account in ledger.accounts where netWorth {
             let root = account.kind == .asset ? "Assets" : "Liabilities"
             let name = "\(root):\(segment(account.category)):\(segment(account.name))"
             var previous = Money.zero
@@ -45,7 +48,7 @@ enum LedgerJournal {
             }
         }
 
-        if ledger.settings?.includeReceivables ?? true {
+        if ledger.settings?.includeReceivables ?? true, only == nil || only == .invoices {
             for invoice in ledger.invoices {
                 guard let sentOn = invoice.sentOn else { continue }
                 let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? "Unknown client"
@@ -61,7 +64,7 @@ enum LedgerJournal {
         }
 
         let budget = ledger.budget
-        for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence }) {
+        for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence }) where only == nil || only == .transactions {
             let label = BudgetCommands.label(of: transaction, ledger: ledger)
             let account: String
             switch transaction.type {

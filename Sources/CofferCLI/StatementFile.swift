@@ -71,6 +71,7 @@ struct StatementFile {
            !text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("\"") {
             throw CLIError(.invalidInput, "line \(last.line): a quoted field is never closed. Nothing was imported.")
         }
+        guard !records.isEmpty || titles != nil else { throw CLIError(.invalidInput, "\(name) holds no lines to import. Nothing was imported.") }
         self.titles = titles ?? []
         self.records = records
     }

@@ -160,6 +160,15 @@ import Testing
         #expect(open.status == 64)
         #expect(open.stderr.contains("line 3: a quoted field is never closed"), "\(open.stderr)")
         #expect(try coffer("import", "csv", sandbox.directory.path("missing.csv").path, "--into", "transactions").status == 66)
+        let afterSkipping = try storedRowsDigest(sandbox.vault)
+        let empty = sandbox.directory.path("empty.csv")
+        try Data().write(to: empty)
+        let nothing = try coffer("import", "csv", empty.path, "--into", "transactions")
+        #expect(nothing.status == 64 && nothing.stderr.contains("holds no lines to import"))
+        let binary = sandbox.directory.path("binary.csv")
+        try Data([0x44, 0x61, 0xff, 0xfe, 0x0a]).write(to: binary)
+        #expect(try coffer("import", "csv", binary.path, "--into", "transactions").stderr.contains("is not UTF-8 text"))
+        #expect(try storedRowsDigest(sandbox.vault) == afterSkipping)
         #expect(try coffer("import", "csv", bad.path, "--into", "updates").status == 64, "updates need --account")
     }
 

@@ -38,6 +38,8 @@ struct LedgerExportTests {
             ["invoice", "pay", "1", "--amount", "100"], ["invoice", "new", "Acme", "--item", "Logo", "1", "300", "--send"],
             ["invoice", "new", "Acme", "--item", "Draft only", "1", "999"], ["invoice", "new", "Acme", "--item", "Cancelled", "1", "50", "--send"],
             ["invoice", "void", "4"], ["update", "Coinbase", "0"],
+            ["import", "csv", URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/csv/uk-comma-bom-crlf.csv").path,
+             "--into", "transactions", "--date-format", "DD/MM/YYYY"],
         ]
         for step in steps {
             let result = try sandbox.run(step + ["--vault", vault.path], environment: environment)
@@ -56,5 +58,15 @@ struct LedgerExportTests {
         #expect(total(hledgerOutput) == netWorth, "hledger: \(hledgerOutput)")
         let (_, receivable) = try tool("/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets:Invoices receivable"])
         #expect(total(receivable) == "GBP \(overview["invoicesReceivable"] as! String)")
+
+        // Only the budget flows: imported spending no rule placed sits under Expenses:Uncategorised.
+        let flows = sandbox.directory.path("flows.journal")
+        #expect(try sandbox.run(["export", "ledger", "--only", "transactions", "--out", flows.path, "--vault", vault.path], environment: environment).status == 0)
+        for path in ["/usr/bin/ledger", "/usr/bin/hledger"] {
+            let (status, output) = try tool(path, ["-f", flows.path, "bal", "^Expenses:Uncategorised"])
+            #expect(status == 0 && total(output) == "GBP 1351.64", "\(path): \(output)")
+            let (_, assets) = try tool(path, ["-f", flows.path, "bal", "^Assets"])
+            #expect(total(assets) == nil, "\(path): no net-worth postings in a transactions-only journal")
+        }
     }
 }
