@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(
             name: "VaultStore",
-            dependencies: ["VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["VaultCrypto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .target(
             name: "VaultBackup",

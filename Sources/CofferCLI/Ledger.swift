@@ -7,7 +7,6 @@ import VaultStore
 /// `coffer undo` restores them exactly, and `coffer log` lists what changed when.
 final class Ledger {
     let vault: Vault
-    private var payloads: [UUID: [UInt8]] = [:]
     private(set) var settings: VaultSettings?
     /// The settings record's id, for rewriting it.
     private(set) var settingsID: UUID?
@@ -33,7 +32,6 @@ final class Ledger {
     }
 
     private func reload() throws {
-        payloads = [:]
         settings = nil
         settingsID = nil
         accounts = []
@@ -52,11 +50,9 @@ final class Ledger {
         ruleSets = []
         for record in vault.records {
             let id = UUID(recordID: record.id)
-            let bytes = Array(record.payload)
-            payloads[id] = bytes
             let decoded: FinanceRecord
             do {
-                decoded = try RecordCodec.decode(bytes, id: id)
+                decoded = try record.payload.withUnsafeBytes { try RecordCodec.decode($0, id: id) }
             } catch let error as FinanceError {
                 throw CLIError(.damaged, "Record \(record.id.hex) cannot be read: \(error.errorDescription ?? "")")
             }
@@ -128,7 +124,7 @@ final class Ledger {
     func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date()) throws {
         let touched = puts.map(\.0) + deletes
         let entry = ChangeEntry(sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
-                                summary: summary, before: touched.map { .init(recordID: $0, payload: payloads[$0]) })
+                                summary: summary, before: touched.map { .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) }) })
         var recordChanges: [RecordChange] = puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
         recordChanges += deletes.map { .delete(RecordID(uuid: $0)) }
         recordChanges.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))

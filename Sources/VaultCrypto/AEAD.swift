@@ -57,6 +57,23 @@ public enum XChaCha20Poly1305 {
         try Sodium.check(result, .authenticationFailed, "The ciphertext did not authenticate.")
     }
 
+    /// Verifies and decrypts with the 24-byte nonce given as raw bytes, for bulk paths that open
+    /// many records without an allocation each. Returns whether the tag verified; nothing is
+    /// written to `output` otherwise.
+    public static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonceBytes: UnsafeRawBufferPointer,
+                            associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        guard ciphertext.count >= tagByteCount, output.count >= ciphertext.count - tagByteCount, nonceBytes.count == AEADNonce.byteCount else {
+            return false
+        }
+        return key.withUnsafeBytes { keyBytes in
+            crypto_aead_xchacha20poly1305_ietf_decrypt(
+                output.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, nil,
+                ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+                nonceBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+        }
+    }
+
     /// Verifies and decrypts a non-secret payload.
     public static func open<Ciphertext: ContiguousBytes, AD: ContiguousBytes>(
         _ ciphertext: Ciphertext, key: SymmetricKey, nonce: AEADNonce, associatedData: AD

@@ -4,13 +4,31 @@ import VaultCrypto
 /// A record's random 16-byte identifier. It carries no meaning, so it reveals nothing.
 public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static let byteCount = 16
-    public let bytes: [UInt8]
+    /// The 16 bytes as two big-endian words: no allocation per id, and comparing the words
+    /// compares the bytes in order.
+    let high: UInt64
+    let low: UInt64
 
     public init<Bytes: Collection>(_ bytes: Bytes) throws where Bytes.Element == UInt8 {
         guard bytes.count == Self.byteCount else {
             throw VaultError(.integrityFailure, "A record id must be 16 bytes, not \(bytes.count).")
         }
-        self.bytes = Array(bytes)
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.high = high
+        self.low = low
+    }
+
+    /// Reads 16 bytes at `pointer`, already known to be there.
+    init(unsafe pointer: UnsafeRawPointer) {
+        high = UInt64(bigEndian: pointer.loadUnaligned(as: UInt64.self))
+        low = UInt64(bigEndian: pointer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    public var bytes: [UInt8] {
+        withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
     }
 
     public static func random() -> RecordID { try! RecordID(SecureRandom.bytes(count: byteCount)) }
@@ -29,11 +47,11 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Byte-wise order, the same order SQLite uses for BLOB keys.
     public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        (lhs.high, lhs.low) < (rhs.high, rhs.low)
     }
 
     /// Records are spread over 256 manifest buckets by their first byte.
-    var bucket: Int { Int(bytes[0]) }
+    var bucket: Int { Int(high >> 56) }
 }
 
 /// One decrypted record.

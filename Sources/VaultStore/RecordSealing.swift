@@ -26,7 +26,7 @@ enum RecordCipher {
     }
 
     /// nonce ‖ ciphertext ‖ tag, and the tag alone (the manifest's fingerprint of the ciphertext).
-    static func seal(_ payload: Data, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> (sealed: Data, tag: [UInt8]) {
+    static func seal(_ payload: Data, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> (sealed: Data, tag: RecordTag) {
         let nonce = AEADNonce.random()
         var padded = Padding.pad(payload, blockSize: paddingBlockSize)
         defer { secureWipe(&padded) }
@@ -34,7 +34,7 @@ enum RecordCipher {
                                                 associatedData: associatedData(vaultID: vaultID, id: id, version: version))
         var sealed = Data(nonce.bytes)
         sealed.append(ciphertext)
-        return (sealed, Array(ciphertext.suffix(tagByteCount)))
+        return (sealed, RecordTag(Array(ciphertext.suffix(tagByteCount))))
     }
 
     /// The payload, or nil when the bytes do not authenticate as this record at this version.
@@ -57,19 +57,97 @@ enum RecordCipher {
         return padded
     }
 
-    static func tag(of sealed: UnsafeRawBufferPointer) -> [UInt8] {
-        Array(sealed.suffix(tagByteCount))
+    /// Opens every row of `sealed` (the rows' bytes back to back) on all cores. The result is in
+    /// the rows' order: each payload, or nil where the bytes do not authenticate.
+    static func openAll(_ sealed: [UInt8], rows: [SealedRow], key: SymmetricKey, vaultID: VaultID) -> [Data?] {
+        var results = [Data?](repeating: nil, count: rows.count)
+        guard !rows.isEmpty else { return results }
+        let chunkSize = 512
+        let chunks = (rows.count + chunkSize - 1) / chunkSize
+        let vaultIDBytes = vaultID.bytes
+        sealed.withUnsafeBytes { all in
+            results.withUnsafeMutableBufferPointer { output in
+                // Each chunk writes only its own indices; the buffers outlive the parallel loop.
+                nonisolated(unsafe) let output = output
+                nonisolated(unsafe) let all = all
+                DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                    let indices = chunk * chunkSize..<min(rows.count, (chunk + 1) * chunkSize)
+                    let largest = indices.map { rows[$0].range.count }.max() ?? 0
+                    var scratch = [UInt8](repeating: 0, count: max(largest, 1))
+                    var ad = [UInt8](repeating: 0, count: 42)
+                    ad.replaceSubrange(0..<16, with: vaultIDBytes)
+                    withUnsafeBytes(of: VaultHeader.currentFormatVersion.littleEndian) { ad.replaceSubrange(40..<42, with: $0) }
+                    scratch.withUnsafeMutableBytes { scratch in
+                        ad.withUnsafeMutableBytes { ad in
+                            for index in indices {
+                                let row = rows[index]
+                                let bytes = UnsafeRawBufferPointer(rebasing: all[row.range])
+                                guard bytes.count >= nonceByteCount + tagByteCount + paddingBlockSize else { continue }
+                                // Associated data: vault id ‖ record id ‖ version ‖ format (see associatedData).
+                                withUnsafeBytes(of: (row.id.high.bigEndian, row.id.low.bigEndian, UInt64(clamping: row.storedVersion).littleEndian)) {
+                                    UnsafeMutableRawBufferPointer(rebasing: ad[16..<40]).copyMemory(from: $0)
+                                }
+                                let ciphertext = UnsafeRawBufferPointer(rebasing: bytes[nonceByteCount...])
+                                let padded = UnsafeMutableRawBufferPointer(rebasing: scratch[..<(ciphertext.count - tagByteCount)])
+                                guard XChaCha20Poly1305.open(ciphertext, key: key, nonceBytes: UnsafeRawBufferPointer(rebasing: bytes[..<nonceByteCount]),
+                                                             associatedData: UnsafeRawBufferPointer(ad), into: padded),
+                                      let length = try? Padding.unpaddedLength(of: UnsafeRawBufferPointer(padded), blockSize: paddingBlockSize) else { continue }
+                                output[index] = Data(bytes: padded.baseAddress!, count: length)
+                            }
+                        }
+                        scratch.initializeMemory(as: UInt8.self, repeating: 0)  // plaintext does not linger
+                    }
+                }
+            }
+        }
+        return results
     }
+
+    static func tag(of sealed: UnsafeRawBufferPointer) -> RecordTag {
+        RecordTag(unsafe: sealed.baseAddress! + sealed.count - tagByteCount)
+    }
+}
+
+/// A row read from the record table, waiting to be opened: its sealed bytes are `range` of a
+/// shared buffer.
+struct SealedRow: Sendable {
+    let id: RecordID
+    let storedVersion: Int64
+    let entry: ManifestEntry?
+    let range: Range<Int>
 }
 
 /// What the manifest knows of one record: id, version and the ciphertext's 16-byte Poly1305 tag.
 /// The tag is a MAC of the ciphertext under a key only the vault holds, so it fingerprints the
 /// exact ciphertext without hashing it again.
-struct ManifestEntry: Equatable {
+struct ManifestEntry: Equatable, Sendable {
     static let byteCount = RecordID.byteCount + 8 + XChaCha20Poly1305.tagByteCount
     let id: RecordID
     let version: UInt64
-    let tag: [UInt8]
+    let tag: RecordTag
+}
+
+/// A ciphertext's 16-byte Poly1305 tag, held in two words: no allocation per record.
+struct RecordTag: Equatable, Sendable {
+    private let first: UInt64
+    private let second: UInt64
+
+    init(_ bytes: [UInt8]) {
+        precondition(bytes.count == XChaCha20Poly1305.tagByteCount)
+        self = bytes.withUnsafeBytes { RecordTag(unsafe: $0.baseAddress!) }
+    }
+
+    init(unsafe pointer: UnsafeRawPointer) {
+        first = pointer.loadUnaligned(as: UInt64.self)
+        second = pointer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+    }
+
+    var bytes: [UInt8] { withUnsafeBytes(of: (first, second)) { Array($0) } }
+
+    /// Compares without an early exit.
+    func constantTimeEquals(_ other: RecordTag) -> Bool { (first ^ other.first) | (second ^ other.second) == 0 }
+
+    static func == (lhs: RecordTag, rhs: RecordTag) -> Bool { lhs.constantTimeEquals(rhs) }
 }
 
 /// The manifest: 256 buckets (by the first byte of the record id), each a sorted list of
@@ -91,7 +169,7 @@ enum Manifest {
         for entry in entries {
             writer.append(entry.id.bytes)
             writer.append(entry.version)
-            writer.append(entry.tag)
+            writer.append(entry.tag.bytes)
         }
         let nonce = AEADNonce.random()
         var sealed = Data(nonce.bytes)
@@ -107,16 +185,20 @@ enum Manifest {
               let plain = try? XChaCha20Poly1305.open(sealed.dropFirst(AEADNonce.byteCount), key: key, nonce: nonce,
                                                       associatedData: associatedData(vaultID: vaultID, bucket: bucket)),
               plain.count % ManifestEntry.byteCount == 0 else { return nil }
-        var reader = ByteReader(plain, onTruncation: { VaultError(.integrityFailure, "truncated manifest") })
+        let count = plain.count / ManifestEntry.byteCount
         var entries: [ManifestEntry] = []
-        entries.reserveCapacity(plain.count / ManifestEntry.byteCount)
-        while reader.remaining > 0 {
-            guard let id = try? RecordID(reader.read(RecordID.byteCount)),
-                  let version = try? reader.readUInt64(),
-                  let tag = try? reader.read(XChaCha20Poly1305.tagByteCount),
-                  id.bucket == bucket, entries.last.map({ $0.id < id }) ?? true else { return nil }
-            entries.append(ManifestEntry(id: id, version: version, tag: tag))
+        entries.reserveCapacity(count)
+        let wellFormed: Bool = plain.withUnsafeBytes { raw in
+            for index in 0..<count {
+                let base = raw.baseAddress! + index * ManifestEntry.byteCount
+                let id = RecordID(unsafe: base)
+                guard id.bucket == bucket, entries.last.map({ $0.id < id }) ?? true else { return false }
+                let version = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: RecordID.byteCount, as: UInt64.self))
+                entries.append(ManifestEntry(id: id, version: version, tag: RecordTag(unsafe: base + RecordID.byteCount + 8)))
+            }
+            return true
         }
+        guard wellFormed else { return nil }
         return entries
     }
 

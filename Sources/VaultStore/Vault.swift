@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+internal import GRDBSQLite
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc
@@ -35,7 +36,20 @@ struct VaultState {
     /// The sealed commit record as last read or written, to notice another process's writes.
     var commitSealed: Data
     var buckets: [[ManifestEntry]]
-    var records: [RecordID: VaultRecord]
+    /// Sorted by id.
+    var records: [VaultRecord]
+
+    /// Binary search in the id-ordered records.
+    func index(of id: RecordID) -> Int? {
+        var low = 0, high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < records.count && records[low].id == id ? low : nil
+    }
+
+    func record(_ id: RecordID) -> VaultRecord? { index(of: id).map { records[$0] } }
 }
 
 /// An open, unlocked, verified vault: one SQLite file of opaque encrypted records.
@@ -70,9 +84,9 @@ public final class Vault {
     public var signingPublicKey: SigningPublicKey { keys.signing.publicKey }
 
     /// Every record, ordered by id.
-    public var records: [VaultRecord] { state.records.values.sorted { $0.id < $1.id } }
+    public var records: [VaultRecord] { state.records }
 
-    public func record(_ id: RecordID) -> VaultRecord? { state.records[id] }
+    public func record(_ id: RecordID) -> VaultRecord? { state.record(id) }
 
     var headerBytesForBackup: [UInt8] { headerBytes }
     var keysForBackup: VaultKeys { keys }
@@ -287,7 +301,6 @@ public final class Vault {
         // id order too), so every record is matched in one pass without a lookup table.
         let expected = buckets.joined()
         var next = expected.startIndex
-        var records: [RecordID: VaultRecord] = Dictionary(minimumCapacity: listed)
         var previous: RecordID?
         func reportMissing(upTo id: RecordID?) {
             while next != expected.endIndex, id.map({ expected[next].id < $0 }) ?? true {
@@ -296,55 +309,76 @@ public final class Vault {
                 next = expected.index(after: next)
             }
         }
-        let recordRows = try Row.fetchCursor(db, sql: "SELECT id, version, sealed FROM record ORDER BY id")
-        while let row = try recordRows.next() {
-            let rawID: Data = row[0]
-            guard let id = try? RecordID(rawID) else {
+        // First pass, in SQLite's id order: structure checks, and every sealed record copied
+        // into one buffer. Decryption, the expensive part, then runs in parallel.
+        var pending: [SealedRow] = []
+        pending.reserveCapacity(listed)
+        var sealedBytes: [UInt8] = []
+        // Straight through SQLite's C API: the sealed blob is copied once, from SQLite's page
+        // into the shared buffer, with no object per row.
+        let statement = try db.makeStatement(sql: "SELECT id, version, sealed FROM record ORDER BY id")
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            let step = sqlite3_step(handle)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else {
+                throw VaultError(.storageFailure, "Reading the vault failed: \(String(cString: sqlite3_errstr(step))).")
+            }
+            let idLength = Int(sqlite3_column_bytes(handle, 0))
+            guard idLength == RecordID.byteCount, sqlite3_column_type(handle, 0) == SQLITE_BLOB, let idBytes = sqlite3_column_blob(handle, 0) else {
                 problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: nil,
-                                                 detail: "a record with a malformed \(rawID.count)-byte id is in the file (injected)"))
+                                                 detail: "a record with a malformed \(idLength)-byte id is in the file (injected)"))
                 continue
             }
+            let id = RecordID(unsafe: idBytes)
             if id == previous {
                 problems.append(IntegrityProblem(kind: .recordDuplicated, recordID: id, detail: "appears more than once (duplicated)"))
                 continue
             }
             previous = id
             reportMissing(upTo: id)
-            let storedVersion: Int64 = row[1]
-            let version = UInt64(clamping: storedVersion)
+            let storedVersion = sqlite3_column_int64(handle, 1)
             let entry: ManifestEntry? = (next != expected.endIndex && expected[next].id == id) ? expected[next] : nil
             if entry != nil { next = expected.index(after: next) }
             guard trusted[id.bucket] else { continue }  // its bucket is already reported
-
-            try row.withUnsafeData(atIndex: 2) { sealedData in
-                let sealed: Data = sealedData ?? Data()
-                sealed.withUnsafeBytes { raw in
-                    let payload = RecordCipher.open(raw, id: id, version: version, key: keys.records, vaultID: vaultID)
-                    guard let entry else {
-                        problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: id, detail: payload == nil
-                            ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
-                            : "is not listed in the commit record (a deleted record put back, or injected)"))
-                        return
-                    }
-                    guard let payload else {
-                        problems.append(IntegrityProblem(kind: .recordDamaged, recordID: id,
-                            detail: version == entry.version
-                                ? "does not authenticate (its bytes were altered, or swapped with another record's)"
-                                : "does not authenticate, and its version \(storedVersion) differs from the committed version \(entry.version)"))
-                        return
-                    }
-                    guard version == entry.version, constantTimeEqual(RecordCipher.tag(of: raw), entry.tag) else {
-                        problems.append(IntegrityProblem(kind: .recordStale, recordID: id,
-                            detail: version == entry.version
-                                ? "is authentic but not the copy the commit record lists (replaced by another copy)"
-                                : "is an older version (\(version)) than the committed version \(entry.version) (rolled back or replayed)"))
-                        return
-                    }
-                    records[id] = VaultRecord(id: id, version: version, payload: payload)
-                }
+            let start = sealedBytes.count
+            let length = Int(sqlite3_column_bytes(handle, 2))
+            if length > 0, let blob = sqlite3_column_blob(handle, 2) {
+                sealedBytes.append(contentsOf: UnsafeRawBufferPointer(start: blob, count: length))
             }
+            pending.append(SealedRow(id: id, storedVersion: storedVersion, entry: entry, range: start..<sealedBytes.count))
         }
         reportMissing(upTo: nil)
+
+        let opened = RecordCipher.openAll(sealedBytes, rows: pending, key: keys.records, vaultID: vaultID)
+        var records: [VaultRecord] = []
+        records.reserveCapacity(pending.count)
+        for (row, payload) in zip(pending, opened) {
+            let id = row.id, version = UInt64(clamping: row.storedVersion)
+            guard let entry = row.entry else {
+                problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: id, detail: payload == nil
+                    ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
+                    : "is not listed in the commit record (a deleted record put back, or injected)"))
+                continue
+            }
+            guard let payload else {
+                problems.append(IntegrityProblem(kind: .recordDamaged, recordID: id,
+                    detail: version == entry.version
+                        ? "does not authenticate (its bytes were altered, or swapped with another record's)"
+                        : "does not authenticate, and its version \(row.storedVersion) differs from the committed version \(entry.version)"))
+                continue
+            }
+            let tagMatches = sealedBytes.withUnsafeBytes { RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag) }
+            guard version == entry.version, tagMatches else {
+                problems.append(IntegrityProblem(kind: .recordStale, recordID: id,
+                    detail: version == entry.version
+                        ? "is authentic but not the copy the commit record lists (replaced by another copy)"
+                        : "is an older version (\(version)) than the committed version \(entry.version) (rolled back or replayed)"))
+                continue
+            }
+            records.append(VaultRecord(id: id, version: version, payload: payload))
+        }
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(commit: commit, commitSealed: commitSealed, buckets: buckets, records: records)
     }
@@ -361,25 +395,31 @@ public final class Vault {
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
             var bucketChanges: [Int: [RecordID: ManifestEntry?]] = [:]
+            // Final state of every touched record (nil: deleted), merged into the sorted list once.
+            var touched: [RecordID: VaultRecord?] = [:]
+            let upsert = try db.makeStatement(sql: """
+                INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
+                """)
             for change in changes {
+                let current: VaultRecord? = touched[change.id] ?? updated.record(change.id)
                 switch change {
                 case .put(let id, let payload):
-                    let version = (updated.records[id]?.version ?? 0) + 1
+                    let version = (current?.version ?? 0) + 1
                     let (sealed, tag) = RecordCipher.seal(payload, id: id, version: version, key: keys.records, vaultID: vaultID)
-                    try db.execute(sql: """
-                        INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
-                        ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
-                        """, arguments: [Data(id.bytes), Int64(version), sealed])
-                    updated.records[id] = VaultRecord(id: id, version: version, payload: payload)
+                    try upsert.execute(arguments: [Data(id.bytes), Int64(version), sealed])
+                    touched[id] = .some(VaultRecord(id: id, version: version, payload: payload))
                     bucketChanges[id.bucket, default: [:]][id] = .some(ManifestEntry(id: id, version: version, tag: tag))
                 case .delete(let id):
-                    guard updated.records.removeValue(forKey: id) != nil else {
+                    guard current != nil else {
                         throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
                     }
                     try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
+                    touched[id] = .some(nil)
                     bucketChanges[id.bucket, default: [:]][id] = .some(nil)
                 }
             }
+            updated.records = Self.merging(updated.records, touched)
             for (bucket, entryChanges) in bucketChanges {
                 var byID = Dictionary(uniqueKeysWithValues: updated.buckets[bucket].map { ($0.id, $0) })
                 for (id, entry) in entryChanges { byID[id] = entry }
@@ -388,6 +428,23 @@ public final class Vault {
             try self.writeManifest(db, state: &updated, buckets: Set(bucketChanges.keys), keys: keys)
         }
         state = updated
+    }
+
+    /// `records` with `touched` applied (a nil value deletes), still sorted by id.
+    private static func merging(_ records: [VaultRecord], _ touched: [RecordID: VaultRecord?]) -> [VaultRecord] {
+        let incoming = touched.values.compactMap { $0 }.sorted { $0.id < $1.id }
+        var merged: [VaultRecord] = []
+        merged.reserveCapacity(records.count + incoming.count)
+        var next = incoming.startIndex
+        for record in records {
+            while next < incoming.endIndex, incoming[next].id < record.id {
+                merged.append(incoming[next])
+                next += 1
+            }
+            if touched[record.id] == nil { merged.append(record) }
+        }
+        merged.append(contentsOf: incoming[next...])
+        return merged
     }
 
     /// The state as it is on disk now: ours, unless another process committed since we read it,
@@ -473,7 +530,7 @@ public final class Vault {
             updated = try self.currentState(db)
             for bucket in 0..<Manifest.bucketCount {
                 updated.buckets[bucket] = try updated.buckets[bucket].map { entry in
-                    let payload = updated.records[entry.id]!.payload
+                    let payload = updated.record(entry.id)!.payload
                     let (sealed, tag) = RecordCipher.seal(payload, id: entry.id, version: entry.version,
                                                           key: newKeys.records, vaultID: vaultID)
                     try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(entry.id.bytes)])
