@@ -32,39 +32,55 @@ final class Ledger {
     }
 
     private func reload() throws {
-        settings = nil
-        settingsID = nil
-        accounts = []
-        updates = []
-        categoryRates = [:]
-        changes = []
-        backupTargets = [:]
-        backupState = nil
-        budgetCategories = []
-        incomeSources = []
-        transactions = []
-        goals = []
-        clients = []
-        invoices = []
-        invoiceCounter = nil
-        ruleSets = []
-        for record in vault.records {
-            let id = UUID(recordID: record.id)
-            let decoded: FinanceRecord
-            do {
-                decoded = try record.payload.withUnsafeBytes { try RecordCodec.decode($0, id: id) }
-            } catch let error as FinanceError {
-                throw CLIError(.damaged, "Record \(record.id.hex) cannot be read: \(error.errorDescription ?? "")")
-            }
-            switch decoded {
-            case .settings(let value):
-                settings = value
-                settingsID = id
+        let parts = try Parts.decoding(vault.records)
+        settings = parts.settings?.1
+        settingsID = parts.settings?.0
+        accounts = parts.accounts.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        updates = parts.updates
+        categoryRates = Dictionary(parts.categoryRates, uniquingKeysWith: { $1 })
+        changes = parts.changes.sorted { $0.entry.sequence < $1.entry.sequence }
+        backupTargets = Dictionary(parts.backupTargets, uniquingKeysWith: { $1 })
+        backupState = parts.backupState
+        budgetCategories = parts.budgetCategories
+        incomeSources = parts.incomeSources
+        transactions = parts.transactions
+        goals = parts.goals
+        clients = parts.clients.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        invoices = parts.invoices.sorted { $0.number < $1.number }
+        invoiceCounter = parts.invoiceCounter
+        ruleSets = parts.ruleSets.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        portfolio = Portfolio(currency: currency, accounts: accounts, updates: updates,
+                              categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+        budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
+    }
+
+    /// The records of a vault sorted by kind. Slices of the vault are decoded on all cores, each
+    /// into its own `Parts`, which are then joined in the vault's order.
+    struct Parts {
+        var settings: (UUID, VaultSettings)?
+        var accounts: [Account] = []
+        var updates: [ValueUpdate] = []
+        var categoryRates: [(UUID, CategoryRate)] = []
+        var changes: [(id: UUID, entry: ChangeEntry)] = []
+        var backupTargets: [(UUID, BackupTarget)] = []
+        var backupState: (id: UUID, state: BackupState)?
+        var budgetCategories: [BudgetCategory] = []
+        var incomeSources: [IncomeSource] = []
+        var transactions: [Transaction] = []
+        var goals: [SavingsGoal] = []
+        var clients: [Client] = []
+        var invoices: [Invoice] = []
+        var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
+        var ruleSets: [CategoryRuleSet] = []
+
+        mutating func add(_ id: UUID, _ record: FinanceRecord) {
+            switch record {
+            case .settings(let value): settings = (id, value)
             case .account(let account): accounts.append(account)
             case .update(let update): updates.append(update)
-            case .categoryRate(let rate): categoryRates[id] = rate
+            case .categoryRate(let rate): categoryRates.append((id, rate))
             case .change(let entry): changes.append((id, entry))
-            case .backupTarget(let target): backupTargets[id] = target
+            case .backupTarget(let target): backupTargets.append((id, target))
             case .backupState(let state): backupState = (id, state)
             case .budgetCategory(let category): budgetCategories.append(category)
             case .incomeSource(let source): incomeSources.append(source)
@@ -76,14 +92,57 @@ final class Ledger {
             case .categoryRuleSet(let set): ruleSets.append(set)
             }
         }
-        clients.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
-        invoices.sort { $0.number < $1.number }
-        ruleSets.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
-        accounts.sort { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
-        changes.sort { $0.entry.sequence < $1.entry.sequence }
-        portfolio = Portfolio(currency: currency, accounts: accounts, updates: updates,
-                              categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
-        budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
+
+        mutating func append(_ other: Parts) {
+            settings = other.settings ?? settings
+            accounts += other.accounts
+            updates += other.updates
+            categoryRates += other.categoryRates
+            changes += other.changes
+            backupTargets += other.backupTargets
+            backupState = other.backupState ?? backupState
+            budgetCategories += other.budgetCategories
+            incomeSources += other.incomeSources
+            transactions += other.transactions
+            goals += other.goals
+            clients += other.clients
+            invoices += other.invoices
+            invoiceCounter = other.invoiceCounter ?? invoiceCounter
+            ruleSets += other.ruleSets
+        }
+
+        static func decoding(_ records: [VaultRecord]) throws -> Parts {
+            let chunkSize = 4096
+            let chunks = max(1, (records.count + chunkSize - 1) / chunkSize)
+            var slices = [Parts](repeating: Parts(), count: chunks)
+            var failures = [(RecordID, FinanceError)?](repeating: nil, count: chunks)
+            slices.withUnsafeMutableBufferPointer { output in
+                failures.withUnsafeMutableBufferPointer { failed in
+                    // Each chunk writes only its own slot.
+                    nonisolated(unsafe) let output = output
+                    nonisolated(unsafe) let failed = failed
+                    DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                        var parts = Parts()
+                        for record in records[min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize)] {
+                            let id = UUID(recordID: record.id)
+                            do {
+                                parts.add(id, try record.payload.withUnsafeBytes { try RecordCodec.decode($0, id: id) })
+                            } catch {
+                                failed[chunk] = (record.id, error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable"))
+                                return
+                            }
+                        }
+                        output[chunk] = parts
+                    }
+                }
+            }
+            if let (id, error) = failures.lazy.compactMap({ $0 }).first {
+                throw CLIError(.damaged, "Record \(id.hex) cannot be read: \(error.errorDescription ?? "")")
+            }
+            var joined = slices[0]
+            for slice in slices.dropFirst() { joined.append(slice) }
+            return joined
+        }
     }
 
     var currency: Currency { settings?.currency ?? .gbp }

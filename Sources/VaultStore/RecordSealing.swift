@@ -91,7 +91,7 @@ enum RecordCipher {
                                 let padded = UnsafeMutableRawBufferPointer(rebasing: scratch[..<(ciphertext.count - tagByteCount)])
                                 guard XChaCha20Poly1305.open(ciphertext, key: key, nonceBytes: UnsafeRawBufferPointer(rebasing: bytes[..<nonceByteCount]),
                                                              associatedData: UnsafeRawBufferPointer(ad), into: padded),
-                                      let length = try? Padding.unpaddedLength(of: UnsafeRawBufferPointer(padded), blockSize: paddingBlockSize) else { continue }
+                                      let length = authenticatedUnpaddedLength(UnsafeRawBufferPointer(padded)) else { continue }
                                 output[index] = Data(bytes: padded.baseAddress!, count: length)
                             }
                         }
@@ -101,6 +101,17 @@ enum RecordCipher {
             }
         }
         return results
+    }
+
+    /// The length before ISO/IEC 7816-4 padding (0x80, then zeros to the block), or nil when
+    /// malformed. Only for bytes that have just authenticated: timing cannot leak anything about
+    /// them to anyone who could not already read them, so this need not be constant-time as
+    /// `sodium_unpad` is (and is several times faster).
+    static func authenticatedUnpaddedLength(_ padded: UnsafeRawBufferPointer) -> Int? {
+        var end = padded.count
+        while end > 0, padded[end - 1] == 0 { end -= 1 }
+        guard end > 0, padded[end - 1] == 0x80, padded.count - (end - 1) <= paddingBlockSize, padded.count % paddingBlockSize == 0 else { return nil }
+        return end - 1
     }
 
     static func tag(of sealed: UnsafeRawBufferPointer) -> RecordTag {
@@ -176,6 +187,26 @@ enum Manifest {
         sealed.append(XChaCha20Poly1305.seal(writer.bytes, key: key, nonce: nonce,
                                              associatedData: associatedData(vaultID: vaultID, bucket: bucket)))
         return sealed
+    }
+
+    enum Checked: Sendable {
+        case opened([ManifestEntry])
+        case digestMismatch
+        case damaged
+    }
+
+    /// Checks each sealed bucket against the commit record's digest and opens it, on all cores.
+    static func openAll(_ sealed: [(index: Int, sealed: Data)], digests: [[UInt8]], key: SymmetricKey, vaultID: VaultID) -> [Checked] {
+        var results = [Checked](repeating: .damaged, count: sealed.count)
+        results.withUnsafeMutableBufferPointer { output in
+            nonisolated(unsafe) let output = output  // each iteration writes only its own index
+            DispatchQueue.concurrentPerform(iterations: sealed.count) { position in
+                let (index, bytes) = sealed[position]
+                guard constantTimeEqual(digest(ofSealed: bytes), digests[index]) else { return output[position] = .digestMismatch }
+                output[position] = open(bytes, bucket: index, key: key, vaultID: vaultID).map(Checked.opened) ?? .damaged
+            }
+        }
+        return results
     }
 
     /// The bucket's entries, or nil when it does not authenticate or is malformed.

@@ -267,26 +267,30 @@ public final class Vault {
         var buckets = [[ManifestEntry]](repeating: [], count: Manifest.bucketCount)
         var trusted = [Bool](repeating: false, count: Manifest.bucketCount)
         var seen = [Bool](repeating: false, count: Manifest.bucketCount)
+        // Buckets are read in order, then checked and opened on all cores.
+        var sealedBuckets: [(index: Int, sealed: Data)] = []
         let bucketRows = try Row.fetchCursor(db, sql: "SELECT bucket, sealed FROM manifest ORDER BY bucket")
         while let row = try bucketRows.next() {
             let index: Int = row[0]
-            let sealed: Data = row[1]
             guard (0..<Manifest.bucketCount).contains(index), !seen[index] else {
                 problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the manifest has an extra bucket \(index)"))
                 continue
             }
             seen[index] = true
-            guard constantTimeEqual(Manifest.digest(ofSealed: sealed), commit.bucketDigests[index]) else {
+            sealedBuckets.append((index, row[1]))
+        }
+        let checked = Manifest.openAll(sealedBuckets, digests: commit.bucketDigests, key: keys.integrity, vaultID: vaultID)
+        for ((index, _), result) in zip(sealedBuckets, checked) {
+            switch result {
+            case .digestMismatch:
                 problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil,
                                                  detail: "manifest bucket \(index) does not match the commit record (altered or rolled back)"))
-                continue
-            }
-            guard let entries = Manifest.open(sealed, bucket: index, key: keys.integrity, vaultID: vaultID) else {
+            case .damaged:
                 problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is damaged"))
-                continue
+            case .opened(let entries):
+                buckets[index] = entries
+                trusted[index] = true
             }
-            buckets[index] = entries
-            trusted[index] = true
         }
         for index in 0..<Manifest.bucketCount where !seen[index] {
             problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is missing"))
@@ -299,7 +303,7 @@ public final class Vault {
 
         // Merge the id-ordered rows with the id-ordered manifest (buckets 0...255 in turn are in
         // id order too), so every record is matched in one pass without a lookup table.
-        let expected = buckets.joined()
+        let expected = Array(buckets.joined())
         var next = expected.startIndex
         var previous: RecordID?
         func reportMissing(upTo id: RecordID?) {
@@ -314,6 +318,7 @@ public final class Vault {
         var pending: [SealedRow] = []
         pending.reserveCapacity(listed)
         var sealedBytes: [UInt8] = []
+        sealedBytes.reserveCapacity(listed * 160)
         // Straight through SQLite's C API: the sealed blob is copied once, from SQLite's page
         // into the shared buffer, with no object per row.
         let statement = try db.makeStatement(sql: "SELECT id, version, sealed FROM record ORDER BY id")
