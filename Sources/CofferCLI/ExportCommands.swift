@@ -119,46 +119,49 @@ extension ExportDocument {
             throw CLIError(.invalidInput, "This export is format version \(version); this Coffer reads up to \(Self.currentVersion). Upgrade Coffer.")
         }
         let currency = try CommandContext.input { try Currency.named(self.currency) }
-        func uuid(_ text: String, _ place: String) throws -> UUID {
-            guard let value = UUID(uuidString: text) else { throw CLIError(.invalidInput, "\(place): '\(text)' is not an id. Nothing was imported.") }
+        func uuid(_ text: String, _ place: Place) throws -> UUID {
+            guard let value = UUID(exportedID: text) else { throw CLIError(.invalidInput, "\(place): '\(text)' is not an id. Nothing was imported.") }
             return value
         }
-        func parse<T>(_ place: String, _ body: () throws -> T) throws -> T {
+        func parse<T>(_ place: Place, _ body: () throws -> T) throws -> T {
             do { return try body() } catch let error as FinanceError {
                 throw CLIError(.invalidInput, "\(place): \(error.errorDescription ?? "invalid"). Nothing was imported.")
             }
         }
-        func date(_ text: String, _ place: String) throws -> CalendarDate { try parse(place) { try CalendarDate(parsing: text) } }
-        func money(_ text: String, _ place: String) throws -> Money { try parse(place) { try currency.parse(text) } }
+        func date(_ text: String, _ place: Place) throws -> CalendarDate { try parse(place) { try CalendarDate(parsing: text) } }
+        func money(_ text: String, _ place: Place) throws -> Money { try parse(place) { try currency.parse(text) } }
 
         var records: [(UUID, FinanceRecord)] = []
         for (index, item) in (accounts ?? []).enumerated() {
-            let place = "accounts[\(index)]"
+            let place = Place(section: "accounts", index: index)
             guard let kind = AccountKind(rawValue: item.kind) else { throw CLIError(.invalidInput, "\(place): kind '\(item.kind)' is not asset or liability.") }
-            records.append((try uuid(item.id, place), .account(FinanceCore.Account(
-                id: try uuid(item.id, place), name: try parse(place) { try FinanceCore.Account.validatedName(item.name) }, category: item.category, kind: kind,
+            let id = try uuid(item.id, place)
+            records.append((id, .account(FinanceCore.Account(
+                id: id, name: try parse(place) { try FinanceCore.Account.validatedName(item.name) }, category: item.category, kind: kind,
                 growthRate: try item.growth.map { text in try parse(place) { try GrowthRate(parsing: text) } },
                 created: try date(item.created, place), closed: try item.closed.map { try date($0, place) }))))
         }
         let accountIDs = Set(records.map(\.0))
         for (index, item) in (updates ?? []).enumerated() {
-            let place = "updates[\(index)]"
+            let place = Place(section: "updates", index: index)
             let account = try uuid(item.account, place)
             guard accounts == nil || accountIDs.contains(account) else { throw CLIError(.invalidInput, "\(place): its account is not in the file.") }
-            records.append((try uuid(item.id, place), .update(ValueUpdate(id: try uuid(item.id, place), accountID: account, date: try date(item.date, place),
+            let id = try uuid(item.id, place)
+            records.append((id, .update(ValueUpdate(id: id, accountID: account, date: try date(item.date, place),
                                                                         amount: try money(item.amount, place), sequence: item.sequence, note: item.note))))
         }
         for (index, item) in (categoryRates ?? []).enumerated() {
-            records.append((UUID(), .categoryRate(CategoryRate(category: item.category, rate: try parse("categoryRates[\(index)]") { try GrowthRate(parsing: item.rate) }))))
+            records.append((UUID(), .categoryRate(CategoryRate(category: item.category, rate: try parse(Place(section: "categoryRates", index: index)) { try GrowthRate(parsing: item.rate) }))))
         }
         for (index, item) in (budgetCategories ?? []).enumerated() {
-            let place = "budgetCategories[\(index)]"
+            let place = Place(section: "budgetCategories", index: index)
             guard let type = BudgetType(rawValue: item.type) else { throw CLIError(.invalidInput, "\(place): type '\(item.type)' is not needs, wants or savings.") }
-            records.append((try uuid(item.id, place), .budgetCategory(BudgetCategory(id: try uuid(item.id, place), name: item.name, type: type,
+            let id = try uuid(item.id, place)
+            records.append((id, .budgetCategory(BudgetCategory(id: id, name: item.name, type: type,
                                                                                      sortOrder: item.sortOrder, isDefault: item.isDefault, isHidden: item.hidden))))
         }
         for (index, item) in (incomeSources ?? []).enumerated() {
-            let place = "incomeSources[\(index)]"
+            let place = Place(section: "incomeSources", index: index)
             let frequency: IncomeFrequency
             switch (item.frequency, item.anchor) {
             case ("monthly", nil): frequency = .monthly
@@ -166,11 +169,12 @@ extension ExportDocument {
             case ("biweekly", let anchor?): frequency = .biweekly(anchor: try date(anchor, place))
             default: throw CLIError(.invalidInput, "\(place): frequency '\(item.frequency)' is not monthly, biweekly (with an anchor) or variable.")
             }
-            records.append((try uuid(item.id, place), .incomeSource(IncomeSource(id: try uuid(item.id, place), name: item.name,
+            let id = try uuid(item.id, place)
+            records.append((id, .incomeSource(IncomeSource(id: id, name: item.name,
                                                                                  amount: try money(item.amount, place), frequency: frequency))))
         }
         for (index, item) in (transactions ?? []).enumerated() {
-            let place = "transactions[\(index)]"
+            let place = Place(section: "transactions", index: index)
             guard let type = TransactionType(rawValue: item.type) else { throw CLIError(.invalidInput, "\(place): type '\(item.type)' is unknown.") }
             let target = try self.target(item.target, place, uuid)
             var origin: StatementOrigin?
@@ -178,35 +182,40 @@ extension ExportDocument {
                 guard let bytes = Self.bytes(hex: hash) else { throw CLIError(.invalidInput, "\(place): importHash '\(hash)' is not hex. Nothing was imported.") }
                 origin = StatementOrigin(account: account, rowHash: bytes)
             }
-            records.append((try uuid(item.id, place), .transaction(Transaction(id: try uuid(item.id, place), amount: try money(item.amount, place), type: type,
+            let id = try uuid(item.id, place)
+            records.append((id, .transaction(Transaction(id: id, amount: try money(item.amount, place), type: type,
                                                                                target: target, note: item.note, date: try date(item.date, place),
                                                                                sequence: item.sequence, origin: origin))))
         }
         for (index, item) in (ruleSets ?? []).enumerated() {
-            let place = "ruleSets[\(index)]"
+            let place = Place(section: "ruleSets", index: index)
             let rules = try item.rules.map { CategoryRuleSet.Rule(pattern: $0.pattern, target: try target($0.target, place, uuid)) }
             guard !rules.contains(where: { $0.target == .uncategorised }) else { throw CLIError(.invalidInput, "\(place): a rule cannot target uncategorised.") }
-            records.append((try uuid(item.id, place), .categoryRuleSet(CategoryRuleSet(id: try uuid(item.id, place), name: item.name, rules: rules))))
+            let id = try uuid(item.id, place)
+            records.append((id, .categoryRuleSet(CategoryRuleSet(id: id, name: item.name, rules: rules))))
         }
         for (index, item) in (goals ?? []).enumerated() {
-            let place = "goals[\(index)]"
-            records.append((try uuid(item.id, place), .savingsGoal(SavingsGoal(id: try uuid(item.id, place), name: item.name,
+            let place = Place(section: "goals", index: index)
+            let id = try uuid(item.id, place)
+            records.append((id, .savingsGoal(SavingsGoal(id: id, name: item.name,
                                                                                target: try item.target.map { try money($0, place) },
                                                                                targetDate: try item.targetDate.map { try date($0, place) }))))
         }
         for (index, item) in (clients ?? []).enumerated() {
-            let place = "clients[\(index)]"
-            records.append((try uuid(item.id, place), .client(FinanceCore.Client(id: try uuid(item.id, place), name: item.name, email: item.email,
+            let place = Place(section: "clients", index: index)
+            let id = try uuid(item.id, place)
+            records.append((id, .client(FinanceCore.Client(id: id, name: item.name, email: item.email,
                                                                                  address: item.address, termsDays: item.terms))))
         }
         for (index, item) in (invoices ?? []).enumerated() {
-            let place = "invoices[\(index)]"
+            let place = Place(section: "invoices", index: index)
             guard let status = FinanceCore.Invoice.StoredStatus(rawValue: item.status) else { throw CLIError(.invalidInput, "\(place): status '\(item.status)' is unknown.") }
             let items = try item.items.map { line in
                 LineItem(description: line.description, quantity: try parse(place) { try Quantity(parsing: line.quantity) }, unitPrice: try money(line.unitPrice, place))
             }
-            records.append((try uuid(item.id, place), .invoice(FinanceCore.Invoice(
-                id: try uuid(item.id, place), number: item.number, clientID: try uuid(item.client, place), items: items,
+            let id = try uuid(item.id, place)
+            records.append((id, .invoice(FinanceCore.Invoice(
+                id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
                 taxBasisPoints: try item.tax.map { text in try parse(place) { try GrowthRate(parsing: text) }.basisPoints },
                 issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes, stored: status,
                 sentOn: try item.sentOn.map { try date($0, place) }, voidedOn: try item.voidedOn.map { try date($0, place) },
@@ -215,7 +224,7 @@ extension ExportDocument {
         return (currency, records, invoiceCounter)
     }
 
-    private func target(_ target: Target, _ place: String, _ uuid: (String, String) throws -> UUID) throws -> Transaction.Target {
+    private func target(_ target: Target, _ place: Place, _ uuid: (String, Place) throws -> UUID) throws -> Transaction.Target {
         if target.kind == "uncategorised" { return .uncategorised }
         guard let text = target.id else { throw CLIError(.invalidInput, "\(place): its target has no id. Nothing was imported.") }
         switch target.kind {
@@ -233,6 +242,46 @@ extension ExportDocument {
             guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { throw CLIError(.invalidInput, "") }
             return byte
         }
+    }
+}
+
+/// Where an item sits in an export ("updates[3]"), built into text only when a message needs it.
+struct Place: CustomStringConvertible {
+    let section: String
+    let index: Int
+    var description: String { "\(section)[\(index)]" }
+}
+
+extension UUID {
+    /// Parses the lower- or upper-case 8-4-4-4-12 form without Foundation's scanf-based parser,
+    /// which dominates a large import.
+    init?(exportedID text: String) {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(16)
+        var high: UInt8?
+        var position = 0
+        for unit in text.utf8 {
+            defer { position += 1 }
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard unit == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let value: UInt8
+            switch unit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = unit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = unit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = unit - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        guard position == 36, bytes.count == 16 else { return nil }
+        self = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
     }
 }
 

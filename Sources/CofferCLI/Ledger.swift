@@ -243,14 +243,5 @@ final class Ledger {
 }
 
 extension UUID {
-    init(recordID: RecordID) {
-        let b = recordID.bytes
-        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
-    }
-}
-
-extension RecordID {
-    init(uuid: UUID) {
-        try! self.init(withUnsafeBytes(of: uuid.uuid) { Array($0) })
-    }
+    init(recordID: RecordID) { self = recordID.uuid }
 }

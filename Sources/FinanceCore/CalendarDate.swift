@@ -19,6 +19,11 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// Parses `YYYY-MM-DD` (ISO 8601), the one format that reads the same everywhere.
     public init(parsing text: String) throws {
+        // Fast path for the canonical form, which bulk imports are made of.
+        if text.utf8.count == 10, let parsed = text.utf8.withContiguousStorageIfAvailable(Self.canonical), let date = parsed {
+            self = date
+            return
+        }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
@@ -31,6 +36,23 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
         } catch {
             throw FinanceError(.invalidDate, "'\(text)' is not a real date: \(Self.monthNames[month - 1 < 12 && month >= 1 ? month - 1 : 0]) \(year) has no day \(day).")
         }
+    }
+
+    /// `YYYY-MM-DD` read straight from its bytes; nil for anything else (the general parser
+    /// then explains what is wrong).
+    private static func canonical(_ bytes: UnsafeBufferPointer<UInt8>) -> CalendarDate? {
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let digit = Int(bytes[index]) - 48
+                guard (0...9).contains(digit) else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) else { return nil }
+        return try? CalendarDate(year: year, month: month, day: day)
     }
 
     public var description: String {

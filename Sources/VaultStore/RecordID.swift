@@ -27,6 +27,15 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         low = UInt64(bigEndian: pointer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
     }
 
+    /// The same 16 bytes as a UUID (the finance layer's ids), without an allocation.
+    public init(uuid: UUID) {
+        self = withUnsafeBytes(of: uuid.uuid) { RecordID(unsafe: $0.baseAddress!) }
+    }
+
+    public var uuid: UUID {
+        withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { UUID(uuid: $0.load(as: uuid_t.self)) }
+    }
+
     public var bytes: [UInt8] {
         withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
     }
@@ -66,6 +75,8 @@ public struct VaultRecord: Sendable, Equatable {
 public enum RecordChange: Sendable {
     case put(RecordID, Data)
     case delete(RecordID)
+
+    var isDelete: Bool { if case .delete = self { true } else { false } }
 
     var id: RecordID {
         switch self {

@@ -37,6 +37,23 @@ enum RecordCipher {
         return (sealed, RecordTag(Array(ciphertext.suffix(tagByteCount))))
     }
 
+    /// Seals every put of `changes` at its version, on all cores; nil for deletes.
+    static func sealAll(_ changes: [RecordChange], versions: [UInt64], key: SymmetricKey, vaultID: VaultID) -> [(Data, RecordTag)?] {
+        var results = [(Data, RecordTag)?](repeating: nil, count: changes.count)
+        let chunkSize = 1024
+        let chunks = (changes.count + chunkSize - 1) / chunkSize
+        results.withUnsafeMutableBufferPointer { output in
+            nonisolated(unsafe) let output = output  // each chunk writes only its own indices
+            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                for index in chunk * chunkSize..<min(changes.count, (chunk + 1) * chunkSize) {
+                    guard case .put(let id, let payload) = changes[index] else { continue }
+                    output[index] = seal(payload, id: id, version: versions[index], key: key, vaultID: vaultID)
+                }
+            }
+        }
+        return results
+    }
+
     /// The payload, or nil when the bytes do not authenticate as this record at this version.
     static func open(_ sealed: UnsafeRawBufferPointer, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> Data? {
         guard sealed.count >= nonceByteCount + tagByteCount + paddingBlockSize else { return nil }

@@ -327,9 +327,7 @@ public final class Vault {
         while true {
             let step = sqlite3_step(handle)
             if step == SQLITE_DONE { break }
-            guard step == SQLITE_ROW else {
-                throw VaultError(.storageFailure, "Reading the vault failed: \(String(cString: sqlite3_errstr(step))).")
-            }
+            guard step == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: step)) }  // mapped by withStorageErrors
             let idLength = Int(sqlite3_column_bytes(handle, 0))
             guard idLength == RecordID.byteCount, sqlite3_column_type(handle, 0) == SQLITE_BLOB, let idBytes = sqlite3_column_blob(handle, 0) else {
                 problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: nil,
@@ -399,40 +397,74 @@ public final class Vault {
         var updated = state
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            var bucketChanges: [Int: [RecordID: ManifestEntry?]] = [:]
+            var bucketChanges = [[RecordID: ManifestEntry?]](repeating: [:], count: Manifest.bucketCount)
             // Final state of every touched record (nil: deleted), merged into the sorted list once.
             var touched: [RecordID: VaultRecord?] = [:]
+            touched.reserveCapacity(changes.count)
             let upsert = try db.makeStatement(sql: """
                 INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
                 """)
+            // Versions first, in order; then every put is sealed on all cores; then written.
+            var versions: [UInt64] = []
+            versions.reserveCapacity(changes.count)
+            var latest: [RecordID: UInt64?] = [:]
             for change in changes {
+                let current = latest[change.id] ?? updated.record(change.id)?.version
+                switch change {
+                case .put: versions.append((current ?? 0) + 1)
+                case .delete: versions.append(0)
+                }
+                latest[change.id] = change.isDelete ? .some(nil) : versions.last!
+            }
+            let sealed = RecordCipher.sealAll(changes, versions: versions, key: keys.records, vaultID: vaultID)
+            // Written in id order (the table's key order), so SQLite appends to its B-tree
+            // instead of splitting pages all over it; a stable sort keeps each id's own order.
+            let order = changes.indices.sorted { (changes[$0].id, $0) < (changes[$1].id, $1) }
+            for position in order {
+                let change = changes[position]
                 let current: VaultRecord? = touched[change.id] ?? updated.record(change.id)
                 switch change {
                 case .put(let id, let payload):
-                    let version = (current?.version ?? 0) + 1
-                    let (sealed, tag) = RecordCipher.seal(payload, id: id, version: version, key: keys.records, vaultID: vaultID)
-                    try upsert.execute(arguments: [Data(id.bytes), Int64(version), sealed])
+                    let version = versions[position]
+                    let (bytes, tag) = sealed[position]!
+                    try Self.upsert(upsert.sqliteStatement, id: id, version: version, sealed: bytes)
                     touched[id] = .some(VaultRecord(id: id, version: version, payload: payload))
-                    bucketChanges[id.bucket, default: [:]][id] = .some(ManifestEntry(id: id, version: version, tag: tag))
+                    bucketChanges[id.bucket][id] = .some(ManifestEntry(id: id, version: version, tag: tag))
                 case .delete(let id):
                     guard current != nil else {
                         throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
                     }
                     try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
                     touched[id] = .some(nil)
-                    bucketChanges[id.bucket, default: [:]][id] = .some(nil)
+                    bucketChanges[id.bucket][id] = .some(nil)
                 }
             }
             updated.records = Self.merging(updated.records, touched)
-            for (bucket, entryChanges) in bucketChanges {
+            let changedBuckets = Set(bucketChanges.indices.filter { !bucketChanges[$0].isEmpty })
+            for bucket in changedBuckets {
+                let entryChanges = bucketChanges[bucket]
                 var byID = Dictionary(uniqueKeysWithValues: updated.buckets[bucket].map { ($0.id, $0) })
                 for (id, entry) in entryChanges { byID[id] = entry }
                 updated.buckets[bucket] = byID.values.sorted { $0.id < $1.id }
             }
-            try self.writeManifest(db, state: &updated, buckets: Set(bucketChanges.keys), keys: keys)
+            try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys)
         }
         state = updated
+    }
+
+    /// One row through SQLite's C API: a bulk import writes many, and GRDB's argument handling
+    /// would cost more than the write itself.
+    private static func upsert(_ handle: SQLiteStatement, id: RecordID, version: UInt64, sealed: Data) throws {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        sqlite3_reset(handle)
+        var result = withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) {
+            sqlite3_bind_blob(handle, 1, $0.baseAddress, Int32($0.count), transient)
+        }
+        if result == SQLITE_OK { result = sqlite3_bind_int64(handle, 2, Int64(version)) }
+        if result == SQLITE_OK { result = sealed.withUnsafeBytes { sqlite3_bind_blob(handle, 3, $0.baseAddress, Int32($0.count), transient) } }
+        if result == SQLITE_OK { result = sqlite3_step(handle) }
+        guard result == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: result)) }  // mapped by withStorageErrors
     }
 
     /// `records` with `touched` applied (a nil value deletes), still sorted by id.

@@ -93,3 +93,28 @@ import Testing
         #expect(CalendarDate.days(from: try CalendarDate(parsing: "2026-01-01"), to: try CalendarDate(parsing: "2026-03-01")) == 59)
     }
 }
+
+/// The plain-decimal and canonical-date fast paths give exactly what the general parsers give.
+@Suite struct FastPathTests {
+    @Test func plainDecimalsAgreeWithTheGeneralParser() throws {
+        let gbp = Currency.gbp, jpy = try Currency.named("JPY")
+        for (text, minor) in [("0", 0), ("-0", 0), ("12", 1200), ("12.5", 1250), ("12.50", 1250), ("-12.05", -1205), ("007", 700),
+                              ("1000000000000", 100_000_000_000_000)] as [(String, Int64)] {
+            #expect(try gbp.parse(text) == Money(minorUnits: minor), "\(text)")
+        }
+        #expect(try jpy.parse("1250") == Money(minorUnits: 1250))
+        for text in ["1.", ".5", "-", "1.005", "10000000000000", "1..2", "1.2.3", "12a", "", " 1", "1,000.5"] {
+            #expect((try? gbp.parse(text)) == (try? gbp.parse(" " + text + " ")), "\(text): the fast path must not change the answer")
+        }
+        #expect(throws: FinanceError.self) { try jpy.parse("12.5") }
+        #expect(throws: FinanceError.self) { try gbp.parse("1.005") }
+        #expect(throws: FinanceError.self) { try gbp.parse("10000000000000") }
+    }
+
+    @Test func canonicalDatesAgreeWithTheGeneralParser() throws {
+        #expect(try CalendarDate(parsing: "2024-02-29").description == "2024-02-29")
+        for text in ["2025-02-29", "2025-13-01", "2025-00-10", "2025-1-01", "20250101", "2025/01/01", "2025-01-0a"] {
+            #expect(throws: FinanceError.self, "\(text)") { try CalendarDate(parsing: text) }
+        }
+    }
+}

@@ -343,3 +343,39 @@ import VaultCrypto
         #expect(header.encoded().hexString == Self.vectors.vault.header)
     }
 }
+
+/// The bulk paths agree with the one-record paths they stand in for.
+@Suite struct BulkPathTests {
+    @Test func fastUnpaddingAgreesWithLibsodium() throws {
+        for length in 0..<300 {
+            let padded = Padding.pad(Data(SecureRandom.bytes(count: length)), blockSize: RecordCipher.paddingBlockSize)
+            let expected = try padded.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: RecordCipher.paddingBlockSize) }
+            #expect(padded.withUnsafeBytes { RecordCipher.authenticatedUnpaddedLength($0) } == expected)
+        }
+        for malformed in [[UInt8](repeating: 0, count: 64), [UInt8](repeating: 0, count: 63) + [0x80], [0x80] + [UInt8](repeating: 0, count: 127),
+                          [UInt8](repeating: 1, count: 64)] {
+            #expect(malformed.withUnsafeBytes { RecordCipher.authenticatedUnpaddedLength($0) } == nil || malformed.count == 64 && malformed.last == 0x80)
+        }
+    }
+
+    @Test func recordsOpenedTogetherMatchRecordsOpenedOneByOne() throws {
+        let key = SymmetricKey.random(), vaultID = VaultID.random()
+        var buffer: [UInt8] = [], rows: [SealedRow] = [], payloads: [Data] = []
+        for index in 0..<2000 {
+            let id = RecordID.random(), payload = Data(SecureRandom.bytes(count: index % 300))
+            var (sealed, _) = RecordCipher.seal(payload, id: id, version: UInt64(index % 3 + 1), key: key, vaultID: vaultID)
+            if index % 97 == 0 { sealed[sealed.count / 2] ^= 1 }  // damaged: must come back nil
+            rows.append(SealedRow(id: id, storedVersion: Int64(index % 3 + 1), entry: nil, range: buffer.count..<buffer.count + sealed.count))
+            buffer += sealed
+            payloads.append(payload)
+        }
+        let opened = RecordCipher.openAll(buffer, rows: rows, key: key, vaultID: vaultID)
+        for (index, row) in rows.enumerated() {
+            let single = buffer.withUnsafeBytes {
+                RecordCipher.open(UnsafeRawBufferPointer(rebasing: $0[row.range]), id: row.id, version: UInt64(row.storedVersion), key: key, vaultID: vaultID)
+            }
+            #expect(opened[index] == single)
+            #expect(opened[index] == (index % 97 == 0 ? nil : payloads[index]))
+        }
+    }
+}
