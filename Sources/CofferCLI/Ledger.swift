@@ -25,6 +25,8 @@ final class Ledger {
     private(set) var invoices: [Invoice] = []
     private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
     private(set) var ruleSets: [CategoryRuleSet] = []
+    /// Every record by kind, in the vault's id order: what the views above are built from.
+    private var parts = Parts()
 
     init(vault: Vault) throws {
         self.vault = vault
@@ -32,7 +34,20 @@ final class Ledger {
     }
 
     private func reload() throws {
-        let parts = try Parts.decoding(vault.records)
+        install(try Parts.decoding(vault.records))
+    }
+
+    /// After a small write, the records it touched are replaced in place rather than every
+    /// record decoded again: a `coffer update` on a large vault stays quick. Large writes reload.
+    private func applied(puts: [(UUID, FinanceRecord)], deletes: [UUID]) throws {
+        guard puts.count + deletes.count <= 256 else { return try reload() }
+        var next = parts.removing(Set(puts.map(\.0) + deletes))
+        for (id, record) in puts { next.add(id, record, keepingOrder: true) }
+        install(next)
+    }
+
+    private func install(_ parts: Parts) {
+        self.parts = parts
         settings = parts.settings?.1
         settingsID = parts.settings?.0
         accounts = parts.accounts.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
@@ -73,24 +88,56 @@ final class Ledger {
         var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
         var ruleSets: [CategoryRuleSet] = []
 
-        mutating func add(_ id: UUID, _ record: FinanceRecord) {
+        /// Adds a record at the end, or with `keepingOrder` at its place in id order.
+        mutating func add(_ id: UUID, _ record: FinanceRecord, keepingOrder: Bool = false) {
+            func put<T>(_ item: T, _ array: inout [T], _ idOf: (T) -> UUID) {
+                guard keepingOrder else { return array.append(item) }
+                let key = RecordID(uuid: id)
+                var low = 0, high = array.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if RecordID(uuid: idOf(array[middle])) < key { low = middle + 1 } else { high = middle }
+                }
+                array.insert(item, at: low)
+            }
             switch record {
             case .settings(let value): settings = (id, value)
-            case .account(let account): accounts.append(account)
-            case .update(let update): updates.append(update)
-            case .categoryRate(let rate): categoryRates.append((id, rate))
-            case .change(let entry): changes.append((id, entry))
-            case .backupTarget(let target): backupTargets.append((id, target))
+            case .account(let account): put(account, &accounts, \.id)
+            case .update(let update): put(update, &updates, \.id)
+            case .categoryRate(let rate): put((id, rate), &categoryRates, \.0)
+            case .change(let entry): put((id, entry), &changes, \.id)
+            case .backupTarget(let target): put((id, target), &backupTargets, \.0)
             case .backupState(let state): backupState = (id, state)
-            case .budgetCategory(let category): budgetCategories.append(category)
-            case .incomeSource(let source): incomeSources.append(source)
-            case .transaction(let transaction): transactions.append(transaction)
-            case .savingsGoal(let goal): goals.append(goal)
-            case .client(let client): clients.append(client)
-            case .invoice(let invoice): invoices.append(invoice)
+            case .budgetCategory(let category): put(category, &budgetCategories, \.id)
+            case .incomeSource(let source): put(source, &incomeSources, \.id)
+            case .transaction(let transaction): put(transaction, &transactions, \.id)
+            case .savingsGoal(let goal): put(goal, &goals, \.id)
+            case .client(let client): put(client, &clients, \.id)
+            case .invoice(let invoice): put(invoice, &invoices, \.id)
             case .invoiceCounter(let counter): invoiceCounter = (id, counter)
-            case .categoryRuleSet(let set): ruleSets.append(set)
+            case .categoryRuleSet(let set): put(set, &ruleSets, \.id)
             }
+        }
+
+        /// These parts without the records `ids` names.
+        func removing(_ ids: Set<UUID>) -> Parts {
+            var kept = self
+            if let id = settings?.0, ids.contains(id) { kept.settings = nil }
+            kept.accounts.removeAll { ids.contains($0.id) }
+            kept.updates.removeAll { ids.contains($0.id) }
+            kept.categoryRates.removeAll { ids.contains($0.0) }
+            kept.changes.removeAll { ids.contains($0.id) }
+            kept.backupTargets.removeAll { ids.contains($0.0) }
+            if let id = backupState?.id, ids.contains(id) { kept.backupState = nil }
+            kept.budgetCategories.removeAll { ids.contains($0.id) }
+            kept.incomeSources.removeAll { ids.contains($0.id) }
+            kept.transactions.removeAll { ids.contains($0.id) }
+            kept.goals.removeAll { ids.contains($0.id) }
+            kept.clients.removeAll { ids.contains($0.id) }
+            kept.invoices.removeAll { ids.contains($0.id) }
+            if let id = invoiceCounter?.id, ids.contains(id) { kept.invoiceCounter = nil }
+            kept.ruleSets.removeAll { ids.contains($0.id) }
+            return kept
         }
 
         mutating func append(_ other: Parts) {
@@ -186,15 +233,16 @@ final class Ledger {
                                 summary: summary, before: touched.map { .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) }) })
         var recordChanges: [RecordChange] = puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
         recordChanges += deletes.map { .delete(RecordID(uuid: $0)) }
-        recordChanges.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
+        let changeID = UUID()
+        recordChanges.append(.put(RecordID(uuid: changeID), Data(RecordCodec.encode(.change(entry)))))
         try vault.apply(recordChanges)
-        try reload()
+        try applied(puts: puts + [(changeID, .change(entry))], deletes: deletes)
     }
 
     /// Writes records without a change-log entry: for the settings record made with the vault.
     func writeWithoutHistory(_ puts: [(UUID, FinanceRecord)]) throws {
         try vault.apply(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) })
-        try reload()
+        try applied(puts: puts, deletes: [])
     }
 
     /// Reverts the most recent change: every record it touched goes back to its previous
@@ -208,7 +256,10 @@ final class Ledger {
         }
         recordChanges.append(.delete(RecordID(uuid: last.id)))
         try vault.apply(recordChanges)
-        try reload()
+        let restored = try last.entry.before.compactMap { before in
+            try before.payload.map { (before.recordID, try RecordCodec.decode($0, id: before.recordID)) }
+        }
+        try applied(puts: restored, deletes: last.entry.before.filter { $0.payload == nil }.map(\.recordID) + [last.id])
         return last.entry
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 import VaultStore
+import FinanceCore
 @testable import CofferCLI
 
 @Suite struct DurationTests {
@@ -104,6 +105,47 @@ import VaultStore
                      "123e4567+e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-42661417400g"] {
             #expect(UUID(exportedID: text) == nil, "\(text)")
             #expect(UUID(uuidString: text) == nil)
+        }
+    }
+}
+
+/// After each small write the ledger patches its views in place; they must equal what decoding
+/// the whole vault again gives.
+@Suite struct IncrementalLedgerTests {
+    func snapshot(_ ledger: Ledger) -> String {
+        var text = ""
+        dump((ledger.settings, ledger.settingsID, ledger.accounts, ledger.updates, ledger.categoryRates.sorted { $0.key.uuidString < $1.key.uuidString }.map(\.value),
+              ledger.changes.map(\.entry), ledger.budgetCategories, ledger.incomeSources, ledger.transactions, ledger.goals, ledger.clients,
+              ledger.invoices, ledger.invoiceCounter?.counter, ledger.ruleSets), to: &text)
+        return text
+    }
+
+    @Test func smallWritesMatchAFullReload() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-ledger-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let vault = try Vault.create(at: folder.appendingPathComponent("v.coffer"), passphrase: try Passphrase("incremental"),
+                                     parameters: KDFProfile.interactive.parameters)
+        let ledger = try Ledger(vault: vault)
+        try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))])
+        try ledger.ensureDefaultCategories()
+        let account = Account(name: "Savings", category: "Savings", kind: .asset, created: try CalendarDate(parsing: "2025-01-01"))
+        try ledger.commit("add", puts: [(account.id, .account(account))])
+        var ids: [UUID] = []
+        for day in 1...40 {
+            let update = ValueUpdate(accountID: account.id, date: try CalendarDate(parsing: String(format: "2025-02-%02d", day % 28 + 1)),
+                                     amount: Money(minorUnits: Int64(day * 100)), sequence: UInt64(day))
+            let spend = Transaction(amount: Money(minorUnits: 250), type: .expense, target: .uncategorised, note: "shop \(day)",
+                                    date: try CalendarDate(parsing: "2025-02-10"), sequence: UInt64(day))
+            ids.append(spend.id)
+            try ledger.commit("day \(day)", puts: [(update.id, .update(update)), (spend.id, .transaction(spend))])
+            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after commit \(day)")
+        }
+        try ledger.commit("delete", deletes: Array(ids.prefix(5)))
+        #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)))
+        for _ in 0..<3 {
+            _ = try ledger.undo()
+            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undo")
         }
     }
 }
