@@ -34,7 +34,7 @@ final class Ledger {
     }
 
     private func reload() throws {
-        install(try Parts.decoding(vault.records))
+        install(try vault.withPayloads { try Parts.decoding($0) })
     }
 
     /// After a small write, the records it touched are replaced in place rather than every
@@ -158,7 +158,7 @@ final class Ledger {
             ruleSets += other.ruleSets
         }
 
-        static func decoding(_ records: [VaultRecord]) throws -> Parts {
+        static func decoding(_ records: PayloadView) throws -> Parts {
             let chunkSize = 4096
             let chunks = max(1, (records.count + chunkSize - 1) / chunkSize)
             var slices = [Parts](repeating: Parts(), count: chunks)
@@ -170,12 +170,12 @@ final class Ledger {
                     nonisolated(unsafe) let failed = failed
                     DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                         var parts = Parts()
-                        for record in records[min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize)] {
-                            let id = UUID(recordID: record.id)
+                        for index in min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize) {
+                            let id = UUID(recordID: records.id(at: index))
                             do {
-                                parts.add(id, try record.payload.withUnsafeBytes { try RecordCodec.decode($0, id: id) })
+                                parts.add(id, try RecordCodec.decode(records.payload(at: index), id: id))
                             } catch {
-                                failed[chunk] = (record.id, error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable"))
+                                failed[chunk] = (records.id(at: index), error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable"))
                                 return
                             }
                         }
@@ -186,8 +186,16 @@ final class Ledger {
             if let (id, error) = failures.lazy.compactMap({ $0 }).first {
                 throw CLIError(.damaged, "Record \(id.hex) cannot be read: \(error.errorDescription ?? "")")
             }
-            var joined = slices[0]
-            for slice in slices.dropFirst() { joined.append(slice) }
+            // Joined into storage reserved up front, each slice released once copied: a million
+            // records never sit in memory twice.
+            var joined = Parts()
+            joined.transactions.reserveCapacity(slices.reduce(0) { $0 + $1.transactions.count })
+            joined.updates.reserveCapacity(slices.reduce(0) { $0 + $1.updates.count })
+            joined.invoices.reserveCapacity(slices.reduce(0) { $0 + $1.invoices.count })
+            for index in slices.indices {
+                joined.append(slices[index])
+                slices[index] = Parts()
+            }
             return joined
         }
     }

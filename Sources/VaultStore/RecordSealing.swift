@@ -74,29 +74,30 @@ enum RecordCipher {
         return padded
     }
 
-    /// Opens every row of `sealed` (the rows' bytes back to back) on all cores. The result is in
-    /// the rows' order: each payload, or nil where the bytes do not authenticate.
-    static func openAll(_ sealed: [UInt8], rows: [SealedRow], key: SymmetricKey, vaultID: VaultID) -> [Data?] {
-        var results = [Data?](repeating: nil, count: rows.count)
+    /// Opens every row of `sealed` (the rows' bytes back to back) on all cores, into `plain`
+    /// (as long as `sealed`; a row's payload starts where its sealed bytes do). The result is in
+    /// the rows' order: each payload's range in `plain`, or nil where the bytes do not
+    /// authenticate.
+    static func openAll(_ sealed: [UInt8], rows: [SealedRow], into plain: inout [UInt8], key: SymmetricKey, vaultID: VaultID) -> [Range<Int>?] {
+        var results = [Range<Int>?](repeating: nil, count: rows.count)
         guard !rows.isEmpty else { return results }
+        if plain.count < sealed.count { plain = [UInt8](repeating: 0, count: sealed.count) }
         let chunkSize = 512
         let chunks = (rows.count + chunkSize - 1) / chunkSize
         let vaultIDBytes = vaultID.bytes
         sealed.withUnsafeBytes { all in
-            results.withUnsafeMutableBufferPointer { output in
-                // Each chunk writes only its own indices; the buffers outlive the parallel loop.
-                nonisolated(unsafe) let output = output
-                nonisolated(unsafe) let all = all
-                DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                    let indices = chunk * chunkSize..<min(rows.count, (chunk + 1) * chunkSize)
-                    let largest = indices.map { rows[$0].range.count }.max() ?? 0
-                    var scratch = [UInt8](repeating: 0, count: max(largest, 1))
-                    var ad = [UInt8](repeating: 0, count: 42)
-                    ad.replaceSubrange(0..<16, with: vaultIDBytes)
-                    withUnsafeBytes(of: VaultHeader.currentFormatVersion.littleEndian) { ad.replaceSubrange(40..<42, with: $0) }
-                    scratch.withUnsafeMutableBytes { scratch in
+            plain.withUnsafeMutableBytes { plain in
+                results.withUnsafeMutableBufferPointer { output in
+                    // Each chunk touches only its own rows; the buffers outlive the parallel loop.
+                    nonisolated(unsafe) let output = output
+                    nonisolated(unsafe) let all = all
+                    nonisolated(unsafe) let plain = plain
+                    DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                        var ad = [UInt8](repeating: 0, count: 42)
+                        ad.replaceSubrange(0..<16, with: vaultIDBytes)
+                        withUnsafeBytes(of: VaultHeader.currentFormatVersion.littleEndian) { ad.replaceSubrange(40..<42, with: $0) }
                         ad.withUnsafeMutableBytes { ad in
-                            for index in indices {
+                            for index in chunk * chunkSize..<min(rows.count, (chunk + 1) * chunkSize) {
                                 let row = rows[index]
                                 let bytes = UnsafeRawBufferPointer(rebasing: all[row.range])
                                 guard bytes.count >= nonceByteCount + tagByteCount + paddingBlockSize else { continue }
@@ -105,14 +106,14 @@ enum RecordCipher {
                                     UnsafeMutableRawBufferPointer(rebasing: ad[16..<40]).copyMemory(from: $0)
                                 }
                                 let ciphertext = UnsafeRawBufferPointer(rebasing: bytes[nonceByteCount...])
-                                let padded = UnsafeMutableRawBufferPointer(rebasing: scratch[..<(ciphertext.count - tagByteCount)])
+                                let start = row.range.lowerBound
+                                let padded = UnsafeMutableRawBufferPointer(rebasing: plain[start..<start + ciphertext.count - tagByteCount])
                                 guard XChaCha20Poly1305.open(ciphertext, key: key, nonceBytes: UnsafeRawBufferPointer(rebasing: bytes[..<nonceByteCount]),
                                                              associatedData: UnsafeRawBufferPointer(ad), into: padded),
                                       let length = authenticatedUnpaddedLength(UnsafeRawBufferPointer(padded)) else { continue }
-                                output[index] = Data(bytes: padded.baseAddress!, count: length)
+                                output[index] = start..<start + length
                             }
                         }
-                        scratch.initializeMemory(as: UInt8.self, repeating: 0)  // plaintext does not linger
                     }
                 }
             }

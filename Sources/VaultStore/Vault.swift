@@ -36,20 +36,9 @@ struct VaultState {
     /// The sealed commit record as last read or written, to notice another process's writes.
     var commitSealed: Data
     var buckets: [[ManifestEntry]]
-    /// Sorted by id.
-    var records: [VaultRecord]
+    var records: RecordStore
 
-    /// Binary search in the id-ordered records.
-    func index(of id: RecordID) -> Int? {
-        var low = 0, high = records.count
-        while low < high {
-            let middle = (low + high) / 2
-            if records[middle].id < id { low = middle + 1 } else { high = middle }
-        }
-        return low < records.count && records[low].id == id ? low : nil
-    }
-
-    func record(_ id: RecordID) -> VaultRecord? { index(of: id).map { records[$0] } }
+    func record(_ id: RecordID) -> VaultRecord? { records.index(of: id).map { records.record(at: $0) } }
 }
 
 /// An open, unlocked, verified vault: one SQLite file of opaque encrypted records.
@@ -80,11 +69,16 @@ public final class Vault {
     public var hasRecoveryKey: Bool { header.recoverySlot != nil }
     public var commitCounter: UInt64 { state.commit.counter }
     public var recordCount: Int { state.records.count }
+
+    /// Every payload, without copies, for as long as `body` runs.
+    public func withPayloads<Result>(_ body: (PayloadView) throws -> Result) rethrows -> Result {
+        try state.records.withView(body)
+    }
     /// The vault's Ed25519 public key (archives it signs verify with this).
     public var signingPublicKey: SigningPublicKey { keys.signing.publicKey }
 
     /// Every record, ordered by id.
-    public var records: [VaultRecord] { state.records }
+    public var records: [VaultRecord] { (0..<state.records.count).map { state.records.record(at: $0) } }
 
     public func record(_ id: RecordID) -> VaultRecord? { state.record(id) }
 
@@ -315,10 +309,45 @@ public final class Vault {
         }
         // First pass, in SQLite's id order: structure checks, and every sealed record copied
         // into one buffer. Decryption, the expensive part, then runs in parallel.
+        // Rows are opened in batches, so the sealed copies never all sit in memory at once.
+        let batchSize = 16_384
         var pending: [SealedRow] = []
-        pending.reserveCapacity(listed)
+        pending.reserveCapacity(min(listed, batchSize))
         var sealedBytes: [UInt8] = []
-        sealedBytes.reserveCapacity(listed * 160)
+        sealedBytes.reserveCapacity(min(listed, batchSize) * 160)
+        var records = RecordStore(reservingCapacity: listed)
+        var plain: [UInt8] = []
+        func openPending() {
+            let opened = RecordCipher.openAll(sealedBytes, rows: pending, into: &plain, key: keys.records, vaultID: vaultID)
+            defer { secureWipe(&plain) }
+            for (row, payload) in zip(pending, opened) {
+                let id = row.id, version = UInt64(clamping: row.storedVersion)
+                guard let entry = row.entry else {
+                    problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: id, detail: payload == nil
+                        ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
+                        : "is not listed in the commit record (a deleted record put back, or injected)"))
+                    continue
+                }
+                guard let payload else {
+                    problems.append(IntegrityProblem(kind: .recordDamaged, recordID: id,
+                        detail: version == entry.version
+                            ? "does not authenticate (its bytes were altered, or swapped with another record's)"
+                            : "does not authenticate, and its version \(row.storedVersion) differs from the committed version \(entry.version)"))
+                    continue
+                }
+                let tagMatches = sealedBytes.withUnsafeBytes { RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag) }
+                guard version == entry.version, tagMatches else {
+                    problems.append(IntegrityProblem(kind: .recordStale, recordID: id,
+                        detail: version == entry.version
+                            ? "is authentic but not the copy the commit record lists (replaced by another copy)"
+                            : "is an older version (\(version)) than the committed version \(entry.version) (rolled back or replayed)"))
+                    continue
+                }
+                plain.withUnsafeBytes { records.append(id: id, version: version, payload: UnsafeRawBufferPointer(rebasing: $0[payload])) }
+            }
+            pending.removeAll(keepingCapacity: true)
+            sealedBytes.removeAll(keepingCapacity: true)
+        }
         // Straight through SQLite's C API: the sealed blob is copied once, from SQLite's page
         // into the shared buffer, with no object per row.
         let statement = try db.makeStatement(sql: "SELECT id, version, sealed FROM record ORDER BY id")
@@ -351,37 +380,11 @@ public final class Vault {
                 sealedBytes.append(contentsOf: UnsafeRawBufferPointer(start: blob, count: length))
             }
             pending.append(SealedRow(id: id, storedVersion: storedVersion, entry: entry, range: start..<sealedBytes.count))
+            if pending.count == batchSize { openPending() }
         }
         reportMissing(upTo: nil)
 
-        let opened = RecordCipher.openAll(sealedBytes, rows: pending, key: keys.records, vaultID: vaultID)
-        var records: [VaultRecord] = []
-        records.reserveCapacity(pending.count)
-        for (row, payload) in zip(pending, opened) {
-            let id = row.id, version = UInt64(clamping: row.storedVersion)
-            guard let entry = row.entry else {
-                problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: id, detail: payload == nil
-                    ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
-                    : "is not listed in the commit record (a deleted record put back, or injected)"))
-                continue
-            }
-            guard let payload else {
-                problems.append(IntegrityProblem(kind: .recordDamaged, recordID: id,
-                    detail: version == entry.version
-                        ? "does not authenticate (its bytes were altered, or swapped with another record's)"
-                        : "does not authenticate, and its version \(row.storedVersion) differs from the committed version \(entry.version)"))
-                continue
-            }
-            let tagMatches = sealedBytes.withUnsafeBytes { RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag) }
-            guard version == entry.version, tagMatches else {
-                problems.append(IntegrityProblem(kind: .recordStale, recordID: id,
-                    detail: version == entry.version
-                        ? "is authentic but not the copy the commit record lists (replaced by another copy)"
-                        : "is an older version (\(version)) than the committed version \(entry.version) (rolled back or replayed)"))
-                continue
-            }
-            records.append(VaultRecord(id: id, version: version, payload: payload))
-        }
+        openPending()
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(commit: commit, commitSealed: commitSealed, buckets: buckets, records: records)
     }
@@ -440,7 +443,7 @@ public final class Vault {
                     bucketChanges[id.bucket][id] = .some(nil)
                 }
             }
-            updated.records = Self.merging(updated.records, touched)
+            updated.records = updated.records.merging(touched)
             let changedBuckets = Set(bucketChanges.indices.filter { !bucketChanges[$0].isEmpty })
             for bucket in changedBuckets {
                 let entryChanges = bucketChanges[bucket]
@@ -465,23 +468,6 @@ public final class Vault {
         if result == SQLITE_OK { result = sealed.withUnsafeBytes { sqlite3_bind_blob(handle, 3, $0.baseAddress, Int32($0.count), transient) } }
         if result == SQLITE_OK { result = sqlite3_step(handle) }
         guard result == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: result)) }  // mapped by withStorageErrors
-    }
-
-    /// `records` with `touched` applied (a nil value deletes), still sorted by id.
-    private static func merging(_ records: [VaultRecord], _ touched: [RecordID: VaultRecord?]) -> [VaultRecord] {
-        let incoming = touched.values.compactMap { $0 }.sorted { $0.id < $1.id }
-        var merged: [VaultRecord] = []
-        merged.reserveCapacity(records.count + incoming.count)
-        var next = incoming.startIndex
-        for record in records {
-            while next < incoming.endIndex, incoming[next].id < record.id {
-                merged.append(incoming[next])
-                next += 1
-            }
-            if touched[record.id] == nil { merged.append(record) }
-        }
-        merged.append(contentsOf: incoming[next...])
-        return merged
     }
 
     /// The state as it is on disk now: ours, unless another process committed since we read it,

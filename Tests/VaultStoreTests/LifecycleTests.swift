@@ -369,7 +369,8 @@ import VaultCrypto
             buffer += sealed
             payloads.append(payload)
         }
-        let opened = RecordCipher.openAll(buffer, rows: rows, key: key, vaultID: vaultID)
+        var plain: [UInt8] = []
+        let opened = RecordCipher.openAll(buffer, rows: rows, into: &plain, key: key, vaultID: vaultID).map { $0.map { Data(plain[$0]) } }
         for (index, row) in rows.enumerated() {
             let single = buffer.withUnsafeBytes {
                 RecordCipher.open(UnsafeRawBufferPointer(rebasing: $0[row.range]), id: row.id, version: UInt64(row.storedVersion), key: key, vaultID: vaultID)

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Every decrypted record of an open vault, sorted by id, with all payloads in one buffer: a
+/// million records cost their own bytes plus 32 bytes each, not an object apiece.
+struct RecordStore {
+    private(set) var ids: [RecordID] = []
+    private(set) var versions: [UInt64] = []
+    /// Payload `i` is `bytes[ends[i - 1] ..< ends[i]]` (from 0 for the first).
+    private(set) var ends: [Int] = []
+    private(set) var bytes: [UInt8] = []
+
+    init(reservingCapacity count: Int = 0) {
+        ids.reserveCapacity(count)
+        versions.reserveCapacity(count)
+        ends.reserveCapacity(count)
+    }
+
+    var count: Int { ids.count }
+
+    /// Appends a record whose id sorts after every one already here.
+    mutating func append(id: RecordID, version: UInt64, payload: UnsafeRawBufferPointer) {
+        ids.append(id)
+        versions.append(version)
+        bytes.append(contentsOf: payload)
+        ends.append(bytes.count)
+    }
+
+    func range(at index: Int) -> Range<Int> { (index == 0 ? 0 : ends[index - 1])..<ends[index] }
+
+    func record(at index: Int) -> VaultRecord {
+        VaultRecord(id: ids[index], version: versions[index], payload: Data(bytes[range(at: index)]))
+    }
+
+    /// Binary search by id.
+    func index(of id: RecordID) -> Int? {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    /// This store with `touched` applied (a nil value deletes), still sorted by id.
+    func merging(_ touched: [RecordID: VaultRecord?]) -> RecordStore {
+        let incoming = touched.values.compactMap { $0 }.sorted { $0.id < $1.id }
+        var merged = RecordStore(reservingCapacity: count + incoming.count)
+        merged.bytes.reserveCapacity(bytes.count + incoming.reduce(0) { $0 + $1.payload.count })
+        var next = incoming.startIndex
+        func appendIncoming() {
+            incoming[next].payload.withUnsafeBytes { merged.append(id: incoming[next].id, version: incoming[next].version, payload: $0) }
+            next += 1
+        }
+        bytes.withUnsafeBytes { all in
+            for index in ids.indices {
+                while next < incoming.endIndex, incoming[next].id < ids[index] { appendIncoming() }
+                if touched[ids[index]] == nil {
+                    merged.append(id: ids[index], version: versions[index], payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
+                }
+            }
+        }
+        while next < incoming.endIndex { appendIncoming() }
+        return merged
+    }
+}
+
+/// Read-only access to every payload of an open vault without copying them, for decoding a
+/// whole vault (on several threads if wanted) inside `Vault.withPayloads`.
+public struct PayloadView: @unchecked Sendable {
+    private let ids: UnsafeBufferPointer<RecordID>
+    private let ends: UnsafeBufferPointer<Int>
+    private let bytes: UnsafeRawBufferPointer
+
+    init(ids: UnsafeBufferPointer<RecordID>, ends: UnsafeBufferPointer<Int>, bytes: UnsafeRawBufferPointer) {
+        self.ids = ids
+        self.ends = ends
+        self.bytes = bytes
+    }
+
+    public var count: Int { ids.count }
+    public func id(at index: Int) -> RecordID { ids[index] }
+    public func payload(at index: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+    }
+}
+
+extension RecordStore {
+    func withView<Result>(_ body: (PayloadView) throws -> Result) rethrows -> Result {
+        try ids.withUnsafeBufferPointer { ids in
+            try ends.withUnsafeBufferPointer { ends in
+                try bytes.withUnsafeBytes { try body(PayloadView(ids: ids, ends: ends, bytes: $0)) }
+            }
+        }
+    }
+}
