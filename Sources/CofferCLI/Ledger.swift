@@ -161,37 +161,59 @@ final class Ledger {
         static func decoding(_ records: PayloadView) throws -> Parts {
             let chunkSize = 4096
             let chunks = max(1, (records.count + chunkSize - 1) / chunkSize)
+            @Sendable func range(_ chunk: Int) -> Range<Int> { min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize) }
+            // Transactions, most of a vault, are decoded straight into their final array (each
+            // chunk into its own stretch of it), so a million of them never sit in memory twice.
+            var slots = [Int](repeating: 0, count: chunks + 1)
+            for chunk in 0..<chunks {
+                slots[chunk + 1] = slots[chunk] + range(chunk).reduce(0) { $0 + (RecordCodec.isTransaction(records.payload(at: $1)) ? 1 : 0) }
+            }
+            let firstSlot = slots
             var slices = [Parts](repeating: Parts(), count: chunks)
             var failures = [(RecordID, FinanceError)?](repeating: nil, count: chunks)
-            slices.withUnsafeMutableBufferPointer { output in
-                failures.withUnsafeMutableBufferPointer { failed in
-                    // Each chunk writes only its own slot.
-                    nonisolated(unsafe) let output = output
-                    nonisolated(unsafe) let failed = failed
-                    DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                        var parts = Parts()
-                        for index in min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize) {
-                            let id = UUID(recordID: records.id(at: index))
-                            do {
-                                parts.add(id, try RecordCodec.decode(records.payload(at: index), id: id))
-                            } catch {
-                                failed[chunk] = (records.id(at: index), error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable"))
-                                return
+            var decodedCount = [Int](repeating: 0, count: chunks)
+            var failure: (RecordID, FinanceError)?
+            let transactions = [Transaction](unsafeUninitializedCapacity: firstSlot[chunks]) { buffer, initialized in
+                slices.withUnsafeMutableBufferPointer { output in
+                    failures.withUnsafeMutableBufferPointer { failed in
+                        decodedCount.withUnsafeMutableBufferPointer { counted in
+                            // Each chunk writes only its own slots.
+                            nonisolated(unsafe) let output = output, failed = failed, counted = counted, buffer = buffer
+                            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                                var parts = Parts()
+                                for index in range(chunk) {
+                                    let id = UUID(recordID: records.id(at: index))
+                                    do {
+                                        let record = try RecordCodec.decode(records.payload(at: index), id: id)
+                                        if case .transaction(let transaction) = record {
+                                            (buffer.baseAddress! + firstSlot[chunk] + counted[chunk]).initialize(to: transaction)
+                                            counted[chunk] += 1
+                                        } else {
+                                            parts.add(id, record)
+                                        }
+                                    } catch {
+                                        failed[chunk] = (records.id(at: index), error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable"))
+                                        return
+                                    }
+                                }
+                                output[chunk] = parts
                             }
                         }
-                        output[chunk] = parts
                     }
                 }
+                failure = failures.lazy.compactMap { $0 }.first
+                guard failure == nil else {
+                    for chunk in 0..<chunks { (buffer.baseAddress! + firstSlot[chunk]).deinitialize(count: decodedCount[chunk]) }
+                    initialized = 0
+                    return
+                }
+                initialized = firstSlot[chunks]
             }
-            if let (id, error) = failures.lazy.compactMap({ $0 }).first {
+            if let (id, error) = failure {
                 throw CLIError(.damaged, "Record \(id.hex) cannot be read: \(error.errorDescription ?? "")")
             }
-            // Joined into storage reserved up front, each slice released once copied: a million
-            // records never sit in memory twice.
             var joined = Parts()
-            joined.transactions.reserveCapacity(slices.reduce(0) { $0 + $1.transactions.count })
-            joined.updates.reserveCapacity(slices.reduce(0) { $0 + $1.updates.count })
-            joined.invoices.reserveCapacity(slices.reduce(0) { $0 + $1.invoices.count })
+            joined.transactions = transactions
             for index in slices.indices {
                 joined.append(slices[index])
                 slices[index] = Parts()

@@ -401,6 +401,12 @@ public enum RecordCodec {
         payload.first == Kind.backupState.rawValue
     }
 
+    /// Whether a payload is a budget transaction, without decoding it: the most numerous kind,
+    /// which a whole-vault decode places straight into one preallocated array.
+    public static func isTransaction(_ payload: UnsafeRawBufferPointer) -> Bool {
+        payload.first == Kind.transaction.rawValue
+    }
+
     public static func decode(_ bytes: [UInt8], id: UUID) throws -> FinanceRecord {
         try bytes.withUnsafeBytes { try decode($0, id: id) }
     }
