@@ -9,10 +9,11 @@ struct RecordStore {
     private(set) var ends: [Int] = []
     private(set) var bytes: [UInt8] = []
 
-    init(reservingCapacity count: Int = 0) {
+    init(reservingCapacity count: Int = 0, payloadBytes: Int = 0) {
         ids.reserveCapacity(count)
         versions.reserveCapacity(count)
         ends.reserveCapacity(count)
+        bytes.reserveCapacity(payloadBytes)
     }
 
     var count: Int { ids.count }
