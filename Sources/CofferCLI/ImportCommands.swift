@@ -335,23 +335,30 @@ struct RulesCommands: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a rule to a rule set (created if new): PATTERN → --category, --goal or --source.")
+            abstract: "Add a rule to a rule set (created if new): PATTERN → --category, --goal or --source.",
+            discussion: "Also accepted: the pattern as --pattern or --match, and the place as a third argument (a category, else a goal, else an income source).")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The rule set.") var name: String
-        @Argument(help: "Text in the description, e.g. TESCO, or a wildcard pattern such as \"AMZN*MKTP\".") var pattern: String
+        @Argument(help: "Text in the description, e.g. TESCO, or a wildcard pattern such as \"AMZN*MKTP\".") var pattern: String?
+        @Argument(help: ArgumentHelp("Where matching lines go, instead of --category, --goal or --source.", valueName: "place")) var place: String?
+        @Option(name: [.customLong("pattern"), .customLong("match")], help: ArgumentHelp("The pattern, instead of the argument.", valueName: "pattern"))
+        var patternOption: String?
         @Option(help: "The category for matching spending.") var category: String?
         @Option(help: "The savings goal for matching money set aside.") var goal: String?
         @Option(help: "The income source for matching money coming in.") var source: String?
 
         func validate() throws {
-            guard [category, goal, source].compactMap({ $0 }).count == 1 else {
+            guard (pattern == nil) != (patternOption == nil) else {
+                throw ValidationError("Give the pattern once: as the argument after NAME, or with --pattern.")
+            }
+            guard [category, goal, source, place].compactMap({ $0 }).count == 1 else {
                 throw ValidationError("Say where matching lines go: exactly one of --category, --goal or --source.")
             }
         }
 
         func run() throws {
             let setName = try CommandContext.input { try Account.validatedName(name, what: "rule set name") }
-            let text = try CommandContext.input { try Account.validatedName(pattern, what: "pattern") }
+            let text = try CommandContext.input { try Account.validatedName(pattern ?? patternOption ?? "", what: "pattern") }
             guard !text.allSatisfy({ $0 == "*" }) else {
                 throw CLIError(.invalidInput, "'\(text)' would match every description. Nothing was changed.")
             }
@@ -362,9 +369,11 @@ struct RulesCommands: ParsableCommand {
                 target = .category(try CategoryCommands.find(category, in: ledger).id)
             } else if let goal {
                 target = .goal(try GoalCommands.find(goal, in: ledger).id)
-            } else {
-                target = .source(try Ledger.match(source!, among: ledger.incomeSources, name: \.name, what: "income source",
+            } else if let source {
+                target = .source(try Ledger.match(source, among: ledger.incomeSources, name: \.name, what: "income source",
                                                   addHint: "coffer income add NAME AMOUNT --frequency monthly").id)
+            } else {
+                target = try Self.resolve(place!, in: ledger)
             }
             var set = ledger.ruleSets.first { $0.name.caseInsensitiveCompare(setName) == .orderedSame } ?? CategoryRuleSet(name: setName)
             let rule = CategoryRuleSet.Rule(pattern: text, target: target)
@@ -377,6 +386,22 @@ struct RulesCommands: ParsableCommand {
             try ledger.commit("Added rule \(text) → \(label) to \(set.name)", puts: [(set.id, .categoryRuleSet(set))])
             Output.line("Rule \(set.rules.count) of \(set.name): \(text) → \(label)")
             Output.line("Use it: coffer import csv FILE --into transactions --rules \"\(set.name)\" · undo with coffer undo")
+        }
+
+        /// A place named without saying what it is: a category if one matches, else a goal,
+        /// else an income source; nothing matching (or a name shared by two kinds) is refused.
+        static func resolve(_ place: String, in ledger: Ledger) throws -> Transaction.Target {
+            let found: [Transaction.Target] = [
+                (try? CategoryCommands.find(place, in: ledger)).map { .category($0.id) },
+                (try? GoalCommands.find(place, in: ledger)).map { .goal($0.id) },
+                (try? Ledger.match(place, among: ledger.incomeSources, name: \.name, what: "income source", addHint: "")).map { .source($0.id) },
+            ].compactMap { $0 }
+            guard found.count == 1 else {
+                throw CLIError(.invalidInput, found.isEmpty ? "No category, goal or income source matches '\(place)'. Nothing was changed."
+                                                            : "'\(place)' names more than one kind of place. Nothing was changed.",
+                               hint: "Say which: --category, --goal or --source.")
+            }
+            return found[0]
         }
     }
 

@@ -180,6 +180,16 @@ import Testing
         #expect(rules.first?["pattern"] as? String == "TESCO" && rules.first?["target"] as? String == "Groceries")
         #expect(try coffer("import", "rules", "add", "bank", "x", "--category", "Nope").status == 64)
         #expect(try coffer("import", "rules", "add", "bank", "*", "--category", "Groceries").status == 64)
+        // The other spellings: --pattern/--match, and the place as a third argument.
+        #expect(try coffer("import", "rules", "add", "alt", "--pattern", "SPOTIFY", "--category", "Subscriptions").status == 0)
+        #expect(try coffer("import", "rules", "add", "alt", "--match", "DELIVEROO", "--category", "Dining Out").status == 0)
+        #expect(try coffer("import", "rules", "add", "alt", "WAITROSE", "Groceries").status == 0)
+        #expect(try coffer("import", "rules", "add", "alt", "ACME", "Salary").status == 0)
+        #expect(try coffer("import", "rules", "add", "alt", "X", "Nowhere").status == 64)
+        #expect(try coffer("import", "rules", "add", "alt", "X", "--pattern", "Y", "--category", "Groceries").status == 64)
+        let alt = (try json("import", "rules", "show", "alt")["rules"] as? [[String: Any]] ?? []).map { "\($0["pattern"]!)→\($0["target"]!):\($0["kind"]!)" }
+        #expect(alt == ["SPOTIFY→Subscriptions:category", "DELIVEROO→Dining Out:category", "WAITROSE→Groceries:category", "ACME→Salary:source"])
+        #expect(try coffer("import", "rules", "remove", "alt").status == 0)
 
         #expect(try coffer("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--date-format", "DD/MM/YYYY").status == 0)
         var budget = try json("budget", "--month", "2025-01")
