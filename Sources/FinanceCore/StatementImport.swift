@@ -19,7 +19,7 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
 
     public init(_ pattern: String) throws {
         var tokens: [Token] = []
-        var rest = Substring(pattern.uppercased())
+        var rest = Substring(Self.fromStrftime(pattern).uppercased())
         while let first = rest.first {
             if rest.hasPrefix("YYYY") { tokens.append(.year4); rest = rest.dropFirst(4) }
             else if rest.hasPrefix("YY") { tokens.append(.year2); rest = rest.dropFirst(2) }
@@ -38,7 +38,26 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
             throw FinanceError(.invalidDate, "A date format needs one year, one month and one day, such as DD/MM/YYYY: '\(pattern)' does not have them.")
         }
         self.tokens = tokens
-        description = pattern.uppercased()
+        description = pattern
+    }
+
+    /// strftime-style formats, as hledger's CSV rules and many exports write them (`%d/%m/%Y`,
+    /// `%Y-%m-%d`, `%e %b %Y`, `%-d/%-m/%y`), in this type's own tokens.
+    static func fromStrftime(_ pattern: String) -> String {
+        guard pattern.contains("%") else { return pattern }
+        let directives: [String: String] = ["%Y": "YYYY", "%y": "YY", "%m": "MM", "%-m": "M", "%d": "DD", "%-d": "D", "%e": "D",
+                                            "%b": "MMM", "%B": "MMM", "%h": "MMM"]
+        var result = "", rest = Substring(pattern)
+        while let first = rest.first {
+            if first == "%", let match = directives.keys.filter({ rest.hasPrefix($0) }).max(by: { $0.count < $1.count }) {
+                result += directives[match]!
+                rest = rest.dropFirst(match.count)
+            } else {
+                result.append(first)
+                rest = rest.dropFirst()
+            }
+        }
+        return result
     }
 
     static let monthNames = CalendarDate.monthNames.map { $0.lowercased() }

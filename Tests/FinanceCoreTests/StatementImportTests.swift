@@ -10,6 +10,8 @@ import Testing
         ("DD.MM.YYYY", "03.04.2025", "2025-04-03"), ("YYYYMMDD", "20250403", "2025-04-03"), ("D MMM YYYY", "3 Apr 2025", "2025-04-03"),
         ("DD-MMM-YY", "03-APR-99", "1999-04-03"), ("YYYY-MM-DD", "2025-04-03 14:02:11", "2025-04-03"),
         ("YYYY-MM-DD", "2025-04-03T14:02:11Z", "2025-04-03"), ("D MMM YYYY", "3 September 2025", "2025-09-03"),
+        ("%d/%m/%Y", "03/04/2025", "2025-04-03"), ("%m/%d/%y", "04/03/25", "2025-04-03"), ("%Y-%m-%d", "2025-04-03", "2025-04-03"),
+        ("%e %b %Y", "3 Apr 2025", "2025-04-03"), ("%-d.%-m.%Y", "3.4.2025", "2025-04-03"),
     ])
     func datePatterns(pattern: String, text: String, expected: String) throws {
         #expect(try DatePattern(pattern).date(from: text)?.description == expected)
