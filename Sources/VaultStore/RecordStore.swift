@@ -42,25 +42,30 @@ struct RecordStore {
         return low < ids.count && ids[low] == id ? low : nil
     }
 
-    /// This store with `touched` applied (a nil value deletes), still sorted by id.
-    func merging(_ touched: [RecordID: VaultRecord?]) -> RecordStore {
-        let incoming = touched.values.compactMap { $0 }.sorted { $0.id < $1.id }
-        var merged = RecordStore(reservingCapacity: count + incoming.count)
-        merged.bytes.reserveCapacity(bytes.count + incoming.reduce(0) { $0 + $1.payload.count })
-        var next = incoming.startIndex
-        func appendIncoming() {
-            incoming[next].payload.withUnsafeBytes { merged.append(id: incoming[next].id, version: incoming[next].version, payload: $0) }
-            next += 1
+    /// This store with `changes` applied (in id order, one per id; a nil record deletes).
+    func merging(_ changes: [(id: RecordID, record: VaultRecord?)]) -> RecordStore {
+        var merged = RecordStore(reservingCapacity: count + changes.count)
+        merged.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.record?.payload.count ?? 0) })
+        var next = changes.startIndex
+        func take(_ change: (id: RecordID, record: VaultRecord?)) {
+            guard let record = change.record else { return }
+            record.payload.withUnsafeBytes { merged.append(id: record.id, version: record.version, payload: $0) }
         }
         bytes.withUnsafeBytes { all in
             for index in ids.indices {
-                while next < incoming.endIndex, incoming[next].id < ids[index] { appendIncoming() }
-                if touched[ids[index]] == nil {
+                while next < changes.endIndex, changes[next].id < ids[index] {
+                    take(changes[next])
+                    next += 1
+                }
+                if next < changes.endIndex, changes[next].id == ids[index] {
+                    take(changes[next])
+                    next += 1
+                } else {
                     merged.append(id: ids[index], version: versions[index], payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
                 }
             }
         }
-        while next < incoming.endIndex { appendIncoming() }
+        for change in changes[next...] { take(change) }
         return merged
     }
 }

@@ -42,6 +42,7 @@ enum Schema {
                 PRAGMA secure_delete = ON;
                 PRAGMA temp_store = MEMORY;
                 PRAGMA synchronous = FULL;
+                PRAGMA cache_size = -65536;
                 """)
         }
         return configuration

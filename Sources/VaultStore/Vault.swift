@@ -430,60 +430,78 @@ public final class Vault {
         var updated = state
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            var bucketChanges = [[RecordID: ManifestEntry?]](repeating: [:], count: Manifest.bucketCount)
-            // Final state of every touched record (nil: deleted), merged into the sorted list once.
-            var touched: [RecordID: VaultRecord?] = [:]
-            touched.reserveCapacity(changes.count)
+            // Everything walks the changes in id order (a stable sort keeps each id's own order):
+            // SQLite then appends to its B-tree, and the record list and manifest buckets take
+            // the changes in one linear merge each.
+            let order = changes.indices.sorted { (changes[$0].id, $0) < (changes[$1].id, $1) }
+            var versions = [UInt64](repeating: 0, count: changes.count)
+            var previous: (id: RecordID, version: UInt64?)?  // an id's state after its earlier change in this batch
+            for position in order {
+                let change = changes[position]
+                let current = previous?.id == change.id ? previous!.version : updated.record(change.id)?.version
+                if change.isDelete, current == nil {
+                    throw VaultError(.recordNotFound, "Record \(change.id.hex) does not exist; nothing was changed.")
+                }
+                versions[position] = change.isDelete ? 0 : (current ?? 0) + 1
+                previous = (change.id, change.isDelete ? nil : versions[position])
+            }
+            // Sealed on all cores, then written.
+            let sealed = RecordCipher.sealAll(changes, versions: versions, key: keys.records, vaultID: vaultID)
             let upsert = try db.makeStatement(sql: """
                 INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
                 """)
-            // Versions first, in order; then every put is sealed on all cores; then written.
-            var versions: [UInt64] = []
-            versions.reserveCapacity(changes.count)
-            var latest: [RecordID: UInt64?] = [:]
-            for change in changes {
-                let current = latest[change.id] ?? updated.record(change.id)?.version
-                switch change {
-                case .put: versions.append((current ?? 0) + 1)
-                case .delete: versions.append(0)
-                }
-                latest[change.id] = change.isDelete ? .some(nil) : versions.last!
-            }
-            let sealed = RecordCipher.sealAll(changes, versions: versions, key: keys.records, vaultID: vaultID)
-            // Written in id order (the table's key order), so SQLite appends to its B-tree
-            // instead of splitting pages all over it; a stable sort keeps each id's own order.
-            let order = changes.indices.sorted { (changes[$0].id, $0) < (changes[$1].id, $1) }
+            var finalStates: [(id: RecordID, record: VaultRecord?)] = []  // id order, last change per id
+            finalStates.reserveCapacity(changes.count)
+            var bucketChanges = [[(id: RecordID, entry: ManifestEntry?)]](repeating: [], count: Manifest.bucketCount)
             for position in order {
-                let change = changes[position]
-                let current: VaultRecord? = touched[change.id] ?? updated.record(change.id)
-                switch change {
+                let state: VaultRecord?, entry: ManifestEntry?
+                switch changes[position] {
                 case .put(let id, let payload):
-                    let version = versions[position]
                     let (bytes, tag) = sealed[position]!
-                    try Self.upsert(upsert.sqliteStatement, id: id, version: version, sealed: bytes)
-                    touched[id] = .some(VaultRecord(id: id, version: version, payload: payload))
-                    bucketChanges[id.bucket][id] = .some(ManifestEntry(id: id, version: version, tag: tag))
+                    try Self.upsert(upsert.sqliteStatement, id: id, version: versions[position], sealed: bytes)
+                    state = VaultRecord(id: id, version: versions[position], payload: payload)
+                    entry = ManifestEntry(id: id, version: versions[position], tag: tag)
                 case .delete(let id):
-                    guard current != nil else {
-                        throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
-                    }
                     try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
-                    touched[id] = .some(nil)
-                    bucketChanges[id.bucket][id] = .some(nil)
+                    (state, entry) = (nil, nil)
                 }
+                let id = changes[position].id
+                if finalStates.last?.id == id { finalStates.removeLast() }
+                finalStates.append((id, state))
+                if bucketChanges[id.bucket].last?.id == id { bucketChanges[id.bucket].removeLast() }
+                bucketChanges[id.bucket].append((id, entry))
             }
-            updated.records = updated.records.merging(touched)
+            updated.records = updated.records.merging(finalStates)
             let changedBuckets = Set(bucketChanges.indices.filter { !bucketChanges[$0].isEmpty })
             for bucket in changedBuckets {
-                let entryChanges = bucketChanges[bucket]
-                var byID = Dictionary(uniqueKeysWithValues: updated.buckets[bucket].map { ($0.id, $0) })
-                for (id, entry) in entryChanges { byID[id] = entry }
-                updated.buckets[bucket] = byID.values.sorted { $0.id < $1.id }
+                updated.buckets[bucket] = Self.merged(updated.buckets[bucket], bucketChanges[bucket])
             }
             try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys)
+
         }
         state = updated
+    }
+
+    /// `entries` with `changes` applied (a nil entry removes), both in id order.
+    private static func merged(_ entries: [ManifestEntry], _ changes: [(id: RecordID, entry: ManifestEntry?)]) -> [ManifestEntry] {
+        var result: [ManifestEntry] = []
+        result.reserveCapacity(entries.count + changes.count)
+        var next = changes.startIndex
+        for entry in entries {
+            while next < changes.endIndex, changes[next].id < entry.id {
+                if let added = changes[next].entry { result.append(added) }
+                next += 1
+            }
+            if next < changes.endIndex, changes[next].id == entry.id {
+                if let replaced = changes[next].entry { result.append(replaced) }
+                next += 1
+            } else {
+                result.append(entry)
+            }
+        }
+        for change in changes[next...] { if let added = change.entry { result.append(added) } }
+        return result
     }
 
     /// One row through SQLite's C API: a bulk import writes many, and GRDB's argument handling

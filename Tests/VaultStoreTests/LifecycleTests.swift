@@ -380,3 +380,20 @@ import VaultCrypto
         }
     }
 }
+
+@Suite struct BatchWriteTests {
+    @Test func repeatedIdsInOneBatchEndInTheirLastState() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.path("batch.coffer")
+        let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
+        let a = RecordID.random(), b = RecordID.random(), c = RecordID.random()
+        try vault.apply([.put(a, Data("first".utf8)), .put(b, Data("b".utf8)), .put(a, Data("second".utf8)), .delete(b), .put(c, Data("c".utf8))])
+        #expect(vault.record(a) == VaultRecord(id: a, version: 2, payload: Data("second".utf8)))
+        #expect(vault.record(b) == nil)
+        #expect(vault.record(c)?.version == 1)
+        #expect(throws: VaultError.self) { try vault.apply([.put(RecordID.random(), Data("x".utf8)), .delete(RecordID.random())]) }
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
+        #expect(reopened.records == vault.records)
+        #expect(reopened.records.count == 2, "the refused batch wrote nothing")
+    }
+}
