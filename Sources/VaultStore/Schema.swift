@@ -42,7 +42,6 @@ enum Schema {
                 PRAGMA secure_delete = ON;
                 PRAGMA temp_store = MEMORY;
                 PRAGMA synchronous = FULL;
-                PRAGMA cache_size = -65536;
                 """)
         }
         return configuration
