@@ -181,7 +181,6 @@ struct CSVStatement: ParsableCommand {
         let statement = try StatementFile(data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows, hasHeader: !noHeader)
         let layout = try layout(for: statement)
         let ledger = try options.openLedger()
-        try ledger.ensureDefaultCategories()
 
         progress.step("Checking \(statement.records.count) lines")
         var rows: [StatementLayout.Row] = []

@@ -23,15 +23,20 @@ public enum Padding {
         payload.withUnsafeBytes { pad($0, blockSize: blockSize) }
     }
 
-    /// The length of the payload inside `padded`.
+    /// The length of the payload inside `padded`: before its last 0x80, which must be followed
+    /// only by zeros and lie in the final block. Call it only on bytes that have just
+    /// authenticated: it is not constant-time as `sodium_unpad` is, which matters only for
+    /// unauthenticated data (a padding oracle), and it is several times faster on a vault's
+    /// worth of records.
     public static func unpaddedLength(of padded: UnsafeRawBufferPointer, blockSize: Int) throws -> Int {
-        Sodium.ensureInitialised()
         guard padded.count > 0, padded.count % blockSize == 0 else {
             throw CryptoError(.invalidPadding, "Padded data is not a whole number of blocks.")
         }
-        var length = 0
-        let result = sodium_unpad(&length, padded.baseAddress!.assumingMemoryBound(to: UInt8.self), padded.count, blockSize)
-        try Sodium.check(result, .invalidPadding, "The padding is malformed.")
-        return length
+        var end = padded.count
+        while end > 0, padded[end - 1] == 0 { end -= 1 }
+        guard end > 0, padded[end - 1] == 0x80, padded.count - (end - 1) <= blockSize else {
+            throw CryptoError(.invalidPadding, "The padding is malformed.")
+        }
+        return end - 1
     }
 }

@@ -54,26 +54,6 @@ enum RecordCipher {
         return results
     }
 
-    /// The payload, or nil when the bytes do not authenticate as this record at this version.
-    static func open(_ sealed: UnsafeRawBufferPointer, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> Data? {
-        guard sealed.count >= nonceByteCount + tagByteCount + paddingBlockSize else { return nil }
-        guard let nonce = try? AEADNonce(UnsafeRawBufferPointer(rebasing: sealed[..<nonceByteCount])) else { return nil }
-        let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[nonceByteCount...])
-        var padded = Data(count: ciphertext.count - tagByteCount)
-        let ad = associatedData(vaultID: vaultID, id: id, version: version)
-        let opened: Int? = padded.withUnsafeMutableBytes { out in
-            do {
-                try ad.withUnsafeBytes { try XChaCha20Poly1305.open(ciphertext, key: key, nonce: nonce, associatedData: $0, into: out) }
-                return try Padding.unpaddedLength(of: UnsafeRawBufferPointer(out), blockSize: paddingBlockSize)
-            } catch {
-                return nil
-            }
-        }
-        guard let length = opened else { return nil }
-        padded.count = length
-        return padded
-    }
-
     /// Opens every row of `sealed` (the rows' bytes back to back) on all cores, into `plain`
     /// (as long as `sealed`; a row's payload starts where its sealed bytes do). The result is in
     /// the rows' order: each payload's range in `plain`, or nil where the bytes do not
@@ -110,7 +90,7 @@ enum RecordCipher {
                                 let padded = UnsafeMutableRawBufferPointer(rebasing: plain[start..<start + ciphertext.count - tagByteCount])
                                 guard XChaCha20Poly1305.open(ciphertext, key: key, nonceBytes: UnsafeRawBufferPointer(rebasing: bytes[..<nonceByteCount]),
                                                              associatedData: UnsafeRawBufferPointer(ad), into: padded),
-                                      let length = authenticatedUnpaddedLength(UnsafeRawBufferPointer(padded)) else { continue }
+                                      let length = try? Padding.unpaddedLength(of: UnsafeRawBufferPointer(padded), blockSize: paddingBlockSize) else { continue }
                                 output[index] = start..<start + length
                             }
                         }
@@ -119,17 +99,6 @@ enum RecordCipher {
             }
         }
         return results
-    }
-
-    /// The length before ISO/IEC 7816-4 padding (0x80, then zeros to the block), or nil when
-    /// malformed. Only for bytes that have just authenticated: timing cannot leak anything about
-    /// them to anyone who could not already read them, so this need not be constant-time as
-    /// `sodium_unpad` is (and is several times faster).
-    static func authenticatedUnpaddedLength(_ padded: UnsafeRawBufferPointer) -> Int? {
-        var end = padded.count
-        while end > 0, padded[end - 1] == 0 { end -= 1 }
-        guard end > 0, padded[end - 1] == 0x80, padded.count - (end - 1) <= paddingBlockSize, padded.count % paddingBlockSize == 0 else { return nil }
-        return end - 1
     }
 
     static func tag(of sealed: UnsafeRawBufferPointer) -> RecordTag {

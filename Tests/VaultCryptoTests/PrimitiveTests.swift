@@ -85,6 +85,10 @@ import VaultCrypto
         #expect(throws: CryptoError(.invalidPadding, "")) { try zeros.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } }
         let short = [UInt8](repeating: 0x80, count: 10)
         #expect(throws: CryptoError(.invalidPadding, "")) { try short.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } }
+        // The marker must be in the final block, followed only by zeros.
+        for malformed in [[0x80] + [UInt8](repeating: 0, count: 127), [UInt8](repeating: 1, count: 64), [UInt8](repeating: 0, count: 62) + [0x80, 1]] {
+            #expect(throws: CryptoError(.invalidPadding, "")) { try malformed.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } }
+        }
     }
 }
 
