@@ -34,7 +34,7 @@ struct Import: ParsableCommand {
             let data = try Import.read(file)
             let document: ExportDocument
             do {
-                document = try JSONDecoder().decode(ExportDocument.self, from: data)
+                document = try ExportDocumentReader.decode(data)
             } catch {
                 throw CLIError(.invalidInput, "\(file) is not a Coffer JSON export: \(Self.describe(error)). Nothing was imported.")
             }
