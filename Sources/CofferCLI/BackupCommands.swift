@@ -99,7 +99,10 @@ struct BackupCommands: ParsableCommand {
             state.lastSequence += 1
             let sequence = state.lastSequence
             let stateID = ledger.backupState?.id ?? UUID()
-            try ledger.writeWithoutHistory([(stateID, .backupState(state))])
+            // The sequence is recorded in the vault as soon as the first archive carrying it has its
+            // final name, so no two archives share one; when every destination fails, the vault is
+            // left exactly as it was.
+            var sequenceRecorded = false
 
             let vault = ledger.vault
             let today = try CommandContext.today()
@@ -127,6 +130,15 @@ struct BackupCommands: ParsableCommand {
                     failures += 1
                     continue
                 }
+                if !sequenceRecorded {
+                    do {
+                        try ledger.writeWithoutHistory([(stateID, .backupState(state))])
+                    } catch {
+                        Archive.remove(url)
+                        throw error
+                    }
+                    sequenceRecorded = true
+                }
                 progress.step("Reading it back and verifying it")
                 do {
                     _ = try Archive.verify(at: url, publicKey: publicKey)
@@ -143,7 +155,7 @@ struct BackupCommands: ParsableCommand {
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
                 Output.line("Backup OK  \(url.path)  (\(records.count) records, \(ByteCountFormatter.string(fromByteCount: Int64(size), countStyle: .file)))")
             }
-            try ledger.writeWithoutHistory([(stateID, .backupState(state))])
+            if sequenceRecorded { try ledger.writeWithoutHistory([(stateID, .backupState(state))]) }
             progress.finish()
             if failures > 0 {
                 throw CLIError(.failure, "\(failures) of \(directories.count) backup\(directories.count == 1 ? "" : "s") FAILED.")

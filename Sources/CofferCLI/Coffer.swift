@@ -40,6 +40,9 @@ public struct Coffer: ParsableCommand {
     public static func runAndExit(_ arguments: [String]? = nil) -> Never {
         ProcessHardening.disableCoreDumps()
         umask(0o077)
+        // Past a file-size limit (`ulimit -f`) the kernel would kill us with SIGXFSZ mid-write;
+        // ignored, the write fails with EFBIG instead, and the error path reports it and rolls back.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             // A known-compromised liblzma is refused before anything else runs.
             try XZ.checkLibrary()

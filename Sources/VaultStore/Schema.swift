@@ -67,6 +67,9 @@ func withStorageErrors<T>(_ body: () throws -> T) throws -> T {
             throw VaultError(.storageFailure, "The vault is busy: another coffer process held it for over 10 seconds. Nothing was changed; try again.")
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
             throw VaultError(.storageFailure, "The vault file cannot be opened for writing (check its permissions and the disk). Nothing was changed.")
+        case .SQLITE_IOERR where [.SQLITE_IOERR_WRITE, .SQLITE_IOERR_TRUNCATE, .SQLITE_IOERR_SHMSIZE].contains(error.extendedResultCode):
+            // What a full disk, a quota or a file-size limit looks like from inside SQLite.
+            throw VaultError(.storageFailure, "Writing to the disk failed (is it full, or over a quota or file-size limit?). Nothing was changed; free some space and try again.")
         case .SQLITE_IOERR:
             throw VaultError(.storageFailure, "A disk error occurred while using the vault. Nothing was changed.")
         default:

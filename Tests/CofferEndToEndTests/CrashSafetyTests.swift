@@ -7,7 +7,7 @@ import VaultStore
 /// moment, the vault must open with exactly one of the old and new passphrases and hold every
 /// record unchanged. `COFFER_CRASH_TRIALS` raises the trial count for longer local runs.
 @Suite(.serialized) struct CrashSafetyTests {
-    static let trials = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_TRIALS"] ?? "") ?? 50
+    static let trials = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_TRIALS"] ?? "") ?? 30
     static let recordCount = 1500
 
     struct Outcome { var completed = 0; var interrupted = 0 }

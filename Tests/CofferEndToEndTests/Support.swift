@@ -58,7 +58,8 @@ struct Sandbox {
     /// Starts `coffer` with posix_spawn, stdin from /dev/null (commands must never wait for a
     /// terminal) and stdout/stderr into files. Foundation's Process is not used: under many
     /// parallel children it can miss an exit and wait for ever.
-    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Child {
+    /// `fileSizeLimit` (bytes, in 512-byte blocks as `ulimit -f` counts) runs it under that limit.
+    func start(_ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil) throws -> Child {
         let id = UUID().uuidString
         let out = directory.path("stdout-\(id)"), err = directory.path("stderr-\(id)")
         var actions = posix_spawn_file_actions_t()
@@ -67,18 +68,22 @@ struct Sandbox {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, err.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([cofferBinary.path] + arguments).map { strdup($0) } + [nil]
+        var command = [cofferBinary.path] + arguments
+        if let fileSizeLimit {
+            command = ["/bin/sh", "-c", "ulimit -f \(fileSizeLimit / 512) && exec \"$0\" \"$@\""] + command
+        }
+        let argv = command.map { strdup($0) } + [nil]
         let envp = baseEnvironment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, cofferBinary.path, &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
         return Child(pid: pid, stdout: out, stderr: err)
     }
 
     @discardableResult
-    func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> Result {
-        let child = try start(arguments, environment: environment)
+    func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60, fileSizeLimit: Int? = nil) throws -> Result {
+        let child = try start(arguments, environment: environment, fileSizeLimit: fileSizeLimit)
         let deadline = Date().addingTimeInterval(timeout)
         while child.isRunning, Date() < deadline { usleep(2_000) }
         if child.isRunning {

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import VaultStore
+
+/// Writes and backups that run out of room (a file-size limit, `ulimit -f`, makes every write
+/// past it fail the way a full disk does): a clear message, exit 1, and the vault and earlier
+/// archives exactly as they were.
+@Suite struct DiskFullTests {
+    let sandbox = Sandbox()
+    var environment: [String: String] { ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"] }
+
+    func makeDemoVault() throws {
+        let result = try sandbox.run(["demo", "--vault", sandbox.vault.path], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    func listing(_ directory: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+        }
+        return files
+    }
+
+    func expectCleanFailure(_ result: Result, _ what: String) {
+        #expect(result.status == 1, "\(what): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("coffer: "), "\(what): \(result.stderr)")
+        let said = result.stdout + result.stderr
+        #expect(said.contains("disk is full") || said.contains("Writing to the disk failed"), "\(what) must say the disk is full: \(said)")
+        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"), "\(what) must not crash: \(result.stderr)")
+    }
+
+    /// A statement of `lines` transactions.
+    func statement(lines: Int) throws -> URL {
+        let statement = sandbox.directory.path("big.csv")
+        let rows = (0..<lines).map { "2026-10-\(String(format: "%02d", $0 % 28 + 1)),-\($0 % 90 + 1).50,A long description for shop number \($0)" }
+        try (["Date,Amount,Description"] + rows).joined(separator: "\n").write(to: statement, atomically: true, encoding: .utf8)
+        return statement
+    }
+
+    @Test func aWriteThatRunsOutOfRoomChangesNothing() throws {
+        try makeDemoVault()
+        let statement = try statement(lines: 4000)
+        let before = try storedRowsDigest(sandbox.vault)
+        let vaultSize = try FileManager.default.attributesOfItem(atPath: sandbox.vault.path)[.size] as! Int
+        // Room for the vault as it is, not for what the import adds to it (or to its WAL).
+        let limit = (vaultSize / 512 + 64) * 512
+        for arguments in [["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"],
+                          ["update", "Home", "400000"]] {
+            let result = try sandbox.run(arguments, environment: environment, fileSizeLimit: arguments[0] == "update" ? 512 : limit)
+            expectCleanFailure(result, arguments[0])
+            #expect(try storedRowsDigest(sandbox.vault) == before, "\(arguments[0]) must leave the vault exactly as it was")
+        }
+        let verify = try sandbox.run(["verify"], environment: environment)
+        #expect(verify.status == 0, "\(verify.stderr)")
+        // With room again, the same import works.
+        #expect(try sandbox.run(["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"], environment: environment).status == 0)
+    }
+
+    @Test func aBackupThatRunsOutOfRoomLeavesEarlierArchivesAndTheVault() throws {
+        try makeDemoVault()
+        // Enough records that the archive, not the vault's small bookkeeping write, meets the limit.
+        #expect(try sandbox.run(["import", "csv", statement(lines: 20_000).path, "--into", "transactions", "--account", "Bank"], environment: environment).status == 0)
+        let usb = sandbox.directory.path("usb")
+        try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
+        #expect(try sandbox.run(["backup", "create", "--to", usb.path], environment: environment).status == 0)
+        let earlier = try listing(usb)
+        let archiveSize = earlier.first { $0.key.hasSuffix(".cbak") }!.value.count
+        let vaultBefore = try storedRowsDigest(sandbox.vault)
+        // Less room than one archive needs.
+        let result = try sandbox.run(["backup", "create", "--to", usb.path], environment: environment, fileSizeLimit: (archiveSize / 2 / 512) * 512)
+        expectCleanFailure(result, "backup create")
+        #expect(result.stdout.contains("FAILED  \(usb.path)"), "the failure must name the destination: \(result.stdout)")
+        #expect(try listing(usb) == earlier, "earlier archives unchanged and nothing half-written left behind")
+        #expect(try storedRowsDigest(sandbox.vault) == vaultBefore)
+        for name in earlier.keys where name.hasSuffix(".cbak") {
+            let verify = try sandbox.run(["backup", "verify", usb.appendingPathComponent(name).path, "--full"], environment: environment)
+            #expect(verify.status == 0, "\(verify.stderr)")
+        }
+    }
+}
