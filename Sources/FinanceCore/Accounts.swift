@@ -92,6 +92,11 @@ public struct Account: Identifiable, Hashable, Sendable {
         guard !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
             throw FinanceError(.invalidName, "A \(what) cannot contain control characters such as tabs or line breaks.")
         }
+        // U+FFFD is what bytes that are not UTF-8 become on the command line: a name typed in
+        // another encoding would otherwise be stored already garbled.
+        guard !trimmed.unicodeScalars.contains("\u{FFFD}") else {
+            throw FinanceError(.invalidName, "A \(what) must be UTF-8 text; this one has bytes in another encoding (shown as �). Retype it, or convert with iconv.")
+        }
         return trimmed
     }
 }

@@ -121,11 +121,14 @@ extension Currency {
         if bytes.first == UInt8(ascii: "-") { negative = true; index = 1 }
         var major: Int64 = 0, wholeDigits = 0
         while index < bytes.count, (48...57).contains(bytes[index]) {
+            // Longer numbers go to the general parser, which explains the limit; stopping here
+            // also keeps `major` far from overflowing.
+            guard wholeDigits < 13 else { return nil }
             major = major * 10 + Int64(bytes[index] - 48)
             wholeDigits += 1
             index += 1
         }
-        guard (1...13).contains(wholeDigits), major <= maximumInputMajorUnits else { return nil }
+        guard wholeDigits >= 1, major <= maximumInputMajorUnits else { return nil }
         var minor: Int64 = 0, fractionDigits = 0
         if index < bytes.count {
             guard bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count else { return nil }

@@ -209,8 +209,12 @@ public final class Vault {
     /// Opens the SQLite file, checks that it is a Coffer vault this build can read, brings its
     /// schema up to date, and parses the header (checksum, version, parameter ranges).
     static func connect(_ url: URL) throws -> (DatabaseQueue, [UInt8], VaultHeader) {
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw VaultError(.notFound, "No vault at \(url.path).")
+        }
+        guard !isDirectory.boolValue else {
+            throw VaultError(.notAVault, "\(url.path) is a folder, not a Coffer vault: give the vault file inside it.")
         }
         return try withStorageErrors {
             let database = try DatabaseQueue(path: url.path, configuration: Schema.configuration())

@@ -103,7 +103,9 @@ struct Sandbox {
 }
 
 func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
-    try DatabaseQueue(path: url.path).write(body)
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(30)  // coffer processes may be writing at the same time
+    return try DatabaseQueue(path: url.path, configuration: configuration).write(body)
 }
 
 func fileMode(_ url: URL) -> mode_t {

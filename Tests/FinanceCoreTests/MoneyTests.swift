@@ -109,6 +109,10 @@ import Testing
         #expect(throws: FinanceError.self) { try jpy.parse("12.5") }
         #expect(throws: FinanceError.self) { try gbp.parse("1.005") }
         #expect(throws: FinanceError.self) { try gbp.parse("10000000000000") }
+        // Digits enough to overflow Int64 while being read (a crash found by the bad-input table).
+        for text in ["99999999999999999999", "-99999999999999999999", String(repeating: "9", count: 400) + ".99"] {
+            #expect(throws: FinanceError.self, "\(text.prefix(24))") { try gbp.parse(text) }
+        }
     }
 
     @Test func canonicalDatesAgreeWithTheGeneralParser() throws {
