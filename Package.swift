@@ -49,6 +49,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+        // Fuzz targets (scripts/fuzz builds them with libFuzzer); otherwise a corpus replay tool.
+        .executableTarget(name: "CofferFuzz", dependencies: ["CofferCLI", "VaultBackup", "VaultStore", "FinanceCore"]),
 
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
         .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto", "FinanceCore"]),
@@ -60,7 +62,7 @@ let package = Package(
         .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",
-            dependencies: ["coffer", "VaultStore", "VaultCrypto", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["coffer", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

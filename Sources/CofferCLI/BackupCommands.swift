@@ -463,7 +463,7 @@ struct Restore: ParsableCommand {
             }
         }
         let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
-        let vault = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
+        _ = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
                                       records: records, replacing: replace, keepingOldAt: oldCopy)
         Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
         Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")

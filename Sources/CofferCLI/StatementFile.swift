@@ -125,3 +125,21 @@ struct StatementFile {
         title.trimmingCharacters(in: .whitespacesAndNewlines).lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }
+
+/// Fuzzing's way in to the statement importer: what `coffer import csv` does with a file before
+/// it opens the vault, under one of a few option sets chosen by the first byte.
+@_spi(Fuzzing) public func fuzzStatementImport(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let command = fuzzingOptionSets[Int(first) % fuzzingOptionSets.count]
+    guard let statement = try? StatementFile(data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: command.skipRows, hasHeader: !command.noHeader),
+          let layout = try? command.layout(for: statement) else { return }
+    for record in statement.records {
+        _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
+    }
+}
+
+/// Parsed once: argument parsing is far slower than the parsing under test.
+private let fuzzingOptionSets: [CSVStatement] = [
+    ["--into", "transactions"], ["--into", "updates", "--account", "A"], ["--into", "transactions", "--decimal-comma", "--date-format", "DD/MM/YYYY"],
+    ["--into", "transactions", "--no-header", "--date-column", "1", "--amount-column", "2"], ["--into", "transactions", "--date-format", "%e %b %Y", "--skip-rows", "1"],
+].map { try! CSVStatement.parse(["input"] + $0) }

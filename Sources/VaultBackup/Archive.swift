@@ -37,6 +37,10 @@ public enum Archive {
     static let fileExtension = "cbak"
     /// Archives above this declared content size are refused before anything is allocated.
     static let maximumPlaintextLength: UInt64 = 4 << 30
+    /// Coffer's content never compresses by more than ~6× (every record carries a random 16-byte
+    /// id), so a declared length beyond 64× the compressed size is a decompression bomb, refused
+    /// before liblzma runs.
+    static let maximumCompressionRatio: UInt64 = 64
 
     /// `coffer-YYYYMMDD-HHMMSS-<sequence>.cbak` in UTC: unique per vault and sortable.
     public static func fileName(sequence: UInt64, created: Date) -> String {
@@ -58,11 +62,17 @@ public enum Archive {
     static func build(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
                       keys: BackupKeys, sequence: UInt64, created: Date, fileName: String) throws -> (archive: [UInt8], signature: String) {
         let export = ExportFormat.encode(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter)
-        let compressed = try XZ.compress(export)
+        return try seal(compressed: try XZ.compress(export), plaintextLength: UInt64(export.count), keys: keys,
+                        sequence: sequence, created: created, fileName: fileName)
+    }
+
+    /// Encrypts and signs compressed content (also how tests build hostile archives).
+    static func seal(compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
+                     fileName: String) throws -> (archive: [UInt8], signature: String) {
         let fileKey = SymmetricKey.random()
         let encryptor = SecretStreamEncryptor(key: fileKey)
         var header = ArchiveHeader(vaultID: keys.vaultID.bytes, sequence: sequence, created: UInt64(created.timeIntervalSince1970),
-                                   plaintextLength: UInt64(export.count), vaultHeader: keys.headerBytes, fileKeyNonce: .random(),
+                                   plaintextLength: plaintextLength, vaultHeader: keys.headerBytes, fileKeyNonce: .random(),
                                    wrappedFileKey: [], streamHeader: encryptor.header, signer: keys.signingKey.publicKey)
         let wrapped = fileKey.withUnsafeBytes { plain in
             ArchiveHeader.fileKeyAssociatedData(header.boundPrefix).withUnsafeBytes {
@@ -222,6 +232,9 @@ public enum Archive {
         }
         guard header.plaintextLength <= maximumPlaintextLength else {
             throw BackupError(.damaged, "\(url.lastPathComponent) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
+        }
+        guard header.plaintextLength <= UInt64(bytes.count - headerLength) * maximumCompressionRatio + (1 << 20) else {
+            throw BackupError(.damaged, "\(url.lastPathComponent) declares \(header.plaintextLength) bytes of content in \(bytes.count - headerLength) compressed: far more than Coffer's archives ever compress. It was not decompressed.")
         }
         let fileKeySecret: SecureBytes
         do {

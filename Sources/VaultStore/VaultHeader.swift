@@ -213,3 +213,8 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }
+
+/// Fuzzing's way in: the header parser exactly as opening a vault runs it, before any key work.
+@_spi(Fuzzing) public func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
+    _ = try? VaultHeader.decode(bytes)
+}

@@ -71,8 +71,10 @@ import VaultStore
         let sandbox = Sandbox()
         _ = try sandbox.initVault(passphrase: "from a command")
         let limits = sandbox.directory.path("limits")
-        // The command runs as coffer's child: it reads coffer's own limits before answering.
-        let command = "cat /proc/$PPID/limits > '\(limits.path)'; printf 'from a command\\n'"
+        // The command runs as coffer's child: it reads coffer's own limits before answering
+        // (from a file, as `pass` or a keyring would: never the passphrase itself on a command line).
+        let store = sandbox.directory.secretFile("store", "from a command\n")
+        let command = "cat /proc/$PPID/limits > '\(limits.path)'; cat '\(store)'"
         let result = try sandbox.run(["verify", "--passphrase-command", command])
         #expect(result.status == 0, "\(result.stderr)")
         let coreLine = try String(contentsOf: limits, encoding: .utf8).split(separator: "\n").first { $0.hasPrefix("Max core file size") }

@@ -12,7 +12,7 @@ struct LedgerExportTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        let output = sandbox.directory.path("tool-\(UUID().uuidString)")
+        let output = sandbox.directory.path("stdout-tool-\(UUID().uuidString)")
         FileManager.default.createFile(atPath: output.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = try FileHandle(forWritingTo: output)

@@ -25,14 +25,110 @@ final class TemporaryDirectory {
         var template = Array((NSTemporaryDirectory() + "coffer-e2e-XXXXXX").utf8CString)
         url = URL(fileURLWithPath: String(cString: mkdtemp(&template)!))
     }
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// Every file the tests made here is scanned for plaintext before it is removed.
+    deinit {
+        LeakScan.shared.scan(url)
+        try? FileManager.default.removeItem(at: url)
+    }
     func path(_ name: String) -> URL { url.appendingPathComponent(name) }
 
     /// Writes a secret to a 0600 file and returns its path.
     func secretFile(_ name: String, _ contents: String) -> String {
         let file = path(name)
         FileManager.default.createFile(atPath: file.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        LeakScan.shared.noteSecret(contents.trimmingCharacters(in: .newlines), file: file.path)
         return file.path
+    }
+}
+
+/// The leak scan that runs over the whole end-to-end suite. Every `coffer` started records its
+/// argv; passphrases and session tokens it was given are secrets, and the data values on its
+/// command lines (names, notes, amounts in words) are canaries. Before a sandbox is removed,
+/// every file in it that Coffer wrote and that is not plaintext by design (exports, captured
+/// output, the tests' own inputs) is searched for all of them, and every argv for the secrets.
+/// Any hit fails the test that owned the sandbox. `COFFER_LEAK_REPORT=FILE` appends the figures.
+final class LeakScan: @unchecked Sendable {
+    static let shared = LeakScan()
+    /// Shorter strings would match random ciphertext by chance.
+    static let minimumLength = 8
+    /// Files that hold plaintext on purpose: exports, statements and other inputs the tests wrote,
+    /// and the captured stdout and stderr of each run.
+    static let plaintextExtensions: Set<String> = ["json", "csv", "ledger", "journal", "txt", "html", "md", "tsv"]
+
+    private let lock = NSLock()
+    private var secrets: Set<String> = []
+    private var canaries: Set<String> = []
+    private var secretFiles: Set<String> = []
+    private var argvCount = 0
+
+    func noteSecret(_ secret: String, file: String? = nil) {
+        lock.withLock {
+            if secret.utf8.count >= Self.minimumLength { secrets.insert(secret) }
+            if let file { secretFiles.insert(file) }
+        }
+    }
+
+    /// Records one child's command line and environment; reports a secret on its command line.
+    func noteProcess(arguments: [String], environment: [String: String]) {
+        for key in ["COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE", "COFFER_SESSION"] {
+            if let value = environment[key] { noteSecret(value) }
+        }
+        let data = arguments.filter { argument in
+            argument.utf8.count >= Self.minimumLength && !argument.hasPrefix("-") && !argument.contains("/")
+                && argument.contains { $0.isLetter } && argument.contains(" ")
+        }
+        let known = lock.withLock {
+            argvCount += 1
+            canaries.formUnion(data)
+            return secrets
+        }
+        for secret in known where arguments.contains(where: { $0.contains(secret) }) {
+            Issue.record("a secret was passed on a command line (visible in ps): coffer \(arguments.first ?? "")")
+        }
+    }
+
+    func scan(_ directory: URL) {
+        let (secrets, canaries, secretFiles, argvCount) = lock.withLock { (self.secrets, self.canaries, self.secretFiles, self.argvCount) }
+        let needles = (secrets.map { ($0, "secret") } + canaries.map { ($0, "canary") }).map { (Array($0.0.utf8), $0.1) }
+        var files = 0, bytes = 0, hits: [String] = []
+        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
+        while let file = enumerator?.nextObject() as? URL {
+            let name = file.lastPathComponent
+            guard (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true,
+                  !Self.plaintextExtensions.contains(file.pathExtension.lowercased()),
+                  !name.hasPrefix("stdout-"), !name.hasPrefix("stderr-"), !secretFiles.contains(file.path),
+                  let contents = FileManager.default.contents(atPath: file.path) else { continue }
+            files += 1
+            bytes += contents.count
+            let haystack = [UInt8](contents)
+            for (needle, kind) in needles where haystack.count >= needle.count {
+                if haystack.withUnsafeBufferPointer({ Self.contains($0, needle) }) {
+                    hits.append("\(kind) found in \(file.path.replacingOccurrences(of: directory.path + "/", with: ""))")
+                }
+            }
+        }
+        for hit in hits { Issue.record("plaintext leak: \(hit)") }
+        if let report = ProcessInfo.processInfo.environment["COFFER_LEAK_REPORT"] {
+            let line = "files=\(files) bytes=\(bytes) secrets=\(secrets.count) canaries=\(canaries.count) processes=\(argvCount) hits=\(hits.count)\n"
+            lock.withLock {
+                if let handle = FileHandle(forWritingAtPath: report) ?? (FileManager.default.createFile(atPath: report, contents: nil) ? FileHandle(forWritingAtPath: report) : nil) {
+                    handle.seekToEndOfFile()
+                    handle.write(Data(line.utf8))
+                    try? handle.close()
+                }
+            }
+        }
+    }
+
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return false }
+        var index = 0
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == first, needle.indices.allSatisfy({ haystack[index + $0] == needle[$0] }) { return true }
+            index += 1
+        }
+        return false
     }
 }
 
@@ -52,14 +148,18 @@ struct Sandbox {
 
     var baseEnvironment: [String: String] {
         ["PATH": "/usr/bin:/bin", "HOME": directory.url.path, "XDG_DATA_HOME": directory.path("data").path,
-         "XDG_RUNTIME_DIR": runtime.path, "LANG": "C.UTF-8"]
+         "XDG_RUNTIME_DIR": runtime.path, "TMPDIR": directory.path("tmp").path, "LANG": "C.UTF-8"]
     }
 
     /// Starts `coffer` with posix_spawn, stdin from /dev/null (commands must never wait for a
     /// terminal) and stdout/stderr into files. Foundation's Process is not used: under many
     /// parallel children it can miss an exit and wait for ever.
     /// `fileSizeLimit` (bytes, in 512-byte blocks as `ulimit -f` counts) runs it under that limit.
-    func start(_ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil) throws -> Child {
+    /// `peakMemoryReport` writes the child's peak RSS in bytes to that file: a small Python parent
+    /// forks it and reads wait4's figure (spawned straight from this large test process, the
+    /// kernel would count our own peak as the child's).
+    func start(_ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil, peakMemoryReport: URL? = nil) throws -> Child {
+        try? FileManager.default.createDirectory(at: directory.path("tmp"), withIntermediateDirectories: true)
         let id = UUID().uuidString
         let out = directory.path("stdout-\(id)"), err = directory.path("stderr-\(id)")
         var actions = posix_spawn_file_actions_t()
@@ -69,11 +169,18 @@ struct Sandbox {
         posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, err.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var command = [cofferBinary.path] + arguments
+        if let peakMemoryReport {
+            let measure = "import os,sys\npid=os.fork()\nif pid==0: os.execv(sys.argv[2],sys.argv[2:])\n_,status,usage=os.wait4(pid,0)\n"
+                + "open(sys.argv[1],'w').write(str(usage.ru_maxrss*1024))\nsys.exit(os.waitstatus_to_exitcode(status) % 256)"
+            command = ["/usr/bin/python3", "-c", measure, peakMemoryReport.path] + command
+        }
         if let fileSizeLimit {
             command = ["/bin/sh", "-c", "ulimit -f \(fileSizeLimit / 512) && exec \"$0\" \"$@\""] + command
         }
         let argv = command.map { strdup($0) } + [nil]
-        let envp = baseEnvironment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let fullEnvironment = baseEnvironment.merging(environment) { $1 }
+        LeakScan.shared.noteProcess(arguments: arguments, environment: fullEnvironment)
+        let envp = fullEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
@@ -141,9 +248,15 @@ final class Child {
 
     var isRunning: Bool {
         guard status == nil else { return false }
-        var raw: Int32 = 0
-        if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+        reap(options: WNOHANG)
         return status == nil
+    }
+
+    private func reap(options: Int32) {
+        var raw: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(pid, &raw, options) } while reaped == -1 && errno == EINTR
+        if reaped == pid { status = raw }
     }
 
     func kill() { if isRunning { Glibc.kill(pid, SIGKILL) } }
@@ -151,11 +264,7 @@ final class Child {
     /// Waits for the exit; the exit code, or 128 + the signal that ended it.
     @discardableResult
     func wait() -> Int32 {
-        if status == nil {
-            var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
-            status = raw
-        }
+        if status == nil { reap(options: 0) }
         let raw = status!
         return raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
     }
