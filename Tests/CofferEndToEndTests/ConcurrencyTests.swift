@@ -1,5 +1,6 @@
 import FinanceCore
 import Foundation
+import GRDB
 import Testing
 import VaultCrypto
 import VaultStore
@@ -55,6 +56,27 @@ import VaultStore
         let verify = try sandbox.run(["verify"], environment: session)
         #expect(verify.status == 0, "\(verify.stderr)")
         print("concurrent writers: \(Self.writers) × \(Self.updatesPerWriter) updates in \(String(format: "%.1f", elapsed)) s, \(notes.count) present, vault verified")
+    }
+}
+
+extension ConcurrencyTests {
+    /// A writer that never lets go (another program holding a write transaction): coffer waits out
+    /// its busy timeout, then says so and exits 1, changing nothing.
+    @Test func aVaultHeldByAnotherWriterGivesAClearMessage() throws {
+        let sandbox = Sandbox()
+        let environment = ["COFFER_PASSPHRASE": "concurrent", "COFFER_TODAY": "2026-11-22"]
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        #expect(try sandbox.run(["account", "add", "Savings", "--category", "Savings"], environment: environment).status == 0)
+        let before = try storedRowsDigest(sandbox.vault)
+        let holder = try DatabaseQueue(path: sandbox.vault.path)
+        try holder.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            let result = try sandbox.run(["update", "Savings", "100"], environment: environment, timeout: 60)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("The vault is busy: another coffer process held it for over 10 seconds. Nothing was changed; try again."))
+            try db.execute(sql: "ROLLBACK")
+        }
+        #expect(try storedRowsDigest(sandbox.vault) == before)
     }
 }
 
