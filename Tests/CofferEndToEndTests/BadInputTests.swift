@@ -5,7 +5,7 @@ import VaultStore
 /// Invalid command lines and inputs against a demo vault, through the real binary: each gets its
 /// documented exit code, one `coffer: ` message that says what was wrong, a hint or a way out
 /// where one exists, and leaves every stored row exactly as it was.
-@Suite struct BadInputTests {
+@Suite(.serialized) struct BadInputTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let arguments: [String]
@@ -150,6 +150,12 @@ import VaultStore
         #expect(result.stderr.lowercased().contains(badInput.says.lowercased()), "the message must say '\(badInput.says)': \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"))
         #expect(try storedRowsDigest(vault) == before, "the vault changed")
+    }
+
+    /// The shared sandbox lives as long as the process, so the leak scan that runs when a
+    /// sandbox is removed would never see it: scanned here, after every case (the suite runs in order).
+    @Test func theSharedSandboxLeaksNothing() throws {
+        LeakScan.shared.scan(try Self.fixture.get().sandbox.directory.url)
     }
 
     @Test func theTableIsLargeEnough() {

@@ -87,7 +87,8 @@ final class LeakScan: @unchecked Sendable {
         }
     }
 
-    func scan(_ directory: URL) {
+    /// `report`: false for the scan's own self-test, whose planted hits are not the suite's.
+    func scan(_ directory: URL, report: Bool = true) {
         let (secrets, canaries, secretFiles, argvCount) = lock.withLock { (self.secrets, self.canaries, self.secretFiles, self.argvCount) }
         let needles = (secrets.map { ($0, "secret") } + canaries.map { ($0, "canary") }).map { (Array($0.0.utf8), $0.1) }
         var files = 0, bytes = 0, hits: [String] = []
@@ -108,7 +109,7 @@ final class LeakScan: @unchecked Sendable {
             }
         }
         for hit in hits { Issue.record("plaintext leak: \(hit)") }
-        if let report = ProcessInfo.processInfo.environment["COFFER_LEAK_REPORT"] {
+        if report, let report = ProcessInfo.processInfo.environment["COFFER_LEAK_REPORT"] {
             let line = "files=\(files) bytes=\(bytes) secrets=\(secrets.count) canaries=\(canaries.count) processes=\(argvCount) hits=\(hits.count)\n"
             lock.withLock {
                 if let handle = FileHandle(forWritingAtPath: report) ?? (FileManager.default.createFile(atPath: report, contents: nil) ? FileHandle(forWritingAtPath: report) : nil) {
