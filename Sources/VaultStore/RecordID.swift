@@ -28,6 +28,12 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// The same 16 bytes as a UUID (the finance layer's ids), without an allocation.
+    /// The smallest id whose first byte is `bucket`.
+    init(firstOfBucket bucket: Int) {
+        high = UInt64(bucket) << 56
+        low = 0
+    }
+
     public init(uuid: UUID) {
         self = withUnsafeBytes(of: uuid.uuid) { RecordID(unsafe: $0.baseAddress!) }
     }

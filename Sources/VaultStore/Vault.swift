@@ -35,7 +35,7 @@ struct VaultState {
     var commit: CommitRecord
     /// The sealed commit record as last read or written, to notice another process's writes.
     var commitSealed: Data
-    var buckets: [[ManifestEntry]]
+    /// The records, which also hold what the manifest lists for each (id, version, tag).
     var records: RecordStore
 
     func record(_ id: RecordID) -> VaultRecord? { records.index(of: id).map { records.record(at: $0) } }
@@ -377,7 +377,7 @@ public final class Vault {
                             : "is an older version (\(version)) than the committed version \(entry.version) (rolled back or replayed)"))
                     continue
                 }
-                plain.withUnsafeBytes { records.append(id: id, version: version, payload: UnsafeRawBufferPointer(rebasing: $0[payload])) }
+                plain.withUnsafeBytes { records.append(id: id, version: version, tag: entry.tag, payload: UnsafeRawBufferPointer(rebasing: $0[payload])) }
             }
             pending.removeAll(keepingCapacity: true)
             sealedBytes.removeAll(keepingCapacity: true)
@@ -420,7 +420,7 @@ public final class Vault {
 
         openPending()
         guard problems.isEmpty else { throw failure(problems) }
-        return VaultState(commit: commit, commitSealed: commitSealed, buckets: buckets, records: records)
+        return VaultState(commit: commit, commitSealed: commitSealed, records: records)
     }
 
     // MARK: Writing records
@@ -455,58 +455,33 @@ public final class Vault {
                 INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
                 """)
-            var finalStates: [(id: RecordID, record: VaultRecord?)] = []  // id order, last change per id
+            var finalStates: [(id: RecordID, record: VaultRecord?, tag: RecordTag?)] = []  // id order, last change per id
             finalStates.reserveCapacity(changes.count)
-            var bucketChanges = [[(id: RecordID, entry: ManifestEntry?)]](repeating: [], count: Manifest.bucketCount)
+            var changedBuckets = Set<Int>()
             for position in order {
-                let state: VaultRecord?, entry: ManifestEntry?
+                let state: VaultRecord?, tag: RecordTag?
                 switch changes[position] {
                 case .put(let id, let payload):
-                    let (bytes, tag) = sealed[position]!
+                    let (bytes, sealedTag) = sealed[position]!
                     try Self.upsert(upsert.sqliteStatement, id: id, version: versions[position], sealed: bytes)
                     state = VaultRecord(id: id, version: versions[position], payload: payload)
-                    entry = ManifestEntry(id: id, version: versions[position], tag: tag)
+                    tag = sealedTag
                 case .delete(let id):
                     try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
-                    (state, entry) = (nil, nil)
+                    (state, tag) = (nil, nil)
                 }
                 let id = changes[position].id
                 if finalStates.last?.id == id { finalStates.removeLast() }
-                finalStates.append((id, state))
-                if bucketChanges[id.bucket].last?.id == id { bucketChanges[id.bucket].removeLast() }
-                bucketChanges[id.bucket].append((id, entry))
+                finalStates.append((id, state, tag))
+                changedBuckets.insert(id.bucket)
             }
             updated.records = updated.records.merging(finalStates)
-            let changedBuckets = Set(bucketChanges.indices.filter { !bucketChanges[$0].isEmpty })
-            for bucket in changedBuckets {
-                updated.buckets[bucket] = Self.merged(updated.buckets[bucket], bucketChanges[bucket])
-            }
             try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys)
 
         }
         state = updated
     }
 
-    /// `entries` with `changes` applied (a nil entry removes), both in id order.
-    private static func merged(_ entries: [ManifestEntry], _ changes: [(id: RecordID, entry: ManifestEntry?)]) -> [ManifestEntry] {
-        var result: [ManifestEntry] = []
-        result.reserveCapacity(entries.count + changes.count)
-        var next = changes.startIndex
-        for entry in entries {
-            while next < changes.endIndex, changes[next].id < entry.id {
-                if let added = changes[next].entry { result.append(added) }
-                next += 1
-            }
-            if next < changes.endIndex, changes[next].id == entry.id {
-                if let replaced = changes[next].entry { result.append(replaced) }
-                next += 1
-            } else {
-                result.append(entry)
-            }
-        }
-        for change in changes[next...] { if let added = change.entry { result.append(added) } }
-        return result
-    }
 
     /// One row through SQLite's C API: a bulk import writes many, and GRDB's argument handling
     /// would cost more than the write itself.
@@ -536,7 +511,7 @@ public final class Vault {
 
     private func writeManifest(_ db: Database, state: inout VaultState, buckets: Set<Int>, keys: VaultKeys) throws {
         for bucket in buckets.sorted() {
-            let sealed = Manifest.seal(state.buckets[bucket], bucket: bucket, key: keys.integrity, vaultID: id)
+            let sealed = Manifest.seal(state.records.manifestEntries(inBucket: bucket), bucket: bucket, key: keys.integrity, vaultID: id)
             state.commit.bucketDigests[bucket] = Manifest.digest(ofSealed: sealed)
             try db.execute(sql: "UPDATE manifest SET sealed = ? WHERE bucket = ?", arguments: [sealed, bucket])
         }
@@ -603,15 +578,15 @@ public final class Vault {
         var updated = state
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            for bucket in 0..<Manifest.bucketCount {
-                updated.buckets[bucket] = try updated.buckets[bucket].map { entry in
-                    let payload = updated.record(entry.id)!.payload
-                    let (sealed, tag) = RecordCipher.seal(payload, id: entry.id, version: entry.version,
-                                                          key: newKeys.records, vaultID: vaultID)
-                    try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(entry.id.bytes)])
-                    return ManifestEntry(id: entry.id, version: entry.version, tag: tag)
-                }
+            let records = updated.records
+            let newTags = try (0..<records.count).map { index in
+                let record = records.record(at: index)
+                let (sealed, tag) = RecordCipher.seal(record.payload, id: record.id, version: record.version,
+                                                      key: newKeys.records, vaultID: vaultID)
+                try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(record.id.bytes)])
+                return tag
             }
+            updated.records = records.replacingTags(newTags)
             try self.writeManifest(db, state: &updated, buckets: Set(0..<Manifest.bucketCount), keys: newKeys)
             try db.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [Data(newHeaderBytes)])
         }
