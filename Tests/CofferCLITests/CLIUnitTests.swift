@@ -147,6 +147,26 @@ import FinanceCore
             _ = try ledger.undo()
             #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undo")
         }
+
+        // Large writes are merged kind by kind: new records, replaced ones, deletions, and an id
+        // written twice in one batch (the later wins).
+        let moreAccounts = (0..<30).map { Account(name: "Account \($0)", category: "Savings", kind: .asset, created: try! CalendarDate(parsing: "2025-01-01")) }
+        var big: [(UUID, FinanceRecord)] = moreAccounts.map { ($0.id, .account($0)) }
+        big += try (0..<600).map { index in
+            let spend = Transaction(amount: Money(minorUnits: Int64(index + 1)), type: .expense, target: .uncategorised, note: "bulk \(index)",
+                                    date: try CalendarDate(parsing: "2025-03-01"), sequence: UInt64(100 + index))
+            return (spend.id, .transaction(spend))
+        }
+        let replaced = Transaction(id: ids[10], amount: Money(minorUnits: 999), type: .expense, target: .uncategorised, note: "replaced",
+                                   date: try CalendarDate(parsing: "2025-02-10"), sequence: 7)
+        big.append((ids[10], .transaction(replaced)))
+        big.append((ids[10], .transaction(Transaction(id: ids[10], amount: Money(minorUnits: 1000), type: .expense, target: .uncategorised, note: "replaced twice",
+                                                      date: try CalendarDate(parsing: "2025-02-10"), sequence: 7))))
+        try ledger.commit("bulk", puts: big, deletes: Array(ids[20..<30]))
+        #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after a large write")
+        #expect(ledger.transactions.first { $0.id == ids[10] }?.note == "replaced twice")
+        _ = try ledger.undo()
+        #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undoing a large write")
     }
 }
 
