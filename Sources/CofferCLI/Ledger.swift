@@ -37,25 +37,16 @@ final class Ledger {
         install(try vault.withPayloads { try Parts.decoding($0) })
     }
 
-    /// After a write, the records it touched are replaced in place rather than every record
-    /// decoded again: a `coffer update` on a large vault stays quick, and an import does not
-    /// decode what it has just encoded. A few records are inserted one by one; many are sorted
-    /// once and merged kind by kind, where inserting would shift each array for every record.
+    /// After a small write, the records it touched are replaced in place rather than every
+    /// record decoded again: a `coffer update` on a large vault stays quick. Large writes reload
+    /// (decoding on both cores measured faster than merging a large batch in on one).
     private func applied(puts: [(UUID, FinanceRecord)], deletes: [UUID]) throws {
+        guard puts.count + deletes.count <= 256 else { return try reload() }
         var next = parts.removing(Set(puts.map(\.0) + deletes))
         // Of two puts of one id, the later wins, as in the vault.
-        if puts.count <= 256 {
-            var last: [UUID: Int] = [:]
-            for (index, put) in puts.enumerated() { last[put.0] = index }
-            for (index, (id, record)) in puts.enumerated() where last[id] == index { next.add(id, record, keepingOrder: true) }
-        } else {
-            let order = puts.indices.map { (RecordID(uuid: puts[$0].0), $0) }.sorted { $0 < $1 }
-            var added = Parts()
-            for (position, (id, index)) in order.enumerated() where position + 1 == order.count || order[position + 1].0 != id {
-                added.add(puts[index].0, puts[index].1)
-            }
-            next = next.merging(added)
-        }
+        var last: [UUID: Int] = [:]
+        for (index, put) in puts.enumerated() { last[put.0] = index }
+        for (index, (id, record)) in puts.enumerated() where last[id] == index { next.add(id, record, keepingOrder: true) }
         install(next)
     }
 
@@ -151,45 +142,6 @@ final class Ledger {
             if let id = invoiceCounter?.id, ids.contains(id) { kept.invoiceCounter = nil }
             kept.ruleSets.removeAll { ids.contains($0.id) }
             return kept
-        }
-
-        /// These parts and `other`'s, both in id order, merged in id order (`other`'s single
-        /// records, such as the settings, replace these).
-        func merging(_ other: Parts) -> Parts {
-            func merged<T>(_ mine: [T], _ theirs: [T], _ idOf: (T) -> UUID) -> [T] {
-                guard !theirs.isEmpty else { return mine }
-                guard !mine.isEmpty else { return theirs }
-                var result: [T] = []
-                result.reserveCapacity(mine.count + theirs.count)
-                var i = 0, j = 0
-                while i < mine.count, j < theirs.count {
-                    if RecordID(uuid: idOf(theirs[j])) < RecordID(uuid: idOf(mine[i])) {
-                        result.append(theirs[j]); j += 1
-                    } else {
-                        result.append(mine[i]); i += 1
-                    }
-                }
-                result += mine[i...]
-                result += theirs[j...]
-                return result
-            }
-            var joined = Parts()
-            joined.settings = other.settings ?? settings
-            joined.accounts = merged(accounts, other.accounts, \.id)
-            joined.updates = merged(updates, other.updates, \.id)
-            joined.categoryRates = merged(categoryRates, other.categoryRates, \.0)
-            joined.changes = merged(changes, other.changes, \.id)
-            joined.backupTargets = merged(backupTargets, other.backupTargets, \.0)
-            joined.backupState = other.backupState ?? backupState
-            joined.budgetCategories = merged(budgetCategories, other.budgetCategories, \.id)
-            joined.incomeSources = merged(incomeSources, other.incomeSources, \.id)
-            joined.transactions = merged(transactions, other.transactions, \.id)
-            joined.goals = merged(goals, other.goals, \.id)
-            joined.clients = merged(clients, other.clients, \.id)
-            joined.invoices = merged(invoices, other.invoices, \.id)
-            joined.invoiceCounter = other.invoiceCounter ?? invoiceCounter
-            joined.ruleSets = merged(ruleSets, other.ruleSets, \.id)
-            return joined
         }
 
         mutating func append(_ other: Parts) {

@@ -148,8 +148,8 @@ import FinanceCore
             #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undo")
         }
 
-        // Large writes are merged kind by kind: new records, replaced ones, deletions, and an id
-        // written twice in one batch (the later wins).
+        // A large write (new records, replaced ones, deletions, an id written twice in one batch:
+        // the later wins), and undoing it, which patches the ledger with that id twice.
         let moreAccounts = (0..<30).map { Account(name: "Account \($0)", category: "Savings", kind: .asset, created: try! CalendarDate(parsing: "2025-01-01")) }
         var big: [(UUID, FinanceRecord)] = moreAccounts.map { ($0.id, .account($0)) }
         big += try (0..<600).map { index in
