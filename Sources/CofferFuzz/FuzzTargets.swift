@@ -20,6 +20,7 @@ enum FuzzTarget: String, CaseIterable {
     }
 }
 
+#if FUZZING
 /// libFuzzer calls this for every input, with the parser `COFFER_FUZZ_TARGET` names.
 let fuzzOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
     selectedTarget.run(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
@@ -28,7 +29,6 @@ let fuzzOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, 
 
 nonisolated(unsafe) var selectedTarget = FuzzTarget.archive
 
-#if FUZZING
 /// libFuzzer's entry when the program keeps its own `main` (SwiftPM renames an executable's).
 @_silgen_name("LLVMFuzzerRunDriver")
 func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
@@ -66,7 +66,7 @@ func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePo
                 exit(66)
             }
             let files = isDirectory.boolValue
-                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 } : [path]
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }.sorted().map { path + "/" + $0 } : [path]
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file) else { continue }
                 target.run([UInt8](data))
