@@ -457,14 +457,14 @@ struct Restore: ParsableCommand {
         // Migrate every payload to the current version as it goes in (one transaction).
         let migrated = try contents.records.map { id, payload -> (RecordID, Data) in
             do {
-                return (id, Data(try RecordCodec.upgraded(Array(payload), id: UUID(recordID: id))))
+                return (id, Data(try RecordCodec.upgraded(Array(payload), id: id.uuid)))
             } catch {
                 throw CLIError(.damaged, "Record \(id.hex) in the archive cannot be read; nothing was restored.")
             }
         }
         let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
         _ = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
-                                      records: records, replacing: replace, keepingOldAt: oldCopy)
+                              records: records, replacing: replace, keepingOldAt: oldCopy)
         Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
         Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
         if replace, FileManager.default.fileExists(atPath: oldCopy.path) { Output.line("The previous vault is kept at \(oldCopy.path).") }

@@ -186,7 +186,7 @@ final class Ledger {
                             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                                 var parts = Parts()
                                 for index in range(chunk) {
-                                    let id = UUID(recordID: records.id(at: index))
+                                    let id = records.id(at: index).uuid
                                     do {
                                         let record = try RecordCodec.decode(records.payload(at: index), id: id)
                                         if case .transaction(let transaction) = record {
@@ -325,8 +325,4 @@ final class Ledger {
     func categoryRateRecord(for category: String) -> (UUID, CategoryRate)? {
         categoryRates.first { $0.value.category.caseInsensitiveCompare(category) == .orderedSame }.map { ($0.key, $0.value) }
     }
-}
-
-extension UUID {
-    init(recordID: RecordID) { self = recordID.uuid }
 }

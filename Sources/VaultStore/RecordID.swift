@@ -27,7 +27,6 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         low = UInt64(bigEndian: pointer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
     }
 
-    /// The same 16 bytes as a UUID (the finance layer's ids), without an allocation.
     /// The smallest id whose first byte is `bucket`.
     init(firstOfBucket bucket: Int) {
         high = UInt64(bucket) << 56
@@ -38,6 +37,7 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self = withUnsafeBytes(of: uuid.uuid) { RecordID(unsafe: $0.baseAddress!) }
     }
 
+    /// The same 16 bytes as a UUID (the finance layer's ids), without an allocation.
     public var uuid: UUID {
         withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { UUID(uuid: $0.load(as: uuid_t.self)) }
     }

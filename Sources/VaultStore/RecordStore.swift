@@ -74,12 +74,12 @@ struct RecordStore {
     }
 
     /// This store with `changes` applied (in id order, one per id; a nil record deletes).
-    func merging(_ changes: [(id: RecordID, record: VaultRecord?, tag: RecordTag?)]) -> RecordStore {
+    func merging(_ changes: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)]) -> RecordStore {
         var merged = RecordStore(reservingCapacity: count + changes.count)
-        merged.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.record?.payload.count ?? 0) })
+        merged.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.written?.record.payload.count ?? 0) })
         var next = changes.startIndex
-        func take(_ change: (id: RecordID, record: VaultRecord?, tag: RecordTag?)) {
-            guard let record = change.record, let tag = change.tag else { return }
+        func take(_ change: (id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)) {
+            guard let (record, tag) = change.written else { return }
             record.payload.withUnsafeBytes { merged.append(id: record.id, version: record.version, tag: tag, payload: $0) }
         }
         bytes.withUnsafeBytes { all in

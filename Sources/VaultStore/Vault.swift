@@ -435,8 +435,8 @@ public final class Vault {
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
             // Everything walks the changes in id order (a stable sort keeps each id's own order):
-            // SQLite then appends to its B-tree, and the record list and manifest buckets take
-            // the changes in one linear merge each.
+            // SQLite then appends to its B-tree, and the record store takes the changes in one
+            // linear merge; the touched manifest buckets are then rebuilt from it.
             let order = changes.indices.sorted { (changes[$0].id, $0) < (changes[$1].id, $1) }
             var versions = [UInt64](repeating: 0, count: changes.count)
             var previous: (id: RecordID, version: UInt64?)?  // an id's state after its earlier change in this batch
@@ -455,33 +455,30 @@ public final class Vault {
                 INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
                 """)
-            var finalStates: [(id: RecordID, record: VaultRecord?, tag: RecordTag?)] = []  // id order, last change per id
+            var finalStates: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)] = []  // id order, last change per id
             finalStates.reserveCapacity(changes.count)
             var changedBuckets = Set<Int>()
             for position in order {
-                let state: VaultRecord?, tag: RecordTag?
+                let written: (record: VaultRecord, tag: RecordTag)?
                 switch changes[position] {
                 case .put(let id, let payload):
-                    let (bytes, sealedTag) = sealed[position]!
+                    let (bytes, tag) = sealed[position]!
                     try Self.upsert(upsert.sqliteStatement, id: id, version: versions[position], sealed: bytes)
-                    state = VaultRecord(id: id, version: versions[position], payload: payload)
-                    tag = sealedTag
+                    written = (VaultRecord(id: id, version: versions[position], payload: payload), tag)
                 case .delete(let id):
                     try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
-                    (state, tag) = (nil, nil)
+                    written = nil
                 }
                 let id = changes[position].id
                 if finalStates.last?.id == id { finalStates.removeLast() }
-                finalStates.append((id, state, tag))
+                finalStates.append((id, written))
                 changedBuckets.insert(id.bucket)
             }
             updated.records = updated.records.merging(finalStates)
             try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys)
-
         }
         state = updated
     }
-
 
     /// One row through SQLite's C API: a bulk import writes many, and GRDB's argument handling
     /// would cost more than the write itself.

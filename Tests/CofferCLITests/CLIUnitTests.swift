@@ -121,81 +121,84 @@ import FinanceCore
     }
 
     @Test func smallWritesMatchAFullReload() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-ledger-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let vault = try Vault.create(at: folder.appendingPathComponent("v.coffer"), passphrase: try Passphrase("incremental"),
-                                     parameters: KDFProfile.interactive.parameters)
-        let ledger = try Ledger(vault: vault)
-        try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))])
-        try ledger.ensureDefaultCategories()
-        let account = Account(name: "Savings", category: "Savings", kind: .asset, created: try CalendarDate(parsing: "2025-01-01"))
-        try ledger.commit("add", puts: [(account.id, .account(account))])
-        var ids: [UUID] = []
-        for day in 1...40 {
-            let update = ValueUpdate(accountID: account.id, date: try CalendarDate(parsing: String(format: "2025-02-%02d", day % 28 + 1)),
-                                     amount: Money(minorUnits: Int64(day * 100)), sequence: UInt64(day))
-            let spend = Transaction(amount: Money(minorUnits: 250), type: .expense, target: .uncategorised, note: "shop \(day)",
-                                    date: try CalendarDate(parsing: "2025-02-10"), sequence: UInt64(day))
-            ids.append(spend.id)
-            try ledger.commit("day \(day)", puts: [(update.id, .update(update)), (spend.id, .transaction(spend))])
-            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after commit \(day)")
-        }
-        try ledger.commit("delete", deletes: Array(ids.prefix(5)))
-        #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)))
-        for _ in 0..<3 {
-            _ = try ledger.undo()
-            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undo")
-        }
+        try withScratchVault { vault in
+            let ledger = try Ledger(vault: vault)
+            try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))])
+            try ledger.ensureDefaultCategories()
+            let account = Account(name: "Savings", category: "Savings", kind: .asset, created: try CalendarDate(parsing: "2025-01-01"))
+            try ledger.commit("add", puts: [(account.id, .account(account))])
+            var ids: [UUID] = []
+            for day in 1...40 {
+                let update = ValueUpdate(accountID: account.id, date: try CalendarDate(parsing: String(format: "2025-02-%02d", day % 28 + 1)),
+                                         amount: Money(minorUnits: Int64(day * 100)), sequence: UInt64(day))
+                let spend = Transaction(amount: Money(minorUnits: 250), type: .expense, target: .uncategorised, note: "shop \(day)",
+                                        date: try CalendarDate(parsing: "2025-02-10"), sequence: UInt64(day))
+                ids.append(spend.id)
+                try ledger.commit("day \(day)", puts: [(update.id, .update(update)), (spend.id, .transaction(spend))])
+                #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after commit \(day)")
+            }
+            try ledger.commit("delete", deletes: Array(ids.prefix(5)))
+            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)))
+            for _ in 0..<3 {
+                _ = try ledger.undo()
+                #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undo")
+            }
 
-        // A large write (new records, replaced ones, deletions, an id written twice in one batch:
-        // the later wins), and undoing it, which patches the ledger with that id twice.
-        let moreAccounts = (0..<30).map { Account(name: "Account \($0)", category: "Savings", kind: .asset, created: try! CalendarDate(parsing: "2025-01-01")) }
-        var big: [(UUID, FinanceRecord)] = moreAccounts.map { ($0.id, .account($0)) }
-        big += try (0..<600).map { index in
-            let spend = Transaction(amount: Money(minorUnits: Int64(index + 1)), type: .expense, target: .uncategorised, note: "bulk \(index)",
-                                    date: try CalendarDate(parsing: "2025-03-01"), sequence: UInt64(100 + index))
-            return (spend.id, .transaction(spend))
+            // A large write (new records, replaced ones, deletions, an id written twice in one batch:
+            // the later wins), and undoing it, which patches the ledger with that id twice.
+            let moreAccounts = (0..<30).map { Account(name: "Account \($0)", category: "Savings", kind: .asset, created: try! CalendarDate(parsing: "2025-01-01")) }
+            var big: [(UUID, FinanceRecord)] = moreAccounts.map { ($0.id, .account($0)) }
+            big += try (0..<600).map { index in
+                let spend = Transaction(amount: Money(minorUnits: Int64(index + 1)), type: .expense, target: .uncategorised, note: "bulk \(index)",
+                                        date: try CalendarDate(parsing: "2025-03-01"), sequence: UInt64(100 + index))
+                return (spend.id, .transaction(spend))
+            }
+            let replaced = Transaction(id: ids[10], amount: Money(minorUnits: 999), type: .expense, target: .uncategorised, note: "replaced",
+                                       date: try CalendarDate(parsing: "2025-02-10"), sequence: 7)
+            big.append((ids[10], .transaction(replaced)))
+            big.append((ids[10], .transaction(Transaction(id: ids[10], amount: Money(minorUnits: 1000), type: .expense, target: .uncategorised, note: "replaced twice",
+                                                          date: try CalendarDate(parsing: "2025-02-10"), sequence: 7))))
+            try ledger.commit("bulk", puts: big, deletes: Array(ids[20..<30]))
+            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after a large write")
+            #expect(ledger.transactions.first { $0.id == ids[10] }?.note == "replaced twice")
+            _ = try ledger.undo()
+            #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undoing a large write")
         }
-        let replaced = Transaction(id: ids[10], amount: Money(minorUnits: 999), type: .expense, target: .uncategorised, note: "replaced",
-                                   date: try CalendarDate(parsing: "2025-02-10"), sequence: 7)
-        big.append((ids[10], .transaction(replaced)))
-        big.append((ids[10], .transaction(Transaction(id: ids[10], amount: Money(minorUnits: 1000), type: .expense, target: .uncategorised, note: "replaced twice",
-                                                      date: try CalendarDate(parsing: "2025-02-10"), sequence: 7))))
-        try ledger.commit("bulk", puts: big, deletes: Array(ids[20..<30]))
-        #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after a large write")
-        #expect(ledger.transactions.first { $0.id == ids[10] }?.note == "replaced twice")
-        _ = try ledger.undo()
-        #expect(snapshot(ledger) == snapshot(try Ledger(vault: vault)), "after undoing a large write")
     }
 }
 
 @Suite struct WholeVaultDecodeTests {
     @Test func anUnreadableTransactionAmongThousandsIsNamed() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-decode-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let vault = try Vault.create(at: folder.appendingPathComponent("v.coffer"), passphrase: try Passphrase("decode"),
-                                     parameters: KDFProfile.interactive.parameters)
-        var changes: [RecordChange] = []
-        for day in 0..<9000 {
-            let spend = Transaction(amount: Money(minorUnits: 100), type: .expense, target: .uncategorised, note: "n\(day)",
-                                    date: CalendarDate(dayNumber: 20000 + day % 300), sequence: UInt64(day))
-            changes.append(.put(RecordID(uuid: spend.id), Data(RecordCodec.encode(.transaction(spend)))))
-        }
-        let ledger = try Ledger(vault: { try vault.apply(changes); return vault }())
-        #expect(ledger.transactions.count == 9000)
-        #expect(Set(ledger.transactions.map(\.id)).count == 9000)
+        try withScratchVault { vault in
+            var changes: [RecordChange] = []
+            for day in 0..<9000 {
+                let spend = Transaction(amount: Money(minorUnits: 100), type: .expense, target: .uncategorised, note: "n\(day)",
+                                        date: CalendarDate(dayNumber: 20000 + day % 300), sequence: UInt64(day))
+                changes.append(.put(RecordID(uuid: spend.id), Data(RecordCodec.encode(.transaction(spend)))))
+            }
+            let ledger = try Ledger(vault: { try vault.apply(changes); return vault }())
+            #expect(ledger.transactions.count == 9000)
+            #expect(Set(ledger.transactions.map(\.id)).count == 9000)
 
-        let broken = RecordID.random()
-        try vault.apply([.put(broken, Data([10, 2, 0xff]))])  // a transaction cut short
-        do {
-            _ = try Ledger(vault: vault)
-            Issue.record("an unreadable record must stop the ledger")
-        } catch let error as CLIError {
-            #expect(error.status == .damaged && error.message.contains(broken.hex))
+            let broken = RecordID.random()
+            try vault.apply([.put(broken, Data([10, 2, 0xff]))])  // a transaction cut short
+            do {
+                _ = try Ledger(vault: vault)
+                Issue.record("an unreadable record must stop the ledger")
+            } catch let error as CLIError {
+                #expect(error.status == .damaged && error.message.contains(broken.hex))
+            }
         }
     }
+}
+
+/// Runs `body` on a new vault (interactive Argon2id) in a folder of its own, removed afterwards.
+func withScratchVault(_ body: (Vault) throws -> Void) throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-scratch-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try body(try Vault.create(at: folder.appendingPathComponent("v.coffer"), passphrase: try Passphrase("scratch"),
+                              parameters: KDFProfile.interactive.parameters))
 }
 
 /// The import reads big exports on every core; it must read exactly what `JSONDecoder` reads and

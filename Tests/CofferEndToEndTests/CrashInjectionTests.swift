@@ -48,16 +48,6 @@ extension CrashSafetyTests {
         return archives.count
     }
 
-    /// Starts `arguments`, kills it after a random delay up to 1.1 × `duration`; true if killed.
-    func runAndMaybeKill(_ sandbox: Sandbox, _ arguments: [String], duration: TimeInterval, environment: [String: String]) throws -> Bool {
-        let child = try sandbox.start(arguments, environment: environment)
-        usleep(UInt32(Double.random(in: 0...(duration * 1.1)) * 1_000_000))
-        let killed = child.isRunning
-        child.kill()
-        child.wait()
-        return killed
-    }
-
     @Test func killedSmallWritesKeepEveryWriteThatSucceeded() throws {
         let sandbox = Sandbox()
         let vault = try makeDemoVault(in: sandbox)
@@ -122,36 +112,30 @@ extension CrashSafetyTests {
     @Test func killedBackupLeavesNoArchiveThatFailsVerification() throws {
         let sandbox = Sandbox()
         let base = try makeDemoVault(in: sandbox)
-        let (_, baseRecords) = try openVerified(base)
+        let basePayloads = Set(try openVerified(base).0.records.map(\.payload))
         let target = sandbox.directory.path("trial.coffer"), destination = sandbox.directory.path("usb")
         let publicKey = URL(fileURLWithPath: target.path + ".pub")
-        let arguments = ["backup", "create", "--to", destination.path, "--vault", target.path]
-        func fresh() throws {
+        var complete = 0
+        let outcome = try killTrials(sandbox, arguments: ["backup", "create", "--to", destination.path, "--vault", target.path],
+                                     environment: demoEnvironment, prepare: {
             try copyVault(base, to: target)
             try? FileManager.default.removeItem(at: destination)
             try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-        }
-        try fresh()
-        let started = Date()
-        #expect(try sandbox.run(arguments, environment: demoEnvironment).status == 0)
-        let duration = Date().timeIntervalSince(started)
-        #expect(try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox) == 1)
-
-        var killed = 0, complete = 0
-        for _ in 0..<Self.trials {
-            try fresh()
-            if try runAndMaybeKill(sandbox, arguments, duration: duration, environment: demoEnvironment) { killed += 1 }
-            let (_, records) = try openVerified(target)
-            #expect(records.count >= baseRecords.count, "a backup must not lose records")
+        }, afterFullRun: {
+            let archives = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
+            #expect(archives == 1)
+        }, check: {
+            let payloads = Set(try openVerified(target).0.records.map(\.payload))
+            #expect(basePayloads.isSubset(of: payloads), "a backup must leave every record as it was")
             if FileManager.default.fileExists(atPath: publicKey.path) {
                 complete += try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
             } else {
                 let names = try FileManager.default.contentsOfDirectory(atPath: destination.path)
                 #expect(!names.contains { $0.hasSuffix(".cbak") }, "an archive under its final name before the public key exists")
             }
-        }
-        #expect(killed > 0)
-        print("backup create: \(killed) killed mid-run of \(Self.trials); \(complete) archives under final names, all verified")
+        })
+        #expect(outcome.interrupted > 0)
+        print("backup create: \(outcome.interrupted) killed mid-run of \(Self.trials); \(complete) archives under final names, all verified")
     }
 
     @Test func killedRestoreLeavesTheOldVaultOrTheRestoredOne() throws {
@@ -161,9 +145,8 @@ extension CrashSafetyTests {
         try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
         #expect(try sandbox.run(["backup", "create", "--to", usb.path, "--vault", source.path], environment: demoEnvironment).status == 0)
         let archive = usb.appendingPathComponent(try FileManager.default.contentsOfDirectory(atPath: usb.path).first { $0.hasSuffix(".cbak") }!)
-        let (sourceVault, sourceRecords) = try openVerified(source)
+        let sourceVault = try openVerified(source).0
         let sourcePayloads = Set(sourceVault.records.map(\.payload))
-        _ = sourceRecords
 
         // The vault being replaced: another vault, with one account.
         let old = sandbox.directory.path("old.coffer")
@@ -172,36 +155,31 @@ extension CrashSafetyTests {
         let oldDigest = try storedRowsDigest(old)
         let place = sandbox.directory.path("restore-here")
         let target = place.appendingPathComponent("vault.coffer")
-        let arguments = ["restore", archive.path, "--to", target.path, "--replace"]
-        func fresh() throws {
+        var restored = 0, kept = 0
+        let outcome = try killTrials(sandbox, arguments: ["restore", archive.path, "--to", target.path, "--replace"],
+                                     environment: demoEnvironment, prepare: {
             try? FileManager.default.removeItem(at: place)
             try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
             try copyVault(old, to: target)
-        }
-        try fresh()
-        let started = Date()
-        #expect(try sandbox.run(arguments, environment: demoEnvironment).status == 0)
-        let duration = Date().timeIntervalSince(started)
-
-        var killed = 0, restored = 0, kept = 0
-        for _ in 0..<Self.trials {
-            try fresh()
-            if try runAndMaybeKill(sandbox, arguments, duration: duration, environment: demoEnvironment) { killed += 1 }
+        }, check: {
             #expect(FileManager.default.fileExists(atPath: target.path), "the restore target must never be missing")
             if try storedRowsDigest(target) == oldDigest {
                 kept += 1
-            } else {
-                let (vault, _) = try openVerified(target)
-                #expect(vault.id == sourceVault.id && Set(vault.records.map(\.payload)) == sourcePayloads,
-                        "the target is neither the old vault nor the fully restored one")
-                restored += 1
-                let saved = try FileManager.default.contentsOfDirectory(atPath: place.path).filter { $0.contains(".before-restore-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
-                #expect(saved.count == 1, "the replaced vault must be kept aside")
-                if let saved = saved.first { #expect(try storedRowsDigest(place.appendingPathComponent(saved)) == oldDigest) }
+                return
             }
-        }
-        #expect(killed > 0)
-        print("restore --replace: \(killed) killed mid-run of \(Self.trials); old vault kept \(kept), fully restored \(restored)")
+            let (vault, _) = try openVerified(target)
+            #expect(vault.id == sourceVault.id && Set(vault.records.map(\.payload)) == sourcePayloads,
+                    "the target is neither the old vault nor the fully restored one")
+            restored += 1
+            let saved = try FileManager.default.contentsOfDirectory(atPath: place.path).filter { $0.contains(".before-restore-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+            #expect(saved.count == 1, "the replaced vault must be kept aside")
+            if let saved = saved.first {
+                let savedDigest = try storedRowsDigest(place.appendingPathComponent(saved))
+                #expect(savedDigest == oldDigest, "the vault kept aside must be the old one, unchanged")
+            }
+        })
+        #expect(outcome.interrupted > 0)
+        print("restore --replace: \(outcome.interrupted) killed mid-run of \(Self.trials); old vault kept \(kept), fully restored \(restored)")
     }
 
     @Test func killedPruneLeavesOnlyArchivesThatVerify() throws {
@@ -213,29 +191,23 @@ extension CrashSafetyTests {
         for _ in 0..<6 {
             #expect(try sandbox.run(["backup", "create", "--to", template.path, "--vault", vault.path], environment: demoEnvironment).status == 0)
         }
-        let arguments = ["backup", "prune", destination.path, "--keep-last", "2", "--vault", vault.path]
-        func fresh() throws {
+        var kept: Set<String> = []
+        let outcome = try killTrials(sandbox, arguments: ["backup", "prune", destination.path, "--keep-last", "2", "--vault", vault.path],
+                                     environment: demoEnvironment, prepare: {
             try? FileManager.default.removeItem(at: destination)
             try FileManager.default.copyItem(at: template, to: destination)
-        }
-        try fresh()
-        let started = Date()
-        #expect(try sandbox.run(arguments, environment: demoEnvironment).status == 0)
-        let duration = Date().timeIntervalSince(started)
-        #expect(try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox) == 2)
-        let newest = try FileManager.default.contentsOfDirectory(atPath: destination.path).filter { $0.hasSuffix(".cbak") }
-
-        var killed = 0
-        for _ in 0..<Self.trials {
-            try fresh()
-            if try runAndMaybeKill(sandbox, arguments, duration: duration, environment: demoEnvironment) { killed += 1 }
+        }, afterFullRun: {
+            let archives = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
+            #expect(archives == 2)
+            kept = Set(try FileManager.default.contentsOfDirectory(atPath: destination.path).filter { $0.hasSuffix(".cbak") })
+        }, check: {
             let remaining = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
             #expect(remaining >= 2 && remaining <= 6)
             let names = Set(try FileManager.default.contentsOfDirectory(atPath: destination.path))
-            #expect(Set(newest).isSubset(of: names), "the archives the policy keeps must never be removed")
+            #expect(kept.isSubset(of: names), "the archives the policy keeps must never be removed")
             _ = try openVerified(vault)
-        }
-        #expect(killed > 0)
-        print("backup prune: \(killed) killed mid-run of \(Self.trials); every remaining archive verified")
+        })
+        #expect(outcome.interrupted > 0)
+        print("backup prune: \(outcome.interrupted) killed mid-run of \(Self.trials); every remaining archive verified")
     }
 }

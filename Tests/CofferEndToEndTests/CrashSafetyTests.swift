@@ -21,26 +21,22 @@ import VaultStore
         return (base, Set(payloads))
     }
 
-    /// Runs `arguments` on a fresh copy of `base` per trial, killing it after a random delay up
-    /// to a little more than an uninterrupted run takes, then calls `check` on the copy.
-    func killRepeatedly(_ sandbox: Sandbox, base: URL, arguments: [String], environment: [String: String] = [:],
-                        check: (URL) throws -> Void) throws -> Outcome {
-        let target = sandbox.directory.path("trial.coffer")
-        func freshCopy() throws {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
-            try FileManager.default.copyItem(at: base, to: target)
-        }
-        try freshCopy()
+    /// Times one uninterrupted run of `arguments` (after `prepare`, then `afterFullRun`), then
+    /// per trial: `prepare`, start, SIGKILL after a random delay up to a little more than that
+    /// run took, `check`.
+    func killTrials(_ sandbox: Sandbox, arguments: [String], environment: [String: String] = [:], prepare: () throws -> Void,
+                    afterFullRun: () throws -> Void = {}, check: () throws -> Void) throws -> Outcome {
+        try prepare()
         let started = Date()
-        let full = try sandbox.run(arguments + ["--vault", target.path], environment: environment)
+        let full = try sandbox.run(arguments, environment: environment)
         #expect(full.status == 0, "\(full.stderr)")
         let duration = Date().timeIntervalSince(started)
-        try check(target)
+        try afterFullRun()
 
         var outcome = Outcome()
         for _ in 0..<Self.trials {
-            try freshCopy()
-            let child = try sandbox.start(arguments + ["--vault", target.path], environment: environment)
+            try prepare()
+            let child = try sandbox.start(arguments, environment: environment)
             usleep(UInt32(Double.random(in: 0...(duration * 1.1)) * 1_000_000))
             if child.isRunning {
                 child.kill()
@@ -49,9 +45,21 @@ import VaultStore
                 outcome.completed += 1
             }
             child.wait()
-            try check(target)
+            try check()
         }
         return outcome
+    }
+
+    /// `killTrials` on a fresh copy of `base` per trial, calling `check` on the copy.
+    func killRepeatedly(_ sandbox: Sandbox, base: URL, arguments: [String], environment: [String: String] = [:],
+                        check: (URL) throws -> Void) throws -> Outcome {
+        let target = sandbox.directory.path("trial.coffer")
+        return try killTrials(sandbox, arguments: arguments + ["--vault", target.path], environment: environment,
+                              prepare: {
+                                  for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
+                                  try FileManager.default.copyItem(at: base, to: target)
+                              },
+                              afterFullRun: { try check(target) }, check: { try check(target) })
     }
 
     @Test func killedPassphraseChangeLeavesExactlyOnePassphraseWorking() throws {

@@ -101,9 +101,8 @@ final class LeakScan: @unchecked Sendable {
                   let contents = FileManager.default.contents(atPath: file.path) else { continue }
             files += 1
             bytes += contents.count
-            let haystack = [UInt8](contents)
-            for (needle, kind) in needles where haystack.count >= needle.count {
-                if haystack.withUnsafeBufferPointer({ Self.contains($0, needle) }) {
+            for (needle, kind) in needles {
+                if contents.withUnsafeBytes({ Self.contains($0, needle) }) {
                     hits.append("\(kind) found in \(file.path.replacingOccurrences(of: directory.path + "/", with: ""))")
                 }
             }
@@ -121,15 +120,21 @@ final class LeakScan: @unchecked Sendable {
         }
     }
 
-    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return false }
-        var index = 0
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == first, needle.indices.allSatisfy({ haystack[index + $0] == needle[$0] }) { return true }
-            index += 1
+    /// memchr to each candidate first byte, then memcmp: a thousand needles over every file the
+    /// suite writes must stay quick (glibc's memmem is not visible from Swift).
+    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        return needle.withUnsafeBytes { needleBytes in
+            var start = haystack.baseAddress!
+            var remaining = haystack.count - needle.count + 1  // positions where the needle could start
+            while remaining > 0, let hit = memchr(start, Int32(first), remaining) {
+                if memcmp(hit, needleBytes.baseAddress!, needle.count) == 0 { return true }
+                let skipped = UnsafeRawPointer(hit) - start + 1
+                start += skipped
+                remaining -= skipped
+            }
+            return false
         }
-        return false
     }
 }
 
