@@ -23,6 +23,8 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        // A wrapper for sqlite3_db_config (variadic): the SQLite library GRDB links.
+        .systemLibrary(name: "CSQLiteHardening"),
         .systemLibrary(
             name: "CLZMA",
             pkgConfig: "liblzma",
@@ -34,7 +36,7 @@ let package = Package(
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(
             name: "VaultStore",
-            dependencies: ["VaultCrypto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]
+            dependencies: ["VaultCrypto", "CSQLiteHardening", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .target(
             name: "VaultBackup",

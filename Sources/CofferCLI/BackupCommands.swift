@@ -345,7 +345,7 @@ struct BackupCommands: ParsableCommand {
         @Option(help: ArgumentHelp("Write it to this file instead of standard output.", valueName: "file")) var out: String?
 
         func run() throws {
-            let vault = try Vault.open(at: options.vaultURL, with: options.credential())
+            let vault = try options.openVault()
             let key = MinisignPublicKey(key: vault.backupKeys.signingKey.publicKey)
             try BackupCommands.writePublicKey(key, to: BackupCommands.publicKeyURL(for: options.vaultURL))
             if let out {

@@ -32,7 +32,7 @@ enum CommandContext {
 
 extension VaultOptions {
     func openLedger() throws -> Ledger {
-        try Ledger(vault: Vault.open(at: vaultURL, with: credential()))
+        try Ledger(vault: openVault())
     }
 }
 

@@ -40,7 +40,7 @@ struct Demo: ParsableCommand {
             throw CLIError(.invalidInput, "A vault already exists at \(url.path); nothing was changed.",
                            hint: "Pick a new path for the demo: coffer demo --vault /tmp/demo.coffer")
         }
-        let vault = try Vault.create(at: url, passphrase: passphrase, parameters: KDFProfile.interactive.parameters)
+        let vault = try Vault.create(at: url, passphrase: passphrase, parameters: KDFProfile.interactive.parameters, guard: options.rollbackGuard)
         let ledger = try Ledger(vault: vault)
         try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))]
             + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })

@@ -6,6 +6,8 @@ import ArgumentParser
 enum GlobalOptionPlacement {
     /// Options of `VaultOptions` that take a value.
     static let valueOptions: Set<String> = ["--vault", "--passphrase-file", "--passphrase-command", "--recovery-key-file"]
+    /// Flags of `VaultOptions` (no value).
+    static let flagOptions: Set<String> = ["--accept-rollback"]
 
     static func normalise(_ arguments: [String], root: ParsableCommand.Type = Coffer.self) -> [String] {
         var hoisted: [String] = []
@@ -13,6 +15,11 @@ enum GlobalOptionPlacement {
         while index < arguments.count {
             let argument = arguments[index]
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            if flagOptions.contains(argument) {
+                hoisted.append(argument)
+                index += 1
+                continue
+            }
             guard valueOptions.contains(name) else { break }
             if argument.contains("=") {
                 hoisted.append(argument)

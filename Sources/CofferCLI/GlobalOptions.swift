@@ -21,6 +21,9 @@ struct VaultOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Unlock with the recovery key in this file instead of the passphrase.", valueName: "path"))
     var recoveryKeyFile: String?
 
+    @Flag(name: .long, help: "Open a vault file older than the one this computer last saw (after a deliberate restore or copy), and remember it as the newest.")
+    var acceptRollback = false
+
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     /// `--vault`, else `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault.coffer`
@@ -34,6 +37,16 @@ struct VaultOptions: ParsableArguments {
     }
 
     var sessionDirectory: URL { SessionStore.defaultDirectory(environment: environment) }
+
+    /// This machine's high-water marks: `$XDG_STATE_HOME/coffer` (else `~/.local/state/coffer`).
+    var rollbackGuard: RollbackGuard {
+        RollbackGuard(directory: RollbackGuard.defaultDirectory(environment: environment), acceptRollback: acceptRollback)
+    }
+
+    /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
+    func openVault(allowSession: Bool = true) throws -> Vault {
+        try Vault.open(at: vaultURL, with: credential(allowSession: allowSession), guard: rollbackGuard)
+    }
 
     var sessionToken: SessionToken? {
         get throws {
@@ -67,11 +80,12 @@ struct VaultOptions: ParsableArguments {
                                         prompt: prompt, confirm: false)
     }
 
-    /// A passphrase for a new vault: same sources, but asked twice on a terminal.
-    func newVaultPassphrase() throws -> Passphrase {
-        try PassphraseSource.passphrase(file: passphraseFile, command: passphraseCommand,
-                                        environmentVariable: "COFFER_PASSPHRASE", environment: environment,
-                                        prompt: "New passphrase: ", confirm: true)
+    /// A passphrase for a new vault: same sources, but asked twice on a terminal, and refused
+    /// when weak unless `allowWeak`.
+    func newVaultPassphrase(allowWeak: Bool) throws -> Passphrase {
+        try PassphraseSource.newPassphrase(file: passphraseFile, command: passphraseCommand,
+                                           environmentVariable: "COFFER_PASSPHRASE", environment: environment,
+                                           prompt: "New passphrase for \(vaultURL.path): ", allowWeak: allowWeak)
     }
 }
 
@@ -84,13 +98,36 @@ enum PassphraseSource {
 
     static func passphrase(file: String?, command: String?, environmentVariable: String,
                            environment: [String: String], prompt: String, confirm: Bool) throws -> Passphrase {
+        var bytes = try passphraseBytes(file: file, command: command, environmentVariable: environmentVariable,
+                                        environment: environment, prompt: prompt, confirm: confirm)
+        defer { secureWipe(&bytes) }
+        return try passphrase(from: bytes)
+    }
+
+    /// A new passphrase (asked twice on a terminal), refused when it is weak unless `allowWeak`.
+    static func newPassphrase(file: String?, command: String?, environmentVariable: String,
+                              environment: [String: String], prompt: String, allowWeak: Bool) throws -> Passphrase {
+        var bytes = try passphraseBytes(file: file, command: command, environmentVariable: environmentVariable,
+                                        environment: environment, prompt: prompt, confirm: true)
+        defer { secureWipe(&bytes) }
+        let passphrase = try passphrase(from: bytes)
+        if !allowWeak, let weakness = PassphraseStrength.weakness(of: String(decoding: bytes, as: UTF8.self)) {
+            throw CLIError(.invalidInput, "That passphrase is too weak: \(weakness). Nothing was changed.",
+                           hint: "Anyone with a copy of the vault can try passphrases offline. Use four or more random words, or pass --allow-weak-passphrase if you accept the risk.")
+        }
+        return passphrase
+    }
+
+    private static func passphraseBytes(file: String?, command: String?, environmentVariable: String,
+                                        environment: [String: String], prompt: String, confirm: Bool) throws -> [UInt8] {
         var bytes: [UInt8]
         if let file {
             bytes = firstLine(try readFile(file, what: "passphrase"))
         } else if let command {
             bytes = firstLine(try run(command))
         } else if let value = environment[environmentVariable] {
-            bytes = Array(value.utf8)
+            // The same rule as files and the prompt: the first line, without its line break.
+            bytes = firstLine(Array(value.utf8))
         } else if Terminal.standardInputIsTerminal {
             bytes = try Terminal.readSecretLine(prompt: prompt)
             if confirm {
@@ -104,7 +141,10 @@ enum PassphraseSource {
         } else {
             throw CLIError(.noPermission, "A passphrase is needed and there is no terminal to ask on.", hint: noSourceHint)
         }
-        defer { secureWipe(&bytes) }
+        return bytes
+    }
+
+    private static func passphrase(from bytes: [UInt8]) throws -> Passphrase {
         guard !bytes.isEmpty else {
             throw CLIError(.invalidInput, "The passphrase is empty. Nothing was changed.")
         }
@@ -137,6 +177,10 @@ enum PassphraseSource {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
+        // The command gets our environment minus Coffer's own secrets.
+        var environment = ProcessInfo.processInfo.environment
+        for secret in ["COFFER_SESSION", "COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE"] { environment.removeValue(forKey: secret) }
+        process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
@@ -145,14 +189,15 @@ enum PassphraseSource {
         } catch {
             throw CLIError(.noPermission, "Cannot run the passphrase command.", hint: noSourceHint)
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        var data = output.fileHandleForReading.readDataToEndOfFile()
+        defer { data.resetBytes(in: 0..<data.count) }
         process.waitUntilExit()
+        var bytes = Array(data)
         guard process.terminationStatus == 0 else {
-            var discarded = Array(data)
-            secureWipe(&discarded)
+            secureWipe(&bytes)
             throw CLIError(.noPermission, "The passphrase command failed with exit status \(process.terminationStatus).")
         }
-        return Array(data)
+        return bytes
     }
 }
 

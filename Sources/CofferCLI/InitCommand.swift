@@ -16,6 +16,9 @@ struct Init: ParsableCommand {
     @Option(help: "How hard the passphrase is to guess by brute force: interactive, moderate or sensitive.")
     var kdf: KDFProfile = .moderate
 
+    @Flag(help: "Accept a passphrase shorter than 10 characters or easy to guess.")
+    var allowWeakPassphrase = false
+
     @Option(help: ArgumentHelp("The vault's currency, an ISO code such as GBP, EUR or USD (default: your locale's, else GBP).", valueName: "code"))
     var currency: String?
 
@@ -26,8 +29,8 @@ struct Init: ParsableCommand {
                            hint: "Use it (coffer status), or choose another path with --vault PATH.")
         }
         let currency = try currency.map { code in try CommandContext.input { try Currency.named(code) } } ?? Currency.default()
-        let passphrase = try options.newVaultPassphrase()
-        let vault = try Vault.create(at: url, passphrase: passphrase, parameters: kdf.parameters)
+        let passphrase = try options.newVaultPassphrase(allowWeak: allowWeakPassphrase)
+        let vault = try Vault.create(at: url, passphrase: passphrase, parameters: kdf.parameters, guard: options.rollbackGuard)
         // Settings and the Budget design's default categories are part of every new vault.
         try Ledger(vault: vault).writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: currency)))]
             + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })

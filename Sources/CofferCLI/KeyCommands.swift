@@ -13,10 +13,14 @@ struct PassphraseCommands: ParsableCommand {
 
     struct Change: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change the passphrase (instant: the master key is re-wrapped, records are untouched).",
+            abstract: "Change the passphrase, and replace the master key so the old passphrase is revoked.",
             discussion: """
                 Needs the current passphrase (or --recovery-key-file), never just a session. The new one is \
-                asked twice on a terminal, or read from --new-passphrase-file or COFFER_NEW_PASSPHRASE.
+                asked twice on a terminal, or read from --new-passphrase-file or COFFER_NEW_PASSPHRASE. \
+                By default the master key is replaced and every record re-encrypted (as `coffer rekey` does): \
+                the old passphrase then opens neither this vault nor any archive made from now on. \
+                --keep-master-key only re-wraps the master key (instant), and revokes nothing: the old \
+                passphrase still opens every older archive, and with one of them, this vault's data.
                 """
         )
 
@@ -28,16 +32,46 @@ struct PassphraseCommands: ParsableCommand {
         @Option(help: "Also change the key-derivation profile: interactive, moderate or sensitive.")
         var kdf: KDFProfile?
 
+        @Flag(help: "Only re-wrap the master key (instant). The old passphrase is NOT revoked: with any older archive or copy of the vault it still opens your data.")
+        var keepMasterKey = false
+
+        @Flag(help: "Accept a new passphrase shorter than 10 characters or easy to guess.")
+        var allowWeakPassphrase = false
+
         func run() throws {
-            let vault = try Vault.open(at: options.vaultURL, with: options.credential(allowSession: false))
-            let newPassphrase = try PassphraseSource.passphrase(
+            let vault = try options.openVault(allowSession: false)
+            let newPassphrase = try PassphraseSource.newPassphrase(
                 file: newPassphraseFile, command: nil, environmentVariable: "COFFER_NEW_PASSPHRASE",
-                environment: options.environment, prompt: "New passphrase: ", confirm: true)
-            try vault.changePassphrase(to: newPassphrase, parameters: kdf?.parameters)
-            Output.line("Passphrase changed. The old passphrase no longer opens this vault.")
+                environment: options.environment, prompt: "New passphrase for \(options.vaultURL.path): ", allowWeak: allowWeakPassphrase)
+            let report = try vault.changePassphrase(to: newPassphrase, parameters: kdf?.parameters, keepMasterKey: keepMasterKey)
+            if keepMasterKey {
+                Output.line("Passphrase changed. The master key was only re-wrapped (--keep-master-key).")
+                Output.line("Revoked: nothing. The old passphrase no longer opens this vault file as it is now, but it still opens")
+                Output.line("every archive made before today and any older copy of this vault file, and with one of those, this")
+                Output.line("vault's current data. Replace the master key to revoke it: coffer rekey")
+                Output.line("Unlocked sessions stay valid until they expire; lock them with: coffer lock")
+            } else {
+                Output.line("Passphrase changed, and the master key replaced (key generation \(report.generation)): all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s") re-encrypted.")
+                Output.line("Revoked: the old passphrase no longer opens this vault, nor any archive made from now on.")
+                Output.line("Not revoked: archives made before today still open with the old passphrase: they hold the data of their time.")
+                KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
+            }
             Output.line("Key derivation: \(vault.kdfParameters.humanDescription)")
-            Output.line("Unlocked sessions stay valid until they expire; lock them with: coffer lock")
         }
+    }
+}
+
+/// Lines every master-key replacement prints: sessions, recovery key, next step.
+enum KeyChangeMessages {
+    static func afterNewMasterKey(_ report: KeyChangeReport, vault: Vault, options: VaultOptions) {
+        let locked = SessionStore.removeAll(vaultID: vault.id, directory: options.sessionDirectory)
+        if locked > 0 { Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.") }
+        if report.recoveryKeyKept { Output.line("The recovery key still works.") }
+        if report.recoveryKeyDropped {
+            Output.line("The recovery key was of an older kind that cannot follow a new master key without itself: it no longer works.")
+            Output.line("Next: coffer recovery-key create")
+        }
+        Output.line("Archives made from now on are signed with the new key; older ones still verify as this vault's (coffer backup list).")
     }
 }
 
@@ -47,23 +81,19 @@ struct Rekey: ParsableCommand {
         abstract: "Replace the master key and re-encrypt every record, in one atomic step.",
         discussion: """
             Use it when the master key may have leaked (a session file or memory copied). Needs the current \
-            passphrase. Ends every session for this vault, and removes the recovery key (create a new one after).
+            passphrase. Ends every session for this vault. The passphrase and the recovery key keep working.
             """
     )
 
     @OptionGroup var options: VaultOptions
 
     func run() throws {
-        let passphrase = try options.currentPassphrase(prompt: "Passphrase: ")
-        let vault = try Vault.open(at: options.vaultURL, with: .passphrase(passphrase))
-        let droppedRecovery = try vault.rekey(passphrase: passphrase)
-        let locked = SessionStore.removeAll(vaultID: vault.id, directory: options.sessionDirectory)
-        Output.line("Rekeyed: a new master key now protects all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s").")
-        if locked > 0 { Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.") }
-        if droppedRecovery {
-            Output.line("The old recovery key no longer works.")
-            Output.line("Next: coffer recovery-key create")
-        }
+        let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
+        let vault = try Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard)
+        let report = try vault.rekey()
+        Output.line("Rekeyed: a new master key (key generation \(report.generation)) now protects all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s").")
+        Output.line("Revoked: the old master key (and every session and leaked copy of it) opens neither this vault nor any archive made from now on.")
+        KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
     }
 }
 
@@ -78,38 +108,52 @@ struct RecoveryKeyCommands: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a recovery key (shown once) or replace the existing one.",
-            discussion: "Needs the passphrase, never just a session. Open the vault with it later using --recovery-key-file FILE."
+            discussion: """
+                Needs the passphrase, never just a session. Open the vault with it later using --recovery-key-file FILE. \
+                Replacing a recovery key also replaces the master key, so the old recovery key is revoked.
+                """
         )
 
         @OptionGroup var options: VaultOptions
 
         func run() throws {
-            let vault = try Vault.open(at: options.vaultURL, with: options.credential(allowSession: false))
+            let vault = try options.openVault(allowSession: false)
             let replaced = vault.hasRecoveryKey
-            let recoveryKey = try vault.createRecoveryKey()
+            let (recoveryKey, report) = try vault.createRecoveryKey()
             Output.line("Recovery key — shown only this once. Write it on paper and keep it away from this computer:")
             Output.line()
             Output.line("    \(recoveryKey.displayText)")
             Output.line()
-            Output.line("Anyone holding it can open this vault without the passphrase.")
-            if replaced { Output.line("The previous recovery key no longer works.") }
+            Output.line("Anyone holding it can open this vault without the passphrase. It keeps working after passphrase changes and rekeys.")
+            if replaced {
+                Output.line("The master key was replaced (key generation \(report.generation)).")
+                Output.line("Revoked: the previous recovery key opens neither this vault nor any archive made from now on.")
+                Output.line("Not revoked: archives made before today still open with the previous recovery key: they hold the data of their time.")
+                let locked = SessionStore.removeAll(vaultID: vault.id, directory: options.sessionDirectory)
+                if locked > 0 { Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.") }
+            }
             Output.line("To use it: save it in a file and pass --recovery-key-file FILE (e.g. coffer passphrase change --recovery-key-file FILE).")
         }
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the recovery key; only the passphrase will open the vault.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove the recovery key and replace the master key, so the removed key is revoked.",
+            discussion: "Needs the passphrase, which keeps working.")
 
         @OptionGroup var options: VaultOptions
 
         func run() throws {
-            let vault = try Vault.open(at: options.vaultURL, with: options.credential(allowSession: false))
+            let vault = try options.openVault(allowSession: false)
             guard vault.hasRecoveryKey else {
                 throw CLIError(.invalidInput, "This vault has no recovery key; nothing was changed.",
                                hint: "Create one with: coffer recovery-key create")
             }
-            try vault.removeRecoveryKey()
-            Output.line("Recovery key removed: only the passphrase opens this vault now.")
+            let report = try vault.removeRecoveryKey()
+            Output.line("Recovery key removed, and the master key replaced (key generation \(report.generation)): only the passphrase opens this vault now.")
+            Output.line("Revoked: the removed recovery key opens neither this vault nor any archive made from now on.")
+            Output.line("Not revoked: archives made before today still open with the removed recovery key: they hold the data of their time.")
+            KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
         }
     }
 }

@@ -21,7 +21,7 @@ struct Unlock: ParsableCommand {
 
     func run() throws {
         let lifetime = try Duration.parse(timeout)
-        let vault = try Vault.open(at: options.vaultURL, with: options.credential(allowSession: false))
+        let vault = try options.openVault(allowSession: false)
         let token = try vault.createSession(lifetime: lifetime, directory: options.sessionDirectory)
         Output.line("export COFFER_SESSION=\"\(token.exportText)\"")
         Terminal.note("Unlocked for \(Duration.format(lifetime)). Lock it again with: coffer lock")

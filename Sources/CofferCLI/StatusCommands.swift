@@ -23,6 +23,7 @@ struct Status: ParsableCommand {
         }
         let path: String
         let formatVersion: Int
+        let keyGeneration: UInt32
         let vaultId: String
         let kdf: KDF
         let records: Int
@@ -37,10 +38,10 @@ struct Status: ParsableCommand {
         let summary = try Vault.summary(at: url)
         let session = sessionState(vaultID: summary.vaultID)
         let unlocked: Ledger? = session.state == "unlocked"
-            ? (try? options.sessionToken).flatMap { token in try? Ledger(vault: Vault.open(at: url, with: .session(token, directory: options.sessionDirectory))) }
+            ? (try? options.sessionToken).flatMap { token in try? Ledger(vault: Vault.open(at: url, with: .session(token, directory: options.sessionDirectory), guard: options.rollbackGuard)) }
             : nil
         let report = Report(
-            path: url.path, formatVersion: summary.formatVersion, vaultId: summary.vaultID.hex,
+            path: url.path, formatVersion: summary.formatVersion, keyGeneration: summary.keyGeneration, vaultId: summary.vaultID.hex,
             kdf: .init(algorithm: "argon2id13", profile: summary.kdfParameters.profile?.rawValue ?? "custom",
                        opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
             records: summary.storedRecordCount, recoveryKey: summary.hasRecoveryKey, session: session,
@@ -55,7 +56,7 @@ struct Status: ParsableCommand {
         default: sessionText = "locked"
         }
         Output.line("Vault         \(url.path)")
-        Output.line("Format        version \(summary.formatVersion)")
+        Output.line("Format        version \(summary.formatVersion), key generation \(summary.keyGeneration)")
         Output.line("Key           \(summary.kdfParameters.humanDescription)")
         Output.line("Records       \(summary.storedRecordCount)")
         Output.line("Recovery key  \(summary.hasRecoveryKey ? "set" : "none")")
@@ -112,7 +113,7 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         do {
-            let vault = try Vault.open(at: options.vaultURL, with: options.credential())
+            let vault = try options.openVault()
             let report = try vault.verify()
             if json {
                 return try Output.json(Report(ok: true, records: report.recordCount, commit: report.commitCounter, problems: []))

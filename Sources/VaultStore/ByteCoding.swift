@@ -9,6 +9,7 @@ struct ByteWriter {
     mutating func append<Bytes: Sequence>(_ more: Bytes) where Bytes.Element == UInt8 { bytes.append(contentsOf: more) }
     mutating func append(_ value: UInt8) { bytes.append(value) }
     mutating func append(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func append(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
 }
 
@@ -36,6 +37,10 @@ struct ByteReader {
 
     mutating func readUInt16() throws -> UInt16 {
         try read(2).reversed().reduce(0) { $0 << 8 | UInt16($1) }
+    }
+
+    mutating func readUInt32() throws -> UInt32 {
+        try read(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     mutating func readUInt64() throws -> UInt64 {

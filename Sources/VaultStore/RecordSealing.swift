@@ -7,6 +7,10 @@ private enum SealedPurpose: UInt8 {
     case commitRecord = 3
 }
 
+/// The version in record and manifest-bucket associated data. It stays 1 in header format 2:
+/// those layouts did not change, so upgrading a vault re-seals no record.
+let recordFormatVersion: UInt16 = 1
+
 /// How one record's payload is padded and sealed (Specs/vault-format.md, "Records").
 enum RecordCipher {
     /// Payloads are padded to a multiple of 64 bytes so the file shows size buckets, not sizes.
@@ -21,7 +25,7 @@ enum RecordCipher {
         writer.append(vaultID.bytes)
         writer.append(id.bytes)
         writer.append(version)
-        writer.append(VaultHeader.currentFormatVersion)
+        writer.append(recordFormatVersion)
         return writer.bytes
     }
 
@@ -75,7 +79,7 @@ enum RecordCipher {
                     DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                         var ad = [UInt8](repeating: 0, count: 42)
                         ad.replaceSubrange(0..<16, with: vaultIDBytes)
-                        withUnsafeBytes(of: VaultHeader.currentFormatVersion.littleEndian) { ad.replaceSubrange(40..<42, with: $0) }
+                        withUnsafeBytes(of: recordFormatVersion.littleEndian) { ad.replaceSubrange(40..<42, with: $0) }
                         ad.withUnsafeMutableBytes { ad in
                             for index in chunk * chunkSize..<min(rows.count, (chunk + 1) * chunkSize) {
                                 let row = rows[index]
@@ -157,7 +161,7 @@ enum Manifest {
         var writer = ByteWriter(capacity: 20)
         writer.append(vaultID.bytes)
         writer.append(SealedPurpose.manifestBucket.rawValue)
-        writer.append(VaultHeader.currentFormatVersion)
+        writer.append(recordFormatVersion)
         writer.append(UInt8(bucket))
         return writer.bytes
     }
@@ -223,43 +227,76 @@ enum Manifest {
     static func digest(ofSealed sealed: Data) -> [UInt8] { BLAKE2b.hash(sealed) }
 }
 
+/// A vault file's identity among the copies of one vault (a "device" in the sync design): drawn
+/// at random when a vault is created, upgraded or restored, kept in the sealed commit record.
+/// Two files with the same device id are the same line of history; the high-water mark follows
+/// each device's commit counter to notice a file rolled back or forked.
+public struct DeviceID: Hashable, Sendable, CustomStringConvertible {
+    public static let byteCount = 16
+    public let bytes: [UInt8]
+    init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    static func random() -> DeviceID { DeviceID(unchecked: SecureRandom.bytes(count: byteCount)) }
+    public init?(hex: String) {
+        guard let bytes = [UInt8](hexString: hex), bytes.count == Self.byteCount else { return nil }
+        self.bytes = bytes
+    }
+    public var hex: String { bytes.hexString }
+    public var description: String { hex }
+}
+
 /// The commit record: a counter, the record count and the BLAKE2b-256 digest of every sealed
 /// manifest bucket, itself sealed with the integrity key. Together with the buckets it is a
 /// keyed hash over the whole set of (record id, version, ciphertext tag): any record deleted,
-/// added, duplicated or replaced by an older copy changes it.
+/// added, duplicated or replaced by an older copy changes it. In header format 2 it also names
+/// the header (its BLAKE2b-256) and the file's device id.
 struct CommitRecord: Equatable {
-    static let plaintextByteCount = 8 + 8 + Manifest.bucketCount * 32
+    static let format1ByteCount = 8 + 8 + Manifest.bucketCount * 32
+    static let format2ByteCount = format1ByteCount + 32 + DeviceID.byteCount
 
     var counter: UInt64
     var recordCount: UInt64
     var bucketDigests: [[UInt8]]
+    /// Format 2: BLAKE2b-256 of the whole header as stored.
+    var headerDigest: [UInt8]?
+    /// Format 2: which copy of the vault this file is.
+    var deviceID: DeviceID?
 
-    private static func associatedData(vaultID: VaultID) -> [UInt8] {
+    /// The associated data names the header format, so a format 1 commit record never opens as
+    /// a format 2 one (or the reverse).
+    private static func associatedData(vaultID: VaultID, formatVersion: UInt16) -> [UInt8] {
         var writer = ByteWriter(capacity: 19)
         writer.append(vaultID.bytes)
         writer.append(SealedPurpose.commitRecord.rawValue)
-        writer.append(VaultHeader.currentFormatVersion)
+        writer.append(formatVersion)
         return writer.bytes
     }
 
     func sealed(key: SymmetricKey, vaultID: VaultID) -> Data {
-        var writer = ByteWriter(capacity: Self.plaintextByteCount)
+        var writer = ByteWriter(capacity: Self.format2ByteCount)
         writer.append(counter)
         writer.append(recordCount)
         for digest in bucketDigests { writer.append(digest) }
+        let formatVersion: UInt16
+        if let headerDigest, let deviceID {
+            writer.append(headerDigest)
+            writer.append(deviceID.bytes)
+            formatVersion = 2
+        } else {
+            formatVersion = 1
+        }
         let nonce = AEADNonce.random()
         var sealed = Data(nonce.bytes)
         sealed.append(XChaCha20Poly1305.seal(writer.bytes, key: key, nonce: nonce,
-                                             associatedData: Self.associatedData(vaultID: vaultID)))
+                                             associatedData: Self.associatedData(vaultID: vaultID, formatVersion: formatVersion)))
         return sealed
     }
 
-    static func open(_ sealed: Data, key: SymmetricKey, vaultID: VaultID) -> CommitRecord? {
+    static func open(_ sealed: Data, key: SymmetricKey, vaultID: VaultID, formatVersion: UInt16) -> CommitRecord? {
         guard sealed.count > AEADNonce.byteCount,
               let nonce = try? AEADNonce(sealed.prefix(AEADNonce.byteCount)),
               let plain = try? XChaCha20Poly1305.open(sealed.dropFirst(AEADNonce.byteCount), key: key, nonce: nonce,
-                                                      associatedData: associatedData(vaultID: vaultID)),
-              plain.count == plaintextByteCount else { return nil }
+                                                      associatedData: associatedData(vaultID: vaultID, formatVersion: formatVersion)),
+              plain.count == (formatVersion >= 2 ? format2ByteCount : format1ByteCount) else { return nil }
         var reader = ByteReader(plain, onTruncation: { VaultError(.integrityFailure, "truncated commit record") })
         guard let counter = try? reader.readUInt64(), let count = try? reader.readUInt64() else { return nil }
         var digests: [[UInt8]] = []
@@ -267,6 +304,16 @@ struct CommitRecord: Equatable {
             guard let digest = try? reader.read(32) else { return nil }
             digests.append(digest)
         }
-        return CommitRecord(counter: counter, recordCount: count, bucketDigests: digests)
+        var record = CommitRecord(counter: counter, recordCount: count, bucketDigests: digests)
+        if formatVersion >= 2 {
+            guard let header = try? reader.read(32), let device = try? reader.read(DeviceID.byteCount) else { return nil }
+            record.headerDigest = header
+            record.deviceID = DeviceID(unchecked: device)
+        }
+        return record
     }
+
+    /// A public fingerprint of one exact state of the vault file: BLAKE2b-256 of the sealed
+    /// commit record. The high-water mark keeps it to tell two states with one counter apart.
+    static func stateDigest(ofSealed sealed: Data) -> [UInt8] { BLAKE2b.hash(sealed) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+internal import CSQLiteHardening
 
 /// The SQLite schema. Migrations are append-only: a migration that has shipped is never edited,
 /// and each new one gets a committed fixture vault (Specs/vault-format.md, "Migrations").
@@ -33,18 +34,71 @@ enum Schema {
     /// WAL for crash safety and concurrent readers; `secure_delete` so freed pages are zeroed,
     /// not left holding old ciphertext; temp data in memory so SQLite writes no temp files;
     /// `synchronous = FULL` so a write reported as done survives power loss.
-    static func configuration() -> Configuration {
+    static func configuration(readOnly: Bool = false) -> Configuration {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(10)
+        configuration.readonly = readOnly
         configuration.prepareDatabase { db in
+            // trusted_schema OFF: nothing stored in the schema (a view, a trigger, a default) may
+            // call a function with side effects. DEFENSIVE: no SQL can corrupt the file.
             try db.execute(sql: """
+                PRAGMA trusted_schema = OFF;
                 PRAGMA secure_delete = ON;
                 PRAGMA temp_store = MEMORY;
                 PRAGMA synchronous = FULL;
                 """)
+            guard let connection = db.sqliteConnection, coffer_sqlite_enable_defensive(connection) == 0 else {
+                throw VaultError(.storageFailure, "SQLite refused its defensive mode; this SQLite cannot be used safely.")
+            }
         }
         return configuration
+    }
+
+    /// The schema objects (type, name, table, SQL with all whitespace removed) of a vault after
+    /// every migration this build knows, and after each earlier one: the only shapes a vault file
+    /// may have. Anything else (a trigger, a view, an index, an extra table or column) was put
+    /// there by someone else, and a planted trigger can make writes vanish silently.
+    static let pinnedSchemas: [Set<SchemaObject>] = {
+        var schemas: [Set<SchemaObject>] = []
+        for identifier in Schema.migrator.migrations {
+            // Replays the real migrations one by one in memory.
+            let queue = try! DatabaseQueue()
+            try! Schema.migrator.migrate(queue, upTo: identifier)
+            schemas.append(try! queue.read { try SchemaObject.all($0) })
+        }
+        return schemas
+    }()
+
+    struct SchemaObject: Hashable {
+        let type: String
+        let name: String
+        let table: String
+        let sql: String?
+
+        static func all(_ db: Database) throws -> Set<SchemaObject> {
+            Set(try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master").map { row in
+                SchemaObject(type: row[0], name: row[1], table: row[2],
+                             sql: (row[3] as String?).map { String($0.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }) })
+            })
+        }
+    }
+
+    /// Refuses a file whose schema is not exactly one of `pinnedSchemas`, naming what differs.
+    static func checkPinned(_ db: Database) throws {
+        let found = try SchemaObject.all(db)
+        if pinnedSchemas.contains(found) { return }
+        let expected = pinnedSchemas.last ?? []
+        let planted = found.subtracting(expected).sorted { ($0.type, $0.name) < ($1.type, $1.name) }
+        let missing = expected.subtracting(found).sorted { ($0.type, $0.name) < ($1.type, $1.name) }
+        var parts: [String] = []
+        if let first = planted.first {
+            let altered = expected.contains { $0.type == first.type && $0.name == first.name }
+            parts.append(altered ? "its \(first.type) '\(first.name)' was altered" : "it holds a \(first.type) '\(first.name)' that Coffer never makes")
+        }
+        if planted.count > 1 { parts.append("and \(planted.count - 1) more unexpected object\(planted.count == 2 ? "" : "s")") }
+        if planted.isEmpty, let first = missing.first { parts.append("its \(first.type) '\(first.name)' is missing") }
+        throw VaultError(.schemaTampered, "The vault file's database schema has been tampered with: \(parts.joined(separator: " ")). It was not opened.")
     }
 }
 

@@ -6,7 +6,7 @@ import Glibc
 
 /// The secret half of an unlock session, handed to the user as `COFFER_SESSION`.
 ///
-/// The session file holds the master key wrapped under `secret`; without the token the file is
+/// The session file holds the operational subkeys sealed under `secret`; without the token the file is
 /// useless, and without the file the token is. Text form: `cs1_` + base64url(id ‖ secret).
 public struct SessionToken: Sendable {
     static let prefix = "cs1_"
@@ -55,16 +55,49 @@ extension SessionToken: CustomStringConvertible, CustomReflectable {
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 }
 
+/// The clocks a session's expiry is checked against: the wall clock, and the time since boot
+/// with the boot's id, so that turning the wall clock back does not revive a session and a
+/// reboot ends every session. The uptime comes from `/proc/uptime` (a file, which clock-faking
+/// preload libraries do not reach).
+struct SessionClock {
+    var now: Date
+    var uptime: TimeInterval?
+    var bootID: [UInt8]?
+
+    static func system(now: Date = Date()) -> SessionClock {
+        SessionClock(now: now, uptime: readUptime(), bootID: readBootID())
+    }
+
+    static func readUptime() -> TimeInterval? {
+        guard let text = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
+              let first = text.split(separator: " ").first else { return nil }
+        return TimeInterval(first)
+    }
+
+    static func readBootID() -> [UInt8]? {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+        let bytes = [UInt8](hexString: text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "-", with: ""))
+        return bytes?.count == 16 ? bytes : nil
+    }
+}
+
 /// Session files (Specs/vault-format.md, "Sessions"):
 ///
-///     magic "CFRSESS1" ‖ vault id 16 ‖ expiry u64 (Unix seconds) ‖ nonce 24 ‖ wrapped master key 48
+///     "CFRSESS2" ‖ vault id 16 ‖ generation u32 ‖ expiry u64 (Unix s) ‖ boot id 16
+///     ‖ boot deadline u64 (ms since boot) ‖ nonce 24 ‖ sealed operational keys 160
 ///
-/// The wrapping's associated data is magic ‖ session id ‖ vault id ‖ expiry, so moving the
-/// expiry, or the file to another vault, makes it fail to open.
+/// The sealed part holds the records, integrity, backup and signing-seed subkeys and the master
+/// key id, never the master key or the header key. Its associated data is the magic, the
+/// session id and every clear field, so editing the expiry, the boot fields or the vault makes
+/// it fail to open.
 public enum SessionStore {
-    static let magic = Array("CFRSESS1".utf8)
+    static let magic = Array("CFRSESS2".utf8)
+    /// Format 1 session files held the master key itself; they are refused and wiped.
+    static let formerMagic = Array("CFRSESS1".utf8)
     static let fileExtension = "session"
-    static let fileByteCount = 8 + 16 + 8 + 24 + 48
+    static let plaintextByteCount = 4 * SymmetricKey.byteCount + 16
+    static let clearByteCount = 8 + 16 + 4 + 8 + 16 + 8
+    static let fileByteCount = clearByteCount + 24 + plaintextByteCount + XChaCha20Poly1305.tagByteCount
 
     /// `$XDG_RUNTIME_DIR/coffer` (a per-user tmpfs, emptied at logout), else
     /// `$TMPDIR/coffer-<uid>` or `/tmp/coffer-<uid>`.
@@ -79,100 +112,127 @@ public enum SessionStore {
     /// Creates the directory 0700 if missing; refuses one that another user owns or that others
     /// can read, since a planted directory could collect or swap session files.
     static func preparePrivateDirectory(_ directory: URL) throws {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw VaultError(.storageFailure, "Cannot create the session directory \(directory.path).")
-        }
-        var info = stat()
-        guard lstat(directory.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw VaultError(.insecureDirectory, "The session directory \(directory.path) is not a directory.")
-        }
-        guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
-            throw VaultError(.insecureDirectory,
-                "The session directory \(directory.path) must belong to you and be private (mode 0700). Fix it or remove it.")
-        }
+        try ensurePrivateDirectory(directory, what: "session directory")
     }
 
     static func fileURL(id: [UInt8], directory: URL) -> URL {
         directory.appendingPathComponent("\(id.hexString).\(fileExtension)")
     }
 
-    private static func associatedData(id: [UInt8], vaultID: VaultID, expiry: UInt64) -> [UInt8] {
-        var writer = ByteWriter(capacity: 48)
-        writer.append(magic)
-        writer.append(id)
-        writer.append(vaultID.bytes)
-        writer.append(expiry)
-        return writer.bytes
-    }
+    private static func associatedData(id: [UInt8], clear: [UInt8]) -> [UInt8] { magic + id + clear.dropFirst(magic.count) }
 
-    static func create(master: SymmetricKey, vaultID: VaultID, lifetime: TimeInterval, directory: URL, now: Date) throws -> SessionToken {
+    static func create(keys: OperationalKeys, vaultID: VaultID, generation: UInt32, lifetime: TimeInterval, directory: URL,
+                       clock: SessionClock) throws -> SessionToken {
         try preparePrivateDirectory(directory)
-        removeExpired(directory: directory, now: now)
+        removeExpired(directory: directory, clock: clock)
         let token = SessionToken.generate()
-        let expiry = UInt64((now.timeIntervalSince1970 + lifetime).rounded(.up))
-        let nonce = AEADNonce.random()
-        let wrapped = master.withUnsafeBytes { plain in
-            associatedData(id: token.id, vaultID: vaultID, expiry: expiry).withUnsafeBytes {
-                XChaCha20Poly1305.seal(plain, key: token.secret, nonce: nonce, associatedData: $0)
-            }
-        }
         var writer = ByteWriter(capacity: fileByteCount)
         writer.append(magic)
         writer.append(vaultID.bytes)
-        writer.append(expiry)
+        writer.append(generation)
+        writer.append(UInt64((clock.now.timeIntervalSince1970 + lifetime).rounded(.up)))
+        writer.append(clock.bootID ?? [UInt8](repeating: 0, count: 16))
+        writer.append(clock.uptime.map { UInt64(($0 + lifetime) * 1000) } ?? 0)
+        let clear = writer.bytes
+        let nonce = AEADNonce.random()
+        let plain = SecureBytes(count: plaintextByteCount)
+        plain.withUnsafeMutableBytes { out in
+            var offset = 0
+            for key in [keys.records, keys.integrity, keys.backup, keys.signingSeed] {
+                key.withUnsafeBytes { (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                offset += SymmetricKey.byteCount
+            }
+            keys.masterKeyID.withUnsafeBytes { (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        let sealed = plain.withUnsafeBytes { plainBytes in
+            associatedData(id: token.id, clear: clear).withUnsafeBytes {
+                XChaCha20Poly1305.seal(plainBytes, key: token.secret, nonce: nonce, associatedData: $0)
+            }
+        }
         writer.append(nonce.bytes)
-        writer.append(wrapped)
+        writer.append(sealed)
         try writePrivateFileAtomically(writer.bytes, to: fileURL(id: token.id, directory: directory))
         return token
     }
 
     private struct SessionFile {
+        let clear: [UInt8]
         let vaultID: VaultID
+        let generation: UInt32
         let expiry: UInt64
+        let bootID: [UInt8]
+        let bootDeadline: UInt64
         let nonce: AEADNonce
-        let wrapped: [UInt8]
+        let sealed: [UInt8]
 
         init?(_ bytes: [UInt8]) {
             guard bytes.count == SessionStore.fileByteCount, Array(bytes[0..<8]) == SessionStore.magic else { return nil }
             var reader = ByteReader(bytes[8...], onTruncation: { VaultError(.sessionInvalid, "truncated") })
-            guard let vault = try? reader.read(VaultID.byteCount), let expiry = try? reader.readUInt64(),
+            guard let vault = try? reader.read(VaultID.byteCount), let generation = try? reader.readUInt32(),
+                  let expiry = try? reader.readUInt64(), let bootID = try? reader.read(16), let deadline = try? reader.readUInt64(),
                   let nonce = try? AEADNonce(reader.read(AEADNonce.byteCount)),
-                  let wrapped = try? reader.read(KeySlot.wrappedKeyByteCount) else { return nil }
+                  let sealed = try? reader.read(reader.remaining) else { return nil }
+            clear = Array(bytes[..<SessionStore.clearByteCount])
             vaultID = VaultID(unchecked: vault)
+            self.generation = generation
             self.expiry = expiry
+            self.bootID = bootID
+            bootDeadline = deadline
             self.nonce = nonce
-            self.wrapped = wrapped
+            self.sealed = sealed
+        }
+
+        /// Nil while the session is valid; otherwise why it is not. Both clocks must agree that
+        /// time remains: the wall clock can be turned back, the boot clock cannot.
+        func expiryReason(clock: SessionClock) -> String? {
+            guard Double(expiry) > clock.now.timeIntervalSince1970 else { return "The session has expired." }
+            let recordedBoot = bootID != [UInt8](repeating: 0, count: 16) ? bootID : nil
+            if let recordedBoot, let current = clock.bootID, recordedBoot != current {
+                return "The session ended when the computer restarted."
+            }
+            if recordedBoot != nil, clock.bootID == nil { return "The session cannot be checked against this computer's boot clock." }
+            if bootDeadline > 0, let uptime = clock.uptime, uptime * 1000 >= Double(bootDeadline) { return "The session has expired." }
+            return nil
         }
     }
 
-    static func unwrapMasterKey(token: SessionToken, directory: URL, header: VaultHeader, now: Date) throws -> SymmetricKey {
+    static func unwrapKeys(token: SessionToken, directory: URL, header: VaultHeader, clock: SessionClock) throws -> OperationalKeys {
         let unlockHint = "Unlock again: eval \"$(coffer unlock)\""
+        defer { removeExpired(directory: directory, clock: clock) }
         let url = fileURL(id: token.id, directory: directory)
         guard let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) else {
             throw VaultError(.sessionNotFound, "No unlocked session matches COFFER_SESSION: it was locked, or has expired. \(unlockHint)")
         }
+        if bytes.count >= 8, Array(bytes[0..<8]) == formerMagic {
+            wipeAndRemove(url)
+            throw VaultError(.sessionInvalid, "This session was made by an older Coffer, whose sessions held the master key; it has been removed. \(unlockHint)")
+        }
         guard let file = SessionFile(bytes) else {
             throw VaultError(.sessionInvalid, "The session file is damaged. \(unlockHint)")
         }
-        let ad = associatedData(id: token.id, vaultID: file.vaultID, expiry: file.expiry)
-        guard let secret = try? XChaCha20Poly1305.openSecret(file.wrapped, key: token.secret, nonce: file.nonce, associatedData: ad),
-              let master = try? SymmetricKey(secret) else {
+        let ad = associatedData(id: token.id, clear: file.clear)
+        guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, nonce: file.nonce, associatedData: ad),
+              plain.count == plaintextByteCount else {
             throw VaultError(.sessionInvalid, "COFFER_SESSION does not open its session file (the file was altered or the token mistyped). \(unlockHint)")
         }
         guard file.vaultID == header.vaultID else {
             throw VaultError(.sessionInvalid, "COFFER_SESSION was unlocked for a different vault. \(unlockHint)")
         }
-        guard Double(file.expiry) > now.timeIntervalSince1970 else {
+        if let reason = file.expiryReason(clock: clock) {
             wipeAndRemove(url)
-            throw VaultError(.sessionExpired, "The session has expired. \(unlockHint)")
+            throw VaultError(.sessionExpired, "\(reason) \(unlockHint)")
         }
-        guard constantTimeEqual(VaultKeys(master: master).masterKeyID, header.masterKeyID) else {
+        let keys = plain.withUnsafeBytes { raw -> OperationalKeys in
+            func key(_ index: Int) -> SymmetricKey {
+                try! SymmetricKey(SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[index * 32..<(index + 1) * 32])))
+            }
+            return OperationalKeys(records: key(0), integrity: key(1), backup: key(2), signingSeed: key(3),
+                                   masterKeyID: Array(raw[128..<144]))
+        }
+        guard file.generation == header.generation, constantTimeEqual(keys.masterKeyID, header.masterKeyID) else {
             throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked. \(unlockHint)")
         }
-        return master
+        return keys
     }
 
     /// What a session token amounts to for `vaultID`, without opening the vault: for `status`.
@@ -188,11 +248,11 @@ public enum SessionStore {
             return .notFound
         }
         guard let file = SessionFile(bytes), file.vaultID == vaultID,
-              (try? XChaCha20Poly1305.openSecret(file.wrapped, key: token.secret, nonce: file.nonce,
-                                                 associatedData: associatedData(id: token.id, vaultID: file.vaultID, expiry: file.expiry))) != nil
+              (try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, nonce: file.nonce,
+                                                 associatedData: associatedData(id: token.id, clear: file.clear))) != nil
         else { return .invalid }
-        let expiry = Date(timeIntervalSince1970: Double(file.expiry))
-        return expiry > now ? .active(expiresAt: expiry) : .expired
+        guard file.expiryReason(clock: .system(now: now)) == nil else { return .expired }
+        return .active(expiresAt: Date(timeIntervalSince1970: Double(file.expiry)))
     }
 
     /// Removes the token's session file. Returns whether there was one.
@@ -204,20 +264,47 @@ public enum SessionStore {
     /// Removes every session file for `vaultID` (readable without any secret). Returns how many.
     @discardableResult
     public static func removeAll(vaultID: VaultID, directory: URL) -> Int {
-        sessionFiles(in: directory).filter { $0.1?.vaultID == vaultID }.reduce(0) { $0 + (wipeAndRemove($1.0) ? 1 : 0) }
+        sessionFiles(in: directory).filter { $0.vaultID == vaultID }.reduce(0) { $0 + (wipeAndRemove($1.url) ? 1 : 0) }
     }
 
-    static func removeExpired(directory: URL, now: Date) {
-        for (url, file) in sessionFiles(in: directory) where file.map({ Double($0.expiry) <= now.timeIntervalSince1970 }) ?? false {
-            wipeAndRemove(url)
+    /// Removes every session file in the directory, of any vault (`coffer lock --all`).
+    @discardableResult
+    public static func removeEvery(directory: URL) -> Int {
+        sessionFiles(in: directory).reduce(0) { $0 + (wipeAndRemove($1.url) ? 1 : 0) }
+    }
+
+    /// The session files in the directory and the vault each names (nil when unreadable).
+    public static func list(directory: URL) -> [(url: URL, vaultID: VaultID?)] {
+        sessionFiles(in: directory)
+    }
+
+    /// Wipes every session file that has expired by either clock, that a restart ended, that an
+    /// older Coffer wrote (it holds a master key), or that is not a session file at all.
+    /// Called whenever sessions are used, so expired keys do not linger on disk.
+    public static func removeExpired(directory: URL, now: Date = Date()) {
+        removeExpired(directory: directory, clock: .system(now: now))
+    }
+
+    static func removeExpired(directory: URL, clock: SessionClock) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasSuffix("." + fileExtension) {
+            let url = directory.appendingPathComponent(name)
+            guard let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) else { continue }
+            if let file = SessionFile(bytes) {
+                if file.expiryReason(clock: clock) != nil { wipeAndRemove(url) }
+            } else {
+                wipeAndRemove(url)
+            }
         }
     }
 
-    private static func sessionFiles(in directory: URL) -> [(URL, SessionFile?)] {
+    private static func sessionFiles(in directory: URL) -> [(url: URL, vaultID: VaultID?)] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix("." + fileExtension) }.map { name in
+        return names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { name in
             let url = directory.appendingPathComponent(name)
-            return (url, FileManager.default.contents(atPath: url.path).flatMap { SessionFile(Array($0)) })
+            let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) ?? []
+            let vaultID = bytes.count >= 24 && (Array(bytes[0..<8]) == magic || Array(bytes[0..<8]) == formerMagic)
+                ? VaultID(unchecked: Array(bytes[8..<24])) : nil
+            return (url, vaultID)
         }
     }
 
@@ -236,6 +323,25 @@ public enum SessionStore {
             close(descriptor)
         }
         return unlink(url.path) == 0
+    }
+}
+
+/// Creates `directory` 0700 if missing and refuses one that is not a real directory, belongs
+/// to another user, or that others can read or write.
+func ensurePrivateDirectory(_ directory: URL, what: String) throws {
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    } catch {
+        throw VaultError(.storageFailure, "Cannot create the \(what) \(directory.path).")
+    }
+    var info = stat()
+    guard lstat(directory.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+        throw VaultError(.insecureDirectory, "The \(what) \(directory.path) is not a directory.")
+    }
+    guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+        throw VaultError(.insecureDirectory,
+            "The \(what) \(directory.path) must belong to you and be private (mode 0700). Fix it or remove it.")
     }
 }
 

@@ -26,8 +26,22 @@ public struct VaultSummary: Sendable {
     public let vaultID: VaultID
     public let kdfParameters: Argon2idParameters
     public let hasRecoveryKey: Bool
+    /// Key generation (1 for the first master key; each rekey adds one). Unauthenticated.
+    public let keyGeneration: UInt32
     /// Rows in the record table, unauthenticated: a hint until the vault is unlocked and verified.
     public let storedRecordCount: Int
+}
+
+/// What a change of keys did, for the messages that must say exactly what was revoked.
+public struct KeyChangeReport: Sendable, Equatable {
+    /// Whether the master key was replaced (every record re-encrypted, a new key generation).
+    public let replacedMasterKey: Bool
+    /// The key generation now in force.
+    public let generation: UInt32
+    /// A recovery key that worked before still works.
+    public let recoveryKeyKept: Bool
+    /// A format 1 recovery key had to be dropped: its slot can only be re-made with the key itself.
+    public let recoveryKeyDropped: Bool
 }
 
 /// The decrypted, verified contents of a vault and the manifest that vouches for them.
@@ -67,41 +81,71 @@ struct ManifestCursor {
     }
 }
 
+/// Keys a credential unlocked: always the operational ones; the master key (and what only it
+/// allows: key slots, the header MAC) only from the passphrase or recovery key, never a session.
+struct UnlockedKeys {
+    let operational: OperationalKeys
+    let master: MasterKeys?
+    /// The passphrase slot's key-encryption key, when the passphrase was given: a rekey re-wraps
+    /// the new master key with it instead of running Argon2id again.
+    let passphraseKEK: SymmetricKey?
+    /// The recovery key, when it was given: a rekey can then re-make a format 1 recovery slot.
+    let recoveryKey: RecoveryKey?
+}
+
 /// An open, unlocked, verified vault: one SQLite file of opaque encrypted records.
 ///
-/// Opening checks the header, unwraps the master key and verifies every record against the
-/// commit record, so a damaged or tampered vault never opens silently. Every write is one
-/// SQLite transaction that also updates the manifest and commit record.
+/// Opening checks the header, unwraps the keys and verifies every record against the commit
+/// record, so a damaged or tampered vault never opens silently. Every write is one SQLite
+/// transaction that also updates the manifest and commit record.
 public final class Vault {
     public let url: URL
     private let database: DatabaseQueue
     private var headerBytes: [UInt8]
     private var header: VaultHeader
-    private var keys: VaultKeys
+    private var keys: UnlockedKeys
     private var state: VaultState
+    private let rollbackGuard: RollbackGuard?
 
-    private init(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: VaultKeys, state: VaultState) {
+    private init(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys, state: VaultState,
+                 rollbackGuard: RollbackGuard?) {
         self.url = url
         self.database = database
         self.headerBytes = headerBytes
         self.header = header
         self.keys = keys
         self.state = state
+        self.rollbackGuard = rollbackGuard
     }
 
     public var id: VaultID { header.vaultID }
     public var formatVersion: Int { Int(header.formatVersion) }
-    public var kdfParameters: Argon2idParameters { header.passphraseSlot!.argon2Parameters! }
+    public var kdfParameters: Argon2idParameters { header.passphraseSlot.parameters }
     public var hasRecoveryKey: Bool { header.recoverySlot != nil }
     public var commitCounter: UInt64 { state.commit.counter }
     public var recordCount: Int { state.records.count }
+    /// Which copy of the vault this file is (nil for a format 1 file, until its first write).
+    public var deviceID: DeviceID? { state.commit.deviceID }
+    /// BLAKE2b-256 of the sealed commit record: names this exact state of the file.
+    public var stateDigest: [UInt8] { CommitRecord.stateDigest(ofSealed: state.commitSealed) }
+    public var keyGeneration: UInt32 { header.generation }
+    /// Whether this open holds the master key (opened with the passphrase or recovery key).
+    public var canChangeKeys: Bool { keys.master != nil }
+
+    /// Every generation of the vault's signing key, oldest first; the last is the current one.
+    /// A format 1 vault has one, its current key.
+    public var keyHistory: [KeyGeneration] {
+        if !header.keyHistory.isEmpty { return header.keyHistory }
+        let signing = keys.operational.signing
+        return [KeyGeneration.certified(number: 1, created: 0, signingKey: signing.publicKey, by: signing, vaultID: id)]
+    }
 
     /// Every payload, without copies, for as long as `body` runs.
     public func withPayloads<Result>(_ body: (PayloadView) throws -> Result) rethrows -> Result {
         try state.records.withView(body)
     }
     /// The vault's Ed25519 public key (archives it signs verify with this).
-    public var signingPublicKey: SigningPublicKey { keys.signing.publicKey }
+    public var signingPublicKey: SigningPublicKey { keys.operational.signing.publicKey }
 
     /// Every record, ordered by id.
     public var records: [VaultRecord] { (0..<state.records.count).map { state.records.record(at: $0) } }
@@ -109,91 +153,155 @@ public final class Vault {
     public func record(_ id: RecordID) -> VaultRecord? { state.record(id) }
 
     var headerBytesForBackup: [UInt8] { headerBytes }
-    var keysForBackup: VaultKeys { keys }
+    var operationalKeys: OperationalKeys { keys.operational }
 
     // MARK: Create and open
 
     /// Creates a new, empty vault. The file is built under a temporary name and linked into
     /// place only when complete, so a crash never leaves a half-made vault at `url`.
-    public static func create(at url: URL, passphrase: Passphrase, parameters: Argon2idParameters) throws -> Vault {
+    public static func create(at url: URL, passphrase: Passphrase, parameters: Argon2idParameters,
+                              guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+        let salt = Salt.random()
+        let kek = try MasterKeys.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
+        let vaultID = VaultID.random()
+        let keys = MasterKeys(master: .random())
+        let slot = PassphraseSlot.wrapping(keys.master, kek: kek, parameters: parameters, salt: salt, vaultID: vaultID)
+        let header = VaultHeader(vaultID: vaultID, keys: keys, generation: 1, passphraseSlot: slot, recoverySlot: nil,
+                                 keyHistory: [Self.firstGeneration(keys: keys, vaultID: vaultID)])
+        try build(at: url, header: header, keys: keys, records: [], replacing: false, keepingOldAt: nil)
+        let (database, headerBytes, storedHeader) = try connect(url)
+        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: storedHeader,
+                                 keys: UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: kek, recoveryKey: nil),
+                                 rollbackGuard: rollbackGuard)
+    }
+
+    static func firstGeneration(keys: MasterKeys, vaultID: VaultID, now: Date = Date()) -> KeyGeneration {
+        let signing = keys.operational.signing
+        return KeyGeneration.certified(number: 1, created: UInt64(now.timeIntervalSince1970), signingKey: signing.publicKey, by: signing, vaultID: vaultID)
+    }
+
+    /// Writes a complete vault (header, records at version 1, manifest, a commit record with a
+    /// new device id) under a temporary name, checks it, and moves it to `url`: linked when
+    /// nothing is there, renamed over the old file with `replacing` (kept as `oldCopy` first).
+    static func build(at url: URL, header: VaultHeader, keys: MasterKeys, records: [(RecordID, Data)], replacing: Bool,
+                      keepingOldAt oldCopy: URL?) throws {
         let fileManager = FileManager.default
-        guard !fileManager.fileExists(atPath: url.path) else {
+        let exists = fileManager.fileExists(atPath: url.path)
+        guard !exists || replacing else {
             throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
         }
         let directory = url.deletingLastPathComponent()
         try withStorageErrors {
             if !fileManager.fileExists(atPath: directory.path) {
-                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
         }
-        let vaultID = VaultID.random()
-        let keys = VaultKeys(master: .random())
-        let slot = try VaultKeys.passphraseSlot(for: keys.master, passphrase: passphrase, parameters: parameters, vaultID: vaultID)
-        let header = VaultHeader(vaultID: vaultID, keys: keys, slots: [slot])
-
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).creating")
-        defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary.path + suffix) }
-        }
+        let vaultID = header.vaultID
+        let headerBytes = header.encoded()
+        let operational = keys.operational
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building")
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary.path + suffix) } }
         try withStorageErrors {
             let database = try DatabaseQueue(path: temporary.path, configuration: Schema.configuration())
             chmod(temporary.path, 0o600)
             try Schema.migrator.migrate(database)
             try database.write { db in
-                try db.execute(sql: "INSERT INTO header (id, body) VALUES (1, ?)", arguments: [Data(header.encoded())])
+                try db.execute(sql: "INSERT INTO header (id, body) VALUES (1, ?)", arguments: [Data(headerBytes)])
+                var buckets = [[ManifestEntry]](repeating: [], count: Manifest.bucketCount)
+                for (id, payload) in records.sorted(by: { $0.0 < $1.0 }) {
+                    let (sealed, tag) = RecordCipher.seal(payload, id: id, version: 1, key: operational.records, vaultID: vaultID)
+                    try db.execute(sql: "INSERT INTO record (id, version, sealed) VALUES (?, 1, ?)", arguments: [Data(id.bytes), sealed])
+                    buckets[id.bucket].append(ManifestEntry(id: id, version: 1, tag: tag))
+                }
                 var digests: [[UInt8]] = []
                 for bucket in 0..<Manifest.bucketCount {
-                    let sealed = Manifest.seal([], bucket: bucket, key: keys.integrity, vaultID: vaultID)
+                    let sealed = Manifest.seal(buckets[bucket], bucket: bucket, key: operational.integrity, vaultID: vaultID)
                     digests.append(Manifest.digest(ofSealed: sealed))
                     try db.execute(sql: "INSERT INTO manifest (bucket, sealed) VALUES (?, ?)", arguments: [bucket, sealed])
                 }
-                let commit = CommitRecord(counter: 0, recordCount: 0, bucketDigests: digests)
+                let commit = CommitRecord(counter: 0, recordCount: UInt64(records.count), bucketDigests: digests,
+                                          headerDigest: BLAKE2b.hash(headerBytes), deviceID: .random())
                 try db.execute(sql: "INSERT INTO commit_record (id, sealed) VALUES (1, ?)",
-                               arguments: [commit.sealed(key: keys.integrity, vaultID: vaultID)])
+                               arguments: [commit.sealed(key: operational.integrity, vaultID: vaultID)])
             }
             try database.close()
         }
-        // link(2) fails if `url` appeared meanwhile, so an existing vault is never replaced.
-        guard link(temporary.path, url.path) == 0 else {
-            if errno == EEXIST {
-                throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
+        // Check the new vault before it goes anywhere.
+        let (checkDatabase, checkHeaderBytes, checkHeader) = try connect(temporary)
+        let checked = try finishOpening(url: temporary, database: checkDatabase, headerBytes: checkHeaderBytes, header: checkHeader,
+                                        keys: UnlockedKeys(operational: operational, master: keys, passphraseKEK: nil, recoveryKey: nil),
+                                        rollbackGuard: nil)
+        guard checked.recordCount == records.count else {
+            throw VaultError(.integrityFailure, "The new vault did not verify; nothing was written.")
+        }
+        try withStorageErrors { try checkDatabase.close() }
+        fsyncFile(temporary)
+        if !exists {
+            // link(2) fails if `url` appeared meanwhile, so an existing vault is never replaced.
+            guard link(temporary.path, url.path) == 0 else {
+                if errno == EEXIST {
+                    throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
+                }
+                throw VaultError(.storageFailure, "Could not create the vault at \(url.path): \(String(cString: strerror(errno))).")
             }
-            throw VaultError(.storageFailure, "Could not create the vault at \(url.path): \(String(cString: strerror(errno))).")
+        } else {
+            // Fold any write-ahead log into the old file first: otherwise the kept copy could
+            // miss committed changes, and a stale log could be replayed onto the new vault.
+            try withStorageErrors {
+                let old = try DatabaseQueue(path: url.path, configuration: Schema.configuration())
+                try old.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+                try old.close()
+            }
+            if let oldCopy {
+                guard link(url.path, oldCopy.path) == 0 else {
+                    throw VaultError(.storageFailure, "Could not keep the old vault as \(oldCopy.path): \(String(cString: strerror(errno))). Nothing was replaced.")
+                }
+            }
+            guard rename(temporary.path, url.path) == 0 else {
+                throw VaultError(.storageFailure, "Could not move the new vault into place: \(String(cString: strerror(errno))). Nothing was replaced.")
+            }
+            for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
         }
         syncDirectory(directory)
-        let (database, headerBytes, storedHeader) = try connect(url)
-        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: storedHeader, master: keys.master)
     }
 
-    /// Opens, unlocks and fully verifies the vault at `url`.
-    public static func open(at url: URL, with credential: Credential, now: Date = Date()) throws -> Vault {
+    /// Opens, unlocks and fully verifies the vault at `url`. With `guard`, the file is also
+    /// checked against this machine's high-water mark (older, or forked: `.rolledBack`), and the
+    /// mark raised to what was found.
+    public static func open(at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
         let (database, headerBytes, header) = try connect(url)
-        let master = try unwrapMasterKey(header: header, credential: credential, now: now)
-        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, master: master)
+        try rollbackGuard?.checkHeader(vaultID: header.vaultID, path: url.standardizedFileURL.path,
+                                       format: header.formatVersion, generation: header.generation)
+        let keys = try unlock(header: header, credential: credential, clock: .system(now: now))
+        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, rollbackGuard: rollbackGuard)
     }
 
-    /// The master key a credential unwraps from `header` (wrong credential → 77-class errors).
-    static func unwrapMasterKey(header: VaultHeader, credential: Credential, now: Date) throws -> SymmetricKey {
+    /// The keys a credential unlocks from `header` (wrong credential → 77-class errors).
+    static func unlock(header: VaultHeader, credential: Credential, clock: SessionClock) throws -> UnlockedKeys {
         switch credential {
         case .passphrase(let passphrase):
-            let slot = header.passphraseSlot!
-            let kek = try VaultKeys.deriveKEK(passphrase: passphrase, salt: slot.salt, parameters: slot.argon2Parameters!)
-            guard let unwrapped = slot.unwrap(with: kek, vaultID: header.vaultID) else {
+            let slot = header.passphraseSlot
+            let kek = try MasterKeys.deriveKEK(passphrase: passphrase, salt: slot.salt, parameters: slot.parameters)
+            guard let master = slot.unwrap(with: kek, vaultID: header.vaultID) else {
                 throw VaultError(.wrongPassphrase, "The passphrase is wrong for this vault.")
             }
-            return unwrapped
+            let keys = MasterKeys(master: master)
+            return UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: kek, recoveryKey: nil)
         case .recoveryKey(let recoveryKey):
             guard let slot = header.recoverySlot else {
                 throw VaultError(.noRecoveryKey, "This vault has no recovery key; unlock it with its passphrase.")
             }
-            guard let unwrapped = slot.unwrap(with: recoveryKey.keyEncryptionKey(salt: slot.salt, vaultID: header.vaultID),
-                                              vaultID: header.vaultID) else {
-                throw VaultError(.wrongRecoveryKey, "The recovery key does not open this vault (it may belong to another vault, or have been replaced).")
+            guard let master = slot.unwrap(with: recoveryKey, vaultID: header.vaultID) else {
+                throw VaultError(.wrongRecoveryKey, "The recovery key does not open this vault (it may belong to another vault, or have been replaced or removed).")
             }
-            return unwrapped
+            let keys = MasterKeys(master: master)
+            return UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: nil, recoveryKey: recoveryKey)
         case .session(let token, let directory):
-            return try SessionStore.unwrapMasterKey(token: token, directory: directory, header: header, now: now)
+            guard header.formatVersion >= 2 else {
+                throw VaultError(.sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for. Unlock again: eval \"$(coffer unlock)\"")
+            }
+            let operational = try SessionStore.unwrapKeys(token: token, directory: directory, header: header, clock: clock)
+            return UnlockedKeys(operational: operational, master: nil, passphraseKEK: nil, recoveryKey: nil)
         }
     }
 
@@ -201,13 +309,21 @@ public final class Vault {
     public static func summary(at url: URL) throws -> VaultSummary {
         let (database, _, header) = try connect(url)
         let rows = try withStorageErrors { try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM record") ?? 0 } }
-        return VaultSummary(formatVersion: Int(header.formatVersion), vaultID: header.vaultID,
-                            kdfParameters: header.passphraseSlot!.argon2Parameters!,
-                            hasRecoveryKey: header.recoverySlot != nil, storedRecordCount: rows)
+        return VaultSummary(formatVersion: Int(header.formatVersion), vaultID: header.vaultID, kdfParameters: header.passphraseSlot.parameters,
+                            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows)
     }
 
-    /// Opens the SQLite file, checks that it is a Coffer vault this build can read, brings its
-    /// schema up to date, and parses the header (checksum, version, parameter ranges).
+    /// The vault id in the file's header even when the header fails its checks (damaged): for
+    /// ending the sessions of a vault that can no longer be opened. Nil when not even that reads.
+    public static func unverifiedVaultID(at url: URL) -> VaultID? {
+        guard let database = try? DatabaseQueue(path: url.path, configuration: Schema.configuration(readOnly: true)),
+              let body = try? database.read({ try Data.fetchOne($0, sql: "SELECT body FROM header WHERE id = 1") }) else { return nil }
+        return VaultHeader.unverifiedVaultID(Array(body))
+    }
+
+    /// Opens the SQLite file, checks that it is a Coffer vault this build can read and that its
+    /// schema is exactly Coffer's (no trigger, view, index or column anyone else added), brings
+    /// the schema up to date, and parses the header (checksum, version, slots, key history).
     static func connect(_ url: URL) throws -> (DatabaseQueue, [UInt8], VaultHeader) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -226,6 +342,7 @@ public final class Vault {
                 if try migrator.hasBeenSuperseded(db) {
                     throw VaultError(.unsupportedVersion, "This vault was written by a newer Coffer; upgrade Coffer to open it.")
                 }
+                try Schema.checkPinned(db)
                 guard let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1") else {
                     throw VaultError(.headerDamaged, "The vault header is damaged: it is missing.")
                 }
@@ -237,14 +354,40 @@ public final class Vault {
         }
     }
 
-    static func finishOpening(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader,
-                                      master: SymmetricKey) throws -> Vault {
-        let keys = VaultKeys(master: master)
-        guard constantTimeEqual(keys.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: keys) else {
-            throw VaultError(.headerTampered, "The vault header has been altered: its authentication code does not match.")
+    static func finishOpening(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
+                              rollbackGuard: RollbackGuard?) throws -> Vault {
+        if let master = keys.master {
+            guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: master) else {
+                throw VaultError(.headerTampered, "The vault header has been altered: its authentication code does not match.")
+            }
         }
-        let state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, keys: keys) } }
-        return Vault(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, state: state)
+        var state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational) } }
+        if let rollbackGuard {
+            let check = { (state: VaultState) throws in
+                try rollbackGuard.checkState(vaultID: header.vaultID, device: state.commit.deviceID, counter: state.commit.counter,
+                                             state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
+            }
+            do {
+                try check(state)
+            } catch let error as VaultError where error.code == .rolledBack {
+                // Another process may have written, and raised the mark, after this one read the
+                // file: only the file as it is now counts.
+                let now = try withStorageErrors { try database.read { try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1") } }
+                guard now != state.commitSealed else { throw error }
+                state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational) } }
+                try check(state)
+            }
+        }
+        let vault = Vault(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, state: state,
+                          rollbackGuard: rollbackGuard)
+        vault.recordMark()
+        return vault
+    }
+
+    /// Raises this machine's high-water mark to the state this process holds.
+    private func recordMark() {
+        rollbackGuard?.record(vaultID: id, format: header.formatVersion, generation: header.generation, device: state.commit.deviceID,
+                              counter: state.commit.counter, state: stateDigest, path: url.standardizedFileURL.path)
     }
 
     // MARK: Verification
@@ -253,6 +396,7 @@ public final class Vault {
     public func verify() throws -> VerificationReport {
         let current = try withStorageErrors {
             try database.read { db -> [UInt8] in
+                try Schema.checkPinned(db)
                 guard let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1") else {
                     throw VaultError(.headerDamaged, "The vault header is damaged: it is missing.")
                 }
@@ -260,10 +404,16 @@ public final class Vault {
             }
         }
         let parsed = try VaultHeader.decode(current)
-        guard constantTimeEqual(keys.masterKeyID, parsed.masterKeyID), parsed.hasValidMAC(keys: keys) else {
-            throw VaultError(.headerTampered, "The vault header has been altered: its authentication code does not match.")
+        if let master = keys.master {
+            guard constantTimeEqual(master.operational.masterKeyID, parsed.masterKeyID), parsed.hasValidMAC(keys: master) else {
+                throw VaultError(.headerTampered, "The vault header has been altered: its authentication code does not match.")
+            }
+        } else {
+            guard parsed.generation == header.generation, constantTimeEqual(keys.operational.masterKeyID, parsed.masterKeyID) else {
+                throw VaultError(.headerTampered, "The vault header was replaced while this command ran: it names other keys.")
+            }
         }
-        let fresh = try withStorageErrors { try database.read { try Self.loadState(db: $0, header: parsed, keys: keys) } }
+        let fresh = try withStorageErrors { try database.read { try Self.loadState(db: $0, header: parsed, headerBytes: current, keys: keys.operational) } }
         headerBytes = current
         header = parsed
         state = fresh
@@ -272,7 +422,7 @@ public final class Vault {
 
     /// Reads the commit record, manifest and records and checks each against the others.
     /// Collects every problem instead of stopping at the first, so `verify` can name them all.
-    private static func loadState(db: Database, header: VaultHeader, keys: VaultKeys) throws -> VaultState {
+    private static func loadState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws -> VaultState {
         let vaultID = header.vaultID
         func failure(_ problems: [IntegrityProblem]) -> VaultError {
             VaultError(.integrityFailure,
@@ -282,9 +432,13 @@ public final class Vault {
         guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") else {
             throw failure([IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")])
         }
-        guard let commit = CommitRecord.open(commitSealed, key: keys.integrity, vaultID: vaultID) else {
-            throw failure([IntegrityProblem(kind: .structureDamaged, recordID: nil,
-                                            detail: "the commit record does not authenticate (altered, or from another vault)")])
+        guard let commit = CommitRecord.open(commitSealed, key: keys.integrity, vaultID: vaultID, formatVersion: header.formatVersion) else {
+            throw failure([IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: header.formatVersion >= 2
+                ? "the commit record does not authenticate under this header's keys (altered, from another vault, or the header is older or newer than the data)"
+                : "the commit record does not authenticate (altered, or from another vault)")])
+        }
+        if let digest = commit.headerDigest, !constantTimeEqual(digest, BLAKE2b.hash(headerBytes)) {
+            throw VaultError(.headerTampered, "The vault header is not the one its commit record names: an older or edited header was put back.")
         }
 
         var problems: [IntegrityProblem] = []
@@ -371,10 +525,15 @@ public final class Vault {
                 }
                 let tagMatches = sealedBytes.withUnsafeBytes { RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag) }
                 guard version == entry.version, tagMatches else {
-                    problems.append(IntegrityProblem(kind: .recordStale, recordID: id,
-                        detail: version == entry.version
-                            ? "is authentic but not the copy the commit record lists (replaced by another copy)"
-                            : "is an older version (\(version)) than the committed version \(entry.version) (rolled back or replayed)"))
+                    let detail: String
+                    if version == entry.version {
+                        detail = "is authentic but not the copy the commit record lists (replaced by another copy)"
+                    } else if version < entry.version {
+                        detail = "is an older version (\(version)) than the committed version \(entry.version) (this record was rolled back or replayed)"
+                    } else {
+                        detail = "is newer (version \(version)) than the commit record lists (version \(entry.version)): the commit record and manifest were rolled back, not this record"
+                    }
+                    problems.append(IntegrityProblem(kind: .recordStale, recordID: id, detail: detail))
                     continue
                 }
                 plain.withUnsafeBytes { records.append(id: id, version: version, tag: entry.tag, payload: UnsafeRawBufferPointer(rebasing: $0[payload])) }
@@ -422,14 +581,14 @@ public final class Vault {
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(commit: commit, commitSealed: commitSealed, records: records)
     }
-
     // MARK: Writing records
 
     /// Puts and deletes records in one transaction that also re-seals the affected manifest
     /// buckets and the commit record. Either all of it is written or none.
     public func apply(_ changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }
-        let keys = self.keys
+        if header.formatVersion < VaultHeader.currentFormatVersion { try upgradeFormat() }
+        let keys = self.keys.operational
         let vaultID = id
         var updated = state
         try inImmediateTransaction { db in
@@ -467,6 +626,7 @@ public final class Vault {
                     written = (VaultRecord(id: id, version: versions[position], payload: payload), tag)
                 case .delete(let id):
                     try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
+                    try Self.expectOneChange(db, "deleting a record")
                     written = nil
                 }
                 let id = changes[position].id
@@ -475,9 +635,10 @@ public final class Vault {
                 changedBuckets.insert(id.bucket)
             }
             updated.records = updated.records.merging(finalStates)
-            try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys)
+            try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys, headerBytes: self.headerBytes)
         }
         state = updated
+        recordMark()
     }
 
     /// One row through SQLite's C API: a bulk import writes many, and GRDB's argument handling
@@ -492,6 +653,18 @@ public final class Vault {
         if result == SQLITE_OK { result = sealed.withUnsafeBytes { sqlite3_bind_blob(handle, 3, $0.baseAddress, Int32($0.count), transient) } }
         if result == SQLITE_OK { result = sqlite3_step(handle) }
         guard result == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: result)) }  // mapped by withStorageErrors
+        guard sqlite3_changes(sqlite3_db_handle(handle)) == 1 else { throw Self.writeVanished("writing a record") }
+    }
+
+    /// What a planted trigger (`RAISE(IGNORE)`) or rule would do is make a write vanish while
+    /// SQLite reports success. The schema check refuses such files on open; this is the second
+    /// line: every write must change exactly what it says.
+    static func writeVanished(_ what: String) -> VaultError {
+        VaultError(.schemaTampered, "The vault file did not take a write (\(what) changed nothing): something in the file intercepts writes. Nothing was changed.")
+    }
+
+    static func expectOneChange(_ db: Database, _ what: String) throws {
+        guard db.changesCount == 1 else { throw writeVanished(what) }
     }
 
     /// The state as it is on disk now: ours, unless another process committed since we read it,
@@ -503,19 +676,37 @@ public final class Vault {
         guard body == headerBytes else {
             throw VaultError(.storageFailure, "Another coffer process changed this vault's keys while this one ran. Nothing was written; run the command again.")
         }
-        return try Self.loadState(db: db, header: header, keys: keys)
+        return try Self.loadState(db: db, header: header, headerBytes: headerBytes, keys: keys.operational)
     }
 
-    private func writeManifest(_ db: Database, state: inout VaultState, buckets: Set<Int>, keys: VaultKeys) throws {
+    /// Re-seals `buckets` and the commit record (counter + 1, naming `headerBytes` in format 2),
+    /// then reads the commit record back inside the transaction: what was written must be what
+    /// is there.
+    private func writeManifest(_ db: Database, state: inout VaultState, buckets: Set<Int>, keys: OperationalKeys, headerBytes: [UInt8]) throws {
         for bucket in buckets.sorted() {
             let sealed = Manifest.seal(state.records.manifestEntries(inBucket: bucket), bucket: bucket, key: keys.integrity, vaultID: id)
             state.commit.bucketDigests[bucket] = Manifest.digest(ofSealed: sealed)
             try db.execute(sql: "UPDATE manifest SET sealed = ? WHERE bucket = ?", arguments: [sealed, bucket])
+            try Self.expectOneChange(db, "a manifest bucket")
         }
         state.commit.counter += 1
         state.commit.recordCount = UInt64(state.records.count)
+        if state.commit.deviceID != nil { state.commit.headerDigest = BLAKE2b.hash(headerBytes) }
         state.commitSealed = state.commit.sealed(key: keys.integrity, vaultID: id)
         try db.execute(sql: "UPDATE commit_record SET sealed = ? WHERE id = 1", arguments: [state.commitSealed])
+        try Self.expectOneChange(db, "the commit record")
+        guard try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") == state.commitSealed else {
+            throw Self.writeVanished("the commit record read back differs")
+        }
+    }
+
+    /// Replaces the header inside a write transaction and reads it back.
+    private static func writeHeader(_ db: Database, _ bytes: [UInt8]) throws {
+        try db.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [Data(bytes)])
+        try expectOneChange(db, "the header")
+        guard try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1").map(Array.init) == bytes else {
+            throw writeVanished("the header read back differs")
+        }
     }
 
     private func inImmediateTransaction(_ body: (Database) throws -> Void) throws {
@@ -529,91 +720,193 @@ public final class Vault {
         }
     }
 
+
     // MARK: Keys
+    //
+    // Everything here needs the master key: slots wrap it and the header MAC is keyed from it.
+    // A vault opened with a session has no master key, so none of this is possible with one,
+    // whatever the caller does.
 
-    /// Re-wraps the master key under a new passphrase. Records are untouched, so this is instant
-    /// and atomic (one row). Old sessions keep working: they hold the unchanged master key.
-    public func changePassphrase(to newPassphrase: Passphrase, parameters: Argon2idParameters? = nil) throws {
-        let slot = try VaultKeys.passphraseSlot(for: keys.master, passphrase: newPassphrase,
-                                                parameters: parameters ?? kdfParameters, vaultID: id)
-        try replaceHeader(header.replacingSlots([slot] + header.slots.filter { $0.kind != .passphrase }, keys: keys))
-    }
-
-    /// Adds (or replaces) the recovery-key slot and returns the new key, to be shown once.
-    public func createRecoveryKey() throws -> RecoveryKey {
-        let recoveryKey = RecoveryKey.generate()
-        let slot = VaultKeys.recoverySlot(for: keys.master, recoveryKey: recoveryKey, vaultID: id)
-        try replaceHeader(header.replacingSlots(header.slots.filter { $0.kind != .recoveryKey } + [slot], keys: keys))
-        return recoveryKey
-    }
-
-    public func removeRecoveryKey() throws {
-        guard hasRecoveryKey else {
-            throw VaultError(.noRecoveryKey, "This vault has no recovery key; nothing was changed.")
+    private func requireMaster(_ action: String) throws -> MasterKeys {
+        guard let master = keys.master else {
+            throw VaultError(.passphraseRequired, "\(action) needs the passphrase (or recovery key): a session does not hold the master key.")
         }
-        try replaceHeader(header.replacingSlots(header.slots.filter { $0.kind != .recoveryKey }, keys: keys))
+        return master
     }
 
-    /// Replaces the master key: every record, the manifest, the commit record and the header are
-    /// re-sealed under the new key in one transaction. `passphrase` must be the current one; it
-    /// wraps the new key. The recovery slot is dropped, since its key cannot be re-derived
-    /// without the recovery key; returns whether one was dropped.
-    @discardableResult
-    public func rekey(passphrase: Passphrase) throws -> Bool {
-        let slot = header.passphraseSlot!
-        let kek = try VaultKeys.deriveKEK(passphrase: passphrase, salt: slot.salt, parameters: slot.argon2Parameters!)
-        guard let current = slot.unwrap(with: kek, vaultID: id), current.constantTimeEquals(keys.master) else {
-            throw VaultError(.wrongPassphrase, "The passphrase is wrong for this vault.")
-        }
-        let newKeys = VaultKeys(master: .random())
-        let newSlot = KeySlot.wrapping(newKeys.master, kek: kek, kind: .passphrase, kdf: .argon2id13,
-                                       opsLimit: slot.opsLimit, memLimit: slot.memLimit, salt: slot.salt, vaultID: id)
-        let newHeader = VaultHeader(vaultID: id, keys: newKeys, slots: [newSlot])
-        let newHeaderBytes = newHeader.encoded()
-        let droppedRecovery = hasRecoveryKey
-        let vaultID = id
+    /// Rewrites a format 1 vault in format 2 in one transaction: the same master key and slots,
+    /// a key history of one generation, and a commit record that names the header and a new
+    /// device id. No record is re-sealed.
+    private func upgradeFormat() throws {
+        let master = try requireMaster("Upgrading the vault's format")
+        let newHeader = VaultHeader(vaultID: id, keys: master, generation: 1, passphraseSlot: header.passphraseSlot,
+                                    recoverySlot: header.recoverySlot, keyHistory: [Self.firstGeneration(keys: master, vaultID: id)])
+        try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
+    }
+
+    /// Writes `newHeader` (same master key) and a commit record naming it, in one transaction.
+    private func writeHeader(_ newHeader: VaultHeader, keys master: MasterKeys, device: DeviceID) throws {
+        let newBytes = newHeader.encoded()
         var updated = state
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
+            updated.commit.deviceID = device
+            try Self.writeHeader(db, newBytes)
+            try self.writeManifest(db, state: &updated, buckets: [], keys: master.operational, headerBytes: newBytes)
+        }
+        header = newHeader
+        headerBytes = newBytes
+        state = updated
+        recordMark()
+    }
+
+    /// Changes the passphrase. By default this replaces the master key (as `rekey` does), so the
+    /// old passphrase opens neither this vault nor any later archive, even together with an
+    /// older header or archive. `keepMasterKey` only re-wraps the master key: instant, but the
+    /// old passphrase still opens any older copy of the header (every archive made before),
+    /// and with it this vault's data.
+    @discardableResult
+    public func changePassphrase(to newPassphrase: Passphrase, parameters: Argon2idParameters? = nil, keepMasterKey: Bool = false) throws -> KeyChangeReport {
+        let master = try requireMaster("Changing the passphrase")
+        let parameters = parameters ?? kdfParameters
+        let salt = Salt.random()
+        let kek = try MasterKeys.deriveKEK(passphrase: newPassphrase, salt: salt, parameters: parameters)
+        if keepMasterKey {
+            let slot = PassphraseSlot.wrapping(master.master, kek: kek, parameters: parameters, salt: salt, vaultID: id)
+            let history = header.keyHistory.isEmpty ? [Self.firstGeneration(keys: master, vaultID: id)] : header.keyHistory
+            let newHeader = VaultHeader(vaultID: id, keys: master, generation: header.generation, passphraseSlot: slot,
+                                        recoverySlot: header.recoverySlot, keyHistory: history)
+            try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
+            keys = UnlockedKeys(operational: keys.operational, master: master, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
+            return KeyChangeReport(replacedMasterKey: false, generation: header.generation, recoveryKeyKept: hasRecoveryKey, recoveryKeyDropped: false)
+        }
+        return try replaceMasterKey(kek: kek, parameters: parameters, salt: salt, recovery: .keep)
+    }
+
+    /// Adds a recovery key, shown once. Replacing an existing one replaces the master key too,
+    /// so the old recovery key loses its power over this vault and every later archive.
+    public func createRecoveryKey() throws -> (RecoveryKey, KeyChangeReport) {
+        let master = try requireMaster("Creating a recovery key")
+        let recoveryKey = RecoveryKey.generate()
+        let recipient = recoveryKey.agreementKey(vaultID: id).publicKey
+        if hasRecoveryKey {
+            guard let kek = keys.passphraseKEK else {
+                throw VaultError(.passphraseRequired, "Replacing the recovery key needs the passphrase.")
+            }
+            let report = try replaceMasterKey(kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .sealTo(recipient))
+            return (recoveryKey, report)
+        }
+        let slot = try RecoverySlot.sealing(master.master, to: recipient, vaultID: id)
+        let history = header.keyHistory.isEmpty ? [Self.firstGeneration(keys: master, vaultID: id)] : header.keyHistory
+        let newHeader = VaultHeader(vaultID: id, keys: master, generation: header.generation, passphraseSlot: header.passphraseSlot,
+                                    recoverySlot: slot, keyHistory: history)
+        try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
+        return (recoveryKey, KeyChangeReport(replacedMasterKey: false, generation: header.generation, recoveryKeyKept: true, recoveryKeyDropped: false))
+    }
+
+    /// Removes the recovery key and replaces the master key, so the removed key opens neither
+    /// this vault nor any later archive. Needs the passphrase (it keeps working).
+    @discardableResult
+    public func removeRecoveryKey() throws -> KeyChangeReport {
+        guard hasRecoveryKey else {
+            throw VaultError(.noRecoveryKey, "This vault has no recovery key; nothing was changed.")
+        }
+        _ = try requireMaster("Removing the recovery key")
+        guard let kek = keys.passphraseKEK else {
+            throw VaultError(.passphraseRequired, "Removing the recovery key needs the passphrase, which keeps working after it.")
+        }
+        return try replaceMasterKey(kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .drop)
+    }
+
+    /// Replaces the master key: every record, the manifest, the commit record and the header are
+    /// re-sealed under the new key in one transaction, and the key history gains a generation
+    /// certified by the old signing key. The passphrase keeps working; so does the recovery key
+    /// (format 1 recovery keys only when this vault was opened with it). Needs the passphrase.
+    @discardableResult
+    public func rekey() throws -> KeyChangeReport {
+        _ = try requireMaster("Rekeying")
+        guard let kek = keys.passphraseKEK else {
+            throw VaultError(.passphraseRequired, "Rekeying needs the passphrase (with the recovery key, change the passphrase instead).")
+        }
+        return try replaceMasterKey(kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .keep)
+    }
+
+    private enum RecoveryPlan {
+        case keep
+        case drop
+        case sealTo(KeyAgreementPublicKey)
+    }
+
+    private func replaceMasterKey(kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, recovery plan: RecoveryPlan) throws -> KeyChangeReport {
+        let old = try requireMaster("Replacing the master key")
+        let newKeys = MasterKeys(master: .random())
+        let vaultID = id
+        let passphraseSlot = PassphraseSlot.wrapping(newKeys.master, kek: kek, parameters: parameters, salt: salt, vaultID: vaultID)
+        var recoverySlot: RecoverySlot?
+        var dropped = false
+        switch plan {
+        case .drop:
+            recoverySlot = nil
+        case .sealTo(let recipient):
+            recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
+        case .keep:
+            switch header.recoverySlot {
+            case .sealed(let recipient, _, _, _)?:
+                recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
+            case .legacy?:
+                if let recoveryKey = keys.recoveryKey {
+                    recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recoveryKey.agreementKey(vaultID: vaultID).publicKey, vaultID: vaultID)
+                } else {
+                    dropped = true
+                }
+            case nil:
+                recoverySlot = nil
+            }
+        }
+        let previous = header.keyHistory.isEmpty ? [Self.firstGeneration(keys: old, vaultID: vaultID)] : header.keyHistory
+        let generation = header.generation + 1
+        let history = previous + [KeyGeneration.certified(number: generation, created: UInt64(Date().timeIntervalSince1970),
+                                                          signingKey: newKeys.operational.signing.publicKey,
+                                                          by: old.operational.signing, vaultID: vaultID)]
+        let newHeader = VaultHeader(vaultID: vaultID, keys: newKeys, generation: generation, passphraseSlot: passphraseSlot,
+                                    recoverySlot: recoverySlot, keyHistory: history)
+        let newHeaderBytes = newHeader.encoded()
+        let device = state.commit.deviceID ?? .random()
+        var updated = state
+        try inImmediateTransaction { db in
+            updated = try self.currentState(db)
+            updated.commit.deviceID = device
             let records = updated.records
             let newTags = try (0..<records.count).map { index in
                 let record = records.record(at: index)
                 let (sealed, tag) = RecordCipher.seal(record.payload, id: record.id, version: record.version,
-                                                      key: newKeys.records, vaultID: vaultID)
+                                                      key: newKeys.operational.records, vaultID: vaultID)
                 try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(record.id.bytes)])
+                try Self.expectOneChange(db, "re-sealing a record")
                 return tag
             }
             updated.records = records.replacingTags(newTags)
-            try self.writeManifest(db, state: &updated, buckets: Set(0..<Manifest.bucketCount), keys: newKeys)
-            try db.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [Data(newHeaderBytes)])
+            try Self.writeHeader(db, newHeaderBytes)
+            try self.writeManifest(db, state: &updated, buckets: Set(0..<Manifest.bucketCount), keys: newKeys.operational, headerBytes: newHeaderBytes)
         }
-        keys = newKeys
+        keys = UnlockedKeys(operational: newKeys.operational, master: newKeys, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
         header = newHeader
         headerBytes = newHeaderBytes
         state = updated
-        return droppedRecovery
-    }
-
-    /// Writes a new header if the one on disk is still the one this process read.
-    private func replaceHeader(_ newHeader: VaultHeader) throws {
-        let newBytes = newHeader.encoded()
-        try inImmediateTransaction { db in
-            let onDisk = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1").map(Array.init)
-            guard onDisk == headerBytes else {
-                throw VaultError(.storageFailure, "Another coffer process changed this vault's keys while this one ran. Nothing was written; run the command again.")
-            }
-            try db.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [Data(newBytes)])
-        }
-        header = newHeader
-        headerBytes = newBytes
+        recordMark()
+        return KeyChangeReport(replacedMasterKey: true, generation: generation, recoveryKeyKept: recoverySlot != nil, recoveryKeyDropped: dropped)
     }
 
     // MARK: Sessions
 
-    /// Stores the master key wrapped under a fresh session secret until `now + lifetime`, and
-    /// returns the token that unwraps it (the only copy of the secret).
+    /// Stores the operational subkeys (never the master key) sealed under a fresh session
+    /// secret until `now + lifetime` by the wall clock and by the time since boot, and returns
+    /// the token that opens them (the only copy of the secret). A format 1 vault is upgraded
+    /// first, so every session has a commit record that authenticates the header.
     public func createSession(lifetime: TimeInterval, directory: URL, now: Date = Date()) throws -> SessionToken {
-        try SessionStore.create(master: keys.master, vaultID: id, lifetime: lifetime, directory: directory, now: now)
+        if header.formatVersion < VaultHeader.currentFormatVersion { try upgradeFormat() }
+        return try SessionStore.create(keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
+                                       directory: directory, clock: .system(now: now))
     }
 }
 

@@ -42,6 +42,13 @@ public struct VaultError: Error, LocalizedError, Sendable {
         public static let recordNotFound = Code("recordNotFound")
         /// The session directory is not private to this user.
         public static let insecureDirectory = Code("insecureDirectory")
+        /// The file is older than the high-water mark kept on this machine, or a different state
+        /// at the same counter (a fork). Refused unless the rollback is accepted.
+        public static let rolledBack = Code("rolledBack")
+        /// The SQLite schema holds objects Coffer did not make (a trigger, a view, a column).
+        public static let schemaTampered = Code("schemaTampered")
+        /// A key change needs the master key, which a session does not hold, or the passphrase.
+        public static let passphraseRequired = Code("passphraseRequired")
         /// SQLite or the file system failed (disk full, permissions, locked too long).
         public static let storageFailure = Code("storageFailure")
     }

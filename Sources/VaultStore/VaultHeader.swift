@@ -10,176 +10,306 @@ public struct VaultID: Hashable, Sendable, CustomStringConvertible {
     static func random() -> VaultID { VaultID(unchecked: SecureRandom.bytes(count: byteCount)) }
     public var hex: String { bytes.hexString }
     public var description: String { hex }
+
+    /// Parses 32 hex digits (as printed by `hex`).
+    public init?(hex: String) {
+        guard let bytes = [UInt8](hexString: hex), bytes.count == Self.byteCount else { return nil }
+        self.bytes = bytes
+    }
 }
 
-/// What opens a key slot.
+/// Slot kinds (what opens a slot) and key-derivation tags, pinned: they are written to disk.
 enum KeySlotKind: UInt8 {
     case passphrase = 1
     case recoveryKey = 2
 }
 
-/// How a slot's key-encryption key is derived.
 enum SlotKDF: UInt8 {
     /// Argon2id v1.3 over the NFC-normalised passphrase.
     case argon2id13 = 1
-    /// Keyed BLAKE2b over a full-entropy recovery key: stretching adds nothing to 128 random bits.
+    /// Format 1's recovery slot: BLAKE2b over the 128-bit recovery secret. Still read; a rekey
+    /// can only carry it forward when the recovery key itself is at hand.
     case blake2bRecoveryKey = 2
+    /// Format 2's recovery slot: the master key sealed to the recovery key's X25519 public key,
+    /// so every rekey can re-seal it without the recovery key.
+    case x25519RecoveryKey = 3
 }
 
-/// One way into the vault: the master key wrapped under a key derived from a credential.
-struct KeySlot: Equatable {
+/// The passphrase slot: the master key wrapped under an Argon2id-derived key.
+struct PassphraseSlot: Equatable {
     static let byteCount = 1 + 1 + 8 + 8 + 16 + 24 + 48
-    static let wrappedKeyByteCount = SymmetricKey.byteCount + XChaCha20Poly1305.tagByteCount
-
-    let kind: KeySlotKind
-    let kdf: SlotKDF
-    /// Raw stored values; for Argon2id slots they are range-checked when the header is parsed.
-    let opsLimit: UInt64
-    let memLimit: UInt64
+    let parameters: Argon2idParameters
     let salt: Salt
     let nonce: AEADNonce
     let wrappedKey: [UInt8]
 
-    /// Argon2id parameters of a passphrase slot (validated at parse time).
-    var argon2Parameters: Argon2idParameters? {
-        kdf == .argon2id13 ? try? Argon2idParameters(opsLimit: opsLimit, memLimit: memLimit) : nil
+    var associatedData: [UInt8] {
+        legacySlotAssociatedData(kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt)
     }
 
-    /// The slot bytes that the wrapping authenticates: everything but the nonce and wrapped key.
-    private var parameterBytes: [UInt8] {
-        var writer = ByteWriter(capacity: 34)
-        writer.append(kind.rawValue)
-        writer.append(kdf.rawValue)
-        writer.append(opsLimit)
-        writer.append(memLimit)
+    func encode(into writer: inout ByteWriter) {
+        writer.append(KeySlotKind.passphrase.rawValue)
+        writer.append(SlotKDF.argon2id13.rawValue)
+        writer.append(parameters.opsLimit)
+        writer.append(parameters.memLimit)
         writer.append(salt.bytes)
-        return writer.bytes
+        writer.append(nonce.bytes)
+        writer.append(wrappedKey)
     }
+}
 
-    /// "coffer-slot-v1" ‖ vault id ‖ kind ‖ kdf ‖ opslimit ‖ memlimit ‖ salt: editing any
-    /// parameter makes the slot fail to open instead of silently weakening it.
+/// The optional recovery slot.
+enum RecoverySlot: Equatable {
+    /// Kind 2 / KDF 2 (format 1's): the master key under BLAKE2b(salt, vault id, secret).
+    case legacy(salt: Salt, nonce: AEADNonce, wrappedKey: [UInt8])
+    /// Kind 2 / KDF 3: the master key under a key agreed between an ephemeral X25519 key and the
+    /// recovery key's public key (`recipient`).
+    case sealed(recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey, nonce: AEADNonce, wrappedKey: [UInt8])
+
+    static let legacyByteCount = PassphraseSlot.byteCount
+    static let sealedByteCount = 1 + 1 + 32 + 32 + 24 + 48
+
+    var isLegacy: Bool { if case .legacy = self { true } else { false } }
+
+    func encode(into writer: inout ByteWriter) {
+        writer.append(KeySlotKind.recoveryKey.rawValue)
+        switch self {
+        case .legacy(let salt, let nonce, let wrapped):
+            writer.append(SlotKDF.blake2bRecoveryKey.rawValue)
+            writer.append(UInt64(0))
+            writer.append(UInt64(0))
+            writer.append(salt.bytes)
+            writer.append(nonce.bytes)
+            writer.append(wrapped)
+        case .sealed(let recipient, let ephemeral, let nonce, let wrapped):
+            writer.append(SlotKDF.x25519RecoveryKey.rawValue)
+            writer.append(recipient.bytes)
+            writer.append(ephemeral.bytes)
+            writer.append(nonce.bytes)
+            writer.append(wrapped)
+        }
+    }
+}
+
+/// "coffer-slot-v1" ‖ vault id ‖ kind ‖ KDF ‖ opslimit ‖ memlimit ‖ salt: editing any parameter
+/// makes the slot fail to open instead of silently weakening it. (The vault id is appended by
+/// the caller that knows it.)
+private func legacySlotAssociatedData(kind: KeySlotKind, kdf: SlotKDF, opsLimit: UInt64, memLimit: UInt64, salt: Salt) -> [UInt8] {
+    var writer = ByteWriter(capacity: 34)
+    writer.append(kind.rawValue)
+    writer.append(kdf.rawValue)
+    writer.append(opsLimit)
+    writer.append(memLimit)
+    writer.append(salt.bytes)
+    return writer.bytes
+}
+
+enum SlotCipher {
+    static let wrappedKeyByteCount = SymmetricKey.byteCount + XChaCha20Poly1305.tagByteCount
+
     static func associatedData(vaultID: VaultID, parameterBytes: [UInt8]) -> [UInt8] {
         Array("coffer-slot-v1".utf8) + vaultID.bytes + parameterBytes
     }
 
-    func encode(into writer: inout ByteWriter) {
-        writer.append(parameterBytes)
-        writer.append(nonce.bytes)
-        writer.append(wrappedKey)
+    static func wrap(_ master: SymmetricKey, kek: SymmetricKey, nonce: AEADNonce, associatedData: [UInt8]) -> [UInt8] {
+        master.withUnsafeBytes { plain in
+            associatedData.withUnsafeBytes { Array(XChaCha20Poly1305.seal(plain, key: kek, nonce: nonce, associatedData: $0)) }
+        }
     }
 
-    static func decode(from reader: inout ByteReader) throws -> KeySlot {
-        let kindByte = try reader.readUInt8()
-        let kdfByte = try reader.readUInt8()
-        guard let kind = KeySlotKind(rawValue: kindByte), let kdf = SlotKDF(rawValue: kdfByte) else {
-            throw VaultError(.headerDamaged, "The vault header has a key slot of unknown type \(kindByte)/\(kdfByte).")
-        }
-        let ops = try reader.readUInt64()
-        let mem = try reader.readUInt64()
-        if kdf == .argon2id13 {
-            do {
-                _ = try Argon2idParameters(opsLimit: ops, memLimit: mem)
-            } catch let error as CryptoError {
-                throw VaultError(.unsafeParameters, "The vault header is not safe to use: \(error.errorDescription ?? "")")
-            }
-        }
-        return KeySlot(kind: kind, kdf: kdf, opsLimit: ops, memLimit: mem,
-                       salt: try Salt(reader.read(Salt.byteCount)),
-                       nonce: try AEADNonce(reader.read(AEADNonce.byteCount)),
-                       wrappedKey: try reader.read(wrappedKeyByteCount))
-    }
-
-    /// Wraps `master` under `kek` with a fresh nonce.
-    static func wrapping(_ master: SymmetricKey, kek: SymmetricKey, kind: KeySlotKind, kdf: SlotKDF,
-                         opsLimit: UInt64, memLimit: UInt64, salt: Salt, vaultID: VaultID) -> KeySlot {
-        let nonce = AEADNonce.random()
-        var slot = KeySlot(kind: kind, kdf: kdf, opsLimit: opsLimit, memLimit: memLimit, salt: salt,
-                           nonce: nonce, wrappedKey: [])
-        let ad = associatedData(vaultID: vaultID, parameterBytes: slot.parameterBytes)
-        let wrapped = master.withUnsafeBytes { plain in
-            ad.withUnsafeBytes { XChaCha20Poly1305.seal(plain, key: kek, nonce: nonce, associatedData: $0) }
-        }
-        slot = KeySlot(kind: kind, kdf: kdf, opsLimit: opsLimit, memLimit: memLimit, salt: salt,
-                       nonce: nonce, wrappedKey: Array(wrapped))
-        return slot
-    }
-
-    /// The master key, or nil when `kek` is not the key this slot was wrapped with.
-    func unwrap(with kek: SymmetricKey, vaultID: VaultID) -> SymmetricKey? {
-        let ad = Self.associatedData(vaultID: vaultID, parameterBytes: parameterBytes)
-        guard let secret = try? XChaCha20Poly1305.openSecret(wrappedKey, key: kek, nonce: nonce, associatedData: ad) else {
+    static func unwrap(_ wrapped: [UInt8], kek: SymmetricKey, nonce: AEADNonce, associatedData: [UInt8]) -> SymmetricKey? {
+        guard let secret = try? XChaCha20Poly1305.openSecret(wrapped, key: kek, nonce: nonce, associatedData: associatedData) else {
             return nil
         }
         return try? SymmetricKey(secret)
     }
 }
 
-/// The vault header, stored as one BLOB (layout in Specs/vault-format.md):
+extension PassphraseSlot {
+    static func wrapping(_ master: SymmetricKey, kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, vaultID: VaultID) -> PassphraseSlot {
+        let nonce = AEADNonce.random()
+        let ad = SlotCipher.associatedData(vaultID: vaultID, parameterBytes: legacySlotAssociatedData(
+            kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt))
+        return PassphraseSlot(parameters: parameters, salt: salt, nonce: nonce,
+                              wrappedKey: SlotCipher.wrap(master, kek: kek, nonce: nonce, associatedData: ad))
+    }
+
+    func unwrap(with kek: SymmetricKey, vaultID: VaultID) -> SymmetricKey? {
+        SlotCipher.unwrap(wrappedKey, kek: kek, nonce: nonce, associatedData: SlotCipher.associatedData(vaultID: vaultID, parameterBytes: associatedData))
+    }
+}
+
+extension RecoverySlot {
+    /// Seals `master` to the recovery key whose public half is `recipient`: no recovery secret
+    /// is needed, which is what lets a rekey keep the recovery key working.
+    static func sealing(_ master: SymmetricKey, to recipient: KeyAgreementPublicKey, vaultID: VaultID) throws -> RecoverySlot {
+        let ephemeral = KeyAgreementPrivateKey.generate()
+        let kek = try sealedKEK(shared: ephemeral.sharedSecret(with: recipient), ephemeral: ephemeral.publicKey, recipient: recipient)
+        let nonce = AEADNonce.random()
+        let ad = sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral.publicKey)
+        return .sealed(recipient: recipient, ephemeral: ephemeral.publicKey, nonce: nonce,
+                       wrappedKey: SlotCipher.wrap(master, kek: kek, nonce: nonce, associatedData: ad))
+    }
+
+    /// KEK = BLAKE2b-32("coffer-recovery-x25519-v1" ‖ ephemeral ‖ recipient, key = X25519 shared secret).
+    static func sealedKEK(shared: SymmetricKey, ephemeral: KeyAgreementPublicKey, recipient: KeyAgreementPublicKey) -> SymmetricKey {
+        let hasher = BLAKE2bHasher(outputByteCount: SymmetricKey.byteCount, key: shared)
+        hasher.update(Array("coffer-recovery-x25519-v1".utf8) + ephemeral.bytes + recipient.bytes)
+        return hasher.finalizeKey()
+    }
+
+    static func sealedAssociatedData(vaultID: VaultID, recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey) -> [UInt8] {
+        SlotCipher.associatedData(vaultID: vaultID, parameterBytes: [KeySlotKind.recoveryKey.rawValue, SlotKDF.x25519RecoveryKey.rawValue]
+                                  + recipient.bytes + ephemeral.bytes)
+    }
+
+    /// The master key, or nil when `recoveryKey` is not the key this slot was made for.
+    func unwrap(with recoveryKey: RecoveryKey, vaultID: VaultID) -> SymmetricKey? {
+        switch self {
+        case .legacy(let salt, let nonce, let wrapped):
+            let ad = SlotCipher.associatedData(vaultID: vaultID, parameterBytes: legacySlotAssociatedData(
+                kind: .recoveryKey, kdf: .blake2bRecoveryKey, opsLimit: 0, memLimit: 0, salt: salt))
+            return SlotCipher.unwrap(wrapped, kek: recoveryKey.legacyKeyEncryptionKey(salt: salt, vaultID: vaultID),
+                                     nonce: nonce, associatedData: ad)
+        case .sealed(let recipient, let ephemeral, let nonce, let wrapped):
+            let agreement = recoveryKey.agreementKey(vaultID: vaultID)
+            guard agreement.publicKey == recipient, let shared = try? agreement.sharedSecret(with: ephemeral) else { return nil }
+            let kek = Self.sealedKEK(shared: shared, ephemeral: ephemeral, recipient: recipient)
+            return SlotCipher.unwrap(wrapped, kek: kek, nonce: nonce,
+                                     associatedData: Self.sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral))
+        }
+    }
+}
+
+/// One generation of a vault's signing key. Generation 1 is the vault's first master key; each
+/// rekey adds one. Each entry is certified by the previous generation's key (the first by
+/// itself), so the list is a signed chain: a later key can only have been added by a holder of
+/// the key before it.
+public struct KeyGeneration: Equatable, Sendable {
+    static let byteCount = 4 + 8 + 32 + 64
+    public let number: UInt32
+    /// Unix seconds when the generation was made.
+    public let created: UInt64
+    public let signingKey: SigningPublicKey
+    let certificate: Signature
+
+    /// "coffer-key-generation-v1" ‖ vault id ‖ u32 number ‖ u64 created ‖ public key.
+    static func statement(vaultID: VaultID, number: UInt32, created: UInt64, signingKey: SigningPublicKey) -> [UInt8] {
+        var writer = ByteWriter(capacity: 80)
+        writer.append(Array("coffer-key-generation-v1".utf8))
+        writer.append(vaultID.bytes)
+        writer.append(number)
+        writer.append(created)
+        writer.append(signingKey.bytes)
+        return writer.bytes
+    }
+
+    /// A new generation certified by `certifier` (the previous generation's key; for the first,
+    /// the new key itself).
+    static func certified(number: UInt32, created: UInt64, signingKey: SigningPublicKey, by certifier: SigningKey, vaultID: VaultID) -> KeyGeneration {
+        KeyGeneration(number: number, created: created, signingKey: signingKey,
+                      certificate: certifier.signature(for: statement(vaultID: vaultID, number: number, created: created, signingKey: signingKey)))
+    }
+
+    func encode(into writer: inout ByteWriter) {
+        writer.append(number)
+        writer.append(created)
+        writer.append(signingKey.bytes)
+        writer.append(certificate.bytes)
+    }
+}
+
+/// The vault header, stored as one BLOB (layouts in Specs/vault-format.md §2):
 ///
-///     magic "CFRVAULT" ‖ format u16 ‖ vault id 16 ‖ master key id 16 ‖ slot count u8 ‖ slots
-///     ‖ header MAC 32 (BLAKE2b keyed with the header subkey) ‖ checksum 32 (unkeyed BLAKE2b)
+///     format 1: magic ‖ 1 ‖ vault id ‖ master key id ‖ slot count ‖ slots ‖ MAC ‖ checksum
+///     format 2: magic ‖ 2 ‖ vault id ‖ master key id ‖ generation u32 ‖ slot count ‖ slots
+///               ‖ key history count u16 ‖ key history ‖ MAC ‖ checksum
 ///
 /// The unkeyed checksum tells accidental damage apart from a wrong passphrase before any key
-/// exists; the keyed MAC, checked after unlocking, catches deliberate edits.
+/// exists; the keyed MAC, checked after unlocking, catches deliberate edits; and in format 2 the
+/// sealed commit record names the header's digest, so a session (which has no MAC key) and a
+/// passphrase alike notice an older header put back.
 struct VaultHeader {
     static let magic = Array("CFRVAULT".utf8)
-    static let currentFormatVersion: UInt16 = 1
+    static let currentFormatVersion: UInt16 = 2
     static let digestByteCount = 32
 
     let formatVersion: UInt16
     let vaultID: VaultID
-    /// A keyed fingerprint of the master key: lets a stale session (from before a rekey) be told
-    /// apart from a tampered header.
+    /// A keyed fingerprint of the master key: tells a session of an older key generation apart
+    /// from a tampered header.
     let masterKeyID: [UInt8]
-    let slots: [KeySlot]
+    /// 1 in format 1 (which has no key history).
+    let generation: UInt32
+    let passphraseSlot: PassphraseSlot
+    let recoverySlot: RecoverySlot?
+    /// Empty in format 1; generations 1...`generation` in format 2.
+    let keyHistory: [KeyGeneration]
     let mac: [UInt8]
 
-    var passphraseSlot: KeySlot? { slots.first { $0.kind == .passphrase } }
-    var recoverySlot: KeySlot? { slots.first { $0.kind == .recoveryKey } }
-
-    /// A header for `keys` with its MAC computed.
-    init(vaultID: VaultID, keys: VaultKeys, slots: [KeySlot]) {
-        let body = Self.body(formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.masterKeyID, slots: slots)
-        self.init(formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.masterKeyID,
-                  slots: slots, mac: BLAKE2b.hash(body, key: keys.header))
+    /// A current-format header for `keys`, with its MAC computed.
+    init(vaultID: VaultID, keys: MasterKeys, generation: UInt32, passphraseSlot: PassphraseSlot,
+         recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration]) {
+        let body = Self.body(formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.operational.masterKeyID,
+                             generation: generation, passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory)
+        self.init(formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.operational.masterKeyID,
+                  generation: generation, passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory,
+                  mac: BLAKE2b.hash(body, key: keys.header))
     }
 
-    private init(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], slots: [KeySlot], mac: [UInt8]) {
+    private init(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32, passphraseSlot: PassphraseSlot,
+                 recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration], mac: [UInt8]) {
         self.formatVersion = formatVersion
         self.vaultID = vaultID
         self.masterKeyID = masterKeyID
-        self.slots = slots
+        self.generation = generation
+        self.passphraseSlot = passphraseSlot
+        self.recoverySlot = recoverySlot
+        self.keyHistory = keyHistory
         self.mac = mac
     }
 
-    /// The same header with `slots` replaced and the MAC recomputed.
-    func replacingSlots(_ slots: [KeySlot], keys: VaultKeys) -> VaultHeader {
-        VaultHeader(vaultID: vaultID, keys: keys, slots: slots.sorted { $0.kind.rawValue < $1.kind.rawValue })
+    /// The same keys with other slots, in the current format, MAC recomputed.
+    func replacingSlots(passphrase: PassphraseSlot, recovery: RecoverySlot?, keys: MasterKeys) -> VaultHeader {
+        VaultHeader(vaultID: vaultID, keys: keys, generation: generation, passphraseSlot: passphrase, recoverySlot: recovery,
+                    keyHistory: keyHistory)
     }
 
-    private static func body(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], slots: [KeySlot]) -> [UInt8] {
-        var writer = ByteWriter(capacity: 43 + slots.count * KeySlot.byteCount)
+    private static func body(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32,
+                             passphraseSlot: PassphraseSlot, recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration]) -> [UInt8] {
+        var writer = ByteWriter(capacity: 256 + keyHistory.count * KeyGeneration.byteCount)
         writer.append(magic)
         writer.append(formatVersion)
         writer.append(vaultID.bytes)
         writer.append(masterKeyID)
-        writer.append(UInt8(slots.count))
-        for slot in slots { slot.encode(into: &writer) }
+        if formatVersion >= 2 { writer.append(generation) }
+        writer.append(UInt8(recoverySlot == nil ? 1 : 2))
+        passphraseSlot.encode(into: &writer)
+        recoverySlot?.encode(into: &writer)
+        if formatVersion >= 2 {
+            writer.append(UInt16(keyHistory.count))
+            for entry in keyHistory { entry.encode(into: &writer) }
+        }
         return writer.bytes
     }
 
-    var body: [UInt8] { Self.body(formatVersion: formatVersion, vaultID: vaultID, masterKeyID: masterKeyID, slots: slots) }
+    var body: [UInt8] {
+        Self.body(formatVersion: formatVersion, vaultID: vaultID, masterKeyID: masterKeyID, generation: generation,
+                  passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory)
+    }
 
     func encoded() -> [UInt8] {
         let signed = body + mac
         return signed + BLAKE2b.hash(signed)
     }
 
-    func hasValidMAC(keys: VaultKeys) -> Bool {
-        let expected = BLAKE2b.hash(body, key: keys.header)
-        return constantTimeEqual(expected, mac)
+    func hasValidMAC(keys: MasterKeys) -> Bool {
+        constantTimeEqual(BLAKE2b.hash(body, key: keys.header), mac)
     }
 
+    /// Parses every byte without trusting any: truncation, trailing bytes, an unknown slot
+    /// kind/KDF pair, a slot count other than one passphrase slot and at most one recovery slot,
+    /// unsafe Argon2id parameters and a broken key history are all errors, never traps.
     static func decode(_ bytes: [UInt8]) throws -> VaultHeader {
         let damaged = { VaultError(.headerDamaged, "The vault header is damaged: it is truncated or malformed.") }
         guard bytes.count > 2 * digestByteCount + magic.count else { throw damaged() }
@@ -192,20 +322,78 @@ struct VaultHeader {
             throw VaultError(.notAVault, "This file is not a Coffer vault (its header has the wrong magic bytes).")
         }
         let version = try reader.readUInt16()
-        guard version <= currentFormatVersion, version >= 1 else {
+        guard version >= 1, version <= currentFormatVersion else {
             throw VaultError(.unsupportedVersion,
                 "This vault uses format version \(version); this Coffer reads up to version \(currentFormatVersion). Upgrade Coffer.")
         }
         let vaultID = VaultID(unchecked: try reader.read(VaultID.byteCount))
         let keyID = try reader.read(16)
+        let generation = version >= 2 ? try reader.readUInt32() : 1
+        guard generation >= 1 else { throw VaultError(.headerDamaged, "The vault header is damaged: its key generation is 0.") }
         let slotCount = Int(try reader.readUInt8())
-        var slots: [KeySlot] = []
-        for _ in 0..<slotCount { slots.append(try KeySlot.decode(from: &reader)) }
-        guard slots.filter({ $0.kind == .passphrase }).count == 1,
-              slots.filter({ $0.kind == .recoveryKey }).count <= 1 else { throw damaged() }
+        var passphrase: PassphraseSlot?
+        var recovery: RecoverySlot?
+        for _ in 0..<slotCount {
+            let kindByte = try reader.readUInt8()
+            let kdfByte = try reader.readUInt8()
+            switch (KeySlotKind(rawValue: kindByte), SlotKDF(rawValue: kdfByte)) {
+            case (.passphrase?, .argon2id13?):
+                guard passphrase == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two passphrase slots.") }
+                let ops = try reader.readUInt64(), mem = try reader.readUInt64()
+                let parameters: Argon2idParameters
+                do {
+                    parameters = try Argon2idParameters(opsLimit: ops, memLimit: mem)
+                } catch let error as CryptoError {
+                    throw VaultError(.unsafeParameters, "The vault header is not safe to use: \(error.errorDescription ?? "")")
+                }
+                passphrase = PassphraseSlot(parameters: parameters, salt: try Salt(reader.read(Salt.byteCount)),
+                                            nonce: try AEADNonce(reader.read(AEADNonce.byteCount)),
+                                            wrappedKey: try reader.read(SlotCipher.wrappedKeyByteCount))
+            case (.recoveryKey?, .blake2bRecoveryKey?):
+                guard recovery == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.") }
+                guard try reader.readUInt64() == 0, try reader.readUInt64() == 0 else {
+                    throw VaultError(.headerDamaged, "The vault header is damaged: its recovery slot has key-derivation parameters.")
+                }
+                recovery = .legacy(salt: try Salt(reader.read(Salt.byteCount)), nonce: try AEADNonce(reader.read(AEADNonce.byteCount)),
+                                   wrappedKey: try reader.read(SlotCipher.wrappedKeyByteCount))
+            case (.recoveryKey?, .x25519RecoveryKey?) where version >= 2:
+                guard recovery == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.") }
+                recovery = .sealed(recipient: try KeyAgreementPublicKey(reader.read(32)), ephemeral: try KeyAgreementPublicKey(reader.read(32)),
+                                   nonce: try AEADNonce(reader.read(AEADNonce.byteCount)), wrappedKey: try reader.read(SlotCipher.wrappedKeyByteCount))
+            default:
+                throw VaultError(.headerDamaged, "The vault header is damaged: it has a key slot of unknown type \(kindByte)/\(kdfByte).")
+            }
+        }
+        guard let passphrase else { throw VaultError(.headerDamaged, "The vault header is damaged: it has no passphrase slot.") }
+        var history: [KeyGeneration] = []
+        if version >= 2 {
+            let count = Int(try reader.readUInt16())
+            guard count == Int(generation) else {
+                throw VaultError(.headerDamaged, "The vault header is damaged: its key history lists \(count) generations for generation \(generation).")
+            }
+            for index in 0..<count {
+                let entry = KeyGeneration(number: try reader.readUInt32(), created: try reader.readUInt64(),
+                                          signingKey: try SigningPublicKey(reader.read(32)), certificate: try Signature(reader.read(64)))
+                let certifier = index == 0 ? entry.signingKey : history[index - 1].signingKey
+                guard entry.number == UInt32(index + 1),
+                      certifier.isValidSignature(entry.certificate, for: KeyGeneration.statement(
+                          vaultID: vaultID, number: entry.number, created: entry.created, signingKey: entry.signingKey)) else {
+                    throw VaultError(.headerDamaged, "The vault header is damaged: generation \(index + 1) of its key history is not certified by the key before it.")
+                }
+                history.append(entry)
+            }
+        }
         let mac = try reader.read(digestByteCount)
         guard reader.remaining == 0 else { throw damaged() }
-        return VaultHeader(formatVersion: version, vaultID: vaultID, masterKeyID: keyID, slots: slots, mac: mac)
+        return VaultHeader(formatVersion: version, vaultID: vaultID, masterKeyID: keyID, generation: generation, passphraseSlot: passphrase,
+                           recoverySlot: recovery, keyHistory: history, mac: mac)
+    }
+
+    /// The vault id at its fixed offset, read without checking anything else: so `coffer lock`
+    /// can still end the sessions of a vault whose header is damaged.
+    static func unverifiedVaultID(_ bytes: [UInt8]) -> VaultID? {
+        guard bytes.count >= 26, Array(bytes[0..<8]) == magic else { return nil }
+        return VaultID(unchecked: Array(bytes[10..<26]))
     }
 }
 
@@ -214,7 +402,13 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }
 
-/// Fuzzing's way in: the header parser exactly as opening a vault runs it, before any key work.
+/// Fuzzing's way in: the header parser exactly as opening a vault runs it, before any key work,
+/// and everything the commands read from a parsed header without a key (status, lock).
 @_spi(Fuzzing) public func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
-    _ = try? VaultHeader.decode(bytes)
+    _ = VaultHeader.unverifiedVaultID(bytes)
+    guard let header = try? VaultHeader.decode(bytes) else { return }
+    _ = header.passphraseSlot.parameters.profile
+    _ = header.recoverySlot?.isLegacy
+    _ = header.keyHistory.last?.signingKey
+    _ = header.encoded()
 }

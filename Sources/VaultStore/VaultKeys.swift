@@ -3,47 +3,63 @@ import VaultCrypto
 
 /// The key hierarchy below the master key. Every subkey comes from `crypto_kdf` with the
 /// context "CofferV1" and a fixed id, so each has exactly one purpose.
-struct VaultKeys {
-    static let context = KDFContext("CofferV1")
+enum SubkeyID: UInt64 {
+    case records = 1
+    case integrity = 2
+    case header = 3
+    case backup = 4
+    case signing = 5
+}
 
-    enum SubkeyID: UInt64 {
-        case records = 1
-        case integrity = 2
-        case header = 3
-        case backup = 4
-        case signing = 5
-    }
+let subkeyContext = KDFContext("CofferV1")
 
-    let master: SymmetricKey
+/// The keys that reading and writing records need, and all that a session holds: records,
+/// integrity, backup and signing. Not the master key and not the header key, so nothing done
+/// with these can produce a header that authenticates: no key slot can be added or changed,
+/// and no rekey made, without the passphrase or recovery key.
+struct OperationalKeys {
     /// Seals record payloads.
     let records: SymmetricKey
     /// Seals manifest buckets and the commit record.
     let integrity: SymmetricKey
-    /// Keys the header MAC.
-    let header: SymmetricKey
     /// For backup archives (the backup module).
     let backup: SymmetricKey
-    /// Ed25519 key pair seeded from the master key: archives are signed by the vault itself.
+    /// The seed of the vault's Ed25519 key pair: archives are signed by the vault itself.
+    let signingSeed: SymmetricKey
     let signing: SigningKey
+    /// A keyed fingerprint of the master key these came from (the header names it).
     let masterKeyID: [UInt8]
+
+    init(records: SymmetricKey, integrity: SymmetricKey, backup: SymmetricKey, signingSeed: SymmetricKey, masterKeyID: [UInt8]) {
+        self.records = records
+        self.integrity = integrity
+        self.backup = backup
+        self.signingSeed = signingSeed
+        self.signing = SigningKey(seed: signingSeed)
+        self.masterKeyID = masterKeyID
+    }
+
+    static func masterKeyID(of master: SymmetricKey) -> [UInt8] {
+        BLAKE2b.hash(Array("coffer-master-key-id-v1".utf8), outputByteCount: 16, key: master)
+    }
+}
+
+/// The master key and what only it can do: key slots (it is what they wrap) and the header MAC.
+struct MasterKeys {
+    let master: SymmetricKey
+    /// Keys the header MAC.
+    let header: SymmetricKey
+    let operational: OperationalKeys
 
     init(master: SymmetricKey) {
         self.master = master
-        records = master.deriveSubkey(id: SubkeyID.records.rawValue, context: Self.context)
-        integrity = master.deriveSubkey(id: SubkeyID.integrity.rawValue, context: Self.context)
-        header = master.deriveSubkey(id: SubkeyID.header.rawValue, context: Self.context)
-        backup = master.deriveSubkey(id: SubkeyID.backup.rawValue, context: Self.context)
-        signing = SigningKey(seed: master.deriveSubkey(id: SubkeyID.signing.rawValue, context: Self.context))
-        masterKeyID = BLAKE2b.hash(Array("coffer-master-key-id-v1".utf8), outputByteCount: 16, key: master)
-    }
-
-    /// Derives the key-encryption key for a passphrase slot and wraps `master` with it.
-    static func passphraseSlot(for master: SymmetricKey, passphrase: Passphrase,
-                               parameters: Argon2idParameters, vaultID: VaultID) throws -> KeySlot {
-        let salt = Salt.random()
-        let kek = try deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
-        return KeySlot.wrapping(master, kek: kek, kind: .passphrase, kdf: .argon2id13,
-                                opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt, vaultID: vaultID)
+        header = master.deriveSubkey(id: SubkeyID.header.rawValue, context: subkeyContext)
+        operational = OperationalKeys(
+            records: master.deriveSubkey(id: SubkeyID.records.rawValue, context: subkeyContext),
+            integrity: master.deriveSubkey(id: SubkeyID.integrity.rawValue, context: subkeyContext),
+            backup: master.deriveSubkey(id: SubkeyID.backup.rawValue, context: subkeyContext),
+            signingSeed: master.deriveSubkey(id: SubkeyID.signing.rawValue, context: subkeyContext),
+            masterKeyID: OperationalKeys.masterKeyID(of: master))
     }
 
     static func deriveKEK(passphrase: Passphrase, salt: Salt, parameters: Argon2idParameters) throws -> SymmetricKey {
@@ -52,13 +68,6 @@ struct VaultKeys {
         } catch let error as CryptoError {
             throw VaultError(.storageFailure, error.errorDescription ?? "Argon2id failed.")
         }
-    }
-
-    static func recoverySlot(for master: SymmetricKey, recoveryKey: RecoveryKey, vaultID: VaultID) -> KeySlot {
-        let salt = Salt.random()
-        let kek = recoveryKey.keyEncryptionKey(salt: salt, vaultID: vaultID)
-        return KeySlot.wrapping(master, kek: kek, kind: .recoveryKey, kdf: .blake2bRecoveryKey,
-                                opsLimit: 0, memLimit: 0, salt: salt, vaultID: vaultID)
     }
 }
 
@@ -140,13 +149,23 @@ public struct RecoveryKey: Sendable {
         }
     }
 
-    /// BLAKE2b-256("coffer-recovery-v1" ‖ salt ‖ vault id ‖ secret). The secret goes straight
-    /// from secure memory into the hasher, whose state is in secure memory too.
-    func keyEncryptionKey(salt: Salt, vaultID: VaultID) -> SymmetricKey {
+    /// Format 1's recovery KEK: BLAKE2b-256("coffer-recovery-v1" ‖ salt ‖ vault id ‖ secret).
+    /// The secret goes straight from secure memory into the hasher, whose state is in secure
+    /// memory too.
+    func legacyKeyEncryptionKey(salt: Salt, vaultID: VaultID) -> SymmetricKey {
         let hasher = BLAKE2bHasher(outputByteCount: SymmetricKey.byteCount)
         hasher.update(Array("coffer-recovery-v1".utf8) + salt.bytes + vaultID.bytes)
         secret.withUnsafeBytes { hasher.update($0) }
         return hasher.finalizeKey()
+    }
+
+    /// The X25519 key pair of format 2's recovery slot: scalar =
+    /// BLAKE2b-256("coffer-recovery-x25519-v1" ‖ vault id ‖ secret).
+    func agreementKey(vaultID: VaultID) -> KeyAgreementPrivateKey {
+        let hasher = BLAKE2bHasher(outputByteCount: SymmetricKey.byteCount)
+        hasher.update(Array("coffer-recovery-x25519-v1".utf8) + vaultID.bytes)
+        secret.withUnsafeBytes { hasher.update($0) }
+        return KeyAgreementPrivateKey(seed: hasher.finalizeKey())
     }
 }
 

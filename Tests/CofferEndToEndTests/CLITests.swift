@@ -14,7 +14,8 @@ import VaultStore
         let status = try sandbox.run(["status"])
         #expect(status.status == 0)
         #expect(status.stdout.contains(sandbox.vault.path))
-        #expect(status.stdout.contains("version 1"))
+        #expect(status.stdout.contains("version 2"))
+        #expect(status.stdout.contains("key generation 1"))
         #expect(status.stdout.contains("Argon2id interactive"))
         #expect(status.stdout.contains("Records       19"), "the settings record and the 18 default budget categories")
         #expect(status.stdout.contains("locked"))
@@ -22,7 +23,8 @@ import VaultStore
 
         let json = try sandbox.run(["status", "--json"])
         let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
-        #expect(decoded["formatVersion"] as? Int == 1)
+        #expect(decoded["formatVersion"] as? Int == 2)
+        #expect(decoded["keyGeneration"] as? Int == 1)
         #expect((decoded["kdf"] as? [String: Any])?["profile"] as? String == "interactive")
         #expect((decoded["session"] as? [String: Any])?["state"] as? String == "locked")
 
@@ -265,11 +267,11 @@ import VaultStore
         #expect(try sandbox.run(["verify", "--recovery-key-file", keyFile]).status == 0)
 
         // Forgotten passphrase: the recovery key sets a new one.
-        let reset = try sandbox.run(["passphrase", "change", "--recovery-key-file", keyFile], environment: ["COFFER_NEW_PASSPHRASE": "fresh"])
+        let reset = try sandbox.run(["passphrase", "change", "--recovery-key-file", keyFile], environment: ["COFFER_NEW_PASSPHRASE": "fresh and remembered"])
         #expect(reset.status == 0, "\(reset.stderr)")
-        #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "fresh"]).status == 0)
+        #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "fresh and remembered"]).status == 0)
 
-        #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "fresh"]).status == 0)
+        #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "fresh and remembered"]).status == 0)
         let afterRemove = try sandbox.run(["verify", "--recovery-key-file", keyFile])
         #expect(afterRemove.status == 77)
         #expect(afterRemove.stderr.contains("no recovery key"))

@@ -15,7 +15,7 @@ import VaultStore
 
     @Test func fourWritersLoseNothing() throws {
         let sandbox = Sandbox()
-        let environment = ["COFFER_PASSPHRASE": "concurrent", "COFFER_TODAY": "2026-11-22"]
+        let environment = ["COFFER_PASSPHRASE": "concurrent writers", "COFFER_TODAY": "2026-11-22"]
         #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
         for writer in 0..<Self.writers {
             #expect(try sandbox.run(["account", "add", "Account \(writer)", "--category", "Savings"], environment: environment).status == 0)
@@ -45,7 +45,7 @@ import VaultStore
         let busy = failures.all.filter { $0.contains("locked") || $0.contains("busy") }
         #expect(busy.isEmpty, "no busy or locked error may reach the user")
 
-        let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("concurrent")))
+        let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("concurrent writers")))
         _ = try vault.verify()
         let notes = Set(try vault.records.compactMap { record -> String? in
             if case .update(let update) = try RecordCodec.decode(Array(record.payload), id: record.id.uuid) { return update.note }
@@ -64,7 +64,7 @@ extension ConcurrencyTests {
     /// its busy timeout, then says so and exits 1, changing nothing.
     @Test func aVaultHeldByAnotherWriterGivesAClearMessage() throws {
         let sandbox = Sandbox()
-        let environment = ["COFFER_PASSPHRASE": "concurrent", "COFFER_TODAY": "2026-11-22"]
+        let environment = ["COFFER_PASSPHRASE": "concurrent writers", "COFFER_TODAY": "2026-11-22"]
         #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
         #expect(try sandbox.run(["account", "add", "Savings", "--category", "Savings"], environment: environment).status == 0)
         let before = try storedRowsDigest(sandbox.vault)

@@ -150,7 +150,7 @@ extension CrashSafetyTests {
 
         // The vault being replaced: another vault, with one account.
         let old = sandbox.directory.path("old.coffer")
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", old.path], environment: demoEnvironment).status == 0)
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", old.path], environment: demoEnvironment).status == 0)
         #expect(try sandbox.run(["account", "add", "Old Savings", "--category", "Savings", "--vault", old.path], environment: demoEnvironment).status == 0)
         let oldDigest = try storedRowsDigest(old)
         let place = sandbox.directory.path("restore-here")

@@ -30,7 +30,7 @@ import Testing
         #expect(fileMode(exported) == 0o600)
 
         let target = sandbox.directory.path("target.coffer")
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", target.path], environment: environment).status == 0)
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", target.path], environment: environment).status == 0)
         let imported = try run(["import", "json", exported.path], vault: target)
         #expect(imported.status == 0, "\(imported.stderr)")
         for report in [["overview", "--json"], ["budget", "--json"], ["invoices", "--json"], ["budget", "savings", "--json"],
@@ -62,7 +62,7 @@ import Testing
         #expect(accounts["transactions"] == nil && accounts["invoices"] == nil)
 
         let target = sandbox.directory.path("target.coffer")
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", target.path], environment: environment).status == 0)
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", target.path], environment: environment).status == 0)
         let junk = sandbox.directory.path("junk.json")
         for contents in ["not json", "{\"format\":\"other\",\"version\":1,\"currency\":\"GBP\",\"includeReceivables\":true}",
                          "{\"format\":\"coffer-export\",\"version\":1,\"currency\":\"GBP\",\"includeReceivables\":true,\"updates\":[{\"id\":\"x\"}]}",

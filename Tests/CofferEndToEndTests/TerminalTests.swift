@@ -50,7 +50,7 @@ struct TerminalTests {
         let secret = "tty-secret-\(UInt32.random(in: 0...UInt32.max))"
 
         try tmux("send-keys", "-t", session, "\(cofferBinary.path) init --kdf interactive; echo EXIT=$?", "Enter")
-        _ = try waitFor("New passphrase:")
+        _ = try waitFor("New passphrase for")
         try tmux("send-keys", "-t", session, secret, "Enter")
         _ = try waitFor("Repeat it:")
         try tmux("send-keys", "-t", session, secret, "Enter")
@@ -67,7 +67,7 @@ struct TerminalTests {
 
         // Mismatched confirmation: refused with 64, nothing created.
         try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) init --vault \(sandbox.directory.path("second.coffer").path); echo MISMATCH-EXIT=$?", "Enter")
-        _ = try waitFor("New passphrase:")
+        _ = try waitFor("New passphrase for")
         try tmux("send-keys", "-t", session, "one", "Enter")
         _ = try waitFor("Repeat it:")
         try tmux("send-keys", "-t", session, "two", "Enter")
@@ -78,7 +78,7 @@ struct TerminalTests {
     }
 
     @Test func deleteAsksForConfirmationOnATerminal() throws {
-        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "pw"]) { $1 }
+        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "terminal passphrase"]) { $1 }
             .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
         defer { _ = try? tmux("kill-server") }
@@ -100,7 +100,7 @@ struct TerminalTests {
     }
 
     @Test func aLargeImportShowsProgressOnATerminalAndIsOneChange() throws {
-        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "pw", "COFFER_TODAY": "2025-12-31"]) { $1 }
+        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "terminal passphrase", "COFFER_TODAY": "2025-12-31"]) { $1 }
             .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let statement = sandbox.directory.path("big.csv")
         var text = "Date,Description,Amount\n"
@@ -117,11 +117,11 @@ struct TerminalTests {
         #expect(shown.contains("… done in"))
 
         // Not on a terminal: no progress at all, and the 3,000 rows are one undoable change.
-        let piped = try sandbox.run(["import", "csv", statement.path, "--into", "transactions"], environment: ["COFFER_PASSPHRASE": "pw"])
+        let piped = try sandbox.run(["import", "csv", statement.path, "--into", "transactions"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(piped.status == 0 && piped.stderr.isEmpty && piped.stdout.contains("3000 already in the vault"))
-        let undo = try sandbox.run(["undo"], environment: ["COFFER_PASSPHRASE": "pw"])
+        let undo = try sandbox.run(["undo"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(undo.stdout.contains("Undone: Imported 3000 transactions"), "\(undo.stdout)")
-        let budget = try sandbox.run(["budget", "--month", "2025-01", "--json"], environment: ["COFFER_PASSPHRASE": "pw"])
+        let budget = try sandbox.run(["budget", "--month", "2025-01", "--json"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(budget.stdout.contains("\"spent\" : \"0.00\""))
     }
 }

@@ -66,15 +66,31 @@ import VaultCrypto
 
     func payloads(_ vault: Vault) -> [Data] { vault.records.map(\.payload) }
 
-    @Test func passphraseChangeRewrapsOnly() throws {
+    @Test func passphraseChangeWithTheMasterKeyKeptRewrapsOnly() throws {
         _ = try makeVault(at: url, payloads: ["a", "b", "c"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
         let recordsBefore = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
-        try vault.changePassphrase(to: passphrase("new passphrase"))
+        let report = try vault.changePassphrase(to: passphrase("new passphrase"), keepMasterKey: true)
+        #expect(!report.replacedMasterKey)
         expectVaultError(.wrongPassphrase) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase("new passphrase")))
         #expect(payloads(reopened) == payloads(vault))
         #expect(try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") } == recordsBefore)
+    }
+
+    @Test func passphraseChangeReplacesTheMasterKeyByDefault() throws {
+        _ = try makeVault(at: url, payloads: ["a", "b", "c"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let recordsBefore = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT id, sealed FROM record") }
+        let generation = vault.keyGeneration
+        let report = try vault.changePassphrase(to: passphrase("new passphrase"))
+        #expect(report.replacedMasterKey)
+        #expect(report.generation == generation + 1)
+        let recordsAfter = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT id, sealed FROM record") }
+        #expect(Set(recordsAfter.map { $0["sealed"] as Data }).isDisjoint(with: Set(recordsBefore.map { $0["sealed"] as Data })))
+        let reopened = try Vault.open(at: url, with: .passphrase(passphrase("new passphrase")))
+        #expect(payloads(reopened) == payloads(vault))
+        #expect(reopened.keyHistory.count == Int(generation) + 1)
     }
 
     @Test func rekeyReplacesEveryCiphertextAndTheOldKeyStopsWorking() throws {
@@ -82,11 +98,13 @@ import VaultCrypto
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
         let sessions = directory.path("sessions")
         let oldSession = try vault.createSession(lifetime: 600, directory: sessions)
-        _ = try vault.createRecoveryKey()
+        let (recoveryKey, _) = try vault.createRecoveryKey()
         let before = try withRawDatabase(url) { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map { ($0["id"] as Data, $0["sealed"] as Data) }) }
         let expected = payloads(vault)
+        let oldSigningKey = vault.signingPublicKey
 
-        #expect(try vault.rekey(passphrase: passphrase()) == true)
+        let report = try vault.rekey()
+        #expect(report.replacedMasterKey && report.recoveryKeyKept && !report.recoveryKeyDropped)
 
         let after = try withRawDatabase(url) { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map { ($0["id"] as Data, $0["sealed"] as Data) }) }
         #expect(Set(after.keys) == Set(before.keys))
@@ -94,23 +112,34 @@ import VaultCrypto
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
         #expect(payloads(reopened) == expected)
         #expect(reopened.records.map(\.id) == ids.sorted())
-        #expect(!reopened.hasRecoveryKey)
-        // The session holds the old master key: it must not open the rekeyed vault.
+        // The recovery key follows the new master key: its slot is sealed to its public half.
+        #expect(payloads(try Vault.open(at: url, with: .recoveryKey(recoveryKey))) == expected)
+        // The key history: generation 2, certified by generation 1's key.
+        #expect(reopened.keyHistory.map(\.signingKey) == [oldSigningKey, reopened.signingPublicKey])
+        // The session's keys are the old master key's: they must not open the rekeyed vault.
         expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(oldSession, directory: sessions)) }
     }
 
-    @Test func rekeyNeedsTheRightPassphrase() throws {
+    @Test func aSessionCannotChangeAnyKey() throws {
         _ = try makeVault(at: url, payloads: ["a"])
-        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
-        let before = try Data(contentsOf: url)
-        expectVaultError(.wrongPassphrase) { try vault.rekey(passphrase: passphrase("wrong")) }
-        #expect(try Data(contentsOf: url) == before)
+        let sessions = directory.path("sessions")
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 600, directory: sessions)
+        let vault = try Vault.open(at: url, with: .session(token, directory: sessions))
+        let before = try withRawDatabase(url) { try Data.fetchOne($0, sql: "SELECT body FROM header") }
+        #expect(!vault.canChangeKeys)
+        expectVaultError(.passphraseRequired) { try vault.rekey() }
+        expectVaultError(.passphraseRequired) { try vault.changePassphrase(to: passphrase("attacker chosen")) }
+        expectVaultError(.passphraseRequired) { try vault.changePassphrase(to: passphrase("attacker chosen"), keepMasterKey: true) }
+        expectVaultError(.passphraseRequired) { _ = try vault.createRecoveryKey() }
+        #expect(try withRawDatabase(url) { try Data.fetchOne($0, sql: "SELECT body FROM header") } == before)
+        try vault.apply([.put(RecordID.random(), Data("written through the session".utf8))])
+        #expect(try Vault.open(at: url, with: .passphrase(passphrase())).recordCount == 2)
     }
 
     @Test func recoveryKeyOpensUntilRemoved() throws {
         _ = try makeVault(at: url, payloads: ["a"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
-        let recoveryKey = try vault.createRecoveryKey()
+        let (recoveryKey, _) = try vault.createRecoveryKey()
         let text = recoveryKey.displayText
         #expect(text.range(of: #"^([0-9A-Z]{4}-){7}[0-9A-Z]{4}$"#, options: .regularExpression) != nil)
 
@@ -140,7 +169,7 @@ import VaultCrypto
         _ = try Vault.open(at: url, with: .passphrase(passphrase())).createRecoveryKey()
         let otherURL = directory.path("other.coffer")
         _ = try makeVault(at: otherURL, payloads: ["b"])
-        let foreignKey = try Vault.open(at: otherURL, with: .passphrase(passphrase())).createRecoveryKey()
+        let (foreignKey, _) = try Vault.open(at: otherURL, with: .passphrase(passphrase())).createRecoveryKey()
         expectVaultError(.wrongRecoveryKey) { _ = try Vault.open(at: url, with: .recoveryKey(foreignKey)) }
     }
 }
@@ -184,7 +213,7 @@ import VaultCrypto
         let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions)
         let file = sessions.appendingPathComponent(try FileManager.default.contentsOfDirectory(atPath: sessions.path)[0])
         var bytes = try Data(contentsOf: file)
-        bytes[24 + 4] &+= 1  // push the expiry (bytes 24..<32) days into the future
+        bytes[28 + 4] &+= 1  // push the expiry (bytes 28..<36) days into the future
         try bytes.write(to: file)
         expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(token, directory: sessions)) }
 

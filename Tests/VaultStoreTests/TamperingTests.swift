@@ -59,7 +59,7 @@ import VaultCrypto
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
         let record = vault.record(ids[0])!
         let replacement = RecordCipher.seal(Data("forged".utf8), id: ids[0], version: record.version,
-                                            key: VaultKeys(master: try masterKey(of: vault)).records, vaultID: vault.id)
+                                            key: vault.operationalKeys.records, vaultID: vault.id)
         try expectDetected(.recordStale, naming: { ids[0] }) { db in
             try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [replacement.sealed, Data(ids[0].bytes)])
         }
@@ -81,10 +81,11 @@ import VaultCrypto
         }
     }
 
-    @Test func duplicatedRowWithTheSameIDIsNamed() throws {
+    @Test func aTableRebuiltToHoldDuplicatesIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
-        try expectDetected(.recordDuplicated, naming: { ids[0] }) { db in
-            // The primary key forbids a duplicate, so the attacker rebuilds the table without it.
+        // The primary key forbids a duplicate, so the attacker rebuilds the table without it:
+        // the schema is no longer Coffer's, and the file is refused before any record is read.
+        try withRawDatabase(url) { db in
             try db.execute(sql: """
                 CREATE TABLE loose AS SELECT * FROM record;
                 DROP TABLE record;
@@ -92,6 +93,7 @@ import VaultCrypto
                 INSERT INTO record SELECT * FROM record WHERE id = ?;
                 """, arguments: [Data(ids[0].bytes)])
         }
+        expectVaultError(.schemaTampered) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
 
     @Test func recordFromAnotherVaultIsNamed() throws {
@@ -142,12 +144,6 @@ import VaultCrypto
         }
     }
 
-    private func masterKey(of vault: Vault) throws -> SymmetricKey {
-        // Through a session, the only public way the master key leaves the vault (wrapped).
-        let token = try vault.createSession(lifetime: 60, directory: directory.path("sessions"))
-        let header = try VaultHeader.decode(try withRawDatabase(url) { Array(try Data.fetchOne($0, sql: "SELECT body FROM header")!) })
-        return try SessionStore.unwrapMasterKey(token: token, directory: directory.path("sessions"), header: header, now: Date())
-    }
 }
 
 @Suite struct HeaderTests {
@@ -198,10 +194,10 @@ import VaultCrypto
         _ = try makeVault(at: url, payloads: ["x"])
         _ = try Vault.open(at: url, with: .passphrase(passphrase())).createRecoveryKey()
         let bytes = try headerBytes()
-        #expect(bytes[42] == 2)
+        #expect(bytes[46] == 2)
         // Drop the second slot and fix the unkeyed checksum, as a careful attacker would.
-        var edited = Array(bytes[..<42]) + [1] + Array(bytes[43..<(43 + KeySlot.byteCount)])
-        edited += Array(bytes[(43 + 2 * KeySlot.byteCount)...])
+        var edited = Array(bytes[..<46]) + [1] + Array(bytes[47..<(47 + PassphraseSlot.byteCount)])
+        edited += Array(bytes[(47 + PassphraseSlot.byteCount + RecoverySlot.sealedByteCount)...])
         try writeHeader(edited, fixChecksum: true)
         expectVaultError(.headerTampered) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
@@ -209,9 +205,9 @@ import VaultCrypto
     @Test func craftedMemoryLimitIsRefusedBeforeAllocating() throws {
         _ = try makeVault(at: url, payloads: ["x"])
         var bytes = try headerBytes()
-        // Slot 1 starts at 43: kind, kdf, opslimit (8), then memlimit (8) at offset 53.
+        // Slot 1 starts at 47: kind, kdf, opslimit (8), then memlimit (8) at offset 57.
         let eightGiB = UInt64(8) << 30
-        withUnsafeBytes(of: eightGiB.littleEndian) { bytes.replaceSubrange(53..<61, with: $0) }
+        withUnsafeBytes(of: eightGiB.littleEndian) { bytes.replaceSubrange(57..<65, with: $0) }
         try writeHeader(bytes, fixChecksum: true)
         let started = Date()
         expectVaultError(.unsafeParameters) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
@@ -231,7 +227,7 @@ import VaultCrypto
     @Test func newerFormatIsRefused() throws {
         _ = try makeVault(at: url, payloads: [])
         var bytes = try headerBytes()
-        bytes[8] = 2
+        bytes[8] = 3
         try writeHeader(bytes, fixChecksum: true)
         expectVaultError(.unsupportedVersion) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
