@@ -69,9 +69,13 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self.init(.notFound, message, hint: "Create one with `coffer init`, or point at yours with --vault PATH or COFFER_VAULT.")
         case .alreadyExists:
             self.init(.invalidInput, message, hint: "Choose another path with --vault PATH.")
-        case .notAVault, .headerDamaged, .headerTampered, .integrityFailure, .unsupportedVersion, .unsafeParameters:
+        case .notAVault, .headerDamaged, .headerTampered, .integrityFailure, .unsupportedVersion, .unsafeParameters, .schemaTampered:
             self.init(.damaged, message, hint: error.code == .unsupportedVersion ? nil
                       : "Do not write to this vault. Restore it from a backup, and keep this copy for inspection.", details: details)
+        case .rolledBack:
+            self.init(.damaged, message, hint: "If you restored or copied this file back on purpose, run the command again with --accept-rollback. Otherwise keep this copy for inspection and restore from a backup.")
+        case .passphraseRequired:
+            self.init(.noPermission, message, hint: "Give the passphrase (prompt, --passphrase-file or --passphrase-command); a session never changes keys.")
         case .wrongPassphrase:
             self.init(.noPermission, message, hint: "Try again, or open it with --recovery-key-file if you set up a recovery key.")
         case .wrongRecoveryKey, .noRecoveryKey, .sessionNotFound, .sessionExpired, .sessionInvalid:
