@@ -20,7 +20,7 @@ public struct BackupKeys: Sendable {
 
 /// Archived headers may ask for at most this much Argon2id work before anything has proved the
 /// archive genuine: Coffer writes at most the "sensitive" profile (4 passes, 1 GiB).
-public let archiveArgon2Ceiling = (opsLimit: UInt64(8), memLimit: UInt64(1) << 30)
+let archiveArgon2Ceiling = (opsLimit: UInt64(8), memLimit: UInt64(1) << 30)
 
 extension Vault {
     public var backupKeys: BackupKeys {
@@ -50,9 +50,7 @@ extension Vault {
         } catch let error as VaultError where error.code == .wrongPassphrase {
             throw VaultError(.wrongPassphrase, "The passphrase is wrong for this archive.")
         }
-        let history = header.keyHistory.isEmpty
-            ? [KeyGeneration.certified(number: 1, created: 0, signingKey: keys.signing.publicKey, by: keys.signing, vaultID: header.vaultID)]
-            : header.keyHistory
+        let history = header.keyHistory(orFirstSignedBy: keys.signing)
         guard history.last?.signingKey == keys.signing.publicKey else {
             throw VaultError(.headerTampered, "The vault header inside the archive names a signing key that its own keys do not give.")
         }
@@ -61,11 +59,6 @@ extension Vault {
 
     /// The vault id in an archived header, read without any key (for messages and checks).
     public static func vaultID(ofHeader bytes: [UInt8]) throws -> VaultID { try VaultHeader.decode(bytes).vaultID }
-
-    /// The key history an archived header carries, read without any key. Unauthenticated by
-    /// itself (its certificates only prove each key was added by the one before): trust it
-    /// only as far as a key you trust vouches for it.
-    public static func keyHistory(ofHeader bytes: [UInt8]) throws -> [KeyGeneration] { try VaultHeader.decode(bytes).keyHistory }
 
     /// Builds a vault at `url` from an archived header and records: same vault id, keys and
     /// passphrase as when the archive was made (a format 1 header is rewritten in format 2 with
@@ -84,9 +77,7 @@ extension Vault {
         guard constantTimeEqual(master.operational.masterKeyID, archived.masterKeyID), archived.hasValidMAC(keys: master) else {
             throw VaultError(.headerTampered, "The vault header inside the archive has been altered.")
         }
-        let header = VaultHeader(vaultID: archived.vaultID, keys: master, generation: archived.generation,
-                                 passphraseSlot: archived.passphraseSlot, recoverySlot: archived.recoverySlot,
-                                 keyHistory: archived.keyHistory.isEmpty ? [firstGeneration(keys: master, vaultID: archived.vaultID)] : archived.keyHistory)
+        let header = archived.replacingSlots(passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
         try build(at: url, header: header, keys: master, records: records, replacing: replacing, keepingOldAt: oldCopy)
         var accepting = rollbackGuard
         accepting?.acceptRollback = true

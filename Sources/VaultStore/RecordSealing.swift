@@ -236,10 +236,6 @@ public struct DeviceID: Hashable, Sendable, CustomStringConvertible {
     public let bytes: [UInt8]
     init(unchecked bytes: [UInt8]) { self.bytes = bytes }
     static func random() -> DeviceID { DeviceID(unchecked: SecureRandom.bytes(count: byteCount)) }
-    public init?(hex: String) {
-        guard let bytes = [UInt8](hexString: hex), bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
-    }
     public var hex: String { bytes.hexString }
     public var description: String { hex }
 }

@@ -69,18 +69,6 @@ public struct RollbackGuard: Sendable {
         return try? JSONDecoder().decode(Mark.self, from: data)
     }
 
-    /// The vault id last seen at `path` (for `coffer lock` when the file is gone or damaged).
-    public func vaultID(lastSeenAt path: String) -> VaultID? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: marksDirectory.path)) ?? []
-        for name in names where name.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: marksDirectory.appendingPathComponent(name).path),
-                  let mark = try? JSONDecoder().decode(Mark.self, from: data),
-                  mark.paths[path] != nil || mark.devices.values.contains(where: { $0.path == path }) else { continue }
-            return VaultID(hex: mark.vault)
-        }
-        return nil
-    }
-
     /// Before any key work: a header of an older format or key generation than seen here is an
     /// older header or file put back (it may let an old passphrase in).
     func checkHeader(vaultID: VaultID, path: String, format: UInt16, generation: UInt32) throws {
@@ -115,15 +103,21 @@ public struct RollbackGuard: Sendable {
         guard (try? ensurePrivateDirectory(marksDirectory, what: "state directory")) != nil else { return }
         withLock(vaultID) {
             let seconds = Int64(now.timeIntervalSince1970)
-            var mark = self.mark(for: vaultID) ?? Mark(vault: vaultID.hex, devices: [:], paths: [:])
+            let stored = self.mark(for: vaultID)
+            var mark = stored ?? Mark(vault: vaultID.hex, devices: [:], paths: [:])
             let pathMark = mark.paths[path]
-            if acceptRollback || pathMark.map({ (format, generation) >= ($0.format, $0.generation) }) ?? true {
+            if pathMark.map({ ($0.format, $0.generation) != (format, generation) }) ?? true,
+               acceptRollback || pathMark.map({ (format, generation) >= ($0.format, $0.generation) }) ?? true {
                 mark.paths[path] = PathMark(format: format, generation: generation, seen: seconds)
             }
             let key = Self.key(device)
-            if acceptRollback || (mark.devices[key]?.counter ?? 0) <= counter || mark.devices[key] == nil {
+            let deviceMark = mark.devices[key]
+            if deviceMark.map({ ($0.counter, $0.state, $0.path) != (counter, state.hexString, path) }) ?? true,
+               acceptRollback || deviceMark.map({ $0.counter <= counter }) ?? true {
                 mark.devices[key] = DeviceMark(counter: counter, state: state.hexString, path: path, seen: seconds)
             }
+            // A read that found what was last seen writes nothing.
+            guard mark != stored else { return }
             if let data = try? JSONEncoder().encode(mark) {
                 try? writePrivateFileAtomically(Array(data), to: markURL(vaultID))
             }

@@ -267,17 +267,6 @@ public enum SessionStore {
         sessionFiles(in: directory).filter { $0.vaultID == vaultID }.reduce(0) { $0 + (wipeAndRemove($1.url) ? 1 : 0) }
     }
 
-    /// Removes every session file in the directory, of any vault (`coffer lock --all`).
-    @discardableResult
-    public static func removeEvery(directory: URL) -> Int {
-        sessionFiles(in: directory).reduce(0) { $0 + (wipeAndRemove($1.url) ? 1 : 0) }
-    }
-
-    /// The session files in the directory and the vault each names (nil when unreadable).
-    public static func list(directory: URL) -> [(url: URL, vaultID: VaultID?)] {
-        sessionFiles(in: directory)
-    }
-
     /// Wipes every session file that has expired by either clock, that a restart ended, that an
     /// older Coffer wrote (it holds a master key), or that is not a session file at all.
     /// Called whenever sessions are used, so expired keys do not linger on disk.

@@ -124,8 +124,6 @@ public final class Vault {
     public var hasRecoveryKey: Bool { header.recoverySlot != nil }
     public var commitCounter: UInt64 { state.commit.counter }
     public var recordCount: Int { state.records.count }
-    /// Which copy of the vault this file is (nil for a format 1 file, until its first write).
-    public var deviceID: DeviceID? { state.commit.deviceID }
     /// BLAKE2b-256 of the sealed commit record: names this exact state of the file.
     public var stateDigest: [UInt8] { CommitRecord.stateDigest(ofSealed: state.commitSealed) }
     public var keyGeneration: UInt32 { header.generation }
@@ -134,11 +132,7 @@ public final class Vault {
 
     /// Every generation of the vault's signing key, oldest first; the last is the current one.
     /// A format 1 vault has one, its current key.
-    public var keyHistory: [KeyGeneration] {
-        if !header.keyHistory.isEmpty { return header.keyHistory }
-        let signing = keys.operational.signing
-        return [KeyGeneration.certified(number: 1, created: 0, signingKey: signing.publicKey, by: signing, vaultID: id)]
-    }
+    public var keyHistory: [KeyGeneration] { header.keyHistory(orFirstSignedBy: keys.operational.signing) }
 
     /// Every payload, without copies, for as long as `body` runs.
     public func withPayloads<Result>(_ body: (PayloadView) throws -> Result) rethrows -> Result {
@@ -167,17 +161,12 @@ public final class Vault {
         let keys = MasterKeys(master: .random())
         let slot = PassphraseSlot.wrapping(keys.master, kek: kek, parameters: parameters, salt: salt, vaultID: vaultID)
         let header = VaultHeader(vaultID: vaultID, keys: keys, generation: 1, passphraseSlot: slot, recoverySlot: nil,
-                                 keyHistory: [Self.firstGeneration(keys: keys, vaultID: vaultID)])
+                                 keyHistory: [KeyGeneration.first(signedBy: keys.operational.signing, vaultID: vaultID)])
         try build(at: url, header: header, keys: keys, records: [], replacing: false, keepingOldAt: nil)
         let (database, headerBytes, storedHeader) = try connect(url)
         return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: storedHeader,
                                  keys: UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: kek, recoveryKey: nil),
                                  rollbackGuard: rollbackGuard)
-    }
-
-    static func firstGeneration(keys: MasterKeys, vaultID: VaultID, now: Date = Date()) -> KeyGeneration {
-        let signing = keys.operational.signing
-        return KeyGeneration.certified(number: 1, created: UInt64(now.timeIntervalSince1970), signingKey: signing.publicKey, by: signing, vaultID: vaultID)
     }
 
     /// Writes a complete vault (header, records at version 1, manifest, a commit record with a
@@ -311,14 +300,6 @@ public final class Vault {
         let rows = try withStorageErrors { try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM record") ?? 0 } }
         return VaultSummary(formatVersion: Int(header.formatVersion), vaultID: header.vaultID, kdfParameters: header.passphraseSlot.parameters,
                             hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows)
-    }
-
-    /// The vault id in the file's header even when the header fails its checks (damaged): for
-    /// ending the sessions of a vault that can no longer be opened. Nil when not even that reads.
-    public static func unverifiedVaultID(at url: URL) -> VaultID? {
-        guard let database = try? DatabaseQueue(path: url.path, configuration: Schema.configuration(readOnly: true)),
-              let body = try? database.read({ try Data.fetchOne($0, sql: "SELECT body FROM header WHERE id = 1") }) else { return nil }
-        return VaultHeader.unverifiedVaultID(Array(body))
     }
 
     /// Opens the SQLite file, checks that it is a Coffer vault this build can read and that its
@@ -739,8 +720,7 @@ public final class Vault {
     /// device id. No record is re-sealed.
     private func upgradeFormat() throws {
         let master = try requireMaster("Upgrading the vault's format")
-        let newHeader = VaultHeader(vaultID: id, keys: master, generation: 1, passphraseSlot: header.passphraseSlot,
-                                    recoverySlot: header.recoverySlot, keyHistory: [Self.firstGeneration(keys: master, vaultID: id)])
+        let newHeader = header.replacingSlots(passphrase: header.passphraseSlot, recovery: header.recoverySlot, keys: master)
         try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
     }
 
@@ -773,10 +753,8 @@ public final class Vault {
         let kek = try MasterKeys.deriveKEK(passphrase: newPassphrase, salt: salt, parameters: parameters)
         if keepMasterKey {
             let slot = PassphraseSlot.wrapping(master.master, kek: kek, parameters: parameters, salt: salt, vaultID: id)
-            let history = header.keyHistory.isEmpty ? [Self.firstGeneration(keys: master, vaultID: id)] : header.keyHistory
-            let newHeader = VaultHeader(vaultID: id, keys: master, generation: header.generation, passphraseSlot: slot,
-                                        recoverySlot: header.recoverySlot, keyHistory: history)
-            try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
+            try writeHeader(header.replacingSlots(passphrase: slot, recovery: header.recoverySlot, keys: master),
+                            keys: master, device: state.commit.deviceID ?? .random())
             keys = UnlockedKeys(operational: keys.operational, master: master, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
             return KeyChangeReport(replacedMasterKey: false, generation: header.generation, recoveryKeyKept: hasRecoveryKey, recoveryKeyDropped: false)
         }
@@ -797,10 +775,8 @@ public final class Vault {
             return (recoveryKey, report)
         }
         let slot = try RecoverySlot.sealing(master.master, to: recipient, vaultID: id)
-        let history = header.keyHistory.isEmpty ? [Self.firstGeneration(keys: master, vaultID: id)] : header.keyHistory
-        let newHeader = VaultHeader(vaultID: id, keys: master, generation: header.generation, passphraseSlot: header.passphraseSlot,
-                                    recoverySlot: slot, keyHistory: history)
-        try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
+        try writeHeader(header.replacingSlots(passphrase: header.passphraseSlot, recovery: slot, keys: master),
+                        keys: master, device: state.commit.deviceID ?? .random())
         return (recoveryKey, KeyChangeReport(replacedMasterKey: false, generation: header.generation, recoveryKeyKept: true, recoveryKeyDropped: false))
     }
 
@@ -863,7 +839,7 @@ public final class Vault {
                 recoverySlot = nil
             }
         }
-        let previous = header.keyHistory.isEmpty ? [Self.firstGeneration(keys: old, vaultID: vaultID)] : header.keyHistory
+        let previous = header.keyHistory(orFirstSignedBy: old.operational.signing)
         let generation = header.generation + 1
         let history = previous + [KeyGeneration.certified(number: generation, created: UInt64(Date().timeIntervalSince1970),
                                                           signingKey: newKeys.operational.signing.publicKey,

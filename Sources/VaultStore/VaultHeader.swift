@@ -10,12 +10,6 @@ public struct VaultID: Hashable, Sendable, CustomStringConvertible {
     static func random() -> VaultID { VaultID(unchecked: SecureRandom.bytes(count: byteCount)) }
     public var hex: String { bytes.hexString }
     public var description: String { hex }
-
-    /// Parses 32 hex digits (as printed by `hex`).
-    public init?(hex: String) {
-        guard let bytes = [UInt8](hexString: hex), bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
-    }
 }
 
 /// Slot kinds (what opens a slot) and key-derivation tags, pinned: they are written to disk.
@@ -211,6 +205,11 @@ public struct KeyGeneration: Equatable, Sendable {
                       certificate: certifier.signature(for: statement(vaultID: vaultID, number: number, created: created, signingKey: signingKey)))
     }
 
+    /// Generation 1 of the key pair `signing`, self-certified.
+    static func first(signedBy signing: SigningKey, vaultID: VaultID, now: Date = Date()) -> KeyGeneration {
+        certified(number: 1, created: UInt64(now.timeIntervalSince1970), signingKey: signing.publicKey, by: signing, vaultID: vaultID)
+    }
+
     func encode(into writer: inout ByteWriter) {
         writer.append(number)
         writer.append(created)
@@ -269,10 +268,17 @@ struct VaultHeader {
         self.mac = mac
     }
 
-    /// The same keys with other slots, in the current format, MAC recomputed.
+    /// The same master key and generation with these slots, in the current format, MAC
+    /// recomputed; a format 1 header gains its key history of one generation.
     func replacingSlots(passphrase: PassphraseSlot, recovery: RecoverySlot?, keys: MasterKeys) -> VaultHeader {
         VaultHeader(vaultID: vaultID, keys: keys, generation: generation, passphraseSlot: passphrase, recoverySlot: recovery,
-                    keyHistory: keyHistory)
+                    keyHistory: keyHistory(orFirstSignedBy: keys.operational.signing))
+    }
+
+    /// The key history, or for a format 1 header (which has none) generation 1 of `signing`,
+    /// the key its master key derives.
+    func keyHistory(orFirstSignedBy signing: SigningKey) -> [KeyGeneration] {
+        keyHistory.isEmpty ? [KeyGeneration.first(signedBy: signing, vaultID: vaultID)] : keyHistory
     }
 
     private static func body(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32,
@@ -389,12 +395,6 @@ struct VaultHeader {
                            recoverySlot: recovery, keyHistory: history, mac: mac)
     }
 
-    /// The vault id at its fixed offset, read without checking anything else: so `coffer lock`
-    /// can still end the sessions of a vault whose header is damaged.
-    static func unverifiedVaultID(_ bytes: [UInt8]) -> VaultID? {
-        guard bytes.count >= 26, Array(bytes[0..<8]) == magic else { return nil }
-        return VaultID(unchecked: Array(bytes[10..<26]))
-    }
 }
 
 func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
@@ -405,7 +405,6 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 /// Fuzzing's way in: the header parser exactly as opening a vault runs it, before any key work,
 /// and everything the commands read from a parsed header without a key (status, lock).
 @_spi(Fuzzing) public func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
-    _ = VaultHeader.unverifiedVaultID(bytes)
     guard let header = try? VaultHeader.decode(bytes) else { return }
     _ = header.passphraseSlot.parameters.profile
     _ = header.recoverySlot?.isLegacy

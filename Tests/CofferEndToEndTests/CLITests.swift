@@ -88,6 +88,45 @@ import VaultStore
         #expect(failing.stderr.contains("exit status 3"))
     }
 
+    /// F15: the passphrase command is another program; it must not see Coffer's own secrets.
+    @Test func thePassphraseCommandGetsNoCofferSecrets() throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault(passphrase: "from a command")
+        let token = try #require(try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout
+            .split(whereSeparator: { $0 == "\"" || $0 == " " || $0 == "\n" || $0 == "=" }).first { $0.hasPrefix("cs1_") }.map(String.init))
+        let seen = sandbox.directory.path("child-environment.txt")
+        let command = "env > '\(seen.path)'; cat '\(passphraseFile)'"
+        let result = try sandbox.run(["account", "list", "--passphrase-command", command],
+                                     environment: ["COFFER_SESSION": token, "COFFER_PASSPHRASE": "from a command", "COFFER_NEW_PASSPHRASE": "something else"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let environment = try String(contentsOf: seen, encoding: .utf8)
+        #expect(environment.contains("HOME="), "the command did run and wrote its environment")
+        for secret in ["COFFER_SESSION", "COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE"] {
+            #expect(!environment.contains(secret + "="), "\(secret) reached the passphrase command")
+        }
+        #expect(!environment.contains(token))
+    }
+
+    /// F18 and F19: a weak new passphrase is refused unless insisted on; COFFER_PASSPHRASE's
+    /// line break is dropped exactly as a file's is, so both sources agree.
+    @Test func weakPassphrasesAndTrailingNewlines() throws {
+        let sandbox = Sandbox()
+        for weak in [" ", "a", "short1", "aaaaaaaaaaaaaaaa", "1234567890ab", "password123"] {
+            let result = try sandbox.run(["init", "--kdf", "interactive"], environment: ["COFFER_PASSPHRASE": weak])
+            #expect(result.status == 64, "'\(weak)' was accepted")
+            #expect(result.stderr.contains("too weak") && result.stderr.contains("--allow-weak-passphrase"))
+            #expect(!FileManager.default.fileExists(atPath: sandbox.vault.path))
+        }
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase"], environment: ["COFFER_PASSPHRASE": "pw\n"]).status == 0)
+        let file = sandbox.directory.secretFile("pw-file", "pw\n")
+        #expect(try sandbox.run(["verify", "--passphrase-file", file]).status == 0, "the newline is not part of the passphrase from either source")
+        #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "pw\r\n"]).status == 0)
+        // Changing to a weak one is refused too, and the old passphrase keeps working.
+        let change = try sandbox.run(["passphrase", "change"], environment: ["COFFER_PASSPHRASE": "pw", "COFFER_NEW_PASSPHRASE": "abc"])
+        #expect(change.status == 64)
+        #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "pw"]).status == 0)
+    }
+
     @Test func missingVaultExits66() throws {
         let sandbox = Sandbox()
         let result = try sandbox.run(["status"])

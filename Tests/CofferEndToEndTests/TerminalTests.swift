@@ -20,8 +20,20 @@ struct TerminalTests {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = (["/usr/bin/tmux", "-L", session] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The test runner's threads block most signals and a spawned child inherits that mask:
+        // a tmux server started so ignores kill-server's shutdown and outlives the test. Start
+        // it with no signal blocked and every handler at its default.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        guard posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, environ) == 0 else {
+        guard posix_spawn(&pid, "/usr/bin/tmux", &actions, &attributes, argv, environ) == 0 else {
             throw CocoaError(.executableLoad)
         }
         var status: Int32 = 0

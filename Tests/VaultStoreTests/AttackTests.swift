@@ -6,6 +6,22 @@ import VaultCrypto
 
 /// The security review's attacks on the store (../shared/reviews/security-review.md), each
 /// performed as an attacker would and required to fail.
+/// Runs `body`, which must be refused with one of `codes`; returns the error for more checks.
+@discardableResult
+func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+                   _ body: () throws -> Void) -> VaultError? {
+    do {
+        try body()
+        Issue.record("\(what)", sourceLocation: sourceLocation)
+    } catch let error as VaultError {
+        #expect(codes.contains(error.code), "\(what): refused with \(error.code)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("\(what): unexpected error \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
 @Suite struct AttackTests {
     let directory = TemporaryDirectory()
     var url: URL { directory.path("vault.coffer") }
@@ -42,12 +58,7 @@ import VaultCrypto
             let mac = BLAKE2b.hash(body, key: attackerMaster.header)
             bytes = body + mac + BLAKE2b.hash(body + mac)
             try putHeader(bytes)
-            do {
-                _ = try Vault.open(at: url, with: .recoveryKey(planted))
-                Issue.record("the planted recovery key opened the vault")
-            } catch let error as VaultError {
-                #expect([.headerTampered, .integrityFailure].contains(error.code), "\(error.code)")
-            }
+            expectRefused([.headerTampered, .integrityFailure], "the planted recovery key opened the vault") { _ = try Vault.open(at: url, with: .recoveryKey(planted)) }
         }
         // The stolen keys still read and write (that is what a session is), but the owner's
         // passphrase, once the header is put back, is still the only way in: nothing lasting.
@@ -66,12 +77,7 @@ import VaultCrypto
         try vault.changePassphrase(to: passphrase("a new passphrase"))
         try vault.apply([.put(RecordID.random(), Data("AfterChangeCanary".utf8))])
         try putHeader(oldHeader)
-        do {
-            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
-            Issue.record("the old passphrase opened the vault through an older header")
-        } catch let error as VaultError {
-            #expect([.integrityFailure, .headerTampered].contains(error.code), "\(error.code)")
-        }
+        expectRefused([.integrityFailure, .headerTampered], "the old passphrase opened the vault through an older header") { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
 
     @Test func f2KeepingTheMasterKeyStillCatchesAnOlderHeaderInTheFile() throws {
@@ -92,12 +98,7 @@ import VaultCrypto
         let withRecovery = try header()
         try vault.removeRecoveryKey()
         try putHeader(withRecovery)
-        do {
-            _ = try Vault.open(at: url, with: .recoveryKey(recoveryKey))
-            Issue.record("the removed recovery key opened the vault")
-        } catch let error as VaultError {
-            #expect([.integrityFailure, .headerTampered].contains(error.code), "\(error.code)")
-        }
+        expectRefused([.integrityFailure, .headerTampered], "the removed recovery key opened the vault") { _ = try Vault.open(at: url, with: .recoveryKey(recoveryKey)) }
     }
 
     /// F3 and F21: triggers planted in the file would make writes vanish; the file is refused.
@@ -109,13 +110,8 @@ import VaultCrypto
                 CREATE TRIGGER t4 BEFORE UPDATE ON commit_record BEGIN SELECT RAISE(IGNORE); END;
                 """)
         }
-        do {
-            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
-            Issue.record("a vault with planted triggers opened")
-        } catch let error as VaultError {
-            #expect(error.code == .schemaTampered)
-            #expect((error.errorDescription ?? "").contains("trigger"))
-        }
+        let error = expectRefused([.schemaTampered], "a vault with planted triggers opened") { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
+        #expect((error?.errorDescription ?? "").contains("trigger"))
         for plant in ["CREATE VIEW v AS SELECT * FROM record", "CREATE INDEX i ON record(version)", "ALTER TABLE record ADD COLUMN extra"] {
             let copy = directory.path("plant-\(UUID().uuidString).coffer")
             _ = try makeVault(at: copy, payloads: ["x"])
@@ -137,12 +133,7 @@ import VaultCrypto
             #expect(throws: VaultError.self) { _ = try VaultHeader.decode(edited) }
             try putHeader(edited)
             for credential in [Credential.passphrase(passphrase()), .recoveryKey(RecoveryKey.generate())] {
-                do {
-                    _ = try Vault.open(at: url, with: credential)
-                    Issue.record("a header with slot \(kind)/\(kdf) opened")
-                } catch let error as VaultError {
-                    #expect([.headerDamaged, .unsafeParameters].contains(error.code), "\(kind)/\(kdf): \(error.code)")
-                }
+                expectRefused([.headerDamaged, .unsafeParameters], "a header with slot \(kind)/\(kdf) opened") { _ = try Vault.open(at: url, with: credential) }
             }
             expectVaultError(.headerDamaged) { _ = try Vault.summary(at: url) }
         }
@@ -183,13 +174,8 @@ import VaultCrypto
         }
         try old.write(to: url)
         for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
-        do {
-            _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
-            Issue.record("an older key generation opened")
-        } catch let error as VaultError {
-            #expect(error.code == .rolledBack)
-            #expect((error.errorDescription ?? "").contains("key generation 1"))
-        }
+        let error = expectRefused([.rolledBack], "an older key generation opened") { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
+        #expect((error?.errorDescription ?? "").contains("key generation 1"))
     }
 
     /// F10: a session outlives neither its time by the boot clock nor a restart, whatever the
