@@ -13,27 +13,81 @@ struct BackupCommands: ParsableCommand {
         subcommands: [Create.self, VerifyArchive.self, List.self, Prune.self, PublicKey.self, Targets.self]
     )
 
-    /// The vault's minisign public key, kept beside the vault so archives can be checked
-    /// without the passphrase (`vault.coffer.pub`).
+    /// The vault's current minisign public key, kept beside the vault for stock `minisign -V`
+    /// (`vault.coffer.pub`). Coffer itself never trusts it over the vault's key history.
     static func publicKeyURL(for vaultURL: URL) -> URL { URL(fileURLWithPath: vaultURL.path + ".pub") }
 
-    static func writePublicKey(_ key: MinisignPublicKey, to url: URL) throws {
+    static func writePublicKey(_ contents: String, to url: URL) throws {
         do {
-            try Data(key.fileContents.utf8).write(to: url, options: .atomic)
+            try Data(contents.utf8).write(to: url, options: .atomic)
         } catch {
             throw CLIError(.failure, "Cannot write the public key to \(url.path).")
         }
     }
 
-    /// The key archives must be signed with: --pubkey, else the one saved beside the vault.
-    static func trustedPublicKey(_ path: String?, vaultURL: URL) throws -> MinisignPublicKey {
-        let url = path.map { URL(fileURLWithPath: $0) } ?? publicKeyURL(for: vaultURL)
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw CLIError(path == nil ? .invalidInput : .notFound,
-                           path == nil ? "No public key to check archives against: none saved beside the vault." : "No public key file at \(url.path).",
-                           hint: "Pass --pubkey FILE (made with: coffer backup pubkey --out FILE).")
+    /// The keys archives are checked against, and where they came from (every message names it).
+    struct Trust {
+        let keys: ArchiveTrust
+        let source: String
+
+        /// "key 2 of 3, superseded" for a generation of the vault's history.
+        func describe(_ generation: UInt32?) -> String {
+            guard let generation, let newest = keys.current?.generation else { return "key from \(source)" }
+            return "key \(generation) of \(newest)\(generation < newest ? ", superseded" : "")"
         }
-        return try CLIError.wrapping { try MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self)) }
+    }
+
+    /// Where trust comes from, strongest first: key files the user names (`--pubkey`), else the
+    /// vault's own key history, authenticated when the vault is unlocked (`vault`, or a session
+    /// or passphrase given without a prompt), else read from its header. The `.pub` beside the
+    /// vault is only compared with that history, and a mismatch reported: a swapped `.pub` never
+    /// makes an attacker's archives "signed".
+    /// Archives in `folders` may extend the history with generations made after this copy's
+    /// (`ArchiveTrust.extended(byArchivesIn:)`).
+    static func trust(pubkeys: [String], options: VaultOptions, vault: Vault? = nil, folders: [URL]) throws -> Trust {
+        if !pubkeys.isEmpty {
+            var keys: [MinisignPublicKey] = []
+            for path in pubkeys {
+                guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.notFound, "No public key file at \(path).") }
+                keys += try CLIError.wrapping { try MinisignPublicKey.parseAll(String(decoding: data, as: UTF8.self)) }
+            }
+            return Trust(keys: ArchiveTrust(publicKeys: keys), source: pubkeys.joined(separator: ", "))
+        }
+        let vaultURL = options.vaultURL
+        guard FileManager.default.fileExists(atPath: vaultURL.path) else {
+            throw CLIError(.notFound, "No vault at \(vaultURL.path) to take this vault's keys from.",
+                           hint: "Pass --pubkey FILE (each archive folder holds coffer-VAULTID-key-N.pub), or --vault PATH. On a new machine, `coffer backup verify --full` and `coffer restore` check archives with the passphrase alone.")
+        }
+        let trust: Trust
+        if let vault = try vault ?? (options.hasCredentialWithoutPrompt ? options.openVault() : nil) {
+            trust = Trust(keys: ArchiveTrust(vaultID: vault.id, history: vault.keyHistory).extended(byArchivesIn: folders),
+                          source: "the key history of \(vaultURL.path)")
+        } else {
+            let summary = try Vault.summary(at: vaultURL)
+            if summary.keyHistory.isEmpty {
+                // A format 1 vault has no key history until its first unlock: its .pub is all there is.
+                guard let data = FileManager.default.contents(atPath: publicKeyURL(for: vaultURL).path) else {
+                    throw CLIError(.invalidInput, "No public key to check archives against: none saved beside the vault.",
+                                   hint: "Unlock the vault first (eval \"$(coffer unlock)\"), or pass --pubkey FILE.")
+                }
+                let key = try CLIError.wrapping { try MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self)) }
+                return Trust(keys: ArchiveTrust(publicKeys: [key]), source: publicKeyURL(for: vaultURL).path)
+            }
+            trust = Trust(keys: ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: folders),
+                          source: "the key history in \(vaultURL.path)'s header (not unlocked)")
+        }
+        warnIfPublicKeyFileDiffers(trust, vaultURL: vaultURL)
+        return trust
+    }
+
+    /// A `.pub` beside the vault that is not the vault's current key was swapped or is stale.
+    static func warnIfPublicKeyFileDiffers(_ trust: Trust, vaultURL: URL) {
+        let url = publicKeyURL(for: vaultURL)
+        guard let data = FileManager.default.contents(atPath: url.path), let current = trust.keys.current else { return }
+        let saved = try? MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self))
+        guard saved != current.publicKey else { return }
+        Terminal.note("warning: \(url.path) is not this vault's current key\(saved.map { " (it holds key id \($0.keyIDText))" } ?? ""); it was not trusted.")
+        Terminal.note("hint: If you did not replace it, someone may have. Rewrite it from the vault: coffer backup pubkey")
     }
 
     struct Age: Encodable {
@@ -94,9 +148,16 @@ struct BackupCommands: ParsableCommand {
             }
             let directories = targets.map { URL(fileURLWithPath: $0).standardizedFileURL }
             let progress = Progress(enabled: Terminal.standardErrorIsTerminal)
+            let vault = ledger.vault
+            let history = vault.keyHistory
+            let trust = ArchiveTrust(vaultID: vault.id, history: history).extended(byArchivesIn: directories)
 
             var state = ledger.backupState?.state ?? BackupState()
-            state.lastSequence += 1
+            // The next number follows everything this vault signed in any destination, not only what
+            // this copy remembers, so no two archives of the vault ever share a number.
+            let seen = directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }
+            try BackupCommands.checkForForks(seen, lastSequence: state.lastSequence, vault: vault, acceptRollback: options.acceptRollback)
+            state.lastSequence = max(state.lastSequence, seen.map(\.sequence).max() ?? 0) + 1
             let sequence = state.lastSequence
             let stateID = ledger.backupState?.id ?? UUID()
             // The sequence is recorded in the vault as soon as the first archive carrying it has its
@@ -104,13 +165,13 @@ struct BackupCommands: ParsableCommand {
             // left exactly as it was.
             var sequenceRecorded = false
 
-            let vault = ledger.vault
             let today = try CommandContext.today()
             let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth(on: today).netWorth))"
             let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
             let keys = vault.backupKeys
             let publicKey = MinisignPublicKey(key: keys.signingKey.publicKey)
-            try BackupCommands.writePublicKey(publicKey, to: BackupCommands.publicKeyURL(for: options.vaultURL))
+            try BackupCommands.writePublicKey(publicKey.fileContents(describing: "Coffer vault \(vault.id.hex), key generation \(vault.keyGeneration)"),
+                                              to: BackupCommands.publicKeyURL(for: options.vaultURL))
             let created = Date()
             var failures = 0
             for directory in directories {
@@ -124,7 +185,7 @@ struct BackupCommands: ParsableCommand {
                 let url: URL
                 do {
                     url = try Archive.write(records: records, netWorth: netWorth, appVersion: Coffer.version, commitCounter: vault.commitCounter,
-                                            keys: keys, sequence: sequence, created: created, to: directory)
+                                            device: vault.deviceID, keys: keys, sequence: sequence, created: created, to: directory)
                 } catch let error as BackupError {
                     Output.line("FAILED  \(directory.path): \(error.errorDescription ?? "write failed"). No archive with a final name was left.")
                     failures += 1
@@ -141,9 +202,10 @@ struct BackupCommands: ParsableCommand {
                 }
                 progress.step("Reading it back and verifying it")
                 do {
-                    _ = try Archive.verify(at: url, publicKey: publicKey)
+                    _ = try Archive.verify(at: url, trust: trust)
                     let contents = try Archive.open(at: url, keys: keys)
                     guard contents.recordCount == records.count else { throw BackupError(.damaged, "record count differs") }
+                    try Archive.writePublicKeys(history, vaultID: vault.id, into: directory)
                 } catch {
                     Archive.remove(url)
                     Output.line("FAILED  \(directory.path): the archive did not verify when read back (\(CLIError(error).message)); it was removed.")
@@ -165,30 +227,55 @@ struct BackupCommands: ParsableCommand {
         }
     }
 
+    /// Archives in the destinations that this copy of the vault never recorded. Made by this
+    /// copy from a later commit than it now has, they prove the vault file was rolled back (an
+    /// older copy put in its place): refused unless `--accept-rollback`. Made by another copy of
+    /// the vault, they are a fork: said plainly, and numbering continues after them.
+    static func checkForForks(_ seen: [SignedDescription], lastSequence: UInt64, vault: Vault, acceptRollback: Bool) throws {
+        let unknown = seen.filter { $0.sequence > lastSequence }.sorted { $0.sequence < $1.sequence }
+        let mine = vault.deviceID?.hex
+        let ahead = unknown.filter { $0.device != nil && $0.device == mine && ($0.commitCounter ?? 0) > vault.commitCounter }
+        if let newest = ahead.last, !acceptRollback {
+            throw CLIError(.damaged, "This vault is older than an archive it made: \(newest.url.path) is #\(newest.sequence), made from commit #\(newest.commitCounter ?? 0) of this copy, but the vault is at commit #\(vault.commitCounter). The vault file was rolled back or replaced by an older copy. Nothing was written.",
+                           hint: "Restore that archive if it is the newer state (coffer restore), or pass --accept-rollback to back up this older state as #\((unknown.last?.sequence ?? lastSequence) + 1).")
+        }
+        for description in unknown {
+            let maker = description.device.map { $0 == mine ? "this copy of the vault" : "another copy of this vault (device \($0.prefix(8)))" } ?? "a copy of this vault"
+            Terminal.note("warning: \(description.url.path) is archive #\(description.sequence), made by \(maker)\(description.commitCounter.map { " from commit #\($0)" } ?? ""), which this vault has no record of: two copies of the vault back up here, or this one was restored from an older state. Numbering continues after it.")
+        }
+    }
+
     // MARK: verify
 
     struct VerifyArchive: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "verify",
-            abstract: "Check an archive: signature and structure without a passphrase; --full decrypts and checks every record.")
+            abstract: "Check an archive: signature and structure without a passphrase; --full decrypts and checks every record.",
+            discussion: "Checked against every key generation in the vault's own key history (or the --pubkey files).")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The archive (.cbak); its .minisig must be beside it.") var file: String
-        @Option(help: ArgumentHelp("The vault's public key (default: the one saved beside the vault).", valueName: "file")) var pubkey: String?
+        @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
         @Flag(help: "Also decrypt, decompress and parse every record, and compare with the manifest (needs the passphrase or a session).") var full = false
 
         func run() throws {
             let url = URL(fileURLWithPath: file)
             guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(.notFound, "No archive at \(url.path).") }
             let info: ArchiveInfo
-            if full, pubkey == nil, !FileManager.default.fileExists(atPath: BackupCommands.publicKeyURL(for: options.vaultURL).path) {
-                // A fresh machine: the key that signed it is derived from the passphrase below.
-                info = try openFully(url).1
+            let signedBy: String
+            if full, pubkey.isEmpty, !FileManager.default.fileExists(atPath: options.vaultURL.path) {
+                // A fresh machine: the archive's own key history, unlocked by the passphrase of its time.
+                let opened = try BackupCommands.openArchive(url, options: options)
+                info = opened.info
+                signedBy = "the key its own vault header certifies, opened with your passphrase"
             } else {
-                info = try CLIError.wrapping { try Archive.verify(at: url, publicKey: try BackupCommands.trustedPublicKey(pubkey, vaultURL: options.vaultURL)) }
-                if full { _ = try openFully(url) }
+                let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, folders: [url.deletingLastPathComponent()])
+                info = try CLIError.wrapping { try Archive.verify(at: url, trust: trust.keys) }
+                signedBy = "this vault's \(trust.describe(info.generation)), from \(trust.source)"
+                if full { _ = try BackupCommands.openArchive(url, options: options) }
             }
             Output.line("Archive OK: \(url.lastPathComponent) — sequence \(info.sequence), made \(ISO8601DateFormatter().string(from: info.created)), \(info.size) bytes.")
-            Output.line("Proved: signed by this vault's key; header, signed description and chunk framing intact to the last byte.")
+            Output.line("Proved: signed by \(signedBy); header, signed description and chunk framing intact to the last byte.")
+            if !info.hasSignedName, let signedName = info.signedName { Output.line("Note: it was signed as \(signedName); this file is a renamed copy.") }
             if full {
                 Output.line("Proved (--full): every chunk decrypted and authenticated, the content decompressed to its declared size,")
                 Output.line("and every record parsed and matched the encrypted manifest (count, kinds, digest).")
@@ -196,51 +283,91 @@ struct BackupCommands: ParsableCommand {
                 Output.line("Not yet proved: that it decrypts and restores. Run with --full for that.")
             }
         }
-
-        /// Full verification: keys from the archive's own vault header and the passphrase (or
-        /// this vault's session), then the signature with the key that derives from them.
-        func openFully(_ url: URL) throws -> (ArchiveContents, ArchiveInfo) {
-            let keys = try BackupCommands.archiveKeys(url, options: options)
-            let info = try CLIError.wrapping { try Archive.verify(at: url, publicKey: MinisignPublicKey(key: keys.signingKey.publicKey)) }
-            return (try CLIError.wrapping { try Archive.open(at: url, keys: keys) }, info)
-        }
     }
 
-    /// The keys of an archive, from its stored vault header and the user's credential.
-    static func archiveKeys(_ url: URL, options: VaultOptions) throws -> BackupKeys {
-        let header = try CLIError.wrapping { try Archive.archivedVaultHeader(at: url) }
+    /// Opens an archive fully: refused at once without a signature; its signature checked before
+    /// any key derivation when a key that may have made it is known (the vault's history, even
+    /// unauthenticated, or the key files beside the archives); then its keys derived from its
+    /// own vault header and the user's credential (Argon2id bounded), the signature checked with
+    /// the key they give, and every chunk and record checked.
+    static func openArchive(_ url: URL, options: VaultOptions) throws -> (contents: ArchiveContents, info: ArchiveInfo, keys: BackupKeys) {
+        let signature = try CLIError.wrapping { try Archive.signature(for: url) }
+        let peek = try CLIError.wrapping { try Archive.peek(at: url) }
+        var known = Archive.folderPublicKeys(in: url.deletingLastPathComponent(), vaultID: peek.vaultID)
+        if let summary = try? Vault.summary(at: options.vaultURL), summary.vaultID.bytes == peek.vaultID {
+            known += summary.keyHistory.map { MinisignPublicKey(key: $0.signingKey) }
+        }
+        if let key = known.first(where: { $0.keyID == signature.keyID }) {
+            _ = try CLIError.wrapping { try Archive.verify(at: url, publicKey: key) }
+        }
+        let keys: BackupKeys
         do {
-            return try Vault.backupKeys(fromArchivedHeader: header, credential: options.credential())
+            keys = try Vault.backupKeys(fromArchivedHeader: peek.vaultHeader, credential: options.credential())
         } catch let error as VaultError where error.code == .wrongPassphrase || error.code == .sessionInvalid {
-            let made = (try? Archive.verifyStructureOnly(at: url)).map { " It was made on \(ISO8601DateFormatter().string(from: $0.created))." } ?? ""
-            throw CLIError(.noPermission, "That passphrase does not open this archive.\(made)",
+            throw CLIError(.noPermission, "That passphrase does not open this archive. It was made on \(ISO8601DateFormatter().string(from: peek.created)).",
                            hint: "An archive made before a passphrase change needs the passphrase that was current then.")
         }
+        let info = try CLIError.wrapping { try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)) }
+        return (try CLIError.wrapping { try Archive.open(at: url, keys: keys) }, info, keys)
     }
 
     // MARK: list
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List archives in a folder (default: every saved target) with their signature status.")
+        static let configuration = CommandConfiguration(
+            abstract: "List archives in a folder (default: every saved target) with their signature status.",
+            discussion: "Identity comes from the signed content: copies a sync tool made are listed as copies, and two archives signed with one sequence number as a fork.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         @Argument(help: "A folder of archives.") var directory: String?
-        @Option(help: ArgumentHelp("The vault's public key (default: the one saved beside the vault).", valueName: "file")) var pubkey: String?
+        @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
 
-        struct Row: Encodable { let file: String; let sequence: UInt64?; let created: String?; let size: Int; let status: String }
+        struct Row: Encodable {
+            let file: String
+            let sequence: UInt64?
+            let created: String?
+            let size: Int
+            let status: String
+            let keyGeneration: UInt32?
+            let superseded: Bool?
+            let copyOf: String?
+            let forkWith: [String]?
+            let device: String?
+            let commit: UInt64?
+            let signedName: String?
+        }
 
         func run() throws {
-            let publicKey = try BackupCommands.trustedPublicKey(pubkey, vaultURL: options.vaultURL)
             let folders: [String]
-            if let directory { folders = [directory] } else { folders = try options.openLedger().backupTargets.values.map(\.path).sorted() }
+            var vault: Vault?
+            if let directory {
+                folders = [directory]
+            } else {
+                let ledger = try options.openLedger()
+                vault = ledger.vault
+                folders = ledger.backupTargets.values.map(\.path).sorted()
+            }
             guard !folders.isEmpty else {
                 throw CLIError(.invalidInput, "No folder given and no saved backup targets.", hint: "coffer backup list DIR, or coffer backup target add DIR")
             }
+            let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, vault: vault, folders: folders.map { URL(fileURLWithPath: $0) })
             var rows: [Row] = []
+            var labels: [String] = []
+            let newest = trust.keys.current?.generation
             for folder in folders {
-                rows += BackupCommands.inspect(folder: URL(fileURLWithPath: folder), publicKey: publicKey).map {
-                    Row(file: $0.url.path, sequence: $0.info?.sequence, created: $0.info.map { ISO8601DateFormatter().string(from: $0.created) },
-                        size: $0.size, status: $0.status)
+                for entry in BackupFolder.scan(URL(fileURLWithPath: folder), trust: trust.keys) {
+                    var copyOf: String?, forkWith: [String]?
+                    switch entry.status {
+                    case .copy(let original): copyOf = original.path
+                    case .fork(let others): forkWith = others.map(\.path)
+                    default: break
+                    }
+                    let info = entry.info
+                    rows.append(Row(file: entry.url.path, sequence: info?.sequence, created: info.map { ISO8601DateFormatter().string(from: $0.created) },
+                                    size: entry.size, status: entry.status.name, keyGeneration: info?.generation,
+                                    superseded: info?.generation.flatMap { generation in newest.map { generation < $0 } },
+                                    copyOf: copyOf, forkWith: forkWith, device: info?.device, commit: info?.commitCounter, signedName: info?.signedName))
+                    labels.append(BackupCommands.label(entry, trust: trust))
                 }
             }
             if report.json { return try Output.json(["archives": rows]) }
@@ -248,46 +375,28 @@ struct BackupCommands: ParsableCommand {
                 Output.line("No archives in \(folders.joined(separator: ", ")). Make one with: coffer backup create --to DIR")
                 return
             }
-            Render.table([["Made", "Seq", "Size", "Status", "File"]] + rows.map {
-                [$0.created ?? "—", $0.sequence.map(String.init) ?? "—", ByteCountFormatter.string(fromByteCount: Int64($0.size), countStyle: .file),
-                 $0.status == "signed" ? "✓ signed" : "✗ \($0.status)", URL(fileURLWithPath: $0.file).lastPathComponent]
+            Render.table([["Made", "Seq", "Size", "Status", "File"]] + zip(rows, labels).map { row, label in
+                [row.created ?? "—", row.sequence.map(String.init) ?? "—", ByteCountFormatter.string(fromByteCount: Int64(row.size), countStyle: .file),
+                 label, URL(fileURLWithPath: row.file).lastPathComponent]
             }, rightAligned: [1, 2]).forEach { Output.line($0) }
             Output.line()
-            Output.line("Only archives marked ✓ signed are trusted: restored, counted, or kept by prune.")
+            Output.line("Checked against \(trust.source). Only archives marked ✓ signed are counted and kept by prune;")
+            Output.line("copies are the same signed archive under another name, and a fork is a second archive signed with one number.")
         }
     }
 
-    struct Inspected {
-        let url: URL
-        let info: ArchiveInfo?
-        let size: Int
-        /// signed, damaged, foreign, unsigned, conflicted copy, not an archive
-        let status: String
-    }
-
-    /// Every archive-like file in a folder, checked against `publicKey`; never trusts a name.
-    static func inspect(folder: URL, publicKey: MinisignPublicKey) -> [Inspected] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
-            .filter { $0.hasSuffix(".cbak") && !$0.hasPrefix(".") }.sorted()
-        return names.map { name in
-            let url = folder.appendingPathComponent(name)
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-            if name.lowercased().contains("conflict") {
-                return Inspected(url: url, info: nil, size: size, status: "conflicted copy")
-            }
-            do {
-                return Inspected(url: url, info: try Archive.verify(at: url, publicKey: publicKey), size: size, status: "signed")
-            } catch let error as BackupError {
-                let status: String
-                switch error.code {
-                case .untrusted: status = FileManager.default.fileExists(atPath: url.path + ".minisig") ? "foreign" : "unsigned"
-                case .unsupported: status = "newer format"
-                default: status = "damaged"
-                }
-                return Inspected(url: url, info: nil, size: size, status: status)
-            } catch {
-                return Inspected(url: url, info: nil, size: size, status: "damaged")
-            }
+    /// "✓ signed (key 2 of 3, superseded)", "copy of #5", "✗ foreign" …
+    static func label(_ entry: BackupFolder.Entry, trust: Trust) -> String {
+        switch entry.status {
+        case .signed:
+            let renamed = entry.info.flatMap { $0.hasSignedName ? nil : $0.signedName }.map { ", signed as \($0)" } ?? ""
+            return "✓ signed (\(trust.describe(entry.info?.generation))\(renamed))"
+        case .copy(let original): return "copy of #\(entry.info?.sequence ?? 0) (\(original.lastPathComponent))"
+        case .fork: return "⚠ fork: another archive is signed as #\(entry.info?.sequence ?? 0)"
+        case .foreign: return "✗ foreign"
+        case .unsigned: return "✗ unsigned"
+        case .damaged: return "✗ damaged"
+        case .newerFormat: return "✗ newer format"
         }
     }
 
@@ -296,7 +405,7 @@ struct BackupCommands: ParsableCommand {
     struct Prune: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete old archives from a folder by keep rules, using only signed dates and sequence numbers.",
-            discussion: "Touches only archives signed by this vault; never the newest one, nor the newest fully verified one.")
+            discussion: "Touches only distinct archives signed by this vault (any key generation); never the newest one, nor the newest fully verified one. Copies, forks and anything unsigned are never touched.")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The folder to prune.") var directory: String
         @Option(help: "Keep the N newest archives.") var keepLast = 0
@@ -304,32 +413,36 @@ struct BackupCommands: ParsableCommand {
         @Option(help: "Keep the newest archive of each of the last N weeks.") var keepWeekly = 0
         @Option(help: "Keep the newest archive of each of the last N months.") var keepMonthly = 0
         @Flag(help: "Show what would be kept and removed; remove nothing.") var dryRun = false
-        @Option(help: ArgumentHelp("The vault's public key (default: the one saved beside the vault).", valueName: "file")) var pubkey: String?
+        @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
 
         func run() throws {
             let policy = RetentionPolicy(keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
             let folder = URL(fileURLWithPath: directory).standardizedFileURL
-            let publicKey = try BackupCommands.trustedPublicKey(pubkey, vaultURL: options.vaultURL)
             let ledger = try options.openLedger()
-            let protected = Set(ledger.backupState?.state.verified.filter { $0.path == folder.path }.map(\.sequence) ?? [])
-            let inspected = BackupCommands.inspect(folder: folder, publicKey: publicKey)
-            let signed = inspected.filter { $0.info != nil }
+            let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, vault: ledger.vault, folders: [folder])
+            let entries = BackupFolder.scan(folder, trust: trust.keys)
+            let candidates = entries.filter { $0.status == .signed }
+            let identity = { (info: ArchiveInfo) in info.digest.map { String(format: "%02x", $0) }.joined() }
+            let verified = ledger.backupState?.state.verified.filter { $0.path == folder.path } ?? []
+            let protected = Set(candidates.compactMap(\.info).filter { info in
+                verified.contains { $0.sequence == info.sequence && $0.time == Int64(info.created.timeIntervalSince1970) }
+            }.map(identity))
             let keep = try CLIError.wrapping {
-                try policy.keep(signed.map { .init(sequence: $0.info!.sequence, created: $0.info!.created) }, protected: protected)
+                try policy.keep(candidates.compactMap(\.info).map { .init(identity: identity($0), sequence: $0.sequence, created: $0.created) },
+                                protected: protected)
             }
             var removed = 0
-            for archive in signed.sorted(by: { $0.info!.sequence > $1.info!.sequence }) {
-                let info = archive.info!
-                if let reasons = keep[info.sequence] {
-                    Output.line("keep    \(archive.url.lastPathComponent)  (\(reasons.joined(separator: ", ")))")
+            for info in candidates.compactMap(\.info).sorted(by: { ($0.sequence, $0.created) > ($1.sequence, $1.created) }) {
+                if let reasons = keep[identity(info)] {
+                    Output.line("keep    \(info.url.lastPathComponent)  (\(reasons.joined(separator: ", ")))")
                 } else {
-                    Output.line("\(dryRun ? "would remove" : "remove")  \(archive.url.lastPathComponent)")
-                    if !dryRun { Archive.remove(archive.url) }
+                    Output.line("\(dryRun ? "would remove" : "remove")  \(info.url.lastPathComponent)")
+                    if !dryRun { Archive.remove(info.url) }
                     removed += 1
                 }
             }
-            for other in inspected where other.info == nil {
-                Output.line("ignore  \(other.url.lastPathComponent)  (\(other.status): never touched)")
+            for other in entries where other.status != .signed {
+                Output.line("ignore  \(other.url.lastPathComponent)  (\(BackupCommands.label(other, trust: trust)): never touched)")
             }
             Output.line(dryRun ? "Dry run: nothing was removed (\(removed) would be)." : "Removed \(removed) archive\(removed == 1 ? "" : "s").")
         }
@@ -340,19 +453,40 @@ struct BackupCommands: ParsableCommand {
     struct PublicKey: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pubkey",
-            abstract: "Export the vault's public key in minisign's format, to verify archives without the passphrase.")
+            abstract: "Export the vault's public key in minisign's format, to verify archives without the passphrase.",
+            discussion: "With --all, every key generation: printed one after another, or with --out DIR one file per generation (minisign reads one key per file).")
         @OptionGroup var options: VaultOptions
-        @Option(help: ArgumentHelp("Write it to this file instead of standard output.", valueName: "file")) var out: String?
+        @Option(help: ArgumentHelp("Write it to this file (with --all: into this folder) instead of standard output.", valueName: "path")) var out: String?
+        @Flag(help: "Every key generation of the vault, not only the current one.") var all = false
 
         func run() throws {
             let vault = try options.openVault()
-            let key = MinisignPublicKey(key: vault.backupKeys.signingKey.publicKey)
-            try BackupCommands.writePublicKey(key, to: BackupCommands.publicKeyURL(for: options.vaultURL))
-            if let out {
-                try BackupCommands.writePublicKey(key, to: URL(fileURLWithPath: out))
+            let history = vault.keyHistory
+            func contents(_ generation: KeyGeneration) -> String {
+                MinisignPublicKey(key: generation.signingKey)
+                    .fileContents(describing: "Coffer vault \(vault.id.hex), key generation \(generation.number) of \(vault.keyGeneration)")
+            }
+            guard let current = history.last else { throw CLIError(.damaged, "The vault has no signing key history.") }
+            try BackupCommands.writePublicKey(contents(current), to: BackupCommands.publicKeyURL(for: options.vaultURL))
+            switch (all, out) {
+            case (false, let out?):
+                try BackupCommands.writePublicKey(contents(current), to: URL(fileURLWithPath: out))
                 Output.line("Wrote the public key to \(out). Verify an archive with: minisign -Vm ARCHIVE -p \(out)")
-            } else {
-                print(key.fileContents, terminator: "")
+            case (false, nil):
+                print(contents(current), terminator: "")
+            case (true, let out?):
+                let folder = URL(fileURLWithPath: out)
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw CLIError(.invalidInput, "\(folder.path) is not a folder; with --all, --out names the folder the key files go into.")
+                }
+                try CLIError.wrapping { try Archive.writePublicKeys(history, vaultID: vault.id, into: folder) }
+                for generation in history {
+                    Output.line("Wrote key generation \(generation.number) to \(folder.appendingPathComponent(Archive.publicKeyFileName(vaultID: vault.id, generation: generation.number)).path)")
+                }
+                Output.line("Verify any archive with the file of the generation that signed it: minisign -Vm ARCHIVE -p FILE")
+            case (true, nil):
+                print(history.map(contents).joined(), terminator: "")
             }
         }
     }
@@ -433,6 +567,7 @@ struct Restore: ParsableCommand {
     @Argument(help: "The archive (.cbak).") var file: String
     @Option(name: .customLong("to"), help: ArgumentHelp("Where the restored vault goes.", valueName: "path")) var target: String
     @Flag(help: "Replace an existing vault at --to (kept as PATH.before-restore-TIME).") var replace = false
+    @Flag(help: "With --replace, do not ask before replacing a vault with an older archive.") var yes = false
 
     func run() throws {
         let url = URL(fileURLWithPath: file)
@@ -442,18 +577,25 @@ struct Restore: ParsableCommand {
             throw CLIError(.invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
                            hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
         }
-        let keys = try BackupCommands.archiveKeys(url, options: options)
-        _ = try CLIError.wrapping { try Archive.verify(at: url, publicKey: MinisignPublicKey(key: keys.signingKey.publicKey)) }
-        let contents = try CLIError.wrapping { try Archive.open(at: url, keys: keys) }
+        let (contents, _, keys) = try BackupCommands.openArchive(url, options: options)
+        if replace, FileManager.default.fileExists(atPath: destination.path), !yes, let reason = olderThanReplacedVault(contents) {
+            guard try Terminal.confirm("Archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
+                                       refusal: "Replacing a vault with an older archive (\(reason))") else {
+                throw CLIError(.failure, "Nothing was restored.")
+            }
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         let oldCopy = URL(fileURLWithPath: destination.path + ".before-restore-\(formatter.string(from: Date()))")
-        // Backup bookkeeping is not in archives: rebuild it. Sequence numbers continue from this
-        // archive, which was just fully verified where it lies.
-        let state = BackupState(lastSequence: contents.sequence, verified: [.init(
-            path: url.deletingLastPathComponent().standardizedFileURL.path, sequence: contents.sequence,
-            time: Int64(contents.created.timeIntervalSince1970))])
+        // Backup bookkeeping is not in archives: rebuild it. Sequence numbers continue after every
+        // archive of this vault in the archive's folder, so the restored vault never reuses one.
+        let folder = url.deletingLastPathComponent().standardizedFileURL
+        let trust = ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory).extended(byArchivesIn: [folder])
+        let folderMaximum = Archive.signedDescriptions(in: folder, trust: trust)
+            .map(\.sequence).max() ?? 0
+        let state = BackupState(lastSequence: max(contents.sequence, folderMaximum), verified: [.init(
+            path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))])
         // Migrate every payload to the current version as it goes in (one transaction).
         let migrated = try contents.records.map { id, payload -> (RecordID, Data) in
             do {
@@ -464,11 +606,27 @@ struct Restore: ParsableCommand {
         }
         let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
         _ = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
-                              records: records, replacing: replace, keepingOldAt: oldCopy)
+                              records: records, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard)
         Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
         Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
         if replace, FileManager.default.fileExists(atPath: oldCopy.path) { Output.line("The previous vault is kept at \(oldCopy.path).") }
         Output.line("It opens with the passphrase that was current when the archive was made.")
+    }
+}
+
+extension Restore {
+    /// Why the archive holds an older state than the vault it would replace, or nil when it does
+    /// not (or the vault cannot be read to tell, as when it is damaged: the reason to restore).
+    func olderThanReplacedVault(_ contents: ArchiveContents) -> String? {
+        guard let summary = try? Vault.summary(at: URL(fileURLWithPath: target)), summary.vaultID.hex == contents.vaultID,
+              let current = try? Ledger(vault: Vault.open(at: URL(fileURLWithPath: target), with: options.credential())) else { return nil }
+        if let lastSequence = current.backupState?.state.lastSequence, lastSequence > contents.sequence {
+            return "the vault has made archives up to #\(lastSequence) since"
+        }
+        if let newest = current.changes.map(\.entry.timestamp).max(), newest > Int64(contents.created.timeIntervalSince1970) {
+            return "the vault was changed after the archive was made"
+        }
+        return nil
     }
 }
 

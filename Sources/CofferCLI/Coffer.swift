@@ -39,6 +39,7 @@ public struct Coffer: ParsableCommand {
     /// so no secret can reach a core file and nothing is created readable by others.
     public static func runAndExit(_ arguments: [String]? = nil) -> Never {
         ProcessHardening.disableCoreDumps()
+        ProcessHardening.replaceCrashReporter()
         umask(0o077)
         // Past a file-size limit (`ulimit -f`) the kernel would kill us with SIGXFSZ mid-write;
         // ignored, the write fails with EFBIG instead, and the error path reports it and rolls back.

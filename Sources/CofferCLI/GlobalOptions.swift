@@ -48,6 +48,13 @@ struct VaultOptions: ParsableArguments {
         try Vault.open(at: vaultURL, with: credential(allowSession: allowSession), guard: rollbackGuard)
     }
 
+    /// Whether the vault can be unlocked without asking anyone: a session, a passphrase file,
+    /// command or variable, or a recovery key file.
+    var hasCredentialWithoutPrompt: Bool {
+        recoveryKeyFile != nil || passphraseFile != nil || passphraseCommand != nil
+            || !(environment["COFFER_SESSION"] ?? "").isEmpty || environment["COFFER_PASSPHRASE"] != nil
+    }
+
     var sessionToken: SessionToken? {
         get throws {
             guard let text = environment["COFFER_SESSION"], !text.isEmpty else { return nil }

@@ -35,20 +35,53 @@ struct Unlock: ParsableCommand {
 /// `coffer lock`: ends sessions.
 struct Lock: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "End the unlocked session (and every other session for this vault)."
+        abstract: "End the unlocked session (and every other session for this vault).",
+        discussion: """
+            Sessions are found by the vault id in the vault's header; for a vault that was moved or \
+            is damaged, by the id this computer last saw at its path. --all ends every session of \
+            every vault.
+            """
     )
 
     @OptionGroup var options: VaultOptions
+    @Flag(help: "End every session in the session directory, of any vault.") var all = false
 
     func run() throws {
+        let directory = options.sessionDirectory
         var removed = 0
-        if let token = try? options.sessionToken, SessionStore.remove(token: token, directory: options.sessionDirectory) {
+        if let token = try? options.sessionToken, SessionStore.remove(token: token, directory: directory) {
             removed += 1
         }
-        if let summary = try? Vault.summary(at: options.vaultURL) {
-            removed += SessionStore.removeAll(vaultID: summary.vaultID, directory: options.sessionDirectory)
+        if all {
+            removed += SessionStore.removeEverySession(directory: directory)
+            Output.line(removed == 0 ? "No sessions to lock." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s") (every vault).")
+            return nextHint()
+        }
+        let path = options.vaultURL.path
+        do {
+            let summary = try Vault.summary(at: options.vaultURL)
+            removed += SessionStore.removeAll(vaultID: summary.vaultID, directory: directory)
+        } catch {
+            // The vault cannot be read (moved, damaged, planted): end the sessions of the vault its
+            // header still names, and of every vault this computer last saw at this path.
+            let candidates = ([Vault.unverifiedVaultID(at: options.vaultURL)].compactMap { $0 } + options.rollbackGuard.vaultIDs(lastSeenAt: path))
+            var seen = Set<String>()
+            for vaultID in candidates where seen.insert(vaultID.hex).inserted {
+                removed += SessionStore.removeAll(vaultID: vaultID, directory: directory)
+            }
+            Terminal.note("warning: \(CLIError(error).message)")
+            let left = SessionStore.remainingSessions(directory: directory)
+            if !left.isEmpty {
+                Output.line(removed == 0 ? "Nothing was locked." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s") of the vault last seen at \(path).")
+                throw CLIError(.failure, "\(left.count) session\(left.count == 1 ? "" : "s") of other vaults (or of this one, if it was never opened on this computer) remain: \(left.map(\.url.lastPathComponent).joined(separator: ", ")).",
+                               hint: "End every session with: coffer lock --all")
+            }
         }
         Output.line(removed == 0 ? "No unlocked session to lock." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s").")
+        nextHint()
+    }
+
+    private func nextHint() {
         if options.environment["COFFER_SESSION"] != nil {
             Output.line("Next: unset COFFER_SESSION")
         }

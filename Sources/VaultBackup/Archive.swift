@@ -13,6 +13,20 @@ public struct ArchiveInfo: Sendable, Equatable {
     public let created: Date
     public let size: Int
     public let chunkCount: Int
+    /// BLAKE2b-512 of the whole file, which the signature covers: an archive's identity, so
+    /// copies a sync tool makes under other names are recognised as the same archive.
+    public let digest: [UInt8]
+    /// The file name the archive was signed under (the trusted comment's `file=`).
+    public let signedName: String?
+    /// The copy of the vault that made it, and the commit it was made from (archives made
+    /// before Coffer recorded them have neither).
+    public let device: String?
+    public let commitCounter: UInt64?
+    /// Which trusted key signed it (nil when checked against a bare key file).
+    public let generation: UInt32?
+
+    /// False for a copy a sync tool or a person made under another name.
+    public var hasSignedName: Bool { signedName == url.lastPathComponent }
 }
 
 /// A fully verified archive's contents.
@@ -54,21 +68,22 @@ public enum Archive {
     static func signatureURL(for url: URL) -> URL { URL(fileURLWithPath: url.path + ".minisig") }
 
     /// The trusted comment: what the signature vouches for besides the bytes.
-    static func trustedComment(vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String) -> String {
+    static func trustedComment(vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String, device: DeviceID?, commitCounter: UInt64) -> String {
         "coffer-archive v1 vault=\(vaultID.map { String(format: "%02x", $0) }.joined()) seq=\(sequence) time=\(created) file=\(fileName)"
+            + (device.map { " device=\($0.hex) commit=\(commitCounter)" } ?? "")
     }
 
     /// Builds the archive bytes and its signature (pure: no I/O).
-    static func build(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
+    static func build(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64, device: DeviceID?,
                       keys: BackupKeys, sequence: UInt64, created: Date, fileName: String) throws -> (archive: [UInt8], signature: String) {
         let export = ExportFormat.encode(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter)
         return try seal(compressed: try XZ.compress(export), plaintextLength: UInt64(export.count), keys: keys,
-                        sequence: sequence, created: created, fileName: fileName)
+                        sequence: sequence, created: created, fileName: fileName, device: device, commitCounter: commitCounter)
     }
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
     static func seal(compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
-                     fileName: String) throws -> (archive: [UInt8], signature: String) {
+                     fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0) throws -> (archive: [UInt8], signature: String) {
         let fileKey = SymmetricKey.random()
         let encryptor = SecretStreamEncryptor(key: fileKey)
         var header = ArchiveHeader(vaultID: keys.vaultID.bytes, sequence: sequence, created: UInt64(created.timeIntervalSince1970),
@@ -96,7 +111,8 @@ public enum Archive {
         } while offset < compressed.count
         let signature = MinisignSignature.sign(
             fileDigest: BLAKE2b.hash(output, outputByteCount: 64), with: keys.signingKey,
-            trustedComment: trustedComment(vaultID: keys.vaultID.bytes, sequence: sequence, created: header.created, fileName: fileName),
+            trustedComment: trustedComment(vaultID: keys.vaultID.bytes, sequence: sequence, created: header.created, fileName: fileName,
+                                           device: device, commitCounter: commitCounter),
             untrustedComment: "signature from Coffer vault key \(MinisignPublicKey(key: keys.signingKey.publicKey).keyIDText)")
         return (output, signature.fileContents)
     }
@@ -105,10 +121,10 @@ public enum Archive {
     /// fsynced, then renamed, then the directory fsynced. On failure nothing with a final name
     /// is left. The caller must still read it back and verify it before calling it a backup.
     public static func write(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
-                             keys: BackupKeys, sequence: UInt64, created: Date, to directory: URL) throws -> URL {
+                             device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64, created: Date, to directory: URL) throws -> URL {
         let name = fileName(sequence: sequence, created: created)
         let (bytes, signature) = try build(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
-                                           keys: keys, sequence: sequence, created: created, fileName: name)
+                                           device: device, keys: keys, sequence: sequence, created: created, fileName: name)
         let url = directory.appendingPathComponent(name)
         let signatureURL = signatureURL(for: url)
         guard !FileManager.default.fileExists(atPath: url.path) else {
@@ -138,32 +154,57 @@ public enum Archive {
 
     // MARK: Verification, level 1: signature and structure, no passphrase
 
-    /// Checks the signature against `publicKey`, that the trusted comment matches the header
-    /// (vault, sequence, time, and the sequence in the file name), and the chunk framing to the
-    /// exact end of the file. Decrypts nothing.
+    /// Archive headers are at most this long (the archived vault header's length is a u16).
+    static let maximumHeaderLength = 1 << 17
+    /// No archive Coffer writes is larger: the content cap plus framing and xz overhead.
+    static let maximumArchiveSize = Int(maximumPlaintextLength) + Int(maximumPlaintextLength >> 10) + (1 << 20)
+    static let maximumSignatureFileSize = 1 << 14
+
+    /// Checks an archive against one key (see `verify(at:trust:)`).
     public static func verify(at url: URL, publicKey: MinisignPublicKey) throws -> ArchiveInfo {
-        let bytes = try readFile(url)
-        let signatureText = try readSignature(for: url)
-        let signature = try MinisignSignature(parsing: signatureText)
-        if let failure = signature.failure(fileDigest: BLAKE2b.hash(bytes, outputByteCount: 64), publicKey: publicKey) {
-            throw BackupError(signature.keyID == publicKey.keyID ? .damaged : .untrusted, "\(url.lastPathComponent) fails its signature: \(failure).")
-        }
-        let (header, headerLength) = try ArchiveHeader.parse(bytes)
-        guard header.signer == publicKey.key else {
-            throw BackupError(.untrusted, "\(url.lastPathComponent) names a different signer in its header than the key that signed it.")
-        }
-        try checkTrustedComment(signature.trustedComment, header: header, fileName: url.lastPathComponent)
-        let chunks = try chunkRanges(bytes, from: headerLength)
-        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
-                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: bytes.count, chunkCount: chunks.count)
+        try verify(at: url, trust: ArchiveTrust(publicKeys: [publicKey]))
     }
 
-    static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws {
-        var fields: [String: String] = [:]
-        for part in comment.split(separator: " ") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+    /// Checks the signature against the trusted keys, that the trusted comment matches the header
+    /// (vault, sequence, time, and the sequence in the file name), and the chunk framing to the
+    /// exact end of the file. Decrypts nothing. The signature file is read and its key looked up
+    /// first, so an unsigned or foreign file costs one small read; then the header and framing,
+    /// so a file that is no archive is never hashed; the archive itself is streamed, so memory
+    /// stays bounded whatever its size.
+    public static func verify(at url: URL, trust: ArchiveTrust) throws -> ArchiveInfo {
+        let name = url.lastPathComponent
+        let signature = try MinisignSignature(parsing: try readSignature(for: url))
+        guard let trusted = trust.key(withID: signature.keyID) else {
+            throw BackupError(.untrusted, "\(name) fails its signature: it was signed by another key (key id \(signature.keyIDText)), not one of this vault's \(trust.keys.count) key\(trust.keys.count == 1 ? "" : "s").")
         }
+        let file = try ArchiveFile(url)
+        guard file.size <= maximumArchiveSize else {
+            throw BackupError(.damaged, "\(name) is \(file.size) bytes, larger than any archive Coffer writes; it was not read.")
+        }
+        // The structure first (a few small reads), so a planted file of gigabytes that is no
+        // archive is refused before it is hashed.
+        let (header, headerLength) = try ArchiveHeader.parse(try file.read(at: 0, count: min(file.size, maximumHeaderLength)))
+        let chunkCount = try chunkRanges(size: file.size, from: headerLength) { try file.read(at: $0, count: 4) }.count
+        let digest = try file.digest()
+        if let failure = signature.failure(fileDigest: digest, publicKey: trusted.publicKey) {
+            throw BackupError(.damaged, "\(name) fails its signature: \(failure).")
+        }
+        guard header.signer == trusted.publicKey.key else {
+            throw BackupError(.untrusted, "\(name) names a different signer in its header than the key that signed it.")
+        }
+        if let vaultID = trust.vaultID, header.vaultID != vaultID {
+            throw BackupError(.untrusted, "\(name) belongs to another vault.")
+        }
+        let fields = try checkTrustedComment(signature.trustedComment, header: header, fileName: name)
+        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: file.size, chunkCount: chunkCount,
+                           digest: digest, signedName: fields["file"], device: fields["device"],
+                           commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: trusted.generation)
+    }
+
+    /// The signed description's fields, after checking them against the header.
+    static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws -> [String: String] {
+        let fields = trustedCommentFields(comment)
         let vaultHex = header.vaultID.map { String(format: "%02x", $0) }.joined()
         guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex,
               fields["seq"] == String(header.sequence), fields["time"] == String(header.created) else {
@@ -172,6 +213,7 @@ public enum Archive {
         if let nameSequence = sequence(inFileName: fileName), nameSequence != header.sequence {
             throw BackupError(.damaged, "\(fileName): its name says sequence \(nameSequence) but it is signed as sequence \(header.sequence): an older archive replayed under a newer name.")
         }
+        return fields
     }
 
     /// The sequence number in a `coffer-…-<seq>.cbak` name, if the name has that shape.
@@ -183,16 +225,21 @@ public enum Archive {
 
     /// The byte ranges of the sealed chunks; the framing must end exactly at the end of file.
     static func chunkRanges(_ bytes: [UInt8], from start: Int) throws -> [Range<Int>] {
+        try chunkRanges(size: bytes.count, from: start) { Array(bytes[$0..<$0 + 4]) }
+    }
+
+    /// The same, reading each 4-byte length prefix through `lengthAt` (from memory or a file).
+    static func chunkRanges(size: Int, from start: Int, lengthAt: (Int) throws -> [UInt8]) throws -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         var offset = start
-        while offset < bytes.count {
-            guard bytes.count - offset >= 4 else { throw BackupError(.damaged, "The archive is truncated inside a chunk header.") }
-            let length = Int(bytes[offset..<offset + 4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        while offset < size {
+            guard size - offset >= 4 else { throw BackupError(.damaged, "The archive is truncated inside a chunk header.") }
+            let length = Int(try lengthAt(offset).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
             offset += 4
             guard length >= SecretStream.overheadByteCount, length <= chunkSize + SecretStream.overheadByteCount else {
                 throw BackupError(.damaged, "The archive has a malformed chunk at byte \(offset - 4).")
             }
-            guard bytes.count - offset >= length else { throw BackupError(.damaged, "The archive is truncated: its last chunk is incomplete.") }
+            guard size - offset >= length else { throw BackupError(.damaged, "The archive is truncated: its last chunk is incomplete.") }
             ranges.append(offset..<offset + length)
             offset += length
         }
@@ -202,19 +249,29 @@ public enum Archive {
 
     // MARK: Verification, level 2: decrypt, decompress, parse, compare
 
-    /// Header and framing only, without a key or signature: for dates in messages.
-    public static func verifyStructureOnly(at url: URL) throws -> ArchiveInfo {
-        let bytes = try readFile(url)
-        let (header, headerLength) = try ArchiveHeader.parse(bytes)
-        let chunks = try chunkRanges(bytes, from: headerLength)
-        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
-                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: bytes.count, chunkCount: chunks.count)
+    /// What an archive's header says, read without a key or signature: for dates in messages
+    /// and to find the vault header its keys derive from.
+    public struct Peek: Sendable {
+        public let vaultID: [UInt8]
+        public let sequence: UInt64
+        public let created: Date
+        /// The vault header when the archive was made: the passphrase of that time derives the
+        /// archive's keys from it (`Vault.backupKeys(fromArchivedHeader:credential:)`).
+        public let vaultHeader: [UInt8]
     }
 
-    /// The vault header stored in an archive, from which the passphrase of that time derives
-    /// the archive's keys (`Vault.backupKeys(fromArchivedHeader:credential:)`).
-    public static func archivedVaultHeader(at url: URL) throws -> [UInt8] {
-        try ArchiveHeader.parse(try readFile(url)).0.vaultHeader
+    /// Reads only the archive header (bounded), never the body.
+    public static func peek(at url: URL) throws -> Peek {
+        let file = try ArchiveFile(url)
+        let (header, _) = try ArchiveHeader.parse(try file.read(at: 0, count: min(file.size, maximumHeaderLength)))
+        return Peek(vaultID: header.vaultID, sequence: header.sequence, created: Date(timeIntervalSince1970: TimeInterval(header.created)),
+                    vaultHeader: header.vaultHeader)
+    }
+
+    /// Whether a signature file sits beside the archive (checked before any key work: an unsigned
+    /// archive is refused before its Argon2id parameters cost anything).
+    public static func signature(for url: URL) throws -> MinisignSignature {
+        try MinisignSignature(parsing: try readSignature(for: url))
     }
 
     /// Decrypts and authenticates every chunk (all of them, before liblzma sees a byte), checks
@@ -272,18 +329,23 @@ public enum Archive {
 
     // MARK: Files
 
+    /// The whole archive, for full verification (whose content is bounded by the declared-size cap).
     static func readFile(_ url: URL) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw BackupError(.notFound, "No archive at \(url.path).")
+        let file = try ArchiveFile(url)
+        guard file.size <= maximumArchiveSize else {
+            throw BackupError(.damaged, "\(url.lastPathComponent) is \(file.size) bytes, larger than any archive Coffer writes; it was not read.")
         }
-        return Array(data)
+        return try file.read(at: 0, count: file.size)
     }
 
     static func readSignature(for url: URL) throws -> String {
-        guard let data = FileManager.default.contents(atPath: signatureURL(for: url).path) else {
+        let signatureURL = signatureURL(for: url)
+        guard FileManager.default.fileExists(atPath: signatureURL.path) else {
             throw BackupError(.untrusted, "\(url.lastPathComponent) is unsigned: there is no \(url.lastPathComponent).minisig beside it.")
         }
-        return String(decoding: data, as: UTF8.self)
+        let file = try ArchiveFile(signatureURL)
+        guard file.size <= maximumSignatureFileSize else { throw BackupError(.damaged, "\(signatureURL.lastPathComponent) is too large to be a signature.") }
+        return String(decoding: try file.read(at: 0, count: file.size), as: UTF8.self)
     }
 
     static func writeSynced(_ bytes: [UInt8], to url: URL) throws {

@@ -19,8 +19,24 @@ public struct MinisignPublicKey: Equatable, Sendable {
     /// As minisign prints it: the id read as a little-endian integer, in upper-case hex.
     public var keyIDText: String { keyID.reversed().map { String(format: "%02X", $0) }.joined() }
 
-    public var fileContents: String {
-        "untrusted comment: minisign public key \(keyIDText)\n" + Data(Array("Ed".utf8) + keyID + key.bytes).base64EncodedString() + "\n"
+    public var fileContents: String { fileContents(describing: nil) }
+
+    /// The key file, its untrusted comment saying what the key is for (minisign shows it; it
+    /// proves nothing).
+    public func fileContents(describing description: String?) -> String {
+        "untrusted comment: minisign public key \(keyIDText)\(description.map { " (\($0))" } ?? "")\n"
+            + Data(Array("Ed".utf8) + keyID + key.bytes).base64EncodedString() + "\n"
+    }
+
+    /// Every key in a file of one or more minisign public keys (as `coffer backup pubkey --all`
+    /// prints them), each a comment line and a base64 line; a bare base64 line is accepted too.
+    public static func parseAll(_ text: String) throws -> [MinisignPublicKey] {
+        let lines = text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let keys = try lines.filter { !$0.hasPrefix("untrusted comment:") }.map { try MinisignPublicKey(parsing: $0) }
+        guard !keys.isEmpty else {
+            throw BackupError(.invalidRequest, "This is not a minisign public key (expected a comment line and a base64 line).")
+        }
+        return keys
     }
 
     public init(parsing text: String) throws {
@@ -86,24 +102,16 @@ public struct MinisignSignature: Equatable, Sendable {
         self.untrustedComment = untrustedComment
     }
 
+    /// The key id as minisign prints it.
+    public var keyIDText: String { keyID.reversed().map { String(format: "%02X", $0) }.joined() }
+
     /// Why the signature does not hold for `fileDigest` under `publicKey`, or nil when it does.
     public func failure(fileDigest: [UInt8], publicKey: MinisignPublicKey) -> String? {
-        guard keyID == publicKey.keyID else { return "it was signed by another key (key id \(keyID.reversed().map { String(format: "%02X", $0) }.joined()))" }
+        guard keyID == publicKey.keyID else { return "it was signed by another key (key id \(keyIDText))" }
         guard publicKey.key.isValidSignature(signature, for: fileDigest) else { return "the signature does not match the file (it was altered after signing)" }
         guard publicKey.key.isValidSignature(globalSignature, for: signature.bytes + Array(trustedComment.utf8)) else {
             return "the trusted comment was altered"
         }
         return nil
-    }
-
-    /// BLAKE2b-512 of a file, streamed.
-    public static func digest(ofFileAt url: URL) throws -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw BackupError(.notFound, "Cannot read \(url.path).")
-        }
-        defer { try? handle.close() }
-        let hasher = BLAKE2bHasher(outputByteCount: 64)
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
-        return hasher.finalize()
     }
 }

@@ -29,6 +29,14 @@ public enum ProcessHardening {
         coffer_disable_core_dumps() == 0
     }
 
+    /// Replaces the Swift runtime's crash backtracer (which prints registers and the memory they
+    /// point to) with a handler that prints one fixed line and exits 70. Returns false when the
+    /// kernel refused a handler.
+    @discardableResult
+    public static func replaceCrashReporter() -> Bool {
+        coffer_replace_crash_reporter() == 0
+    }
+
     /// Whether the kernel still considers this process dumpable (nil where unknown).
     public static var isDumpable: Bool? {
         switch coffer_is_dumpable() {

@@ -57,8 +57,14 @@ extension Vault {
         return BackupKeys(vaultID: header.vaultID, headerBytes: bytes, backupKey: keys.backup, signingKey: keys.signing, keyHistory: history)
     }
 
-    /// The vault id in an archived header, read without any key (for messages and checks).
-    public static func vaultID(ofHeader bytes: [UInt8]) throws -> VaultID { try VaultHeader.decode(bytes).vaultID }
+    /// The vault id and key history in an archived header, read without any key. Each
+    /// generation's certificate is checked against the one before, so the history is as
+    /// trustworthy as its first key: a caller that already trusts that key (or any prefix of the
+    /// history) learns the later generations from it.
+    public static func keyHistory(ofHeader bytes: [UInt8]) throws -> (VaultID, [KeyGeneration]) {
+        let header = try VaultHeader.decode(bytes)
+        return (header.vaultID, header.keyHistory)
+    }
 
     /// Builds a vault at `url` from an archived header and records: same vault id, keys and
     /// passphrase as when the archive was made (a format 1 header is rewritten in format 2 with

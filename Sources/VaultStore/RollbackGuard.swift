@@ -63,6 +63,19 @@ public struct RollbackGuard: Sendable {
     private var marksDirectory: URL { directory.appendingPathComponent("marks") }
     private func markURL(_ vaultID: VaultID) -> URL { marksDirectory.appendingPathComponent("\(vaultID.hex).json") }
 
+    /// The vaults this machine last saw at `path`: how `coffer lock` finds the sessions of a vault
+    /// that has since been moved or damaged.
+    public func vaultIDs(lastSeenAt path: String) -> [VaultID] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: marksDirectory.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name -> VaultID? in
+            guard let data = FileManager.default.contents(atPath: marksDirectory.appendingPathComponent(name).path),
+                  let mark = try? JSONDecoder().decode(Mark.self, from: data),
+                  mark.paths[path] != nil || mark.devices.values.contains(where: { $0.path == path }),
+                  let bytes = [UInt8](hexString: mark.vault), bytes.count == VaultID.byteCount else { return nil }
+            return VaultID(unchecked: bytes)
+        }
+    }
+
     /// The mark for `vaultID`, nil when none was kept (or it cannot be read).
     func mark(for vaultID: VaultID) -> Mark? {
         guard let data = FileManager.default.contents(atPath: markURL(vaultID).path) else { return nil }

@@ -267,6 +267,17 @@ public enum SessionStore {
         sessionFiles(in: directory).filter { $0.vaultID == vaultID }.reduce(0) { $0 + (wipeAndRemove($1.url) ? 1 : 0) }
     }
 
+    /// Wipes every session file in the directory, whichever vault it is for (`coffer lock --all`).
+    @discardableResult
+    public static func removeEverySession(directory: URL) -> Int {
+        sessionFiles(in: directory).reduce(0) { $0 + (wipeAndRemove($1.url) ? 1 : 0) }
+    }
+
+    /// The session files left in the directory, with the vault each names (nil if unreadable).
+    public static func remainingSessions(directory: URL) -> [(url: URL, vaultID: VaultID?)] {
+        sessionFiles(in: directory)
+    }
+
     /// Wipes every session file that has expired by either clock, that a restart ended, that an
     /// older Coffer wrote (it holds a master key), or that is not a session file at all.
     /// Called whenever sessions are used, so expired keys do not linger on disk.

@@ -30,6 +30,10 @@ public struct VaultSummary: Sendable {
     public let keyGeneration: UInt32
     /// Rows in the record table, unauthenticated: a hint until the vault is unlocked and verified.
     public let storedRecordCount: Int
+    /// The key history as the header states it (empty in format 1). Each entry's certificate is
+    /// checked against the one before, but nothing here is authenticated by a vault key: an
+    /// unlocked vault's `keyHistory` is the one to trust.
+    public let keyHistory: [KeyGeneration]
 }
 
 /// What a change of keys did, for the messages that must say exactly what was revoked.
@@ -127,6 +131,9 @@ public final class Vault {
     /// BLAKE2b-256 of the sealed commit record: names this exact state of the file.
     public var stateDigest: [UInt8] { CommitRecord.stateDigest(ofSealed: state.commitSealed) }
     public var keyGeneration: UInt32 { header.generation }
+    /// This copy of the vault (nil until a format 1 vault's first write): archives name it so
+    /// two copies backing up to one folder are told apart.
+    public var deviceID: DeviceID? { state.commit.deviceID }
     /// Whether this open holds the master key (opened with the passphrase or recovery key).
     public var canChangeKeys: Bool { keys.master != nil }
 
@@ -299,7 +306,20 @@ public final class Vault {
         let (database, _, header) = try connect(url)
         let rows = try withStorageErrors { try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM record") ?? 0 } }
         return VaultSummary(formatVersion: Int(header.formatVersion), vaultID: header.vaultID, kdfParameters: header.passphraseSlot.parameters,
-                            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows)
+                            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows,
+                            keyHistory: header.keyHistory)
+    }
+
+    /// The vault id in the header of a file that does not open (a damaged header, a planted
+    /// schema), read with no check at all: only to find the sessions `coffer lock` must end.
+    public static func unverifiedVaultID(at url: URL) -> VaultID? {
+        guard FileManager.default.fileExists(atPath: url.path),
+              let database = try? DatabaseQueue(path: url.path, configuration: Schema.configuration(readOnly: true)),
+              let body = try? database.read({ try Data.fetchOne($0, sql: "SELECT body FROM header WHERE id = 1") }) else { return nil }
+        let bytes = Array(body)
+        let start = VaultHeader.magic.count + 2
+        guard bytes.count >= start + VaultID.byteCount, Array(bytes.prefix(VaultHeader.magic.count)) == VaultHeader.magic else { return nil }
+        return VaultID(unchecked: Array(bytes[start..<start + VaultID.byteCount]))
     }
 
     /// Opens the SQLite file, checks that it is a Coffer vault this build can read and that its

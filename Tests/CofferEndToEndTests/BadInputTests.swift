@@ -82,10 +82,15 @@ import VaultStore
         Case(name: "a folder as the vault", arguments: ["overview", "--vault", "FOLDER"], status: 65, says: "not a coffer vault"),
         Case(name: "a text file as an archive", arguments: ["backup", "verify", "TEXT", "--pubkey", "PUB"], status: 65, says: "unsigned"),
         Case(name: "an archive that does not exist", arguments: ["backup", "verify", "MISSING"], status: 66, says: "no archive"),
-        Case(name: "random bytes restored", arguments: ["restore", "RANDOM", "--to", "MISSING"], status: 65, says: "archive"),
+        Case(name: "random bytes restored", arguments: ["restore", "RANDOM", "--to", "MISSING"], status: 65, says: "unsigned"),
+        // F11: refused before its Argon2id parameters cost anything.
+        Case(name: "a genuine archive without its signature restored", arguments: ["restore", "UNSIGNED", "--to", "MISSING"], status: 65, says: "unsigned"),
+        // F12: a planted multi-gigabyte file with a genuine signature beside it is refused by its
+        // structure, streamed, never read whole.
+        Case(name: "a 3 GB sparse file with a copied signature", arguments: ["backup", "verify", "SPARSE"], status: 65, says: "not a coffer archive"),
         Case(name: "an archive of another vault", arguments: ["backup", "verify", "FOREIGN"], status: 65, says: "another"),
         Case(name: "an archive of another vault, fully", arguments: ["backup", "verify", "FOREIGN", "--full"], status: 65, says: "another"),
-        Case(name: "a truncated archive", arguments: ["backup", "verify", "TRUNCATED", "--pubkey", "PUB"], status: 65, says: "signature"),
+        Case(name: "a truncated archive", arguments: ["backup", "verify", "TRUNCATED", "--pubkey", "PUB"], status: 65, says: "truncated"),
         Case(name: "a JSON import that is not JSON", arguments: ["import", "json", "NOTJSON"], status: 64, says: "not a coffer json export"),
         Case(name: "a JSON import in Latin-1", arguments: ["import", "json", "LATIN1JSON"], status: 64, says: "not a coffer json export"),
         Case(name: "a statement in Latin-1", arguments: ["import", "csv", "LATIN1CSV", "--into", "transactions"], status: 64, says: "utf-8"),
@@ -97,6 +102,7 @@ import VaultStore
     /// One sandbox with a demo vault and the files the placeholders name.
     final class Fixture: @unchecked Sendable {
         let sandbox = Sandbox()
+        let planted = TemporaryDirectory()
         var files: [String: String] = [:]
         let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"]
 
@@ -134,6 +140,14 @@ import VaultStore
             let bytes = try Data(contentsOf: archive)
             files["TRUNCATED"] = file(archive.lastPathComponent, Array(bytes.prefix(bytes.count / 2)))
             try FileManager.default.copyItem(atPath: archive.path + ".minisig", toPath: files["TRUNCATED"]! + ".minisig")
+            files["UNSIGNED"] = file("unsigned-" + archive.lastPathComponent, Array(bytes))
+            // Outside the sandbox, which the leak scan reads file by file.
+            files["SPARSE"] = planted.path("coffer-20991231-235959-000001.cbak").path
+            FileManager.default.createFile(atPath: files["SPARSE"]!, contents: nil)
+            let sparse = try FileHandle(forWritingTo: URL(fileURLWithPath: files["SPARSE"]!))
+            try sparse.truncate(atOffset: 3 << 30)
+            try sparse.close()
+            try FileManager.default.copyItem(atPath: archive.path + ".minisig", toPath: files["SPARSE"]! + ".minisig")
         }
     }
 

@@ -206,6 +206,22 @@ struct Sandbox {
         return try child.result()
     }
 
+    /// Runs another program (a peer such as minisign) to its end, output discarded; its exit status.
+    func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        return (status >> 8) & 0xff
+    }
+
     /// `coffer init` with the interactive KDF and a passphrase file.
     func initVault(passphrase: String = "old passphrase") throws -> String {
         let file = directory.secretFile("passphrase-\(UUID().uuidString)", passphrase + "\n")

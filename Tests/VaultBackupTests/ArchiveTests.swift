@@ -52,11 +52,11 @@ struct Fixture {
         #expect(contents.netWorth == "GBP 1234.56")
 
         // A fresh machine: only the archive and the passphrase.
-        let keys = try Vault.backupKeys(fromArchivedHeader: try Archive.archivedVaultHeader(at: url),
+        let keys = try Vault.backupKeys(fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
                                         credential: .passphrase(try Passphrase("archive passphrase")))
         #expect(try Archive.open(at: url, keys: keys).recordCount == fixture.payloads.count)
         #expect(throws: VaultError.self) {
-            try Vault.backupKeys(fromArchivedHeader: try Archive.archivedVaultHeader(at: url), credential: .passphrase(try Passphrase("wrong")))
+            try Vault.backupKeys(fromArchivedHeader: try Archive.peek(at: url).vaultHeader, credential: .passphrase(try Passphrase("wrong")))
         }
     }
 

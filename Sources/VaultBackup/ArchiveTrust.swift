@@ -1,0 +1,199 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The keys an archive may be signed by: every generation of one vault's signing key, from the
+/// vault's own key history (each generation certified by the one before), or keys the user named
+/// explicitly. An archive signed by any of them is this vault's; which one tells its generation.
+public struct ArchiveTrust: Sendable {
+    public struct Key: Sendable, Equatable {
+        /// The key generation, when the key came from a key history (nil for a bare key file).
+        public let generation: UInt32?
+        public let publicKey: MinisignPublicKey
+    }
+
+    /// Oldest first.
+    public let keys: [Key]
+    /// The vault whose history this is (nil for explicit key files, which name no vault).
+    public let vaultID: [UInt8]?
+
+    public init(vaultID: VaultID, history: [KeyGeneration]) {
+        self.vaultID = vaultID.bytes
+        self.keys = history.map { Key(generation: $0.number, publicKey: MinisignPublicKey(key: $0.signingKey)) }
+    }
+
+    public init(publicKeys: [MinisignPublicKey]) {
+        self.vaultID = nil
+        self.keys = publicKeys.map { Key(generation: nil, publicKey: $0) }
+    }
+
+    /// The newest key: the one new archives are signed with.
+    public var current: Key? { keys.last }
+
+    public func key(withID id: [UInt8]) -> Key? { keys.last { $0.publicKey.keyID == id } }
+
+    private init(vaultID: [UInt8]?, keys: [Key]) {
+        self.vaultID = vaultID
+        self.keys = keys
+    }
+
+    /// This trust, with the later key generations that archives in `folders` certify. Every
+    /// archive carries the vault header of its time, whose key history is a chain of
+    /// certificates; a chain that begins with the generations trusted here was signed by them,
+    /// so its later generations are this vault's too. That is how a vault restored from an
+    /// older archive still recognises (and numbers after) the archives made after a rekey.
+    public func extended(byArchivesIn folders: [URL]) -> ArchiveTrust {
+        guard let vaultID, !keys.isEmpty else { return self }
+        var longest = keys
+        for folder in folders {
+            for name in Archive.archiveNames(in: folder) {
+                guard let peek = try? Archive.peek(at: folder.appendingPathComponent(name)), peek.vaultID == vaultID,
+                      let (_, history) = try? Vault.keyHistory(ofHeader: peek.vaultHeader), history.count > longest.count,
+                      zip(keys, history).allSatisfy({ $0.generation == $1.number && $0.publicKey.key == $1.signingKey })
+                else { continue }
+                longest = history.map { Key(generation: $0.number, publicKey: MinisignPublicKey(key: $0.signingKey)) }
+            }
+        }
+        return ArchiveTrust(vaultID: vaultID, keys: longest)
+    }
+}
+
+/// Reads an archive file a piece at a time, so checking a planted multi-gigabyte `.cbak` costs
+/// a bounded amount of memory.
+struct ArchiveFile: ~Copyable {
+    let url: URL
+    let size: Int
+    private let descriptor: Int32
+
+    init(_ url: URL) throws {
+        self.url = url
+        let descriptor = Glibc.open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BackupError(.notFound, "No archive at \(url.path).") }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw BackupError(.damaged, "\(url.lastPathComponent) is not a regular file.")
+        }
+        self.descriptor = descriptor
+        self.size = Int(status.st_size)
+    }
+
+    deinit { close(descriptor) }
+
+    /// Exactly `count` bytes at `offset`, or a "truncated" error.
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { throw BackupError(.damaged, "\(url.lastPathComponent) is truncated.") }
+            done += got
+        }
+        return buffer
+    }
+
+    /// BLAKE2b-512 of the whole file, streamed (minisign's prehashed signature is over it).
+    func digest() throws -> [UInt8] {
+        let hasher = BLAKE2bHasher(outputByteCount: 64)
+        var offset = 0
+        while offset < size {
+            let piece = try read(at: offset, count: min(1 << 20, size - offset))
+            hasher.update(piece)
+            offset += piece.count
+        }
+        return hasher.finalize()
+    }
+}
+
+/// What a trusted key signed about one archive, proved by the signature file alone: minisign's
+/// global signature covers the trusted comment, so its fields are authentic without reading the
+/// archive (whose bytes may since have been damaged). Enough to number the next archive and to
+/// notice another copy of the vault, or an older state of this one, backing up to the folder.
+public struct SignedDescription: Sendable, Equatable {
+    public let url: URL
+    public let sequence: UInt64
+    public let created: Date
+    public let device: String?
+    public let commitCounter: UInt64?
+    public let generation: UInt32?
+}
+
+extension Archive {
+    /// The signed descriptions of every archive in `folder` that a trusted key signed (others are
+    /// skipped: they say nothing about this vault). Reads only the small `.minisig` files.
+    public static func signedDescriptions(in folder: URL, trust: ArchiveTrust) -> [SignedDescription] {
+        let vaultHex = trust.vaultID.map { $0.map { String(format: "%02x", $0) }.joined() }
+        return archiveNames(in: folder).compactMap { name in
+            let url = folder.appendingPathComponent(name)
+            guard let signature = try? MinisignSignature(parsing: readSignature(for: url)),
+                  let key = trust.key(withID: signature.keyID),
+                  key.publicKey.key.isValidSignature(signature.globalSignature, for: signature.signature.bytes + Array(signature.trustedComment.utf8))
+            else { return nil }
+            let fields = trustedCommentFields(signature.trustedComment)
+            guard signature.trustedComment.hasPrefix("coffer-archive v1 "), vaultHex == nil || fields["vault"] == vaultHex,
+                  let sequence = fields["seq"].flatMap({ UInt64($0) }), let time = fields["time"].flatMap({ UInt64($0) }) else { return nil }
+            return SignedDescription(url: url, sequence: sequence, created: Date(timeIntervalSince1970: TimeInterval(time)),
+                                     device: fields["device"], commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: key.generation)
+        }
+    }
+
+    /// The names of the archive files in a folder (partial writes, which start with a dot, are not).
+    static func archiveNames(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasSuffix(".\(fileExtension)") && !$0.hasPrefix(".") }.sorted()
+    }
+
+    static func trustedCommentFields(_ comment: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for part in comment.split(separator: " ") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+        }
+        return fields
+    }
+
+    /// The name under which a folder holds generation `number` of a vault's public key.
+    public static func publicKeyFileName(vaultID: VaultID, generation: UInt32) -> String {
+        "coffer-\(vaultID.hex)-key-\(generation).pub"
+    }
+
+    /// Writes every generation's public key beside the archives (missing or different files
+    /// only), so a fresh machine can check archives, with Coffer or stock minisign, before it
+    /// has the vault. These files are as trustworthy as the folder: Coffer itself trusts the
+    /// vault's key history over them.
+    public static func writePublicKeys(_ history: [KeyGeneration], vaultID: VaultID, into folder: URL) throws {
+        for generation in history {
+            let contents = MinisignPublicKey(key: generation.signingKey)
+                .fileContents(describing: "Coffer vault \(vaultID.hex), key generation \(generation.number)")
+            let url = folder.appendingPathComponent(publicKeyFileName(vaultID: vaultID, generation: generation.number))
+            guard FileManager.default.contents(atPath: url.path) != Data(contents.utf8) else { continue }
+            let partial = folder.appendingPathComponent(".\(url.lastPathComponent).partial")
+            unlink(partial.path)
+            do {
+                try writeSynced(Array(contents.utf8), to: partial)
+                try renameOrThrow(partial, to: url)
+            } catch {
+                unlink(partial.path)
+                throw error
+            }
+        }
+        syncDirectory(folder)
+    }
+
+    /// The public keys of `vaultID` found beside the archives in `folder` (unauthenticated:
+    /// used only to check a signature before costly key derivation, never as proof of origin).
+    public static func folderPublicKeys(in folder: URL, vaultID: [UInt8]) -> [MinisignPublicKey] {
+        let prefix = "coffer-\(vaultID.map { String(format: "%02x", $0) }.joined())-key-"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".pub") }
+            .compactMap { name -> MinisignPublicKey? in
+                guard let file = try? ArchiveFile(folder.appendingPathComponent(name)), file.size <= 4096,
+                      let bytes = try? file.read(at: 0, count: file.size) else { return nil }
+                return try? MinisignPublicKey(parsing: String(decoding: bytes, as: UTF8.self))
+            }
+    }
+}
