@@ -76,9 +76,10 @@ public struct Coffer: ParsableCommand {
     }
 }
 
-/// Standard output for results; one place so commands stay short.
+/// Standard output for results; one place so commands stay short, and so no control character
+/// stored by an older Coffer (or arriving in a file name) reaches a terminal raw.
 enum Output {
-    static func line(_ text: String = "") { print(text) }
+    static func line(_ text: String = "") { print(TextSafety.printable(text, keeping: Style.sequences)) }
 
     static func json<Value: Encodable>(_ value: Value) throws {
         let encoder = JSONEncoder()

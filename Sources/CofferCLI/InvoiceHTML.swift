@@ -4,8 +4,10 @@ import Foundation
 /// A printable, self-contained invoice page: well-formed XHTML with inline styles, no scripts
 /// and nothing fetched, so it prints the same anywhere and parses as XML.
 enum InvoiceHTML {
+    /// Control characters (from a vault written before they were refused) would make the
+    /// document malformed XML: replaced before escaping.
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        TextSafety.printable(text).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 

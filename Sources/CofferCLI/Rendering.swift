@@ -19,6 +19,9 @@ struct Style {
         return Style(color: color, width: max(40, min(columns, 120)))
     }
 
+    /// The only escape sequences Coffer writes; `Output` lets exactly these through.
+    static let sequences = ["\u{1B}[1m", "\u{1B}[2m", "\u{1B}[31m", "\u{1B}[32m", "\u{1B}[0m"]
+
     func bold(_ text: String) -> String { color ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
     func dim(_ text: String) -> String { color ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
 

@@ -1,3 +1,4 @@
+import FinanceCore
 import Foundation
 import VaultCrypto
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ enum Terminal {
 
     /// Writes to stderr, which keeps stdout clean for `eval "$(coffer unlock)"` and `--json`.
     static func note(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileHandle.standardError.write(Data((TextSafety.printable(text) + "\n").utf8))
     }
 
     /// Asks a yes/no question on the terminal (default no). Without a terminal, refuses with

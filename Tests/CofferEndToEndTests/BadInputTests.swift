@@ -82,6 +82,10 @@ import VaultStore
         Case(name: "a folder as the vault", arguments: ["overview", "--vault", "FOLDER"], status: 65, says: "not a coffer vault"),
         Case(name: "a text file as an archive", arguments: ["backup", "verify", "TEXT", "--pubkey", "PUB"], status: 65, says: "unsigned"),
         Case(name: "an archive that does not exist", arguments: ["backup", "verify", "MISSING"], status: 66, says: "no archive"),
+        // F16: terminal escapes in any text field, on the command line.
+        Case(name: "a client email with a terminal title escape", arguments: ["client", "add", "Zed", "--email", "a\u{1B}]2;T\u{07}@b"], status: 64, says: "control character"),
+        Case(name: "a client address that clears the screen", arguments: ["client", "add", "Zed", "--address", "Addr\u{1B}[2J"], status: 64, says: "control character"),
+        Case(name: "an invoice item with a C1 control", arguments: ["invoice", "new", "Acme Ltd", "--item", "Work\u{9B}31m", "1", "5"], status: 64, says: "control character"),
         Case(name: "random bytes restored", arguments: ["restore", "RANDOM", "--to", "MISSING"], status: 65, says: "unsigned"),
         // F11: refused before its Argon2id parameters cost anything.
         Case(name: "a genuine archive without its signature restored", arguments: ["restore", "UNSIGNED", "--to", "MISSING"], status: 65, says: "unsigned"),

@@ -250,6 +250,65 @@ import VaultStore
         return String(stdout[range]).components(separatedBy: "\"")[1]
     }
 
+    /// F9: `lock` ends the sessions of a vault that was moved away or damaged (found by the id
+    /// this computer last saw at the path, or the one its header still names), says when other
+    /// sessions remain (exit 1), and `lock --all` ends every one.
+    @Test func lockEndsTheSessionsOfAMovedOrDamagedVault() throws {
+        let sandbox = Sandbox()
+        let passphraseFile = try sandbox.initVault()
+        func unlock(_ vault: [String] = []) throws -> String {
+            try #require(exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile] + vault).stdout))
+        }
+        // Moved: nothing at the path any more.
+        let moved = try unlock()
+        let elsewhere = sandbox.directory.path("elsewhere.coffer")
+        try FileManager.default.moveItem(at: sandbox.vault, to: elsewhere)
+        let lock = try sandbox.run(["lock"])
+        #expect(lock.status == 0, "\(lock.stdout)\(lock.stderr)")
+        #expect(lock.stdout.contains("removed 1 session"), "\(lock.stdout)")
+        #expect(try sandbox.run(["account", "list", "--vault", elsewhere.path], environment: ["COFFER_SESSION": moved]).status == 77)
+
+        // Damaged: a header checksum that no longer holds.
+        let damaged = try unlock(["--vault", elsewhere.path])
+        let database = try DatabaseQueue(path: elsewhere.path)
+        try database.write { db in
+            var header = try Data.fetchOne(db, sql: "SELECT body FROM header")!
+            header[header.count - 1] ^= 0x01
+            try db.execute(sql: "UPDATE header SET body = ?", arguments: [header])
+        }
+        try database.close()
+        #expect(try sandbox.run(["status", "--vault", elsewhere.path]).status == 65)
+        let lockDamaged = try sandbox.run(["lock", "--vault", elsewhere.path])
+        #expect(lockDamaged.status == 0 && lockDamaged.stdout.contains("removed 1 session"), "\(lockDamaged.stdout)\(lockDamaged.stderr)")
+        #expect(lockDamaged.stderr.contains("warning:"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.sessions.path).isEmpty, "\(damaged) was wiped")
+
+        // Sessions nobody can attribute are named, and --all ends them.
+        let other = sandbox.directory.path("other.coffer")
+        let otherFile = sandbox.directory.secretFile("other-passphrase", "other vault passphrase words\n")
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", other.path, "--passphrase-file", otherFile]).status == 0)
+        #expect(try sandbox.run(["unlock", "--vault", other.path, "--passphrase-file", otherFile]).status == 0)
+        let unattributed = try sandbox.run(["lock", "--vault", sandbox.directory.path("never-was.coffer").path])
+        #expect(unattributed.status == 1)
+        #expect(unattributed.stderr.contains(".session") && unattributed.stderr.contains("coffer lock --all"), "\(unattributed.stderr)")
+        let all = try sandbox.run(["lock", "--all"])
+        #expect(all.status == 0 && all.stdout.contains("removed 1 session"), "\(all.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.sessions.path).isEmpty)
+    }
+
+    /// F8: a fatal signal prints one fixed line, never the runtime's backtrace of registers and
+    /// the memory they point to, and exits 70.
+    @Test func aFatalSignalPrintsNoMemory() throws {
+        let sandbox = Sandbox()
+        _ = try sandbox.initVault()
+        let child = try sandbox.start(["account", "list", "--passphrase-command", "sleep 3; echo x"])
+        usleep(700_000)
+        kill(child.pid, SIGSEGV)
+        let result = try child.result()
+        #expect(result.status == 70, "\(result.stderr)")
+        #expect(result.stderr == "coffer: internal error: stopped on a fatal signal (nothing from memory was printed).\n", "\(result.stderr)")
+    }
+
     @Test func unlockLockAndExpiry() throws {
         let sandbox = Sandbox()
         let passphraseFile = try sandbox.initVault()

@@ -54,6 +54,29 @@ import Testing
         #expect(try run(["undo"], vault: target).stdout.contains("Undone: Imported"))
     }
 
+    /// F16: a JSON import with a terminal escape in a note or a client's address is refused whole
+    /// (the same file without it imports), and text already stored never reaches the terminal raw.
+    @Test func controlCharactersInAJSONImportAreRefused() throws {
+        let source = sandbox.directory.path("source.coffer")
+        #expect(try run(["demo"], vault: source).status == 0)
+        #expect(try run(["client", "add", "Acme Ltd", "--address", "1 High St\nLondon"], vault: source).status == 0)
+        let exported = try run(["export", "json"], vault: source).stdout
+        for (original, hostile) in [("\"note\" : \"", "\"note\" : \"\\u001b]2;pwned\\u0007"),
+                                    ("1 High St\\nLondon", "1 High St\\u001b[2J\\nLondon")] {
+            #expect(exported.contains(original), "the export has no \(original)")
+            let file = sandbox.directory.path("hostile-\(UUID().uuidString).json")
+            try exported.replacingOccurrences(of: original, with: hostile).write(to: file, atomically: true, encoding: .utf8)
+            let target = sandbox.directory.path("target-\(UUID().uuidString).coffer")
+            #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", target.path], environment: environment).status == 0)
+            let refused = try run(["import", "json", file.path], vault: target)
+            #expect(refused.status == 64, "\(refused.stderr)")
+            #expect(refused.stderr.contains("control character"), "\(refused.stderr)")
+            let clean = sandbox.directory.path("clean-\(UUID().uuidString).json")
+            try exported.write(to: clean, atomically: true, encoding: .utf8)
+            #expect(try run(["import", "json", clean.path], vault: target).status == 0, "the same file without the escape imports")
+        }
+    }
+
     @Test func onlyOneSectionAndRefusals() throws {
         let source = sandbox.directory.path("source.coffer")
         #expect(try run(["demo"], vault: source).status == 0)
