@@ -18,11 +18,7 @@ struct BackupCommands: ParsableCommand {
     static func publicKeyURL(for vaultURL: URL) -> URL { URL(fileURLWithPath: vaultURL.path + ".pub") }
 
     static func writePublicKey(_ contents: String, to url: URL) throws {
-        do {
-            try Data(contents.utf8).write(to: url, options: .atomic)
-        } catch {
-            throw CLIError(.failure, "Cannot write the public key to \(url.path).")
-        }
+        try OutputFile.write(Data(contents.utf8), to: url.path)
     }
 
     /// The keys archives are checked against, and where they came from (every message names it).
@@ -623,8 +619,11 @@ extension Restore {
         if let lastSequence = current.backupState?.state.lastSequence, lastSequence > contents.sequence {
             return "the vault has made archives up to #\(lastSequence) since"
         }
-        if let newest = current.changes.map(\.entry.timestamp).max(), newest > Int64(contents.created.timeIntervalSince1970) {
-            return "the vault was changed after the archive was made"
+        // The change log is in the archive too: a change the vault has and the archive lacks is
+        // work the restore would undo (exact, where comparing clocks would miss the same second).
+        let archived = Set(contents.records.filter { RecordCodec.isChange($0.1) }.map(\.0.uuid))
+        if current.changes.contains(where: { !archived.contains($0.id) }) {
+            return "the vault has changes made after the archive"
         }
         return nil
     }

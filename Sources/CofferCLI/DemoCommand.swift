@@ -8,7 +8,11 @@ import VaultStore
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a demo vault (7 accounts, six months of monthly values) and show its overview.",
-        discussion: "The passphrase comes from the usual sources; without one it is 'demo', which is printed. Not for real money.")
+        discussion: """
+            Without --vault or COFFER_VAULT it goes to demo.coffer beside the default vault, never the \
+            default vault itself. The passphrase comes from the usual sources; without one it is 'demo', \
+            which is printed. Not for real money.
+            """)
     @OptionGroup var options: VaultOptions
 
     static let demoPassphrase = "demo"
@@ -24,8 +28,15 @@ struct Demo: ParsableCommand {
         ("Nationwide Mortgage", "Mortgage", .liability, 182_000, -650),
     ]
 
+    /// `--vault` or `COFFER_VAULT` when given; otherwise `demo.coffer` beside the default vault,
+    /// so a demo never becomes the vault every later command opens.
+    var demoURL: URL {
+        let explicit = !(options.vault ?? "").isEmpty || !(options.environment["COFFER_VAULT"] ?? "").isEmpty
+        return explicit ? options.vaultURL : options.vaultURL.deletingLastPathComponent().appendingPathComponent("demo.coffer")
+    }
+
     func run() throws {
-        let url = options.vaultURL
+        let url = demoURL
         let today = try CommandContext.today()
         let passphrase: Passphrase
         let announcedPassphrase: Bool
@@ -87,5 +98,6 @@ struct Demo: ParsableCommand {
         Output.line()
         try Overview.parse(["--vault", url.path]).render(ledger: ledger, date: today, json: false)
         Output.line("Try: COFFER_VAULT=\(url.path) coffer assets")
+        if url != options.vaultURL { Output.line("(Your own vault, \(options.vaultURL.path), was not touched.)") }
     }
 }

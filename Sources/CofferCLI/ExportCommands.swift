@@ -311,13 +311,11 @@ struct Export: ParsableCommand {
         case .ledger:
             data = Data(try LedgerJournal.render(ledger, only: only).utf8)
         }
-        guard let out, out != "-" else {
+        guard let out, !OutputFile.isStandardOutput(out) else {
             FileHandle.standardOutput.write(data)
             return
         }
-        guard FileManager.default.createFile(atPath: out, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw CLIError(.failure, "Cannot write \(out).")
-        }
+        try OutputFile.write(data, to: out)
         Terminal.note("Note: \(out) is not encrypted: it holds your data in plain text. Keep it safe, or delete it when done.")
         Output.line("Exported to \(out).")
     }

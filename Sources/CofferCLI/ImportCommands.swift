@@ -283,9 +283,14 @@ struct CSVStatement: ParsableCommand {
         Output.line(dryRun ? "Dry run: nothing was written." : (plan.added.isEmpty ? "Nothing new to import." : "Undo with: coffer undo"))
     }
 
-    /// Descriptions become notes: no control characters, at most 200 characters.
+    /// Descriptions become notes: no control characters, at most 200 characters, and without the
+    /// quote `coffer export csv` puts before a cell a spreadsheet would run as a formula.
     static func cleaned(_ row: StatementLayout.Row) -> StatementLayout.Row {
-        let text = String(String.UnicodeScalarView(row.description.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
+        var description = row.description
+        if description.hasPrefix("'"), let next = description.unicodeScalars.dropFirst().first, StatementCSV.formulaStarts.contains(next) {
+            description.removeFirst()
+        }
+        let text = String(String.UnicodeScalarView(description.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
         return StatementLayout.Row(line: row.line, date: row.date, amount: row.amount, description: text, rowHash: row.rowHash)
     }
 

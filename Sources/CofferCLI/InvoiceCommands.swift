@@ -304,9 +304,8 @@ struct InvoiceCommands: ParsableCommand {
             let client = ledger.clients.first { $0.id == invoice.clientID }
             let page = try InvoiceHTML.render(invoice, client: client, currency: ledger.currency)
             let url = URL(fileURLWithPath: html)
-            guard FileManager.default.createFile(atPath: url.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw CLIError(.failure, "Cannot write \(url.path).")
-            }
+            try OutputFile.write(Data(page.utf8), to: html)
+            if OutputFile.isStandardOutput(html) { return }
             Terminal.note("Note: \(url.path) is not encrypted; it holds this invoice in plain text.")
             Output.line("Wrote \(invoice.reference) to \(url.path).")
         }

