@@ -6,6 +6,10 @@ ChaCha20-Poly1305 (for XChaCha20-Poly1305). The Swift tests check that Coffer re
 value and opens the vault file built here, so Specs/vault-format.md is proven precise enough to
 implement from.
 
+Format 2 adds Ed25519 (key history certificates, archive signatures) and X25519 (the recovery
+slot) from pyca/cryptography, libsodium's crypto_secretstream_xchacha20poly1305 written out in
+Python on ChaCha20 and Poly1305 (archives), and Python's lzma (xz).
+
 Usage: pip install argon2-cffi cryptography && python3 scripts/make-vectors.py
 Deterministic: every "random" value is fixed below, so re-running rewrites identical files.
 """
@@ -148,25 +152,276 @@ vectors["vault"] = {"file": "vault-v1.coffer", "passphrase": passphrase, "vaultI
 
 OUT.mkdir(parents=True, exist_ok=True)
 (OUT / "vault-v1.json").write_text(json.dumps(vectors, indent=2) + "\n")
+
+
+def write_vault(path, header, rows, buckets, commit):
+    """The SQLite file of §1, in rollback-journal mode (a WAL file could not be committed)."""
+    if path.exists():
+        path.unlink()
+    db = sqlite3.connect(path)
+    db.executescript("""
+        PRAGMA journal_mode = DELETE;
+        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+        INSERT INTO grdb_migrations VALUES ('v1');
+        CREATE TABLE header (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL);
+        CREATE TABLE record (id BLOB PRIMARY KEY NOT NULL, version INTEGER NOT NULL, sealed BLOB NOT NULL) WITHOUT ROWID;
+        CREATE TABLE manifest (bucket INTEGER PRIMARY KEY CHECK (bucket BETWEEN 0 AND 255), sealed BLOB NOT NULL);
+        CREATE TABLE commit_record (id INTEGER PRIMARY KEY CHECK (id = 1), sealed BLOB NOT NULL);
+    """)
+    db.execute("INSERT INTO header VALUES (1, ?)", (header,))
+    db.executemany("INSERT INTO record VALUES (?, ?, ?)", rows)
+    db.executemany("INSERT INTO manifest VALUES (?, ?)", buckets)
+    db.execute("INSERT INTO commit_record VALUES (1, ?)", (commit,))
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+    os.chmod(path, 0o600)
+
+
 path = OUT / "vault-v1.coffer"
-if path.exists():
-    path.unlink()
-db = sqlite3.connect(path)
-db.executescript("""
-    PRAGMA journal_mode = DELETE;
-    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-    INSERT INTO grdb_migrations VALUES ('v1');
-    CREATE TABLE header (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL);
-    CREATE TABLE record (id BLOB PRIMARY KEY NOT NULL, version INTEGER NOT NULL, sealed BLOB NOT NULL) WITHOUT ROWID;
-    CREATE TABLE manifest (bucket INTEGER PRIMARY KEY CHECK (bucket BETWEEN 0 AND 255), sealed BLOB NOT NULL);
-    CREATE TABLE commit_record (id INTEGER PRIMARY KEY CHECK (id = 1), sealed BLOB NOT NULL);
-""")
-db.execute("INSERT INTO header VALUES (1, ?)", (header,))
-db.executemany("INSERT INTO record VALUES (?, ?, ?)", rows)
-db.executemany("INSERT INTO manifest VALUES (?, ?)", buckets)
-db.execute("INSERT INTO commit_record VALUES (1, ?)", (commit,))
-db.commit()
-db.execute("VACUUM")
-db.close()
-os.chmod(path, 0o600)
+write_vault(path, header, rows, buckets, commit)
 print(f"wrote {OUT / 'vault-v1.json'} and {path}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Header format 2 (Specs/vault-format.md §6), with an X25519 recovery slot and a two-generation
+# key history; commit record format 2; and a version 1 archive of it (Specs/backup-format.md).
+
+import base64
+import lzma
+
+from cryptography.hazmat.primitives import poly1305
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+
+def raw_public(key):
+    return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def signing_key(master_key):
+    """Subkey 5 is the seed of crypto_sign_seed_keypair, i.e. an RFC 8032 private key."""
+    return Ed25519PrivateKey.from_private_bytes(kdf_subkey(master_key, 5))
+
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def recovery_display(secret):
+    """secret ‖ BLAKE2b-16(secret)[0..<4], most significant bit first, in 5-bit groups."""
+    data = secret + blake2b(secret, 16)[:4]
+    bits = int.from_bytes(data, "big")
+    symbols = [CROCKFORD[(bits >> (len(data) * 8 - 5 * (i + 1))) & 31] for i in range(len(data) * 8 // 5)]
+    return "-".join("".join(symbols[i:i + 4]) for i in range(0, len(symbols), 4))
+
+
+V2 = {"description": "Coffer vault header format 2 and archive format 1 test vectors (Specs/vault-format.md §6, "
+                     "Specs/backup-format.md). All byte strings are hex."}
+vault_id2 = fixed("v2 vault id", 16)
+passphrase2 = "fixture passphrase two"
+old_master, master2 = fixed("v2 master key generation 1", 32), fixed("v2 master key generation 2", 32)
+created1, created2 = 1_790_000_000, 1_795_000_000
+
+
+def statement(number, created, public):
+    return b"coffer-key-generation-v1" + vault_id2 + struct.pack("<IQ", number, created) + public
+
+
+gen1_key, gen2_key = signing_key(old_master), signing_key(master2)
+gen1_pk, gen2_pk = raw_public(gen1_key), raw_public(gen2_key)
+history = [struct.pack("<IQ", 1, created1) + gen1_pk + gen1_key.sign(statement(1, created1, gen1_pk)),   # self-certified
+           struct.pack("<IQ", 2, created2) + gen2_pk + gen1_key.sign(statement(2, created2, gen2_pk))]   # by generation 1
+
+ops2, mem2 = 2, 67108864
+slot_salt2, slot_nonce2 = fixed("v2 slot salt", 16), fixed("v2 slot nonce", 24)
+slot_params2 = bytes([1, 1]) + struct.pack("<QQ", ops2, mem2) + slot_salt2
+passphrase_slot = slot_params2 + slot_nonce2 + xchacha_seal(argon2id(passphrase2, slot_salt2, ops2, mem2), slot_nonce2,
+                                                            b"coffer-slot-v1" + vault_id2 + slot_params2, master2)
+
+recovery_secret = fixed("v2 recovery secret", 16)
+recovery_scalar = blake2b(b"coffer-recovery-x25519-v1" + vault_id2 + recovery_secret)
+recipient = raw_public(X25519PrivateKey.from_private_bytes(recovery_scalar))
+ephemeral = X25519PrivateKey.from_private_bytes(fixed("v2 ephemeral scalar", 32))
+ephemeral_pk = raw_public(ephemeral)
+shared = ephemeral.exchange(X25519PublicKey.from_public_bytes(recipient))
+recovery_kek = blake2b(b"coffer-recovery-x25519-v1" + ephemeral_pk + recipient, 32, shared)
+recovery_nonce = fixed("v2 recovery nonce", 24)
+recovery_slot = bytes([2, 3]) + recipient + ephemeral_pk + recovery_nonce + xchacha_seal(
+    recovery_kek, recovery_nonce, b"coffer-slot-v1" + vault_id2 + bytes([2, 3]) + recipient + ephemeral_pk, master2)
+
+body2 = (b"CFRVAULT" + struct.pack("<H", 2) + vault_id2 + blake2b(b"coffer-master-key-id-v1", 16, master2)
+         + struct.pack("<I", 2) + bytes([2]) + passphrase_slot + recovery_slot + struct.pack("<H", 2) + b"".join(history))
+header2 = body2 + blake2b(body2, 32, kdf_subkey(master2, 3))
+header2 += blake2b(header2)
+
+# Records, manifest (both with format version 1 in their associated data) and commit record format 2.
+record_key2, integrity_key2 = kdf_subkey(master2, 1), kdf_subkey(master2, 2)
+payloads2 = [b"generation two", "\u20ac canary CANARY-FIXTURE-2".encode(), bytes(range(200))]
+rows2, entries2 = [], {}
+for n, payload in enumerate(payloads2):
+    record_id, version, nonce = fixed(f"v2 record id {n}", 16), 2 * n + 1, fixed(f"v2 record nonce {n}", 24)
+    ciphertext = xchacha_seal(record_key2, nonce, vault_id2 + record_id + struct.pack("<QH", version, 1), pad(payload))
+    rows2.append((record_id, version, nonce + ciphertext))
+    entries2.setdefault(record_id[0], []).append(record_id + struct.pack("<Q", version) + ciphertext[-16:])
+buckets2, digests2 = [], []
+for bucket in range(256):
+    nonce = fixed(f"v2 bucket nonce {bucket}", 24)
+    sealed = nonce + xchacha_seal(integrity_key2, nonce, vault_id2 + bytes([2]) + struct.pack("<H", 1) + bytes([bucket]),
+                                  b"".join(sorted(entries2.get(bucket, []))))
+    buckets2.append((bucket, sealed))
+    digests2.append(blake2b(sealed))
+device_id = fixed("v2 device id", 16)
+commit_counter2 = 11
+commit_plain2 = struct.pack("<QQ", commit_counter2, len(payloads2)) + b"".join(digests2) + blake2b(header2) + device_id
+commit_nonce2 = fixed("v2 commit nonce", 24)
+commit2 = commit_nonce2 + xchacha_seal(integrity_key2, commit_nonce2, vault_id2 + bytes([3]) + struct.pack("<H", 2), commit_plain2)
+
+V2["vault"] = {"file": "vault-v2.coffer", "passphrase": passphrase2, "recoveryKey": recovery_display(recovery_secret),
+               "recoverySecret": recovery_secret.hex(), "recoveryScalar": recovery_scalar.hex(), "recoveryPublicKey": recipient.hex(),
+               "vaultId": vault_id2.hex(), "masterKey": master2.hex(), "keyGeneration": 2,
+               "signingKeys": [gen1_pk.hex(), gen2_pk.hex()], "header": header2.hex(), "deviceId": device_id.hex(),
+               "commitCounter": commit_counter2,
+               "records": [{"id": r[0].hex(), "version": r[1], "payload": p.hex()} for r, p in zip(rows2, payloads2)]}
+
+
+# libsodium's crypto_secretstream_xchacha20poly1305, push side.
+def chacha20_ietf(key, counter, nonce12, data):
+    return Cipher(algorithms.ChaCha20(key, struct.pack("<I", counter) + nonce12), mode=None).encryptor().update(data)
+
+
+class SecretStreamPush:
+    def __init__(self, key, header):
+        self.k = hchacha20(key, header[:16])
+        self.counter, self.inonce = 1, header[16:24]
+
+    def push(self, message, ad, tag):
+        nonce = struct.pack("<I", self.counter) + self.inonce
+        mac = poly1305.Poly1305(chacha20_ietf(self.k, 0, nonce, bytes(64))[:32])
+        mac.update(ad + bytes((16 - len(ad) % 16) % 16))
+        block = chacha20_ietf(self.k, 1, nonce, bytes([tag]) + bytes(63))
+        mac.update(block)
+        ciphertext = chacha20_ietf(self.k, 2, nonce, message)
+        mac.update(ciphertext + bytes((16 - (64 + len(message)) % 16) % 16))
+        mac.update(struct.pack("<QQ", len(ad), 64 + len(message)))
+        tag_bytes = mac.finalize()
+        self.inonce = bytes(a ^ b for a, b in zip(self.inonce, tag_bytes[:8]))
+        self.counter = (self.counter + 1) & 0xFFFFFFFF
+        assert tag & 2 == 0 or tag == 3, "rekeying is not needed for these vectors"
+        return block[:1] + ciphertext + tag_bytes
+
+
+archive_records = sorted((fixed(f"archive record {n}", 16), payload) for n, payload in
+                         enumerate([bytes([1, 2]) + b"\x03GBP\x01", bytes([2, 1]) + b"opaque to the archive", b"\x09" + bytes(300)]))
+section = b"".join(rid + struct.pack("<I", len(p)) + p for rid, p in archive_records)
+kinds = {}
+for _, p in archive_records:
+    kinds[p[0]] = kinds.get(p[0], 0) + 1
+
+
+def string16(text):
+    return struct.pack("<H", len(text.encode())) + text.encode()
+
+
+manifest = (struct.pack("<QB", len(archive_records), len(kinds)) + b"".join(struct.pack("<BQ", k, kinds[k]) for k in sorted(kinds))
+            + blake2b(section) + struct.pack("<Q", commit_counter2) + string16("GBP 1234.56") + string16("make-vectors.py"))
+export = b"CFREXPV1" + struct.pack("<HI", 1, len(manifest)) + manifest + section
+compressed = lzma.compress(export, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6)
+
+sequence, archive_time = 3, 1_796_000_000
+archive_name = "coffer-20261130-005320-000003.cbak"   # the name of that time (UTC) and sequence
+backup_key = kdf_subkey(master2, 4)
+file_key, file_key_nonce, stream_header = fixed("archive file key", 32), fixed("archive file key nonce", 24), fixed("archive stream header", 24)
+bound = (b"COFFERBK" + struct.pack("<HHHBH", 1, 0, 0, 1, 1) + vault_id2 + struct.pack("<QQQ", sequence, archive_time, len(export))
+         + struct.pack("<H", len(header2)) + header2)
+archive_header = (bound + file_key_nonce + xchacha_seal(backup_key, file_key_nonce, b"coffer-archive-key-v1" + bound, file_key)
+                  + stream_header + gen2_pk)
+archive_header += blake2b(archive_header)
+stream = SecretStreamPush(file_key, stream_header)
+chunk_ad = blake2b(archive_header)
+pieces = [compressed[i:i + 65536] for i in range(0, len(compressed), 65536)] or [b""]
+archive = archive_header + b"".join(
+    struct.pack("<I", len(c)) + c for c in (stream.push(piece, chunk_ad, 3 if i == len(pieces) - 1 else 0) for i, piece in enumerate(pieces)))
+
+key_id = blake2b(b"coffer-minisign-key-id" + gen2_pk, 16)[:8]
+key_id_text = key_id[::-1].hex().upper()
+trusted_comment = (f"coffer-archive v1 vault={vault_id2.hex()} seq={sequence} time={archive_time} file={archive_name} "
+                   f"device={device_id.hex()} commit={commit_counter2}")
+signature = gen2_key.sign(hashlib.blake2b(archive, digest_size=64).digest())
+minisig = (f"untrusted comment: signature from Coffer vault key {key_id_text}\n"
+           + base64.b64encode(b"ED" + key_id + signature).decode() + "\n"
+           + f"trusted comment: {trusted_comment}\n"
+           + base64.b64encode(gen2_key.sign(signature + trusted_comment.encode())).decode() + "\n")
+public_key_file = f"untrusted comment: minisign public key {key_id_text}\n" + base64.b64encode(b"Ed" + key_id + gen2_pk).decode() + "\n"
+
+V2["archive"] = {"file": archive_name, "signature": archive_name + ".minisig", "publicKey": "archive-v1.pub",
+                 "passphrase": passphrase2, "sequence": sequence, "created": archive_time, "backupKey": backup_key.hex(),
+                 "fileKey": file_key.hex(), "header": archive_header.hex(), "export": export.hex(),
+                 "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in archive_records],
+                 "netWorth": "GBP 1234.56", "commitCounter": commit_counter2, "trustedComment": trusted_comment, "keyId": key_id_text}
+
+(OUT / "vault-v2.json").write_text(json.dumps(V2, indent=2) + "\n")
+(OUT / archive_name).write_bytes(archive)
+(OUT / (archive_name + ".minisig")).write_text(minisig)
+(OUT / "archive-v1.pub").write_text(public_key_file)
+path2 = OUT / "vault-v2.coffer"
+write_vault(path2, header2, rows2, buckets2, commit2)
+print(f"wrote {OUT / 'vault-v2.json'}, {path2}, {OUT / archive_name} and its signature and public key")
+
+
+# ---------------------------------------------------------------------------------------------
+# Record payloads (Specs/record-payloads.md): one of each common kind, encoded from the table alone.
+import datetime
+
+
+def uvarint(n):
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def svarint(n):
+    return uvarint((n << 1) ^ (n >> 63) if n < 0 else n << 1)
+
+
+def text(value):
+    return uvarint(len(value.encode())) + value.encode()
+
+
+def day(iso):
+    return svarint(datetime.date.fromisoformat(iso).toordinal() - datetime.date(1970, 1, 1).toordinal())
+
+
+def optional(value, encode):
+    return b"\0" if value is None else b"\1" + encode(value)
+
+
+account_id, category_id, client_id = fixed("payload account id", 16), fixed("payload category id", 16), fixed("payload client id", 16)
+payload_vectors = [
+    ("settings", {"currency": "JPY", "includeReceivables": False}, bytes([1, 2]) + text("JPY") + b"\0"),
+    ("account", {"name": "Nationwide ISA \u00a3", "category": "Savings", "kind": "asset", "growthBasisPoints": 425,
+                 "created": "2025-05-01", "closed": None},
+     bytes([2, 1]) + text("Nationwide ISA \u00a3") + text("Savings") + b"\0" + optional(425, svarint) + day("2025-05-01") + optional(None, day)),
+    ("value update", {"accountId": account_id.hex(), "date": "1969-12-31", "amountMinorUnits": -123456789, "sequence": 300, "note": "payday"},
+     bytes([3, 2]) + account_id + day("1969-12-31") + svarint(-123456789) + uvarint(300) + optional("payday", text)),
+    ("budget transaction", {"amountMinorUnits": 4520, "type": "expense", "target": {"category": category_id.hex()}, "note": None,
+                            "date": "2026-01-31", "sequence": 9, "origin": {"account": "Current", "rowDigest": bytes(range(16)).hex()}},
+     bytes([10, 2]) + svarint(4520) + b"\1" + b"\0" + category_id + optional(None, text) + day("2026-01-31") + uvarint(9)
+     + b"\1" + text("Current") + uvarint(16) + bytes(range(16))),
+    ("client", {"name": "Acme Ltd", "email": None, "address": "1 High St\nLondon", "termsDays": 14},
+     bytes([12, 1]) + text("Acme Ltd") + optional(None, text) + optional("1 High St\nLondon", text) + svarint(14)),
+    ("invoice", {"number": 7, "clientId": client_id.hex(), "items": [{"description": "Design", "quantityThousandths": 2500, "unitPriceMinorUnits": 3333}],
+                 "taxBasisPoints": 2000, "issued": "2026-11-01", "due": "2026-11-15", "notes": None, "status": "sent",
+                 "sentOn": "2026-11-01", "voidedOn": None, "payments": [{"date": "2026-11-10", "amountMinorUnits": 100}]},
+     bytes([13, 1]) + uvarint(7) + client_id + uvarint(1) + text("Design") + svarint(2500) + svarint(3333) + optional(2000, svarint)
+     + day("2026-11-01") + day("2026-11-15") + optional(None, text) + bytes([1]) + optional("2026-11-01", day) + optional(None, day)
+     + uvarint(1) + day("2026-11-10") + svarint(100)),
+]
+(OUT / "payloads-v1.json").write_text(json.dumps({
+    "description": "Coffer record payload test vectors (Specs/record-payloads.md): each payload's hex and the fields it holds.",
+    "payloads": [{"kind": kind, "fields": fields, "payload": payload.hex()} for kind, fields, payload in payload_vectors]}, indent=2) + "\n")
+print(f"wrote {OUT / 'payloads-v1.json'}")

@@ -195,3 +195,40 @@ struct Fixture {
         #expect(XZ.versionString.hasPrefix("5."))
     }
 }
+
+/// An archive built by scripts/make-vectors.py from Specs/backup-format.md alone (secretstream,
+/// xz, the export layout, minisign's format written out in Python): Coffer verifies it with the
+/// public key file beside it and opens it with the passphrase of its archived header.
+@Suite struct ArchiveVectorTests {
+    struct Vectors: Decodable {
+        struct ArchiveFixture: Decodable {
+            struct Entry: Decodable { let id: String; let payload: String }
+            let file, publicKey, passphrase, netWorth, trustedComment: String
+            let sequence, created, commitCounter: UInt64
+            let records: [Entry]
+        }
+        let archive: ArchiveFixture
+    }
+
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Specs/vectors").standardized
+    static let vectors = try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: directory.appendingPathComponent("vault-v2.json")))
+
+    @Test func theIndependentlyBuiltArchiveVerifiesAndOpens() throws {
+        let fixture = Self.vectors.archive
+        let url = Self.directory.appendingPathComponent(fixture.file)
+        let publicKey = try MinisignPublicKey(parsing: String(contentsOf: Self.directory.appendingPathComponent(fixture.publicKey), encoding: .utf8))
+        let info = try Archive.verify(at: url, publicKey: publicKey)
+        #expect(info.sequence == fixture.sequence && UInt64(info.created.timeIntervalSince1970) == fixture.created)
+        #expect(info.hasSignedName && info.commitCounter == fixture.commitCounter && info.device != nil)
+
+        let keys = try Vault.backupKeys(fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
+                                        credential: .passphrase(try Passphrase(fixture.passphrase)))
+        #expect(keys.keyHistory.count == 2)
+        #expect(try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)).generation == 2)
+        let contents = try Archive.open(at: url, keys: keys)
+        #expect(contents.records.map { $0.0.hex } == fixture.records.map(\.id))
+        #expect(contents.records.map { Data($0.1).map { String(format: "%02x", $0) }.joined() } == fixture.records.map(\.payload))
+        #expect(contents.netWorth == fixture.netWorth && contents.commitCounter == fixture.commitCounter)
+        #expect(try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: url), encoding: .utf8)).trustedComment == fixture.trustedComment)
+    }
+}

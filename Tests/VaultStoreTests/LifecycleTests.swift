@@ -374,6 +374,66 @@ import VaultCrypto
     }
 }
 
+/// Header format 2 and commit record format 2, built by scripts/make-vectors.py from the spec
+/// alone: the passphrase slot, the X25519 recovery slot (and the recovery key's printed form,
+/// which fixes its bit order), the certified key history and the device id all read as written.
+@Suite struct FormatTwoVectorTests {
+    struct Vectors: Decodable {
+        struct VaultFixture: Decodable {
+            struct Entry: Decodable { let id: String; let version: UInt64; let payload: String }
+            let file, passphrase, recoveryKey, recoveryPublicKey, vaultId, header, deviceId: String
+            let keyGeneration: UInt32; let signingKeys: [String]; let commitCounter: UInt64; let records: [Entry]
+        }
+        let vault: VaultFixture
+    }
+
+    static let vectors = try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: SpecFixtureTests.vectorsDirectory.appendingPathComponent("vault-v2.json")))
+
+    func bytes(_ hex: String) -> [UInt8] { [UInt8](hexString: hex)! }
+
+    func copyOfFixture(_ directory: TemporaryDirectory) throws -> URL {
+        let copy = directory.path("fixture-v2.coffer")
+        try FileManager.default.copyItem(at: SpecFixtureTests.vectorsDirectory.appendingPathComponent(Self.vectors.vault.file), to: copy)
+        return copy
+    }
+
+    @Test func theIndependentlyBuiltFormatTwoVaultOpensWithEitherKey() throws {
+        let fixture = Self.vectors.vault
+        let directory = TemporaryDirectory()
+        let copy = try copyOfFixture(directory)
+        let recoveryKey = try RecoveryKey(parsing: fixture.recoveryKey)
+        #expect(recoveryKey.displayText == fixture.recoveryKey)
+        #expect(recoveryKey.agreementKey(vaultID: VaultID(unchecked: bytes(fixture.vaultId))).publicKey.bytes.hexString == fixture.recoveryPublicKey)
+        for credential in [Credential.passphrase(try passphrase(fixture.passphrase)), .recoveryKey(recoveryKey)] {
+            let vault = try Vault.open(at: copy, with: credential)
+            #expect(vault.id.hex == fixture.vaultId && vault.formatVersion == 2 && vault.keyGeneration == fixture.keyGeneration)
+            #expect(vault.commitCounter == fixture.commitCounter)
+            #expect(vault.deviceID?.hex == fixture.deviceId)
+            #expect(vault.keyHistory.map { $0.signingKey.bytes.hexString } == fixture.signingKeys)
+            #expect(vault.keyHistory.map(\.number) == [1, 2])
+            for entry in fixture.records {
+                let record = vault.record(try RecordID(hex: entry.id))
+                #expect(record?.version == entry.version)
+                #expect(record.map { Array($0.payload) } == bytes(entry.payload))
+            }
+        }
+        #expect(throws: VaultError.self) { try Vault.open(at: copy, with: .passphrase(try passphrase("not the fixture passphrase"))) }
+        // It stays writable, and a rekey keeps its history and recovery key.
+        let vault = try Vault.open(at: copy, with: .passphrase(try passphrase(fixture.passphrase)))
+        try vault.apply([.put(.random(), Data("added by Swift".utf8))])
+        _ = try vault.rekey()
+        let reopened = try Vault.open(at: copy, with: .recoveryKey(recoveryKey))
+        #expect(reopened.keyGeneration == 3 && reopened.keyHistory.prefix(2).map { $0.signingKey.bytes.hexString } == fixture.signingKeys)
+        #expect(reopened.recordCount == fixture.records.count + 1)
+    }
+
+    @Test func formatTwoHeaderEncodingRoundTrips() throws {
+        let header = try VaultHeader.decode(bytes(Self.vectors.vault.header))
+        #expect(header.formatVersion == 2 && header.generation == 2)
+        #expect(header.encoded().hexString == Self.vectors.vault.header)
+    }
+}
+
 /// The bulk paths agree with the one-record paths they stand in for.
 @Suite struct BulkPathTests {
     @Test func recordsOpenedTogetherGiveWhatWasSealed() throws {
