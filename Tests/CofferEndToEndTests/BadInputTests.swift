@@ -1,5 +1,7 @@
 import Foundation
+import GRDB
 import Testing
+import VaultCrypto
 import VaultStore
 
 /// Invalid command lines and inputs against a demo vault, through the real binary: each gets its
@@ -82,6 +84,12 @@ import VaultStore
         Case(name: "a folder as the vault", arguments: ["overview", "--vault", "FOLDER"], status: 65, says: "not a coffer vault"),
         Case(name: "a text file as an archive", arguments: ["backup", "verify", "TEXT", "--pubkey", "PUB"], status: 65, says: "unsigned"),
         Case(name: "an archive that does not exist", arguments: ["backup", "verify", "MISSING"], status: 66, says: "no archive"),
+        // F7: a header whose recovery slot has an unknown kind/KDF pair (checksum made valid):
+        // "damaged", never a crash, through every command that reads a header.
+        Case(name: "a hostile slot pair, status", arguments: ["status", "--vault", "HOSTILEHEADER"], status: 65, says: "damaged"),
+        Case(name: "a hostile slot pair, opened", arguments: ["account", "list", "--vault", "HOSTILEHEADER"], status: 65, says: "damaged"),
+        Case(name: "a hostile slot pair, verified", arguments: ["verify", "--vault", "HOSTILEHEADER"], status: 65, says: "damaged"),
+        Case(name: "a hostile slot pair, unlocked", arguments: ["unlock", "--vault", "HOSTILEHEADER"], status: 65, says: "damaged"),
         // F16: terminal escapes in any text field, on the command line.
         Case(name: "a client email with a terminal title escape", arguments: ["client", "add", "Zed", "--email", "a\u{1B}]2;T\u{07}@b"], status: 64, says: "control character"),
         Case(name: "a client address that clears the screen", arguments: ["client", "add", "Zed", "--address", "Addr\u{1B}[2J"], status: 64, says: "control character"),
@@ -144,6 +152,18 @@ import VaultStore
             let bytes = try Data(contentsOf: archive)
             files["TRUNCATED"] = file(archive.lastPathComponent, Array(bytes.prefix(bytes.count / 2)))
             try FileManager.default.copyItem(atPath: archive.path + ".minisig", toPath: files["TRUNCATED"]! + ".minisig")
+            // A copy of the vault whose recovery slot says kind 2 / KDF 9.
+            files["HOSTILEHEADER"] = directory.path("hostile-header.coffer").path
+            #expect(try sandbox.run(["recovery-key", "create", "--vault", other.path], environment: environment).status == 0)
+            try FileManager.default.copyItem(atPath: other.path, toPath: files["HOSTILEHEADER"]!)
+            let hostile = try DatabaseQueue(path: files["HOSTILEHEADER"]!)
+            try hostile.write { db in
+                var header = Array(try Data.fetchOne(db, sql: "SELECT body FROM header")!)
+                header[47 + 106 + 1] = 9
+                let body = Array(header.dropLast(32))
+                try db.execute(sql: "UPDATE header SET body = ?", arguments: [Data(body + BLAKE2b.hash(body))])
+            }
+            try hostile.close()
             files["UNSIGNED"] = file("unsigned-" + archive.lastPathComponent, Array(bytes))
             // Outside the sandbox, which the leak scan reads file by file.
             files["SPARSE"] = planted.path("coffer-20991231-235959-000001.cbak").path
