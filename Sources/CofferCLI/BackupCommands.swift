@@ -73,7 +73,15 @@ struct BackupCommands: ParsableCommand {
                           source: "the key history in \(vaultURL.path)'s header (not unlocked)")
         }
         warnIfPublicKeyFileDiffers(trust, vaultURL: vaultURL)
+        warnIfHistoriesConflict(trust.keys)
         return trust
+    }
+
+    /// Archives that certify different successors of one key: someone holding that key made
+    /// their own. Only the generations everyone agrees on are trusted.
+    static func warnIfHistoriesConflict(_ trust: ArchiveTrust) {
+        guard let generation = trust.conflictAfter else { return }
+        Terminal.note("warning: archives here disagree about which key followed key generation \(generation): someone who held that key certified a successor of their own. Only generations up to \(generation) are trusted; archives signed by a later key list as foreign.")
     }
 
     /// A `.pub` beside the vault that is not the vault's current key was swapped or is stale.
@@ -151,7 +159,10 @@ struct BackupCommands: ParsableCommand {
             var state = ledger.backupState?.state ?? BackupState()
             // The next number follows everything this vault signed in any destination, not only what
             // this copy remembers, so no two archives of the vault ever share a number.
-            let seen = directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }
+            BackupCommands.warnIfHistoriesConflict(trust)
+            // Archives of superseded key generations never steer numbering or a refusal: an old
+            // key may outlive the vault's trust in it (a session or passphrase from before a rekey).
+            let seen = directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }.filter { !$0.bySupersededKey }
             try BackupCommands.checkForForks(seen, lastSequence: state.lastSequence, vault: vault, acceptRollback: options.acceptRollback)
             state.lastSequence = max(state.lastSequence, seen.map(\.sequence).max() ?? 0) + 1
             let sequence = state.lastSequence
@@ -289,11 +300,13 @@ struct BackupCommands: ParsableCommand {
     static func openArchive(_ url: URL, options: VaultOptions) throws -> (contents: ArchiveContents, info: ArchiveInfo, keys: BackupKeys) {
         let signature = try CLIError.wrapping { try Archive.signature(for: url) }
         let peek = try CLIError.wrapping { try Archive.peek(at: url) }
-        var known = Archive.folderPublicKeys(in: url.deletingLastPathComponent(), vaultID: peek.vaultID)
-        if let summary = try? Vault.summary(at: options.vaultURL), summary.vaultID.bytes == peek.vaultID {
-            known += summary.keyHistory.map { MinisignPublicKey(key: $0.signingKey) }
-        }
-        if let key = known.first(where: { $0.keyID == signature.keyID }) {
+        let folder = url.deletingLastPathComponent()
+        if let summary = try? Vault.summary(at: options.vaultURL), summary.vaultID.bytes == peek.vaultID, !summary.keyHistory.isEmpty {
+            // This vault's own history (and what archives beside it certify) decides, before any
+            // key derivation: an archive claiming this vault but signed by another key costs nothing.
+            let trust = ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: [folder])
+            _ = try CLIError.wrapping { try Archive.verify(at: url, trust: trust) }
+        } else if let key = Archive.folderPublicKeys(in: folder, vaultID: peek.vaultID).first(where: { $0.keyID == signature.keyID }) {
             _ = try CLIError.wrapping { try Archive.verify(at: url, publicKey: key) }
         }
         let keys: BackupKeys
@@ -573,7 +586,7 @@ struct Restore: ParsableCommand {
             throw CLIError(.invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
                            hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
         }
-        let (contents, _, keys) = try BackupCommands.openArchive(url, options: options)
+        let (contents, info, keys) = try BackupCommands.openArchive(url, options: options)
         if replace, FileManager.default.fileExists(atPath: destination.path), !yes, let reason = olderThanReplacedVault(contents) {
             guard try Terminal.confirm("Archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
                                        refusal: "Replacing a vault with an older archive (\(reason))") else {
@@ -588,7 +601,7 @@ struct Restore: ParsableCommand {
         // archive of this vault in the archive's folder, so the restored vault never reuses one.
         let folder = url.deletingLastPathComponent().standardizedFileURL
         let trust = ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory).extended(byArchivesIn: [folder])
-        let folderMaximum = Archive.signedDescriptions(in: folder, trust: trust)
+        let folderMaximum = Archive.signedDescriptions(in: folder, trust: trust).filter { !$0.bySupersededKey }
             .map(\.sequence).max() ?? 0
         let state = BackupState(lastSequence: max(contents.sequence, folderMaximum), verified: [.init(
             path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))])
@@ -606,6 +619,10 @@ struct Restore: ParsableCommand {
         Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
         Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
         if replace, FileManager.default.fileExists(atPath: oldCopy.path) { Output.line("The previous vault is kept at \(oldCopy.path).") }
+        if let newest = trust.current?.generation, let generation = info.generation, generation < newest {
+            Terminal.note("warning: this archive is signed by key generation \(generation); archives beside it show the vault was rekeyed since (generation \(newest)). Whoever held that old key — a session or the passphrase of that time — could have made it, and can open the restored vault.")
+            Terminal.note("hint: Restore the newest archive if you can; otherwise check the restored vault and run: coffer rekey --vault \(destination.path)")
+        }
         Output.line("It opens with the passphrase that was current when the archive was made.")
     }
 }

@@ -62,9 +62,15 @@ public struct Coffer: ParsableCommand {
         } catch let error as BackupError {
             report(CLIError(error))
         } catch {
-            // Argument parsing errors, --help and --version: ArgumentParser prints them and
-            // exits 64 for usage errors, 0 for help.
-            exit(withError: error)
+            // Argument parsing errors, --help and --version: ArgumentParser's words and exit codes
+            // (64 for usage errors, 0 for help), printed here so that an argument's control
+            // characters, which the message quotes, never reach the terminal raw.
+            let code = exitCode(for: error).rawValue
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if code == 0 { Output.line(message) } else { Terminal.note(message) }
+            }
+            Glibc.exit(code)
         }
     }
 

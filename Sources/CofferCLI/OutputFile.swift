@@ -8,7 +8,10 @@ import Glibc
 /// export; anything else that already exists — a device such as `/dev/null`, a FIFO, a terminal —
 /// is opened and written into, never replaced (renaming over `/dev/null` as root would turn it into
 /// a file of plaintext). A symbolic link is followed, as the shell's `>` follows it: the file it
-/// points to is written, the link stays. `-` is standard output.
+/// points to is written, the link stays. A link, FIFO or device that belongs to another user
+/// (one planted in a shared folder such as /tmp, to catch the plaintext or to aim it at a file)
+/// is refused, as the kernel's protected_symlinks and protected_fifos refuse them to the shell.
+/// `-` is standard output.
 enum OutputFile {
     /// Whether `path` names standard output rather than a file.
     static func isStandardOutput(_ path: String?) -> Bool { path == nil || path == "-" }
@@ -18,22 +21,37 @@ enum OutputFile {
             FileHandle.standardOutput.write(data)
             return
         }
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK, !ownedByUsOrRoot(link) {
+            throw CLIError(.invalidInput, "\(path) is a symbolic link that belongs to another user; Coffer does not follow it. Nothing was written.")
+        }
         var status = stat()
         if stat(path, &status) == 0 {
             switch status.st_mode & S_IFMT {
             case S_IFREG: break
             case S_IFDIR: throw CLIError(.invalidInput, "\(path) is a folder; give a file name. Nothing was written.")
-            case S_IFCHR, S_IFIFO, S_IFBLK: return try writeInto(data, path: path)
+            case S_IFCHR, S_IFIFO, S_IFBLK:
+                guard ownedByUsOrRoot(status) else {
+                    throw CLIError(.invalidInput, "\(path) is a FIFO or device that belongs to another user; Coffer does not write into it. Nothing was written.")
+                }
+                return try writeInto(data, path: path, expected: status)
             default: throw CLIError(.invalidInput, "\(path) is neither a file nor a device Coffer can write to. Nothing was written.")
             }
         }
         try replace(URL(fileURLWithPath: path).resolvingSymlinksInPath(), with: data)
     }
 
-    private static func writeInto(_ data: Data, path: String) throws {
+    private static func ownedByUsOrRoot(_ status: stat) -> Bool { status.st_uid == geteuid() || status.st_uid == 0 }
+
+    /// Opens what was checked, and writes only if it is still that file (not swapped meanwhile).
+    private static func writeInto(_ data: Data, path: String, expected: stat) throws {
         let descriptor = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure(path) }
         defer { close(descriptor) }
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0, opened.st_dev == expected.st_dev, opened.st_ino == expected.st_ino else {
+            throw CLIError(.failure, "\(path) changed while it was being opened. Nothing was written.")
+        }
         try writeAll(data, to: descriptor, path: path)
     }
 

@@ -159,6 +159,9 @@ public enum Archive {
     /// No archive Coffer writes is larger: the content cap plus framing and xz overhead.
     static let maximumArchiveSize = Int(maximumPlaintextLength) + Int(maximumPlaintextLength >> 10) + (1 << 20)
     static let maximumSignatureFileSize = 1 << 14
+    /// No vault makes more archives than this; a larger signed number is refused, so numbering
+    /// after it can never overflow.
+    public static let maximumSequence: UInt64 = 1 << 40
 
     /// Checks an archive against one key (see `verify(at:trust:)`).
     public static func verify(at url: URL, publicKey: MinisignPublicKey) throws -> ArchiveInfo {
@@ -196,6 +199,9 @@ public enum Archive {
             throw BackupError(.untrusted, "\(name) belongs to another vault.")
         }
         let fields = try checkTrustedComment(signature.trustedComment, header: header, fileName: name)
+        if let supersededAt = trusted.supersededAt, TimeInterval(header.created) > supersededAt.timeIntervalSince1970 {
+            throw BackupError(.untrusted, "\(name) is signed by key generation \(trusted.generation ?? 0) with a time after that key was superseded (\(ISO8601DateFormatter().string(from: supersededAt))): the vault did not make it; whoever still holds that old key (a session or the passphrase of before a rekey) could have.")
+        }
         return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
                            created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: file.size, chunkCount: chunkCount,
                            digest: digest, signedName: fields["file"], device: fields["device"],
@@ -206,7 +212,7 @@ public enum Archive {
     static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws -> [String: String] {
         let fields = trustedCommentFields(comment)
         let vaultHex = header.vaultID.map { String(format: "%02x", $0) }.joined()
-        guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex,
+        guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex, header.sequence <= maximumSequence,
               fields["seq"] == String(header.sequence), fields["time"] == String(header.created) else {
             throw BackupError(.damaged, "\(fileName): its signed description (vault, sequence, time) does not match its header: the header or body was spliced from another archive.")
         }

@@ -13,21 +13,40 @@ public struct ArchiveTrust: Sendable {
         /// The key generation, when the key came from a key history (nil for a bare key file).
         public let generation: UInt32?
         public let publicKey: MinisignPublicKey
+        /// When the next generation was certified: an archive this key signed with a later time
+        /// was not made by the vault (whoever still holds a superseded key — a session or the
+        /// passphrase of before a rekey — could sign one), so it is refused. Nil for the vault's
+        /// own current key and the newest one learnt.
+        public let supersededAt: Date?
     }
 
     /// Oldest first.
     public let keys: [Key]
     /// The vault whose history this is (nil for explicit key files, which name no vault).
     public let vaultID: [UInt8]?
+    /// Set when archives in the folders disagree about the generations after `keys`: someone
+    /// holding one of the trusted keys certified another successor. Only the agreed part is kept.
+    public let conflictAfter: UInt32?
 
     public init(vaultID: VaultID, history: [KeyGeneration]) {
-        self.vaultID = vaultID.bytes
-        self.keys = history.map { Key(generation: $0.number, publicKey: MinisignPublicKey(key: $0.signingKey)) }
+        self.init(vaultID: vaultID.bytes, keys: Self.keys(history), conflictAfter: nil)
     }
 
     public init(publicKeys: [MinisignPublicKey]) {
-        self.vaultID = nil
-        self.keys = publicKeys.map { Key(generation: nil, publicKey: $0) }
+        self.init(vaultID: nil, keys: publicKeys.map { Key(generation: nil, publicKey: $0, supersededAt: nil) }, conflictAfter: nil)
+    }
+
+    private init(vaultID: [UInt8]?, keys: [Key], conflictAfter: UInt32?) {
+        self.vaultID = vaultID
+        self.keys = keys
+        self.conflictAfter = conflictAfter
+    }
+
+    private static func keys(_ history: [KeyGeneration]) -> [Key] {
+        history.indices.map { index in
+            Key(generation: history[index].number, publicKey: MinisignPublicKey(key: history[index].signingKey),
+                supersededAt: index + 1 < history.count ? Date(timeIntervalSince1970: TimeInterval(history[index + 1].created)) : nil)
+        }
     }
 
     /// The newest key: the one new archives are signed with.
@@ -35,29 +54,44 @@ public struct ArchiveTrust: Sendable {
 
     public func key(withID id: [UInt8]) -> Key? { keys.last { $0.publicKey.keyID == id } }
 
-    private init(vaultID: [UInt8]?, keys: [Key]) {
-        self.vaultID = vaultID
-        self.keys = keys
-    }
+    /// How many generations past the trusted ones an archive's history may run to be considered:
+    /// a bound on the certificate checks a folder of planted headers can cost.
+    static let maximumLearnedGenerations = 64
 
     /// This trust, with the later key generations that archives in `folders` certify. Every
     /// archive carries the vault header of its time, whose key history is a chain of
     /// certificates; a chain that begins with the generations trusted here was signed by them,
     /// so its later generations are this vault's too. That is how a vault restored from an
-    /// older archive still recognises (and numbers after) the archives made after a rekey.
+    /// older archive still recognises (and numbers after) the archives made after a rekey. When
+    /// two chains disagree (whoever holds a trusted key can certify a successor of their own),
+    /// only the part they share is learnt, and `conflictAfter` says so.
     public func extended(byArchivesIn folders: [URL]) -> ArchiveTrust {
         guard let vaultID, !keys.isEmpty else { return self }
-        var longest = keys
+        var seenHeaders = Set<[UInt8]>()
+        var candidates: [[KeyGeneration]] = []
         for folder in folders {
             for name in Archive.archiveNames(in: folder) {
-                guard let peek = try? Archive.peek(at: folder.appendingPathComponent(name)), peek.vaultID == vaultID,
-                      let (_, history) = try? Vault.keyHistory(ofHeader: peek.vaultHeader), history.count > longest.count,
+                let url = folder.appendingPathComponent(name)
+                guard FileManager.default.fileExists(atPath: Archive.signatureURL(for: url).path),
+                      let peek = try? Archive.peek(at: url), peek.vaultID == vaultID, seenHeaders.insert(peek.vaultHeader).inserted,
+                      let (_, history) = try? Vault.keyHistory(ofHeader: peek.vaultHeader),
+                      history.count > keys.count, history.count <= keys.count + Self.maximumLearnedGenerations,
                       zip(keys, history).allSatisfy({ $0.generation == $1.number && $0.publicKey.key == $1.signingKey })
                 else { continue }
-                longest = history.map { Key(generation: $0.number, publicKey: MinisignPublicKey(key: $0.signingKey)) }
+                candidates.append(history)
             }
         }
-        return ArchiveTrust(vaultID: vaultID, keys: longest)
+        guard let longest = candidates.max(by: { $0.count < $1.count }) else { return self }
+        var agreed = longest.count
+        for candidate in candidates {
+            let shared = zip(candidate, longest).prefix { $0.signingKey == $1.signingKey && $0.number == $1.number }.count
+            if shared < candidate.count { agreed = min(agreed, shared) }   // it diverges from the longest
+        }
+        let learnt = Array(longest.prefix(max(agreed, keys.count)))
+        let conflict = learnt.count < longest.count ? learnt.last?.number : nil
+        // The vault's own key stays unbounded: a vault restored from before a rekey signs with
+        // it, and must read back what it writes. The keys learnt after it are bounded as usual.
+        return ArchiveTrust(vaultID: vaultID, keys: keys + Self.keys(learnt).dropFirst(keys.count), conflictAfter: conflict)
     }
 }
 
@@ -120,6 +154,9 @@ public struct SignedDescription: Sendable, Equatable {
     public let device: String?
     public let commitCounter: UInt64?
     public let generation: UInt32?
+    /// Signed by a generation that has since been superseded: such an archive may not steer
+    /// anything new (numbering, a rollback refusal), since an old key can outlive its vault's trust.
+    public let bySupersededKey: Bool
 }
 
 extension Archive {
@@ -135,9 +172,12 @@ extension Archive {
             else { return nil }
             let fields = trustedCommentFields(signature.trustedComment)
             guard signature.trustedComment.hasPrefix("coffer-archive v1 "), vaultHex == nil || fields["vault"] == vaultHex,
-                  let sequence = fields["seq"].flatMap({ UInt64($0) }), let time = fields["time"].flatMap({ UInt64($0) }) else { return nil }
+                  let sequence = fields["seq"].flatMap({ UInt64($0) }), sequence <= maximumSequence,
+                  let time = fields["time"].flatMap({ UInt64($0) }),
+                  key.supersededAt.map({ TimeInterval(time) <= $0.timeIntervalSince1970 }) ?? true else { return nil }
             return SignedDescription(url: url, sequence: sequence, created: Date(timeIntervalSince1970: TimeInterval(time)),
-                                     device: fields["device"], commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: key.generation)
+                                     device: fields["device"], commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: key.generation,
+                                     bySupersededKey: key.supersededAt != nil)
         }
     }
 

@@ -76,16 +76,21 @@ public struct RollbackGuard: Sendable {
         }
     }
 
-    /// The mark for `vaultID`, nil when none was kept (or it cannot be read).
-    func mark(for vaultID: VaultID) -> Mark? {
+    /// The mark for `vaultID`, nil when none was kept. A mark that exists but does not parse
+    /// (damaged, or edited to switch the check off) is refused like a rollback: Coffer cannot
+    /// tell, and `--accept-rollback` starts a new mark from the file found.
+    func mark(for vaultID: VaultID) throws -> Mark? {
         guard let data = FileManager.default.contents(atPath: markURL(vaultID).path) else { return nil }
-        return try? JSONDecoder().decode(Mark.self, from: data)
+        guard let mark = try? JSONDecoder().decode(Mark.self, from: data), mark.vault == vaultID.hex else {
+            throw VaultError(.rolledBack, "This computer's high-water mark for this vault (\(markURL(vaultID).path)) is unreadable: damaged or edited, so whether the vault file was rolled back cannot be told.")
+        }
+        return mark
     }
 
     /// Before any key work: a header of an older format or key generation than seen here is an
     /// older header or file put back (it may let an old passphrase in).
     func checkHeader(vaultID: VaultID, path: String, format: UInt16, generation: UInt32) throws {
-        guard !acceptRollback, let seen = mark(for: vaultID)?.paths[path] else { return }
+        guard !acceptRollback, let seen = try mark(for: vaultID)?.paths[path] else { return }
         if generation < seen.generation || format < seen.format {
             throw VaultError(.rolledBack, """
                 This vault's header is older than the one this computer last saw here: it is \(Self.describe(format: format, generation: generation)), \
@@ -98,7 +103,7 @@ public struct RollbackGuard: Sendable {
     /// After the commit record is authenticated: the state must not be older than this device's
     /// mark, nor a different state at the same counter.
     func checkState(vaultID: VaultID, device: DeviceID?, counter: UInt64, state: [UInt8], path: String) throws {
-        guard !acceptRollback, let mark = mark(for: vaultID), let seen = mark.devices[Self.key(device)] else { return }
+        guard !acceptRollback, let mark = try mark(for: vaultID), let seen = mark.devices[Self.key(device)] else { return }
         let stateHex = state.hexString
         let here = "commit #\(counter) (state \(stateHex.prefix(12)))"
         let there = "commit #\(seen.counter) (state \(seen.state.prefix(12))) seen here on \(Self.time(seen.seen)) at \(seen.path)"
@@ -116,7 +121,14 @@ public struct RollbackGuard: Sendable {
         guard (try? ensurePrivateDirectory(marksDirectory, what: "state directory")) != nil else { return }
         withLock(vaultID) {
             let seconds = Int64(now.timeIntervalSince1970)
-            let stored = self.mark(for: vaultID)
+            let stored: Mark?
+            do {
+                stored = try self.mark(for: vaultID)
+            } catch {
+                // An unreadable mark stays as found (every open refuses it) until the user accepts.
+                guard acceptRollback else { return }
+                stored = nil
+            }
             var mark = stored ?? Mark(vault: vaultID.hex, devices: [:], paths: [:])
             let pathMark = mark.paths[path]
             if pathMark.map({ ($0.format, $0.generation) != (format, generation) }) ?? true,

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+import VaultBackup
+import VaultCrypto
+import VaultStore
 
 /// Archives across key generations, copies and forks, attacked through the real binary:
 /// a swapped `.pub` (F13), a sync tool's copies filling keep slots (F6), two copies of a vault
@@ -101,6 +104,46 @@ import Testing
         // Superseded archives are pruned by the same rules.
         #expect(try coffer(["backup", "prune", folder.path, "--keep-last", "1"]).status == 0)
         #expect(try archives().map(\.lastPathComponent) == [names[2]])
+    }
+
+    /// Whoever kept a signing key from before a rekey (a stolen session, an old passphrase with an
+    /// old archive) cannot pass off new archives: one dated after the rekey is refused, and a
+    /// backdated one neither numbers the next archive, nor forces a rollback refusal, nor is
+    /// listed as anything but superseded.
+    @Test func anOldKeyCannotSteerTheVaultAfterARekey() throws {
+        try makeVault()
+        try backup()
+        let before = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase(Self.passphrase)))
+        let stolen = before.backupKeys, device = before.deviceID
+        #expect(try coffer(["rekey"]).status == 0)
+        try backup()
+        let forgedLater = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
+                                            keys: stolen, sequence: 50, created: Date().addingTimeInterval(3600), to: folder)
+        let backdated = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
+                                          keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder)
+        let refused = try coffer(["backup", "verify", forgedLater.path])
+        #expect(refused.status == 65 && refused.stderr.contains("after that key was superseded"), "\(refused.stdout)\(refused.stderr)")
+        let rows = try listed()
+        #expect(rows[forgedLater.lastPathComponent]?["status"] as? String == "foreign")
+        #expect(rows[backdated.lastPathComponent]?["superseded"] as? Bool == true)
+
+        let next = try backup()
+        #expect(!next.stderr.contains("rolled back"), "a superseded key's archive forced a refusal")
+        let names = try archives().map(\.lastPathComponent)
+        #expect(names.contains { $0.hasSuffix("-000003.cbak") }, "numbering followed the forged #1000: \(names)")
+    }
+
+    /// A huge signed sequence number is refused, never overflowed into a crash.
+    @Test func anAbsurdSequenceNumberIsRefused() throws {
+        try makeVault()
+        try backup()
+        let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase(Self.passphrase)))
+        let absurd = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+                                       device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder)
+        #expect(try coffer(["backup", "verify", absurd.path]).status == 65)
+        let next = try backup()
+        #expect(next.status == 0)
+        #expect(try archives().contains { $0.lastPathComponent.hasSuffix("-000002.cbak") })
     }
 
     /// F13: a `.pub` swapped for an attacker's key never makes the attacker's archive "signed"

@@ -147,6 +147,24 @@ import Testing
         }
     }
 
+    /// A link or FIFO another user planted where the export goes (a shared folder such as /tmp)
+    /// is refused, as the kernel's protected_symlinks and protected_fifos refuse it to the shell.
+    @Test(.enabled(if: getuid() == 0)) func outputsRefuseLinksAndFIFOsOfOtherUsers() throws {
+        let vault = sandbox.directory.path("planted.coffer")
+        #expect(try run(["demo"], vault: vault).status == 0)
+        let victim = sandbox.directory.path("bashrc")
+        try "keep me".write(to: victim, atomically: true, encoding: .utf8)
+        let link = sandbox.directory.path("report.csv"), fifo = sandbox.directory.path("export.csv")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
+        #expect(mkfifo(fifo.path, 0o666) == 0)
+        #expect(lchown(link.path, 65534, 65534) == 0 && chown(fifo.path, 65534, 65534) == 0)
+        for target in [link, fifo] {
+            let result = try run(["export", "csv", "--out", target.path], vault: vault)
+            #expect(result.status == 64 && result.stderr.contains("belongs to another user"), "\(result.stderr)")
+        }
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "keep me")
+    }
+
     /// F17: `coffer demo` without --vault writes demo.coffer beside the default vault, never the
     /// default vault itself.
     @Test func theDemoNeverTouchesTheDefaultVault() throws {

@@ -232,3 +232,45 @@ struct Fixture {
         #expect(try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: url), encoding: .utf8)).trustedComment == fixture.trustedComment)
     }
 }
+
+/// Learning later key generations from archives' certified histories, attacked.
+@Suite struct KeyHistoryLearningTests {
+    /// Two copies of a vault rekeyed separately certify two different second generations (as
+    /// whoever kept the first key could): only the agreed first generation is trusted, and the
+    /// conflict is reported, so neither chain can make the other's archives foreign silently.
+    @Test func conflictingSuccessorsAreNotLearnt() throws {
+        let fixture = try Fixture()
+        let firstHistory = fixture.vault.keyHistory
+        let copy = fixture.directory.path("copy.coffer")
+        try FileManager.default.copyItem(at: fixture.directory.path("vault.coffer"), to: copy)
+        _ = try fixture.vault.rekey()
+        _ = try fixture.write(sequence: 2)
+        let other = try Vault.open(at: copy, with: .passphrase(try Passphrase("archive passphrase")))
+        _ = try other.rekey()
+        let folder = fixture.directory.path("backups")
+        let trust = ArchiveTrust(vaultID: fixture.vault.id, history: firstHistory)
+        #expect(trust.extended(byArchivesIn: [folder]).keys.count == 2, "one chain alone is learnt")
+        _ = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
+                              sequence: 3, created: Date(timeIntervalSince1970: 1_790_000_100), to: folder)
+        let learnt = trust.extended(byArchivesIn: [folder])
+        #expect(learnt.keys.count == 1 && learnt.conflictAfter == 1)
+    }
+
+    /// An archive signed by a superseded key with a time after the rekey was not made by the vault.
+    @Test func aSupersededKeyCannotSignLaterArchives() throws {
+        let fixture = try Fixture()
+        let stolen = fixture.vault.backupKeys
+        _ = try fixture.vault.rekey()
+        let trust = ArchiveTrust(vaultID: fixture.vault.id, history: fixture.vault.keyHistory)
+        let folder = fixture.directory.path("backups")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let later = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+                                      sequence: 9, created: Date().addingTimeInterval(3600), to: folder)
+        #expect(throws: BackupError.self) { try Archive.verify(at: later, trust: trust) }
+        #expect(Archive.signedDescriptions(in: folder, trust: trust).isEmpty)
+        let earlier = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+                                        sequence: 8, created: Date().addingTimeInterval(-3600), to: folder)
+        #expect(try Archive.verify(at: earlier, trust: trust).generation == 1)
+        #expect(Archive.signedDescriptions(in: folder, trust: trust).map(\.bySupersededKey) == [true])
+    }
+}

@@ -139,6 +139,22 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         }
     }
 
+    /// A mark that no longer parses (damaged, or edited to switch the check off) is refused like a
+    /// rollback, not silently ignored; accepting starts a new mark from the file found.
+    @Test func anUnreadableMarkIsRefusedNotIgnored() throws {
+        let guarded = RollbackGuard(directory: state)
+        _ = try makeVault(at: url, payloads: ["one"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
+        let markFile = state.appendingPathComponent("marks/\(vault.id.hex).json")
+        #expect(FileManager.default.fileExists(atPath: markFile.path))
+        try Data("{}".utf8).write(to: markFile)
+        expectVaultError(.rolledBack) { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
+        var accepting = guarded
+        accepting.acceptRollback = true
+        _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: accepting)
+        _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
+    }
+
     /// F14 and item 5: an older copy of the whole file, or a forked one, against the mark.
     @Test func wholeFileRollbackAndForksAreDetectedAgainstTheMark() throws {
         let guarded = RollbackGuard(directory: state)
