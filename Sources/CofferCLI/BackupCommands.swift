@@ -162,9 +162,14 @@ struct BackupCommands: ParsableCommand {
             BackupCommands.warnIfHistoriesConflict(trust)
             // Archives of superseded key generations never steer numbering or a refusal: an old
             // key may outlive the vault's trust in it (a session or passphrase from before a rekey).
-            let seen = directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }.filter { !$0.bySupersededKey }
+            let seen = BackupCommands.plausible(directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }.filter { !$0.bySupersededKey },
+                                                after: state.lastSequence)
             try BackupCommands.checkForForks(seen, lastSequence: state.lastSequence, vault: vault, acceptRollback: options.acceptRollback)
             state.lastSequence = max(state.lastSequence, seen.map(\.sequence).max() ?? 0) + 1
+            guard state.lastSequence <= Archive.maximumSequence else {
+                throw CLIError(.failure, "This vault's archive numbers are used up (#\(state.lastSequence - 1)); nothing was written.",
+                               hint: "Restore the vault from a recent archive: it numbers again from there.")
+            }
             let sequence = state.lastSequence
             let stateID = ledger.backupState?.id ?? UUID()
             // The sequence is recorded in the vault as soon as the first archive carrying it has its
@@ -232,6 +237,20 @@ struct BackupCommands: ParsableCommand {
             Output.line("Each archive was read back from its folder: signature, every encrypted chunk and every record verified.")
             Output.line("Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(BackupCommands.publicKeyURL(for: options.vaultURL).path)")
         }
+    }
+
+    /// How far past the vault's own count another archive's number may lie and still steer the
+    /// numbering: two copies of a vault never drift a million backups apart, while a number
+    /// near the limit signed by a stolen key would otherwise use the numbers up.
+    static let plausibleSequenceGap: UInt64 = 1_000_000
+
+    /// The descriptions that may steer numbering; the others are named on stderr.
+    static func plausible(_ seen: [SignedDescription], after lastSequence: UInt64) -> [SignedDescription] {
+        let (kept, ignored) = (seen.filter { $0.sequence <= lastSequence + plausibleSequenceGap }, seen.filter { $0.sequence > lastSequence + plausibleSequenceGap })
+        for description in ignored {
+            Terminal.note("warning: \(description.url.path) is signed as #\(description.sequence), far past this vault's #\(lastSequence): it was ignored for numbering.")
+        }
+        return kept
     }
 
     /// Archives in the destinations that this copy of the vault never recorded. Made by this
@@ -386,7 +405,7 @@ struct BackupCommands: ParsableCommand {
             }
             Render.table([["Made", "Seq", "Size", "Status", "File"]] + zip(rows, labels).map { row, label in
                 [row.created ?? "—", row.sequence.map(String.init) ?? "—", ByteCountFormatter.string(fromByteCount: Int64(row.size), countStyle: .file),
-                 label, URL(fileURLWithPath: row.file).lastPathComponent]
+                 label, TextSafety.printable(URL(fileURLWithPath: row.file).lastPathComponent)]
             }, rightAligned: [1, 2]).forEach { Output.line($0) }
             Output.line()
             Output.line("Checked against \(trust.source). Only archives marked ✓ signed are counted and kept by prune;")
@@ -400,7 +419,7 @@ struct BackupCommands: ParsableCommand {
         case .signed:
             let renamed = entry.info.flatMap { $0.hasSignedName ? nil : $0.signedName }.map { ", signed as \($0)" } ?? ""
             return "✓ signed (\(trust.describe(entry.info?.generation))\(renamed))"
-        case .copy(let original): return "copy of #\(entry.info?.sequence ?? 0) (\(original.lastPathComponent))"
+        case .copy(let original): return "copy of #\(entry.info?.sequence ?? 0) (\(TextSafety.printable(original.lastPathComponent)))"
         case .fork: return "⚠ fork: another archive is signed as #\(entry.info?.sequence ?? 0)"
         case .foreign: return "✗ foreign"
         case .unsigned: return "✗ unsigned"
@@ -429,8 +448,15 @@ struct BackupCommands: ParsableCommand {
             let folder = URL(fileURLWithPath: directory).standardizedFileURL
             let ledger = try options.openLedger()
             let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, vault: ledger.vault, folders: [folder])
+            let recorded = ledger.backupState?.state.lastSequence ?? 0
+            // A superseded key's archive numbered past anything this vault recorded was not made by
+            // the vault (it records every number it issues): never counted, never removed.
+            let superseded = Set(trust.keys.keys.filter { $0.supersededAt != nil }.compactMap(\.generation))
+            let unrecorded = { (entry: BackupFolder.Entry) in
+                entry.info.map { $0.sequence > recorded && $0.generation.map(superseded.contains) == true } ?? false
+            }
             let entries = BackupFolder.scan(folder, trust: trust.keys)
-            let candidates = entries.filter { $0.status == .signed }
+            let candidates = entries.filter { $0.status == .signed && !unrecorded($0) }
             let identity = { (info: ArchiveInfo) in info.digest.map { String(format: "%02x", $0) }.joined() }
             let verified = ledger.backupState?.state.verified.filter { $0.path == folder.path } ?? []
             let protected = Set(candidates.compactMap(\.info).filter { info in
@@ -443,15 +469,16 @@ struct BackupCommands: ParsableCommand {
             var removed = 0
             for info in candidates.compactMap(\.info).sorted(by: { ($0.sequence, $0.created) > ($1.sequence, $1.created) }) {
                 if let reasons = keep[identity(info)] {
-                    Output.line("keep    \(info.url.lastPathComponent)  (\(reasons.joined(separator: ", ")))")
+                    Output.line("keep    \(TextSafety.printable(info.url.lastPathComponent))  (\(reasons.joined(separator: ", ")))")
                 } else {
-                    Output.line("\(dryRun ? "would remove" : "remove")  \(info.url.lastPathComponent)")
+                    Output.line("\(dryRun ? "would remove" : "remove")  \(TextSafety.printable(info.url.lastPathComponent))")
                     if !dryRun { Archive.remove(info.url) }
                     removed += 1
                 }
             }
-            for other in entries where other.status != .signed {
-                Output.line("ignore  \(other.url.lastPathComponent)  (\(BackupCommands.label(other, trust: trust)): never touched)")
+            for other in entries where other.status != .signed || unrecorded(other) {
+                let why = unrecorded(other) ? "signed by a superseded key as a number this vault never issued" : BackupCommands.label(other, trust: trust)
+                Output.line("ignore  \(TextSafety.printable(other.url.lastPathComponent))  (\(why): never touched)")
             }
             Output.line(dryRun ? "Dry run: nothing was removed (\(removed) would be)." : "Removed \(removed) archive\(removed == 1 ? "" : "s").")
         }
@@ -601,8 +628,12 @@ struct Restore: ParsableCommand {
         // archive of this vault in the archive's folder, so the restored vault never reuses one.
         let folder = url.deletingLastPathComponent().standardizedFileURL
         let trust = ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory).extended(byArchivesIn: [folder])
-        let folderMaximum = Archive.signedDescriptions(in: folder, trust: trust).filter { !$0.bySupersededKey }
-            .map(\.sequence).max() ?? 0
+        BackupCommands.warnIfHistoriesConflict(trust)
+        // Only the newest known generation numbers: once the vault was rekeyed, an older key
+        // (the restored archive's own, perhaps) may be in other hands.
+        let newest = trust.current?.generation
+        let folderMaximum = BackupCommands.plausible(Archive.signedDescriptions(in: folder, trust: trust)
+            .filter { !$0.bySupersededKey && $0.generation == newest }, after: contents.sequence).map(\.sequence).max() ?? 0
         let state = BackupState(lastSequence: max(contents.sequence, folderMaximum), verified: [.init(
             path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))])
         // Migrate every payload to the current version as it goes in (one transaction).

@@ -22,7 +22,8 @@ enum OutputFile {
             return
         }
         var link = stat()
-        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK, !ownedByUsOrRoot(link) {
+        let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+        if isLink, !ownedByUsOrRoot(link) {
             throw CLIError(.invalidInput, "\(path) is a symbolic link that belongs to another user; Coffer does not follow it. Nothing was written.")
         }
         var status = stat()
@@ -38,7 +39,9 @@ enum OutputFile {
             default: throw CLIError(.invalidInput, "\(path) is neither a file nor a device Coffer can write to. Nothing was written.")
             }
         }
-        try replace(URL(fileURLWithPath: path).resolvingSymlinksInPath(), with: data)
+        // Renamed onto the path exactly as given when it was no link (a link planted meanwhile is
+        // replaced, never followed); onto the file named by a link of our own, resolved once.
+        try replace(isLink ? URL(fileURLWithPath: path).resolvingSymlinksInPath() : URL(fileURLWithPath: path), with: data)
     }
 
     private static func ownedByUsOrRoot(_ status: stat) -> Bool { status.st_uid == geteuid() || status.st_uid == 0 }

@@ -73,7 +73,11 @@ public struct ArchiveTrust: Sendable {
             for name in Archive.archiveNames(in: folder) {
                 let url = folder.appendingPathComponent(name)
                 guard FileManager.default.fileExists(atPath: Archive.signatureURL(for: url).path),
-                      let peek = try? Archive.peek(at: url), peek.vaultID == vaultID, seenHeaders.insert(peek.vaultHeader).inserted,
+                      let peek = try? Archive.peek(at: url), peek.vaultID == vaultID,
+                      // A history entry is 108 bytes: a header too long to hold at most the
+                      // allowed generations is skipped before a single certificate is checked.
+                      peek.vaultHeader.count <= 1024 + 108 * (keys.count + Self.maximumLearnedGenerations),
+                      seenHeaders.insert(peek.vaultHeader).inserted,
                       let (_, history) = try? Vault.keyHistory(ofHeader: peek.vaultHeader),
                       history.count > keys.count, history.count <= keys.count + Self.maximumLearnedGenerations,
                       zip(keys, history).allSatisfy({ $0.generation == $1.number && $0.publicKey.key == $1.signingKey })

@@ -19,8 +19,8 @@ public struct BackupKeys: Sendable {
 }
 
 /// Archived headers may ask for at most this much Argon2id work before anything has proved the
-/// archive genuine: Coffer writes at most the "sensitive" profile (4 passes, 1 GiB).
-let archiveArgon2Ceiling = (opsLimit: UInt64(8), memLimit: UInt64(1) << 30)
+/// archive genuine: exactly the most Coffer writes, the "sensitive" profile (4 passes, 1 GiB).
+let archiveArgon2Ceiling = (opsLimit: UInt64(4), memLimit: UInt64(1) << 30)
 
 extension Vault {
     public var backupKeys: BackupKeys {

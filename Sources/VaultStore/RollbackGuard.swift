@@ -80,8 +80,10 @@ public struct RollbackGuard: Sendable {
     /// (damaged, or edited to switch the check off) is refused like a rollback: Coffer cannot
     /// tell, and `--accept-rollback` starts a new mark from the file found.
     func mark(for vaultID: VaultID) throws -> Mark? {
-        guard let data = FileManager.default.contents(atPath: markURL(vaultID).path) else { return nil }
-        guard let mark = try? JSONDecoder().decode(Mark.self, from: data), mark.vault == vaultID.hex else {
+        var status = stat()
+        guard lstat(markURL(vaultID).path, &status) == 0 || errno != ENOENT else { return nil }
+        guard status.st_mode & S_IFMT == S_IFREG, let data = FileManager.default.contents(atPath: markURL(vaultID).path),
+              let mark = try? JSONDecoder().decode(Mark.self, from: data), mark.vault == vaultID.hex else {
             throw VaultError(.rolledBack, "This computer's high-water mark for this vault (\(markURL(vaultID).path)) is unreadable: damaged or edited, so whether the vault file was rolled back cannot be told.")
         }
         return mark

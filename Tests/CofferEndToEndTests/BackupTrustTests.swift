@@ -131,6 +131,12 @@ import VaultStore
         #expect(!next.stderr.contains("rolled back"), "a superseded key's archive forced a refusal")
         let names = try archives().map(\.lastPathComponent)
         #expect(names.contains { $0.hasSuffix("-000003.cbak") }, "numbering followed the forged #1000: \(names)")
+
+        // Prune never counts or removes it: the vault never issued #1000.
+        let prune = try coffer(["backup", "prune", folder.path, "--keep-last", "1"])
+        #expect(prune.status == 0 && prune.stdout.contains("never issued"), "\(prune.stdout)")
+        #expect(FileManager.default.fileExists(atPath: backdated.path))
+        #expect(try archives().map(\.lastPathComponent).contains { $0.hasSuffix("-000003.cbak") })
     }
 
     /// A huge signed sequence number is refused, never overflowed into a crash.
@@ -141,9 +147,17 @@ import VaultStore
         let absurd = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
                                        device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder)
         #expect(try coffer(["backup", "verify", absurd.path]).status == 65)
-        let next = try backup()
-        #expect(next.status == 0)
-        #expect(try archives().contains { $0.lastPathComponent.hasSuffix("-000002.cbak") })
+        // The largest number accepted, signed with the current key (a stolen session could):
+        // ignored for numbering, so the vault's numbers are never used up.
+        let nearLimit = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+                                          device: vault.deviceID, keys: vault.backupKeys, sequence: Archive.maximumSequence, created: Date(), to: folder)
+        #expect(try coffer(["backup", "verify", nearLimit.path]).status == 0)
+        for expected in ["-000002.cbak", "-000003.cbak"] {
+            let next = try backup()
+            #expect(next.stderr.contains("ignored for numbering"), "\(next.stderr)")
+            let names = try archives().map(\.lastPathComponent)
+            #expect(names.contains { $0.hasSuffix(expected) }, "\(names)")
+        }
     }
 
     /// F13: a `.pub` swapped for an attacker's key never makes the attacker's archive "signed"

@@ -149,6 +149,18 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         #expect(FileManager.default.fileExists(atPath: markFile.path))
         try Data("{}".utf8).write(to: markFile)
         expectVaultError(.rolledBack) { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
+        let saved = try Data(contentsOf: markFile)
+        for replacement in ["folder", "link to /dev/null"] {
+            try FileManager.default.removeItem(at: markFile)
+            if replacement == "folder" {
+                try FileManager.default.createDirectory(at: markFile, withIntermediateDirectories: false)
+            } else {
+                try FileManager.default.createSymbolicLink(atPath: markFile.path, withDestinationPath: "/dev/null")
+            }
+            expectVaultError(.rolledBack) { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
+        }
+        try FileManager.default.removeItem(at: markFile)
+        try saved.write(to: markFile)
         var accepting = guarded
         accepting.acceptRollback = true
         _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: accepting)
