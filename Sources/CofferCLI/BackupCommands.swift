@@ -181,9 +181,9 @@ struct BackupCommands: ParsableCommand {
             let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth(on: today).netWorth))"
             let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
             let keys = vault.backupKeys
-            let publicKey = MinisignPublicKey(key: keys.signingKey.publicKey)
-            try BackupCommands.writePublicKey(publicKey.fileContents(describing: "Coffer vault \(vault.id.hex), key generation \(vault.keyGeneration)"),
-                                              to: BackupCommands.publicKeyURL(for: options.vaultURL))
+            if let current = history.last {
+                try BackupCommands.writePublicKey(Archive.publicKeyFileContents(current, vaultID: vault.id), to: BackupCommands.publicKeyURL(for: options.vaultURL))
+            }
             let created = Date()
             var failures = 0
             for directory in directories {
@@ -320,11 +320,12 @@ struct BackupCommands: ParsableCommand {
         let signature = try CLIError.wrapping { try Archive.signature(for: url) }
         let peek = try CLIError.wrapping { try Archive.peek(at: url) }
         let folder = url.deletingLastPathComponent()
+        var checked: ArchiveInfo?
         if let summary = try? Vault.summary(at: options.vaultURL), summary.vaultID.bytes == peek.vaultID, !summary.keyHistory.isEmpty {
             // This vault's own history (and what archives beside it certify) decides, before any
             // key derivation: an archive claiming this vault but signed by another key costs nothing.
             let trust = ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: [folder])
-            _ = try CLIError.wrapping { try Archive.verify(at: url, trust: trust) }
+            checked = try CLIError.wrapping { try Archive.verify(at: url, trust: trust) }
         } else if let key = Archive.folderPublicKeys(in: folder, vaultID: peek.vaultID).first(where: { $0.keyID == signature.keyID }) {
             _ = try CLIError.wrapping { try Archive.verify(at: url, publicKey: key) }
         }
@@ -335,7 +336,10 @@ struct BackupCommands: ParsableCommand {
             throw CLIError(.noPermission, "That passphrase does not open this archive. It was made on \(ISO8601DateFormatter().string(from: peek.created)).",
                            hint: "An archive made before a passphrase change needs the passphrase that was current then.")
         }
-        let info = try CLIError.wrapping { try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)) }
+        // Already proved against the vault's history by the key the passphrase derives: not read
+        // and hashed a second time.
+        let info = try checked.flatMap { MinisignPublicKey(key: keys.signingKey.publicKey).keyID == signature.keyID ? $0 : nil }
+            ?? CLIError.wrapping { try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)) }
         return (try CLIError.wrapping { try Archive.open(at: url, keys: keys) }, info, keys)
     }
 
@@ -498,10 +502,7 @@ struct BackupCommands: ParsableCommand {
         func run() throws {
             let vault = try options.openVault()
             let history = vault.keyHistory
-            func contents(_ generation: KeyGeneration) -> String {
-                MinisignPublicKey(key: generation.signingKey)
-                    .fileContents(describing: "Coffer vault \(vault.id.hex), key generation \(generation.number) of \(vault.keyGeneration)")
-            }
+            let contents = { (generation: KeyGeneration) in Archive.publicKeyFileContents(generation, vaultID: vault.id) }
             guard let current = history.last else { throw CLIError(.damaged, "The vault has no signing key history.") }
             try BackupCommands.writePublicKey(contents(current), to: BackupCommands.publicKeyURL(for: options.vaultURL))
             switch (all, out) {

@@ -311,11 +311,9 @@ struct Export: ParsableCommand {
         case .ledger:
             data = Data(try LedgerJournal.render(ledger, only: only).utf8)
         }
-        guard let out, !OutputFile.isStandardOutput(out) else {
-            FileHandle.standardOutput.write(data)
-            return
-        }
+        let out = out ?? "-"
         try OutputFile.write(data, to: out)
+        guard !OutputFile.isStandardOutput(out) else { return }
         Terminal.note("Note: \(out) is not encrypted: it holds your data in plain text. Keep it safe, or delete it when done.")
         Output.line("Exported to \(out).")
     }

@@ -14,10 +14,10 @@ import Glibc
 /// `-` is standard output.
 enum OutputFile {
     /// Whether `path` names standard output rather than a file.
-    static func isStandardOutput(_ path: String?) -> Bool { path == nil || path == "-" }
+    static func isStandardOutput(_ path: String) -> Bool { path == "-" }
 
     static func write(_ data: Data, to path: String) throws {
-        guard path != "-" else {
+        guard !isStandardOutput(path) else {
             FileHandle.standardOutput.write(data)
             return
         }

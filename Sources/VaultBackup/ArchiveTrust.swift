@@ -205,14 +205,19 @@ extension Archive {
         "coffer-\(vaultID.hex)-key-\(generation).pub"
     }
 
+    /// One generation's public key in minisign's format, its comment naming vault and generation
+    /// (the same bytes beside the vault, beside the archives and from `backup pubkey`).
+    public static func publicKeyFileContents(_ generation: KeyGeneration, vaultID: VaultID) -> String {
+        MinisignPublicKey(key: generation.signingKey).fileContents(describing: "Coffer vault \(vaultID.hex), key generation \(generation.number)")
+    }
+
     /// Writes every generation's public key beside the archives (missing or different files
     /// only), so a fresh machine can check archives, with Coffer or stock minisign, before it
     /// has the vault. These files are as trustworthy as the folder: Coffer itself trusts the
     /// vault's key history over them.
     public static func writePublicKeys(_ history: [KeyGeneration], vaultID: VaultID, into folder: URL) throws {
         for generation in history {
-            let contents = MinisignPublicKey(key: generation.signingKey)
-                .fileContents(describing: "Coffer vault \(vaultID.hex), key generation \(generation.number)")
+            let contents = publicKeyFileContents(generation, vaultID: vaultID)
             let url = folder.appendingPathComponent(publicKeyFileName(vaultID: vaultID, generation: generation.number))
             guard FileManager.default.contents(atPath: url.path) != Data(contents.utf8) else { continue }
             let partial = folder.appendingPathComponent(".\(url.lastPathComponent).partial")

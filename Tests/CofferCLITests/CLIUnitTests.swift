@@ -246,7 +246,11 @@ func withScratchVault(_ body: (Vault) throws -> Void) throws {
     }
 
     @Test func refusesWhatJSONDecoderRefuses() throws {
-        let valid = String(decoding: try JSONEncoder().encode(document()), as: UTF8.self)
+        // Sorted keys: the damage below looks for text after the transactions array, which an
+        // unordered encoding may place last (so some runs found nothing to damage and trapped).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let valid = String(decoding: try encoder.encode(document()), as: UTF8.self)
         /// `valid` with the first `target` after the transactions array starts replaced.
         func damage(_ target: String, _ replacement: String) -> String {
             let start = valid.range(of: "\"transactions\":[")!.upperBound

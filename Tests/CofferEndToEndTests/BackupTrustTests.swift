@@ -123,6 +123,9 @@ import VaultStore
                                           keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder)
         let refused = try coffer(["backup", "verify", forgedLater.path])
         #expect(refused.status == 65 && refused.stderr.contains("after that key was superseded"), "\(refused.stdout)\(refused.stderr)")
+        // Restore checks it against the vault's history before any key derivation.
+        let restored = try coffer(["restore", forgedLater.path, "--to", sandbox.directory.path("forged.coffer").path])
+        #expect(restored.status == 65 && restored.stderr.contains("after that key was superseded"), "\(restored.stderr)")
         let rows = try listed()
         #expect(rows[forgedLater.lastPathComponent]?["status"] as? String == "foreign")
         #expect(rows[backdated.lastPathComponent]?["superseded"] as? Bool == true)

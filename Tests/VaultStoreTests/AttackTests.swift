@@ -161,10 +161,30 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         }
         try FileManager.default.removeItem(at: markFile)
         try saved.write(to: markFile)
+        try expectAcceptedRollbackOpens(guarded)
+    }
+
+    /// Accepted on purpose, the file opens, and the mark follows it: the next guarded open passes.
+    func expectAcceptedRollbackOpens(_ guarded: RollbackGuard) throws {
         var accepting = guarded
         accepting.acceptRollback = true
         _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: accepting)
         _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
+    }
+
+    /// F11: an archived header asking for more Argon2id work than Coffer ever writes is refused
+    /// before Argon2id runs: with a wrong passphrase the answer is still "unsafe", not "wrong".
+    @Test func f11AnArchivedHeaderAskingForMoreWorkIsRefusedBeforeArgon2id() throws {
+        _ = try makeVault(at: url, payloads: ["x"])
+        for (offset, value) in [(49, UInt8(5)), (60, UInt8(0x80))] {   // opslimit 5; memlimit 2 GiB (little-endian at 57)
+            var edited = try header()
+            edited[offset] = value
+            let body = Array(edited.dropLast(32))
+            edited = body + BLAKE2b.hash(body)
+            expectVaultError(.unsafeParameters) {
+                _ = try Vault.backupKeys(fromArchivedHeader: edited, credential: .passphrase(passphrase("not the passphrase at all")))
+            }
+        }
     }
 
     /// F14 and item 5: an older copy of the whole file, or a forked one, against the mark.
@@ -183,11 +203,7 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
         expectVaultError(.rolledBack) { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
         expectVaultError(.rolledBack) { _ = try Vault.open(at: forkURL, with: .passphrase(passphrase()), guard: guarded) }
-        // Accepted on purpose, it opens, and the mark follows it.
-        var accepting = guarded
-        accepting.acceptRollback = true
-        _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: accepting)
-        _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
+        try expectAcceptedRollbackOpens(guarded)
     }
 
     /// A header of an older key generation at a path that has seen a newer one is refused
