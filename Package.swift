@@ -7,7 +7,7 @@ let package = Package(
         .executable(name: "coffer", targets: ["coffer"]),
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "VaultStore", targets: ["VaultStore"]),
-        .library(name: "CofferCLI", targets: ["CofferCLI"]),
+        .library(name: "CofferKit", targets: ["CofferKit"]),
         .library(name: "FinanceCore", targets: ["FinanceCore"]),
         .library(name: "VaultBackup", targets: ["VaultBackup"]),
     ],
@@ -42,17 +42,20 @@ let package = Package(
             name: "VaultBackup",
             dependencies: ["VaultStore", "VaultCrypto", "FinanceCore", "CLZMA"]
         ),
+        // The application: unit of work, change log and undo, rules that span records, backup and
+        // restore services, interchange formats, record codec. No terminal, no argument parsing.
+        .target(name: "CofferKit", dependencies: ["FinanceCore", "VaultStore", "VaultBackup", "VaultCrypto"]),
         .target(
             name: "CofferCLI",
             dependencies: [
-                "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup",
+                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         // Fuzz targets (scripts/fuzz builds them with libFuzzer); otherwise a corpus replay tool.
-        .executableTarget(name: "CofferFuzz", dependencies: ["CofferCLI", "VaultBackup", "VaultStore", "FinanceCore"]),
+        .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "CofferCLI", "VaultBackup", "VaultStore", "FinanceCore"]),
 
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
         .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto", "FinanceCore"]),
@@ -61,10 +64,11 @@ let package = Package(
             name: "VaultStoreTests",
             dependencies: ["VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "VaultStore", "VaultCrypto", "FinanceCore"]),
+        .testTarget(name: "CofferKitTests", dependencies: ["CofferKit", "FinanceCore", "VaultStore"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",
-            dependencies: ["coffer", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["coffer", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import CofferKit
 import FinanceCore
 import VaultStore
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferKit
 import FinanceCore
 import Foundation
 import VaultStore

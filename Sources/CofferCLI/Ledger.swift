@@ -1,4 +1,5 @@
 import Foundation
+import CofferKit
 import FinanceCore
 import VaultStore
 
@@ -262,7 +263,7 @@ final class Ledger {
 
     /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
     func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date()) throws {
-        for (_, record) in puts { try TextSafety.check(record) }
+        for (_, record) in puts { try record.checkText() }
         let touched = puts.map(\.0) + deletes
         let entry = ChangeEntry(sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
                                 summary: summary, before: touched.map { .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) }) })
@@ -276,7 +277,7 @@ final class Ledger {
 
     /// Writes records without a change-log entry: for the settings record made with the vault.
     func writeWithoutHistory(_ puts: [(UUID, FinanceRecord)]) throws {
-        for (_, record) in puts { try TextSafety.check(record) }
+        for (_, record) in puts { try record.checkText() }
         try vault.apply(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) })
         try applied(puts: puts, deletes: [])
     }

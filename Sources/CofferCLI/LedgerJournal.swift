@@ -1,3 +1,4 @@
+import CofferKit
 import FinanceCore
 import Foundation
 

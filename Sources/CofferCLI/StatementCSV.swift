@@ -1,4 +1,5 @@
 import CSV
+import CofferKit
 import FinanceCore
 import Foundation
 

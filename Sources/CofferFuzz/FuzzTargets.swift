@@ -1,4 +1,5 @@
 @_spi(Fuzzing) import CofferCLI
+import CofferKit
 import FinanceCore
 import Foundation
 @_spi(Fuzzing) import VaultBackup

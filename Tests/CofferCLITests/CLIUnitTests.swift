@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 import VaultStore
+import CofferKit
 import FinanceCore
 @testable import CofferCLI
 

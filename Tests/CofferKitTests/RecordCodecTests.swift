@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import FinanceCore
+import FinanceCore
+@testable import CofferKit
 
 @Suite struct RecordCodecTests {
     static let account = Account(name: "Nationwide Flex Saver — ISA £", category: "Savings", kind: .asset,

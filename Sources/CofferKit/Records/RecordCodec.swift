@@ -1,4 +1,5 @@
 import Foundation
+import FinanceCore
 
 /// Vault settings: one record per vault.
 public struct VaultSettings: Hashable, Sendable {

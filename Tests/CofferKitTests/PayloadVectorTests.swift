@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import FinanceCore
+import FinanceCore
+@testable import CofferKit
 
 /// Payloads encoded by scripts/make-vectors.py from Specs/record-payloads.md alone: Coffer reads
 /// each as the fields the vector names, and writes exactly the same bytes back.

@@ -1,0 +1,32 @@
+import FinanceCore
+
+extension FinanceRecord {
+    /// Refuses a record with a control character in any of its text fields, naming the field.
+    public func checkText() throws {
+        for (field, text) in textFields { try TextSafety.check(field: field, text: text) }
+    }
+
+    /// Every text field of a record, by field name. A test walks each record kind by reflection
+    /// and fails when a text field is missing here, so a field added later cannot slip past.
+    public var textFields: [(field: String, text: String)] {
+        switch self {
+        case .settings(let settings): [("currency", settings.currency.code), ("currency", settings.currency.symbol)]
+        case .account(let account): [("name", account.name), ("category", account.category)]
+        case .update(let update): update.note.map { [("note", $0)] } ?? []
+        case .categoryRate(let rate): [("category", rate.category)]
+        case .change(let change): [("summary", change.summary)]
+        case .backupTarget(let target): [("path", target.path)]
+        case .backupState(let state): state.verified.map { ("path", $0.path) }
+        case .budgetCategory(let category): [("name", category.name)]
+        case .incomeSource(let source): [("name", source.name)]
+        case .transaction(let transaction):
+            (transaction.note.map { [("note", $0)] } ?? []) + (transaction.origin.map { [("account", $0.account)] } ?? [])
+        case .savingsGoal(let goal): [("name", goal.name)]
+        case .client(let client):
+            [("name", client.name)] + (client.email.map { [("email", $0)] } ?? []) + (client.address.map { [("address", $0)] } ?? [])
+        case .invoice(let invoice): invoice.items.map { ("description", $0.description) } + (invoice.notes.map { [("notes", $0)] } ?? [])
+        case .invoiceCounter: []
+        case .categoryRuleSet(let set): [("name", set.name)] + set.rules.map { ("pattern", $0.pattern) }
+        }
+    }
+}

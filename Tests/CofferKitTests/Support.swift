@@ -1,0 +1,3 @@
+import FinanceCore
+
+func date(_ text: String) -> CalendarDate { try! CalendarDate(parsing: text) }
