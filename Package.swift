@@ -44,18 +44,20 @@ let package = Package(
         ),
         // The application: unit of work, change log and undo, rules that span records, backup and
         // restore services, interchange formats, record codec. No terminal, no argument parsing.
-        .target(name: "CofferKit", dependencies: ["FinanceCore", "VaultStore", "VaultBackup", "VaultCrypto"]),
+        .target(
+            name: "CofferKit",
+            dependencies: ["FinanceCore", "VaultStore", "VaultBackup", "VaultCrypto", .product(name: "CSV", package: "CSV.swift")]
+        ),
         .target(
             name: "CofferCLI",
             dependencies: [
                 "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         // Fuzz targets (scripts/fuzz builds them with libFuzzer); otherwise a corpus replay tool.
-        .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "CofferCLI", "VaultBackup", "VaultStore", "FinanceCore"]),
+        .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "VaultBackup", "VaultStore", "FinanceCore"]),
 
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
         .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto", "FinanceCore"]),
@@ -64,7 +66,7 @@ let package = Package(
             name: "VaultStoreTests",
             dependencies: ["VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "CofferKitTests", dependencies: ["CofferKit", "FinanceCore", "VaultStore"]),
+        .testTarget(name: "CofferKitTests", dependencies: ["CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",

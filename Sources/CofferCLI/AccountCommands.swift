@@ -30,8 +30,6 @@ struct AccountCommands: ParsableCommand {
 
         func run() throws {
             let today = try CommandContext.today()
-            let name = try CommandContext.input { try Account.validatedName(self.name) }
-            let category = try CommandContext.input { try Account.validatedName(self.category, what: "category") }
             let rate = try growth.map { text in try CommandContext.input { try GrowthRate(parsing: text) } }
             guard value != nil || date == nil else {
                 throw CLIError(.invalidInput, "--date goes with --value. Nothing was changed.")
@@ -39,21 +37,11 @@ struct AccountCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let amount = try value.map { text in try CommandContext.input { try ledger.currency.parse(text) } }
             let valueDate = try CommandContext.date(date, default: today)
-            if let existing = ledger.accounts.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
-                throw CLIError(.invalidInput, "An account called '\(existing.name)' already exists. Nothing was changed.",
-                               hint: "Choose another name, or update it: coffer update \"\(existing.name)\" AMOUNT")
-            }
-            let account = Account(name: name, category: category, kind: liability ? .liability : .asset, growthRate: rate,
-                                  created: min(today, valueDate))
-            var puts: [(UUID, FinanceRecord)] = [(account.id, .account(account))]
-            if let amount {
-                let update = ValueUpdate(accountID: account.id, date: valueDate, amount: amount, sequence: ledger.nextUpdateSequence)
-                puts.append((update.id, .update(update)))
-            }
-            try ledger.commit("Added \(liability ? "liability" : "account") \(name)", puts: puts)
+            let account = try ledger.addAccount(name: name, category: category, kind: liability ? .liability : .asset, growthRate: rate,
+                                                value: amount.map { ($0, valueDate) }, today: today)
             let currency = ledger.currency
-            Output.line("Added \(name) (\(category)\(liability ? ", liability" : ""))\(amount.map { ": \(currency.format($0)) on \(valueDate)" } ?? ".")")
-            Output.line(amount == nil ? "Next: coffer update \"\(name)\" AMOUNT" : "Next: coffer overview")
+            Output.line("Added \(account.name) (\(account.category)\(liability ? ", liability" : ""))\(amount.map { ": \(currency.format($0)) on \(valueDate)" } ?? ".")")
+            Output.line(amount == nil ? "Next: coffer update \"\(account.name)\" AMOUNT" : "Next: coffer overview")
         }
     }
 
@@ -149,16 +137,10 @@ struct AccountCommands: ParsableCommand {
         @Argument(help: "The new name.") var newName: String
 
         func run() throws {
-            let newName = try CommandContext.input { try Account.validatedName(self.newName) }
             let ledger = try options.openLedger()
-            var account = try ledger.account(named: name)
-            if let clash = ledger.accounts.first(where: { $0.id != account.id && $0.name.caseInsensitiveCompare(newName) == .orderedSame }) {
-                throw CLIError(.invalidInput, "An account called '\(clash.name)' already exists. Nothing was changed.")
-            }
-            let oldName = account.name
-            account.name = newName
-            try ledger.commit("Renamed \(oldName) to \(newName)", puts: [(account.id, .account(account))])
-            Output.line("Renamed \(oldName) to \(newName).")
+            let account = try ledger.account(named: name)
+            try ledger.renameAccount(account, to: newName)
+            Output.line("Renamed \(account.name) to \(try ledger.account(named: newName).name).")
         }
     }
 
@@ -171,13 +153,8 @@ struct AccountCommands: ParsableCommand {
         func run() throws {
             let closing = try CommandContext.date(date, default: try CommandContext.today())
             let ledger = try options.openLedger()
-            var account = try ledger.account(named: name)
-            guard account.closed == nil else {
-                throw CLIError(.invalidInput, "\(account.name) is already closed (\(account.closed!)). Nothing was changed.",
-                               hint: "Reopen it with: coffer account reopen \"\(account.name)\"")
-            }
-            account.closed = closing
-            try ledger.commit("Closed \(account.name)", puts: [(account.id, .account(account))])
+            let account = try ledger.account(named: name)
+            try ledger.closeAccount(account, on: closing)
             Output.line("Closed \(account.name) on \(closing). It no longer counts towards your net worth from that date.")
             Output.line("Undo with: coffer undo")
         }
@@ -190,12 +167,8 @@ struct AccountCommands: ParsableCommand {
 
         func run() throws {
             let ledger = try options.openLedger()
-            var account = try ledger.account(named: name)
-            guard account.closed != nil else {
-                throw CLIError(.invalidInput, "\(account.name) is not closed. Nothing was changed.")
-            }
-            account.closed = nil
-            try ledger.commit("Reopened \(account.name)", puts: [(account.id, .account(account))])
+            let account = try ledger.account(named: name)
+            try ledger.reopenAccount(account)
             Output.line("Reopened \(account.name).")
         }
     }
@@ -212,12 +185,12 @@ struct AccountCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let account = try ledger.account(named: name)
-            let updates = ledger.updates.filter { $0.accountID == account.id }
+            let updates = ledger.updates(of: account)
             if !yes, !(try Terminal.confirm("Delete \(account.name) and its \(updates.count) value update(s)?", refusal: "Deleting \(account.name)")) {
                 Output.line("Kept \(account.name). Nothing was changed.")
                 return
             }
-            try ledger.commit("Deleted \(account.name)", deletes: [account.id] + updates.map(\.id))
+            try ledger.deleteAccount(account)
             Output.line("Deleted \(account.name) and \(updates.count) value update\(updates.count == 1 ? "" : "s").")
             Output.line("Changed your mind? coffer undo")
         }
@@ -239,25 +212,18 @@ struct Update: ParsableCommand {
     func run() throws {
         let today = try CommandContext.today()
         let day = try CommandContext.date(date, default: today)
-        let note = try self.note.map { text in try CommandContext.input { try Account.validatedName(text, what: "note") } }
         let ledger = try options.openLedger()
         let amount = try CommandContext.input { try ledger.currency.parse(self.amount) }
         let account = try ledger.account(named: name)
-        if let closed = account.closed, closed <= day {
-            throw CLIError(.invalidInput, "\(account.name) was closed on \(closed). Nothing was changed.",
-                           hint: "Reopen it first: coffer account reopen \"\(account.name)\"")
-        }
-        let portfolio = ledger.portfolio
-        let previous = portfolio.value(of: account, on: day)
+        let previous = ledger.portfolio.value(of: account, on: day)
         let currency = ledger.currency
-        let update = ValueUpdate(accountID: account.id, date: day, amount: amount, sequence: ledger.nextUpdateSequence, note: note)
-        try ledger.commit("Updated \(account.name) to \(currency.format(amount)) on \(day)", puts: [(update.id, .update(update))])
+        try ledger.recordValue(of: account, amount: amount, on: day, note: note)
         var line = "\(account.name): \(currency.format(amount)) on \(day)"
         if let previous, let delta = try? amount.subtracting(previous) {
             line += " (was \(currency.format(previous)), \(delta.isNegative ? "" : "+")\(currency.format(delta)))"
         }
         Output.line(line)
-        Output.line("Net worth: \(currency.format(try ledger.netWorth(on: today).netWorth)) as of \(today)")
+        Output.line("Net worth: \(currency.format(try ledger.netWorth.totals(on: today).netWorth)) as of \(today)")
         Output.line("Next: coffer overview · undo with coffer undo")
     }
 }

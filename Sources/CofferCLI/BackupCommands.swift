@@ -179,7 +179,7 @@ struct BackupCommands: ParsableCommand {
             var sequenceRecorded = false
 
             let today = try CommandContext.today()
-            let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth(on: today).netWorth))"
+            let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
             let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
             let keys = vault.backupKeys
             if let current = history.last {
@@ -540,16 +540,8 @@ struct BackupCommands: ParsableCommand {
             @OptionGroup var options: VaultOptions
             @Argument var directory: String
             func run() throws {
-                let path = URL(fileURLWithPath: directory).standardizedFileURL.path
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw CLIError(.invalidInput, "\(path) is not a folder. Nothing was changed.")
-                }
                 let ledger = try options.openLedger()
-                guard !ledger.backupTargets.values.contains(where: { $0.path == path }) else {
-                    throw CLIError(.invalidInput, "\(path) is already a backup target. Nothing was changed.")
-                }
-                try ledger.commit("Added backup target \(path)", puts: [(UUID(), .backupTarget(BackupTarget(path: path)))])
+                let path = try ledger.addBackupTarget(URL(fileURLWithPath: directory))
                 Output.line("Backups will go to \(path).")
                 Output.line("Next: coffer backup create")
             }
@@ -560,12 +552,8 @@ struct BackupCommands: ParsableCommand {
             @OptionGroup var options: VaultOptions
             @Argument var directory: String
             func run() throws {
-                let path = URL(fileURLWithPath: directory).standardizedFileURL.path
                 let ledger = try options.openLedger()
-                guard let (id, _) = ledger.backupTargets.first(where: { $0.value.path == path }) else {
-                    throw CLIError(.invalidInput, "\(path) is not a backup target. Nothing was changed.")
-                }
-                try ledger.commit("Removed backup target \(path)", deletes: [id])
+                let path = try ledger.removeBackupTarget(URL(fileURLWithPath: directory))
                 Output.line("No longer backing up to \(path); its archives were left in place.")
             }
         }

@@ -52,19 +52,9 @@ struct BudgetCommands: ParsableCommand {
               budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
     }
 
-    static let uncategorisedName = "Uncategorised"
+    static func shortID(_ id: UUID) -> String { Ledger.shortID(id) }
 
-    static func shortID(_ id: UUID) -> String { String(id.uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)) }
-
-    /// What a transaction is for: its category, income source or goal.
-    static func label(of transaction: Transaction, ledger: Ledger) -> String {
-        switch transaction.target {
-        case .category(let id): ledger.budgetCategories.first { $0.id == id }?.name ?? "(deleted category)"
-        case .source(let id): ledger.incomeSources.first { $0.id == id }?.name ?? "(removed income source)"
-        case .goal(let id): ledger.goals.first { $0.id == id }?.name ?? "(removed goal)"
-        case .uncategorised: uncategorisedName
-        }
-    }
+    static func label(of transaction: Transaction, ledger: Ledger) -> String { ledger.label(of: transaction) }
 
     /// "Today", "Yesterday", then the date.
     static func dayTitle(_ date: CalendarDate, today: CalendarDate) -> String {
@@ -92,7 +82,7 @@ struct BudgetCommands: ParsableCommand {
                 lines.append(dayTitle(transaction.date, today: today))
             }
             let sign = transaction.type == .income ? "+" : (transaction.type == .savings ? "→" : "-")
-            let kind = transaction.type == .income ? "Income" : (budget.budgetType(of: transaction)?.title ?? uncategorisedName)
+            let kind = transaction.type == .income ? "Income" : (budget.budgetType(of: transaction)?.title ?? Ledger.uncategorisedName)
             rows.append([label(of: transaction, ledger: ledger) + (transaction.note.map { " · \($0)" } ?? ""),
                          sign + ledger.currency.format(transaction.amount), kind, shortID(transaction.id)])
         }
@@ -110,7 +100,6 @@ struct BudgetCommands: ParsableCommand {
             let today = try CommandContext.today()
             let month = try monthOptions.resolve(today: today)
             let ledger = try options.openLedger()
-            try ledger.ensureDefaultCategories()
             let summary = try ledger.budget.summary(for: month)
             if report.json { return try Output.json(BudgetCommands.report(summary, ledger: ledger)) }
             let currency = ledger.currency
@@ -152,7 +141,6 @@ struct BudgetCommands: ParsableCommand {
             let today = try CommandContext.today()
             let month = try monthOptions.resolve(today: today)
             let ledger = try options.openLedger()
-            try ledger.ensureDefaultCategories()
             let summary = try ledger.budget.summary(for: month)
             let lines = summary.categories.filter { $0.category.type == type }
             let budget = ledger.budget
@@ -230,24 +218,19 @@ struct BudgetCommands: ParsableCommand {
     }
 }
 
-/// Fast entry shared by `spend`, `earn` and `save`.
+/// Fast entry shared by `spend`, `earn` and `save`: parsing, and the lines they print.
 struct EntryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A note, e.g. the shop.", valueName: "text")) var note: String?
     @Option(help: ArgumentHelp("The date, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
 
-    func record(_ type: TransactionType, amountText: String, target: Transaction.Target, label: String, ledger: Ledger) throws {
-        let day = try CommandContext.date(date, default: try CommandContext.today())
-        let amount = try CommandContext.input { try ledger.currency.parse(amountText) }
-        guard amount > .zero else {
-            throw CLIError(.invalidInput, "Enter an amount above zero: '\(amountText)' is not. Nothing was changed.")
-        }
-        let note = try self.note.map { text in try CommandContext.input { try Account.validatedName(text, what: "note") } }
-        let transaction = Transaction(amount: amount, type: type, target: target, note: note, date: day, sequence: ledger.nextTransactionSequence)
-        let verb = type == .income ? "Earned" : (type == .savings ? "Saved" : "Spent")
-        try ledger.commit("\(verb) \(ledger.currency.format(amount)) \(type == .income ? "from" : (type == .savings ? "towards" : "on")) \(label)",
-                          puts: [(transaction.id, .transaction(transaction))])
-        let summary = try ledger.budget.summary(for: BudgetMonth(containing: day))
-        Output.line("\(verb) \(ledger.currency.format(amount)) · \(label) · \(day)")
+    func day() throws -> CalendarDate { try CommandContext.date(date, default: try CommandContext.today()) }
+
+    static func amount(_ text: String, ledger: Ledger) throws -> Money { try CommandContext.positiveAmount(text, ledger: ledger) }
+
+    static func show(_ transaction: Transaction, label: String, ledger: Ledger) throws {
+        let verb = transaction.type == .income ? "Earned" : (transaction.type == .savings ? "Saved" : "Spent")
+        let summary = try ledger.budget.summary(for: BudgetMonth(containing: transaction.date))
+        Output.line("\(verb) \(ledger.currency.format(transaction.amount)) · \(label) · \(transaction.date)")
         Output.line("\(ledger.currency.format(summary.remaining)) remaining in \(summary.month.title)")
         Output.line("Undo with: coffer undo")
     }
@@ -264,12 +247,12 @@ struct Spend: ParsableCommand {
     @OptionGroup var entry: EntryOptions
 
     func run() throws {
+        let day = try entry.day()
         let ledger = try options.openLedger()
-        try ledger.ensureDefaultCategories()
-        let pool = ledger.budgetCategories.filter { !$0.isHidden && (type == nil || $0.type == type) }
-        let found = try Ledger.match(category, among: pool, name: \.name, what: "category", addHint: "coffer category add NAME --type needs|wants|savings")
-        try entry.record(found.type == .savings ? .savings : .expense, amountText: amount, target: .category(found.id),
-                         label: "\(found.name) (\(found.type.title))", ledger: ledger)
+        let amount = try EntryOptions.amount(self.amount, ledger: ledger)
+        let found = try ledger.category(named: category, type: type, includeHidden: false)
+        let transaction = try ledger.spend(amount, in: found, on: day, note: entry.note)
+        try EntryOptions.show(transaction, label: "\(found.name) (\(found.type.title))", ledger: ledger)
     }
 }
 
@@ -282,10 +265,11 @@ struct Earn: ParsableCommand {
     @OptionGroup var entry: EntryOptions
 
     func run() throws {
+        let day = try entry.day()
         let ledger = try options.openLedger()
-        let found = try Ledger.match(source, among: ledger.incomeSources, name: \.name, what: "income source",
-                                     addHint: "coffer income add NAME AMOUNT --frequency monthly")
-        try entry.record(.income, amountText: amount, target: .source(found.id), label: found.name, ledger: ledger)
+        let amount = try EntryOptions.amount(self.amount, ledger: ledger)
+        let found = try ledger.incomeSource(named: source)
+        try EntryOptions.show(try ledger.earn(amount, from: found, on: day, note: entry.note), label: found.name, ledger: ledger)
     }
 }
 
@@ -298,9 +282,11 @@ struct Save: ParsableCommand {
     @OptionGroup var entry: EntryOptions
 
     func run() throws {
+        let day = try entry.day()
         let ledger = try options.openLedger()
-        let found = try Ledger.match(goal, among: ledger.goals, name: \.name, what: "goal", addHint: "coffer goal add NAME --target AMOUNT")
-        try entry.record(.savings, amountText: amount, target: .goal(found.id), label: found.name, ledger: ledger)
+        let amount = try EntryOptions.amount(self.amount, ledger: ledger)
+        let found = try ledger.goal(named: goal)
+        try EntryOptions.show(try ledger.save(amount, towards: found, on: day, note: entry.note), label: found.name, ledger: ledger)
     }
 }
 

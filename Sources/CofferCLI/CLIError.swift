@@ -1,3 +1,4 @@
+import CofferKit
 import FinanceCore
 import Foundation
 import VaultBackup
@@ -35,11 +36,19 @@ public struct CLIError: Error, LocalizedError, Sendable {
 
     public var errorDescription: String? { message }
 
+    /// Whether `error` comes from Coffer's own layers (and so maps onto an exit code here),
+    /// rather than from argument parsing.
+    static func maps(_ error: Error) -> Bool {
+        error is CLIError || error is CofferError || error is VaultError || error is BackupError || error is FinanceError || error is CryptoError
+    }
+
     /// Maps lower layers' errors onto exit codes and adds what to do next.
     public init(_ error: Error) {
         switch error {
         case let error as CLIError:
             self = error
+        case let error as CofferError:
+            self.init(cofferError: error)
         case let error as VaultError:
             self.init(vaultError: error)
         case let error as BackupError:
@@ -53,11 +62,66 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self.init(status, error.errorDescription ?? "\(error.code)")
         case let error as FinanceError:
             let status: ExitStatus = error.code == .invalidRecord ? .damaged : (error.code == .overflow ? .failure : .invalidInput)
-            self.init(status, error.errorDescription ?? "\(error.code)")
+            self.init(status, error.errorDescription ?? "\(error.code)", hint: status == .invalidInput ? "Nothing was changed." : nil)
         case let error as CryptoError:
             self.init(error.code == .invalidPassphrase ? .invalidInput : .failure, error.errorDescription ?? "\(error.code)")
         default:
             self.init(.failure, error.localizedDescription)
+        }
+    }
+
+    /// CofferKit states what went wrong; here it gets its exit code and the command to try next.
+    private init(cofferError error: CofferError) {
+        let kind = error.kind ?? "record"
+        switch error.code {
+        case .noMatch:
+            let hint: String?
+            if let next = Self.listCommands[kind] {
+                hint = next
+            } else if error.candidates.isEmpty {
+                hint = Self.addCommands[kind].map { "Add one with: \($0)" }
+            } else {
+                hint = "\(kind.prefix(1).uppercased() + kind.dropFirst())s: \(error.candidates.joined(separator: ", "))"
+            }
+            self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: hint)
+        case .ambiguous:
+            self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: Self.listCommands[kind] ?? "Type more of the name.")
+        case .alreadyExists, .inUse, .unchanged, .closed, .invalidInput:
+            self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: Self.nextSteps(error))
+        case .damaged: self.init(.damaged, error.message)
+        case .fileNotFound: self.init(.notFound, error.message)
+        case .wrongCredential: self.init(.noPermission, error.message)
+        case .rolledBack: self.init(.damaged, error.message)
+        default: self.init(.failure, error.message)
+        }
+    }
+
+    /// How to add a record of each kind, for "no such …" errors on an empty list.
+    static let addCommands = [
+        "account": "coffer account add NAME --category CATEGORY",
+        "category": "coffer category add NAME --type needs|wants|savings",
+        "income source": "coffer income add NAME AMOUNT --frequency monthly",
+        "goal": "coffer goal add NAME --target AMOUNT",
+        "client": "coffer client add NAME --terms 30",
+        "rule set": "coffer import rules add NAME --match TEXT --category CATEGORY",
+    ]
+
+    /// Kinds named by an id or number rather than a name: where to see them.
+    static let listCommands = [
+        "invoice": "List them with: coffer invoices",
+        "transaction": "Ids are shown by: coffer transaction list",
+    ]
+
+    /// What to do after a refused change, when there is something better than "try again".
+    static func nextSteps(_ error: CofferError) -> String? {
+        let name = error.candidates.first ?? "NAME"
+        switch (error.code, error.kind) {
+        case (.alreadyExists, "account"): return "Choose another name, or update it: coffer update \"\(name)\" AMOUNT"
+        case (.closed, "account"): return "Reopen it first: coffer account reopen \"\(name)\""
+        case (.inUse, "goal"): return "Delete them first (coffer transaction list), or keep the goal."
+        case (.invalidInput, "category"): return "Income comes from a source: --source NAME"
+        case (.invalidInput, "income source"): return "Spending goes in a category: --category NAME"
+        default: return nil
         }
     }
 
@@ -82,6 +146,20 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self.init(.noPermission, message)
         default:
             self.init(.failure, message)
+        }
+    }
+}
+
+extension CLIError {
+    /// Runs an import step: a refusal from CofferKit says that nothing was imported, with
+    /// `hint` worded for this command.
+    static func importing<T>(_ body: () throws -> T, hint: (CofferError) -> String?) throws -> T {
+        do {
+            return try body()
+        } catch let error as CofferError where error.code != .damaged && error.code != .failed {
+            throw CLIError(.invalidInput, "\(error.message) Nothing was imported.", hint: hint(error) ?? CLIError(error).hint)
+        } catch let error as FinanceError where error.code != .invalidRecord {
+            throw CLIError(.invalidInput, "\(error.errorDescription ?? "Invalid input.") Nothing was imported.")
         }
     }
 }

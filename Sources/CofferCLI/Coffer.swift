@@ -51,15 +51,7 @@ public struct Coffer: ParsableCommand {
             var command = try parseAsRoot(GlobalOptionPlacement.normalise(given))
             try command.run()
             Glibc.exit(ExitStatus.ok.rawValue)
-        } catch let error as CLIError {
-            report(error)
-        } catch let error as VaultError {
-            report(CLIError(error))
-        } catch let error as CryptoError {
-            report(CLIError(error))
-        } catch let error as FinanceError {
-            report(CLIError(error))
-        } catch let error as BackupError {
+        } catch let error where CLIError.maps(error) {
             report(CLIError(error))
         } catch {
             // Argument parsing errors, --help and --version: ArgumentParser's words and exit codes

@@ -31,6 +31,19 @@ enum CommandContext {
     }
 }
 
+extension CommandContext {
+    /// "Enter a name" / "Enter an amount", as the Budget design words them.
+    static func name(_ text: String, what: String = "name") throws -> String {
+        try input { try Account.validatedName(text, what: what) }
+    }
+
+    static func positiveAmount(_ text: String, ledger: Ledger) throws -> Money {
+        let amount = try input { try ledger.currency.parse(text) }
+        guard amount > .zero else { throw CLIError(.invalidInput, "Enter an amount above zero: '\(text)' is not. Nothing was changed.") }
+        return amount
+    }
+}
+
 extension VaultOptions {
     func openLedger() throws -> Ledger {
         try Ledger(vault: openVault())

@@ -37,25 +37,16 @@ struct Import: ParsableCommand {
             do {
                 document = try ExportDocumentReader.decode(data)
             } catch {
-                throw CLIError(.invalidInput, "\(file) is not a Coffer JSON export: \(Self.describe(error)). Nothing was imported.")
+                throw CLIError(.invalidInput, "\(file) is not a Coffer JSON export: \(ExportDocumentReader.describe(error)). Nothing was imported.")
             }
-            let (currency, records, counter) = try document.records()
             let ledger = try options.openLedger()
-            let userData = ledger.accounts.count + ledger.updates.count + ledger.transactions.count + ledger.incomeSources.count
-                + ledger.goals.count + ledger.clients.count + ledger.invoices.count + ledger.categoryRates.count + ledger.ruleSets.count
-            guard userData == 0, ledger.budgetCategories.allSatisfy(\.isDefault) else {
-                throw CLIError(.invalidInput, "This vault already holds data; import only goes into a new vault. Nothing was imported.",
-                               hint: "Create one (coffer init --vault NEW) and import there, or import bank statements with: coffer import csv")
+            let (count, currency) = try CLIError.importing {
+                try ledger.importExport(document, from: URL(fileURLWithPath: file).lastPathComponent)
+            } hint: { error in
+                error.code == .alreadyExists
+                    ? "Create one (coffer init --vault NEW) and import there, or import bank statements with: coffer import csv" : nil
             }
-            var puts = records
-            let importsCategories = records.contains { if case .budgetCategory = $0.1 { return true } else { return false } }
-            let replacedDefaults = importsCategories ? ledger.budgetCategories.map(\.id) : []
-            puts.append((ledger.settingsID ?? UUID(), .settings(VaultSettings(currency: currency, includeReceivables: document.includeReceivables))))
-            if let counter {
-                try ledger.writeWithoutHistory([(ledger.invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: counter)))])
-            }
-            try ledger.commit("Imported \(records.count) records from \(URL(fileURLWithPath: file).lastPathComponent)", puts: puts, deletes: replacedDefaults)
-            Output.line("Imported \(records.count) records (\(currency.code)). Undo with: coffer undo")
+            Output.line("Imported \(count) records (\(currency.code)). Undo with: coffer undo")
             Output.line("Next: coffer overview")
         }
     }
@@ -93,11 +84,9 @@ struct CSVStatement: ParsableCommand {
             stops the whole import unless --skip-invalid.
             """)
 
-    enum Destination: String, ExpressibleByArgument, CaseIterable { case transactions, updates }
-
     @OptionGroup var options: VaultOptions
     @Argument(help: "The CSV file (- for standard input).") var file: String
-    @Option(help: "What each line becomes: transactions (budget) or updates (an account's value on that date).") var into: Destination
+    @Option(help: "What each line becomes: transactions (budget) or updates (an account's value on that date).") var into: StatementColumns.Destination
     @Option(help: ArgumentHelp("The rule set that places transactions in categories (see coffer import rules).", valueName: "name")) var rules: String?
     @Option(help: ArgumentHelp("The bank account the statement is from: a label that keeps duplicate detection per account for transactions; the Coffer account (required) for updates.", valueName: "name"))
     var account: String?
@@ -138,40 +127,9 @@ struct CSVStatement: ParsableCommand {
         }
     }
 
-    static let dateTitles = ["date", "transaction date", "booking date", "posting date", "posted date", "value date", "completed date",
-                             "started date", "trans. date", "datum", "buchungstag", "fecha", "data"]
-    static let amountTitles = ["amount", "transaction amount", "value", "betrag", "importe", "montant"]
-    static let balanceTitles = ["balance", "running balance", "closing balance", "amount", "value", "saldo", "solde"]
-    static let debitTitles = ["debit", "debit amount", "paid out", "money out", "withdrawal", "withdrawals", "out"]
-    static let creditTitles = ["credit", "credit amount", "paid in", "money in", "deposit", "deposits", "in"]
-    static let descriptionTitles = ["description", "transaction description", "payee", "merchant", "name", "details", "narrative",
-                                    "memo", "reference", "counterparty", "counter party", "beschreibung", "verwendungszweck", "concepto", "libellé"]
-
-    func layout(for statement: StatementFile) throws -> StatementLayout {
-        func resolve(_ spec: String?, flag: String, guesses: [String]) throws -> Int? {
-            if let spec { return try statement.column(spec, flag: flag) }
-            return statement.guessColumn(guesses)
-        }
-        func missing(_ what: String, flag: String) -> CLIError {
-            CLIError(.invalidInput, "Say which column holds the \(what): --\(flag) TITLE or NUMBER. Nothing was imported.",
-                     hint: statement.titles.isEmpty ? "This file has no header row; number columns from 1." : "The columns are: \(statement.describeTitles())")
-        }
-        guard let date = try resolve(dateColumn, flag: "date-column", guesses: Self.dateTitles) else { throw missing("date", flag: "date-column") }
-        let amounts: StatementLayout.Amounts
-        if let debitColumn, let creditColumn {
-            amounts = .debitCredit(debit: try statement.column(debitColumn, flag: "debit-column"), credit: try statement.column(creditColumn, flag: "credit-column"))
-        } else if let amount = try resolve(amountColumn, flag: "amount-column", guesses: into == .updates ? Self.balanceTitles : Self.amountTitles) {
-            amounts = .signed(amount)
-        } else if into == .transactions, let debit = statement.guessColumn(Self.debitTitles), let credit = statement.guessColumn(Self.creditTitles) {
-            amounts = .debitCredit(debit: debit, credit: credit)
-        } else {
-            throw missing(into == .updates ? "balance" : "amount", flag: "amount-column")
-        }
-        // A balance's note comes only from a column named for it: a payee is not why a balance changed.
-        let description = try resolve(descriptionColumn, flag: "description-column", guesses: into == .updates ? [] : Self.descriptionTitles)
-        let pattern = try CommandContext.input { try DatePattern(dateFormat ?? "YYYY-MM-DD") }
-        return StatementLayout(date: date, amounts: amounts, description: description, titles: statement.titles,
-                               datePattern: pattern, decimalComma: decimalComma, negate: negate)
+    var columns: StatementColumns {
+        StatementColumns(destination: into, date: dateColumn, amount: amountColumn, debit: debitColumn, credit: creditColumn,
+                         description: descriptionColumn, dateFormat: dateFormat, decimalComma: decimalComma, negate: negate)
     }
 
     func run() throws {
@@ -179,8 +137,17 @@ struct CSVStatement: ParsableCommand {
         let name = file == "-" ? "standard input" : file
         let progress = Progress(enabled: Terminal.standardErrorIsTerminal && !report.json)
         progress.step("Reading \(name)")
-        let statement = try StatementFile(data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows, hasHeader: !noHeader)
-        let layout = try layout(for: statement)
+        let (statement, layout) = try CLIError.importing {
+            let statement = try StatementFile(data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows, hasHeader: !noHeader)
+            return (statement, try columns.layout(for: statement))
+        } hint: { error in
+            switch error.kind {
+            case "encoding": "Convert it first, e.g. iconv -f WINDOWS-1252 -t UTF-8 \(name) > statement-utf8.csv"
+            case "column": error.candidates.isEmpty ? "This file has no header row; number columns from 1."
+                                                    : "The columns are: \(error.candidates.joined(separator: ", "))"
+            default: nil
+            }
+        }
         let ledger = try options.openLedger()
 
         progress.step("Checking \(statement.records.count) lines")
@@ -200,22 +167,21 @@ struct CSVStatement: ParsableCommand {
                            hint: "Fix \(invalid.count == 1 ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
                            details: invalid.count == 1 ? [] : shown)
         }
-        let label = try account.map { text in try CommandContext.input { try Account.validatedName(text) } }
         switch into {
-        case .transactions: try importTransactions(rows, invalid: invalid, label: label, ledger: ledger, progress: progress)
-        case .updates: try importUpdates(rows, invalid: invalid, accountName: label ?? "", ledger: ledger, progress: progress)
+        case .transactions: try importTransactions(rows, invalid: invalid, ledger: ledger, progress: progress)
+        case .updates: try importUpdates(rows, invalid: invalid, accountName: account ?? "", ledger: ledger, progress: progress)
         }
     }
 
-    func importTransactions(_ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], label: String?, ledger: Ledger, progress: Progress) throws {
-        let ruleSet = try rules.map { try RulesCommands.find($0, in: ledger) }
-        let plan = TransactionImportPlan(rows: rows.map(Self.cleaned), account: label ?? "", existing: ledger.transactions, rules: ruleSet,
-                                         categories: ledger.budgetCategories, firstSequence: ledger.nextTransactionSequence)
+    func importTransactions(_ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ledger: Ledger, progress: Progress) throws {
+        let ruleSet = try rules.map { try ledger.ruleSet(named: $0) }
+        let plan = try ledger.planTransactionImport(rows, account: account, rules: ruleSet)
+        let label = try account.map { try Account.validatedName($0) }
         let currency = ledger.currency
         var reportRows: [Import.Report.Row] = plan.added.map { added in
             let transaction = added.transaction
             return .init(line: added.line, status: "add", date: transaction.date.description, amount: currency.decimalString(transaction.signedAmount),
-                         description: transaction.note, category: BudgetCommands.label(of: transaction, ledger: ledger), message: nil)
+                         description: transaction.note, category: ledger.label(of: transaction), message: nil)
         }
         reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
         reportRows += plan.zeroAmountLines.map { .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil) }
@@ -224,8 +190,7 @@ struct CSVStatement: ParsableCommand {
 
         if !dryRun && !plan.added.isEmpty {
             progress.step("Writing \(plan.added.count) transactions in one transaction")
-            let puts = plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) }
-            try ledger.commit("Imported \(plan.added.count) transactions from \(URL(fileURLWithPath: file).lastPathComponent)", puts: puts)
+            try ledger.importTransactions(plan, from: URL(fileURLWithPath: file).lastPathComponent)
         }
         progress.finish()
         let result = Import.Report(file: file, into: into.rawValue, account: label, dryRun: dryRun, added: plan.added.count,
@@ -253,12 +218,7 @@ struct CSVStatement: ParsableCommand {
 
     func importUpdates(_ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], accountName: String, ledger: Ledger, progress: Progress) throws {
         let account = try ledger.account(named: accountName)
-        let plan = UpdateImportPlan(rows: rows.map(Self.cleaned), accountID: account.id,
-                                    existing: ledger.updates, firstSequence: ledger.nextUpdateSequence)
-        if let closed = account.closed, let late = plan.added.first(where: { $0.update.date >= closed }) {
-            throw CLIError(.invalidInput, "line \(late.line): \(account.name) was closed on \(closed). Nothing was imported.",
-                           hint: "Reopen it first: coffer account reopen \"\(account.name)\"")
-        }
+        let plan = try ledger.planUpdateImport(rows, account: account)
         let currency = ledger.currency
         var reportRows: [Import.Report.Row] = plan.added.map {
             .init(line: $0.line, status: "add", date: $0.update.date.description, amount: currency.decimalString($0.update.amount),
@@ -270,8 +230,7 @@ struct CSVStatement: ParsableCommand {
         reportRows.sort { $0.line < $1.line }
         if !dryRun && !plan.added.isEmpty {
             progress.step("Writing \(plan.added.count) values in one transaction")
-            try ledger.commit("Imported \(plan.added.count) values of \(account.name) from \(URL(fileURLWithPath: file).lastPathComponent)",
-                              puts: plan.added.map { ($0.update.id, .update($0.update)) })
+            try ledger.importUpdates(plan, of: account, from: URL(fileURLWithPath: file).lastPathComponent)
         }
         progress.finish()
         let result = Import.Report(file: file, into: into.rawValue, account: account.name, dryRun: dryRun, added: plan.added.count,
@@ -282,17 +241,6 @@ struct CSVStatement: ParsableCommand {
         Output.line("\(dryRun ? "Would add" : "Added") \(plan.added.count) value\(plan.added.count == 1 ? "" : "s") of \(account.name); "
                     + "\(plan.duplicates.count) already in the vault; \(plan.superseded.count) earlier balance\(plan.superseded.count == 1 ? "" : "s") of the same day skipped.")
         Output.line(dryRun ? "Dry run: nothing was written." : (plan.added.isEmpty ? "Nothing new to import." : "Undo with: coffer undo"))
-    }
-
-    /// Descriptions become notes: no control characters, at most 200 characters, and without the
-    /// quote `coffer export csv` puts before a cell a spreadsheet would run as a formula.
-    static func cleaned(_ row: StatementLayout.Row) -> StatementLayout.Row {
-        var description = row.description
-        if description.hasPrefix("'"), let next = description.unicodeScalars.dropFirst().first, StatementCSV.formulaStarts.contains(next) {
-            description.removeFirst()
-        }
-        let text = String(String.UnicodeScalarView(description.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
-        return StatementLayout.Row(line: row.line, date: row.date, amount: row.amount, description: text, rowHash: row.rowHash)
     }
 
     static func row(_ row: StatementLayout.Row, status: String, currency: Currency) -> Import.Report.Row {
@@ -325,19 +273,6 @@ struct RulesCommands: ParsableCommand {
             """,
         subcommands: [Add.self, List.self, Show.self, Remove.self], defaultSubcommand: List.self)
 
-    static func find(_ name: String, in ledger: Ledger) throws -> CategoryRuleSet {
-        try Ledger.match(name, among: ledger.ruleSets, name: \.name, what: "rule set", addHint: "coffer import rules add NAME PATTERN --category CATEGORY")
-    }
-
-    static func describe(_ target: Transaction.Target, ledger: Ledger) -> (kind: String, name: String) {
-        switch target {
-        case .category(let id): ("category", ledger.budgetCategories.first { $0.id == id }?.name ?? "(deleted category)")
-        case .source(let id): ("source", ledger.incomeSources.first { $0.id == id }?.name ?? "(removed income source)")
-        case .goal(let id): ("goal", ledger.goals.first { $0.id == id }?.name ?? "(removed goal)")
-        case .uncategorised: ("uncategorised", BudgetCommands.uncategorisedName)
-        }
-    }
-
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a rule to a rule set (created if new): PATTERN → --category, --goal or --source.",
@@ -362,51 +297,25 @@ struct RulesCommands: ParsableCommand {
         }
 
         func run() throws {
-            let setName = try CommandContext.input { try Account.validatedName(name, what: "rule set name") }
-            let text = try CommandContext.input { try Account.validatedName(pattern ?? patternOption ?? "", what: "pattern") }
-            guard !text.allSatisfy({ $0 == "*" }) else {
-                throw CLIError(.invalidInput, "'\(text)' would match every description. Nothing was changed.")
-            }
             let ledger = try options.openLedger()
-            try ledger.ensureDefaultCategories()
             let target: Transaction.Target
             if let category {
-                target = .category(try CategoryCommands.find(category, in: ledger).id)
+                target = .category(try ledger.category(named: category).id)
             } else if let goal {
-                target = .goal(try GoalCommands.find(goal, in: ledger).id)
+                target = .goal(try ledger.goal(named: goal).id)
             } else if let source {
-                target = .source(try Ledger.match(source, among: ledger.incomeSources, name: \.name, what: "income source",
-                                                  addHint: "coffer income add NAME AMOUNT --frequency monthly").id)
+                target = .source(try ledger.incomeSource(named: source).id)
             } else {
-                target = try Self.resolve(place!, in: ledger)
+                target = try ledger.place(named: place!)
             }
-            var set = ledger.ruleSets.first { $0.name.caseInsensitiveCompare(setName) == .orderedSame } ?? CategoryRuleSet(name: setName)
-            let rule = CategoryRuleSet.Rule(pattern: text, target: target)
-            guard !set.rules.contains(rule) else {
+            let text = pattern ?? patternOption ?? ""
+            let (set, added) = try ledger.addRule(to: name, pattern: text, target: target)
+            guard added else {
                 Output.line("Rule set \(set.name) already has that rule. Nothing was changed.")
                 return
             }
-            set.rules.append(rule)
-            let label = RulesCommands.describe(target, ledger: ledger).name
-            try ledger.commit("Added rule \(text) → \(label) to \(set.name)", puts: [(set.id, .categoryRuleSet(set))])
-            Output.line("Rule \(set.rules.count) of \(set.name): \(text) → \(label)")
+            Output.line("Rule \(set.rules.count) of \(set.name): \(text) → \(ledger.describe(target).name)")
             Output.line("Use it: coffer import csv FILE --into transactions --rules \"\(set.name)\" · undo with coffer undo")
-        }
-
-        /// A place named without saying what it is: a category if one matches, else a goal,
-        /// else an income source; nothing matching (or a name shared by two kinds) is refused.
-        static func resolve(_ place: String, in ledger: Ledger) throws -> Transaction.Target {
-            let found: [Transaction.Target] = [
-                (try? CategoryCommands.find(place, in: ledger)).map { .category($0.id) },
-                (try? GoalCommands.find(place, in: ledger)).map { .goal($0.id) },
-                (try? Ledger.match(place, among: ledger.incomeSources, name: \.name, what: "income source", addHint: "")).map { .source($0.id) },
-            ].compactMap { $0 }
-            guard found.count == 1 else {
-                throw CLIError(.invalidInput, found.isEmpty ? "No category, goal or income source matches '\(place)'. Nothing was changed."
-                                                            : "'\(place)' names more than one kind of place. Nothing was changed.",
-                               hint: "Say which: --category, --goal or --source.")
-            }
-            return found[0]
         }
     }
 
@@ -436,9 +345,9 @@ struct RulesCommands: ParsableCommand {
         struct Shown: Encodable { let name: String; let rules: [Rule] }
         func run() throws {
             let ledger = try options.openLedger()
-            let set = try RulesCommands.find(name, in: ledger)
+            let set = try ledger.ruleSet(named: name)
             let rules = set.rules.enumerated().map { index, rule in
-                let target = RulesCommands.describe(rule.target, ledger: ledger)
+                let target = ledger.describe(rule.target)
                 return Rule(number: index + 1, pattern: rule.pattern, kind: target.kind, target: target.name)
             }
             if report.json { return try Output.json(Shown(name: set.name, rules: rules)) }
@@ -454,18 +363,13 @@ struct RulesCommands: ParsableCommand {
         @Option(help: ArgumentHelp("The rule's number, from coffer import rules show.", valueName: "n")) var rule: Int?
         func run() throws {
             let ledger = try options.openLedger()
-            var set = try RulesCommands.find(name, in: ledger)
+            let set = try ledger.ruleSet(named: name)
             guard let rule else {
-                try ledger.commit("Removed rule set \(set.name)", deletes: [set.id])
+                try ledger.removeRuleSet(set)
                 Output.line("Removed rule set \(set.name) (\(set.rules.count) rules). Undo with: coffer undo")
                 return
             }
-            guard (1...max(1, set.rules.count)).contains(rule), rule <= set.rules.count else {
-                throw CLIError(.invalidInput, "\(set.name) has no rule \(rule); it has \(set.rules.count). Nothing was changed.",
-                               hint: "See them: coffer import rules show \"\(set.name)\"")
-            }
-            let removed = set.rules.remove(at: rule - 1)
-            try ledger.commit("Removed rule \(removed.pattern) from \(set.name)", puts: [(set.id, .categoryRuleSet(set))])
+            let removed = try ledger.removeRule(rule, from: set)
             Output.line("Removed rule \(rule) (\(removed.pattern)) from \(set.name). Undo with: coffer undo")
         }
     }
@@ -486,39 +390,23 @@ struct Recategorise: ParsableCommand {
 
     func run() throws {
         let ledger = try options.openLedger()
-        let set: CategoryRuleSet
-        if let rules {
-            set = try RulesCommands.find(rules, in: ledger)
-        } else if ledger.ruleSets.count == 1 {
-            set = ledger.ruleSets[0]
-        } else {
-            throw CLIError(.invalidInput, ledger.ruleSets.isEmpty ? "There are no rule sets yet. Nothing was changed."
-                                                                 : "Say which rule set to use: --rules NAME. Nothing was changed.",
-                           hint: ledger.ruleSets.isEmpty ? "Add one: coffer import rules add NAME PATTERN --category CATEGORY"
-                                                         : "Rule sets: \(ledger.ruleSets.map(\.name).joined(separator: ", "))")
-        }
-        let waiting = ledger.transactions.filter { $0.target == .uncategorised }
-        var moved: [Transaction] = []
-        for transaction in waiting {
-            guard let target = set.target(for: transaction.note ?? "", amount: transaction.signedAmount) else { continue }
-            moved.append(transaction.placed(at: target, categories: ledger.budgetCategories))
-        }
-        if !dryRun && !moved.isEmpty {
-            try ledger.commit("Recategorised \(moved.count) transactions with \(set.name)", puts: moved.map { ($0.id, .transaction($0)) })
-        }
+        let set = try ledger.ruleSetToApply(named: rules)
+        let (waitingCount, moved) = ledger.recategorisation(with: set)
+        if !dryRun { try ledger.recategorise(moved, with: set) }
         let currency = ledger.currency
         let rows = moved.sorted { ($0.date, $0.sequence) < ($1.date, $1.sequence) }.map { transaction in
-            Moved(id: BudgetCommands.shortID(transaction.id), date: transaction.date.description, amount: currency.decimalString(transaction.signedAmount),
-                  description: transaction.note, category: BudgetCommands.label(of: transaction, ledger: ledger))
+            Moved(id: Ledger.shortID(transaction.id), date: transaction.date.description, amount: currency.decimalString(transaction.signedAmount),
+                  description: transaction.note, category: ledger.label(of: transaction))
         }
         if report.json {
-            return try Output.json(Result(rules: set.name, dryRun: dryRun, recategorised: moved.count, stillUncategorised: waiting.count - moved.count,
+            return try Output.json(Result(rules: set.name, dryRun: dryRun, recategorised: moved.count, stillUncategorised: waitingCount - moved.count,
                                           transactions: rows))
         }
         Render.table(rows.map { [$0.date, $0.amount, Render.truncated($0.description ?? "", to: 48), "→ \($0.category)"] },
                      rightAligned: [1]).forEach { Output.line($0) }
-        Output.line("\(dryRun ? "Would place" : "Placed") \(moved.count) of \(waiting.count) uncategorised transactions with \(set.name); "
-                    + "\(waiting.count - moved.count) remain uncategorised.")
+        Output.line("\(dryRun ? "Would place" : "Placed") \(moved.count) of \(waitingCount) uncategorised transactions with \(set.name); "
+                    + "\(waitingCount - moved.count) remain uncategorised.")
         Output.line(dryRun ? "Dry run: nothing was written." : (moved.isEmpty ? "Nothing was changed." : "Undo with: coffer undo"))
     }
 }
+extension StatementColumns.Destination: ExpressibleByArgument {}

@@ -31,10 +31,8 @@ struct Init: ParsableCommand {
         }
         let currency = try currency.map { code in try CommandContext.input { try Currency.named(code) } } ?? Currency.default()
         let passphrase = try options.newVaultPassphrase(allowWeak: allowWeakPassphrase)
-        let vault = try Vault.create(at: url, passphrase: passphrase, parameters: kdf.parameters, guard: options.rollbackGuard)
-        // Settings and the Budget design's default categories are part of every new vault.
-        try Ledger(vault: vault).writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: currency)))]
-            + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
+        let vault = try Ledger.create(at: url, passphrase: passphrase, parameters: kdf.parameters, currency: currency,
+                                      guard: options.rollbackGuard).vault
         Output.line("Created an empty vault at \(vault.url.path)")
         Output.line("Currency: \(currency.code) · key derivation: \(vault.kdfParameters.humanDescription)")
         Output.line()

@@ -44,12 +44,12 @@ struct Overview: ParsableCommand {
     func render(ledger: Ledger, date: CalendarDate, json: Bool) throws {
         let portfolio = ledger.portfolio
         let currency = ledger.currency
-        let totals = try ledger.netWorth(on: date)
-        let change = try totals.netWorth.subtracting(try ledger.netWorth(on: date.adding(months: -1)).netWorth)
-        // Receivables are not projected to grow: they count at today's amount.
-        let projected = try portfolio.projectedNetWorth(years: 1, from: date).adding(totals.receivable)
-        let distribution = try portfolio.distribution(on: date)
-        let history = try portfolio.monthEndSeries(through: date)
+        let netWorth = ledger.netWorth
+        let totals = try netWorth.totals(on: date)
+        let change = try netWorth.changeSinceLastMonth(on: date)
+        let projected = try netWorth.projected(years: 1, from: date)
+        let distribution = try netWorth.distribution(on: date)
+        let history = try netWorth.monthEndSeries(through: date)
         let money = currency.decimalString
         if json {
             return try Output.json(Report(
@@ -166,7 +166,7 @@ struct Assets: ParsableCommand {
         let ledger = try options.openLedger()
         let portfolio = ledger.portfolio
         let currency = ledger.currency
-        let distribution = try portfolio.distribution(on: today)
+        let distribution = try ledger.netWorth.distribution(on: today)
         if let category {
             let members = ledger.accounts.filter { $0.category.caseInsensitiveCompare(category) == .orderedSame && $0.isOpen(on: today) }
             guard !members.isEmpty else {
@@ -240,18 +240,9 @@ struct GrowthCommands: ParsableCommand {
         func run() throws {
             let rate = try CommandContext.input { try GrowthRate(parsing: self.rate) }
             let ledger = try options.openLedger()
-            let categories = Swift.Set(ledger.accounts.map { $0.category.lowercased() })
-            if categories.contains(target.lowercased()) || ledger.categoryRateRecord(for: target) != nil
-                || (Account.defaultAssetCategories + Account.defaultLiabilityCategories).contains(where: { $0.caseInsensitiveCompare(target) == .orderedSame }) {
-                let existing = ledger.categoryRateRecord(for: target)
-                let name = ledger.accounts.first { $0.category.caseInsensitiveCompare(target) == .orderedSame }?.category ?? target
-                try ledger.commit("Set \(name) growth to \(rate)", puts: [(existing?.0 ?? UUID(), .categoryRate(CategoryRate(category: name, rate: rate)))])
-                Output.line("\(name): \(rate) a year (accounts with their own rate keep it).")
-            } else {
-                var account = try ledger.account(named: target)
-                account.growthRate = rate
-                try ledger.commit("Set \(account.name) growth to \(rate)", puts: [(account.id, .account(account))])
-                Output.line("\(account.name): \(rate) a year.")
+            switch try ledger.setGrowthRate(rate, for: target) {
+            case .category(let name): Output.line("\(name): \(rate) a year (accounts with their own rate keep it).")
+            case .account(let name): Output.line("\(name): \(rate) a year.")
             }
             Output.line("Next: coffer projection")
         }
@@ -269,7 +260,7 @@ struct GrowthCommands: ParsableCommand {
             let portfolio = ledger.portfolio
             let rows = ledger.accounts.filter { $0.closed == nil }.map { account in
                 Row(account: account.name, category: account.category, rate: portfolio.rate(for: account).description,
-                    source: account.growthRate != nil ? "account" : (ledger.categoryRateRecord(for: account.category) != nil ? "category" : "none"))
+                    source: ledger.growthRateSource(of: account))
             }
             if report.json {
                 return try Output.json(["categories": ledger.categoryRates.values.sorted { $0.category < $1.category }
@@ -306,13 +297,14 @@ struct Projection: ParsableCommand {
         let portfolio = ledger.portfolio
         let currency = ledger.currency
         let horizons = years.map { [$0] } ?? [1, 5, 10]
-        let rows = try horizons.map { Row(years: $0, netWorth: currency.decimalString(try portfolio.projectedNetWorth(years: $0, from: today))) }
+        let netWorth = ledger.netWorth
+        let rows = try horizons.map { Row(years: $0, netWorth: currency.decimalString(try netWorth.projected(years: $0, from: today))) }
         if report.json {
-            return try Output.json(["asOf": AnyEncodable(today.description), "netWorth": AnyEncodable(currency.decimalString(try portfolio.totals(on: today).netWorth)),
+            return try Output.json(["asOf": AnyEncodable(today.description), "netWorth": AnyEncodable(currency.decimalString(try netWorth.totals(on: today).netWorth)),
                                     "projections": AnyEncodable(rows), "note": AnyEncodable("Assumptions, not guarantees")])
         }
-        Output.line("Net worth today  \(currency.format(try portfolio.totals(on: today).netWorth))")
-        Render.table(try horizons.map { ["In \($0) year\($0 == 1 ? "" : "s")", currency.format(try portfolio.projectedNetWorth(years: $0, from: today))] },
+        Output.line("Net worth today  \(currency.format(try netWorth.totals(on: today).netWorth))")
+        Render.table(try horizons.map { ["In \($0) year\($0 == 1 ? "" : "s")", currency.format(try netWorth.projected(years: $0, from: today))] },
                      rightAligned: [1]).forEach { Output.line($0) }
         Output.line()
         Output.line("Assumptions, not guarantees: each account compounds monthly at its rate (coffer growth list); no new saving or spending.")

@@ -1,3 +1,4 @@
+import CofferKit
 import ArgumentParser
 import Foundation
 import VaultCrypto

@@ -1,4 +1,3 @@
-@_spi(Fuzzing) import CofferCLI
 import CofferKit
 import FinanceCore
 import Foundation

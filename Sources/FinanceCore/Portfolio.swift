@@ -1,7 +1,8 @@
 import Foundation
 
-/// Net worth, distribution, history and projections, computed from accounts and their value
-/// updates. Pure: the same inputs give the same figures, to the penny.
+/// Accounts' values, totals, distribution and projections, computed from accounts and their
+/// value updates; net worth as reported, with receivables and its history, is `NetWorth`. Pure:
+/// the same inputs give the same figures, to the penny.
 public struct Portfolio: Sendable {
     public let currency: Currency
     public let accounts: [Account]
@@ -50,11 +51,6 @@ public struct Portfolio: Sendable {
             }
         }
         return Totals(assets: assets, liabilities: liabilities, netWorth: try assets.subtracting(liabilities))
-    }
-
-    /// Net worth on `date` minus net worth on the same day a month earlier.
-    public func changeSinceLastMonth(on date: CalendarDate) throws -> Money {
-        try totals(on: date).netWorth.subtracting(try totals(on: date.adding(months: -1)).netWorth)
     }
 
     // MARK: Distribution
@@ -108,37 +104,6 @@ public struct Portfolio: Sendable {
             missing -= 1
         }
         return floors
-    }
-
-    // MARK: History
-
-    public struct Point: Equatable, Sendable {
-        public let date: CalendarDate
-        public let netWorth: Money
-    }
-
-    /// One point per date on which any value changed or an account closed, up to `date`: the
-    /// Plain Text Wealth portfolio chart (running current values), with liabilities subtracted
-    /// and closed accounts dropped from their closing date on.
-    public func history(through date: CalendarDate) throws -> [Point] {
-        let updateDates = updatesByAccount.values.flatMap { $0.map(\.date) }
-        let closingDates = accounts.compactMap(\.closed)
-        let dates = Set(updateDates + closingDates).filter { $0 <= date }.sorted()
-        return try dates.map { Point(date: $0, netWorth: try totals(on: $0).netWorth) }
-    }
-
-    /// Net worth at each month end from the first update's month to `date`'s month (the last
-    /// point is `date` itself when it falls before its month end): evenly spaced, for charts.
-    public func monthEndSeries(through date: CalendarDate) throws -> [Point] {
-        guard let first = updatesByAccount.values.compactMap(\.first?.date).min(), first <= date else { return [] }
-        var points: [Point] = []
-        var monthEnd = first.endOfMonth
-        while monthEnd < date {
-            points.append(Point(date: monthEnd, netWorth: try totals(on: monthEnd).netWorth))
-            monthEnd = monthEnd.adding(days: 1).endOfMonth
-        }
-        points.append(Point(date: date, netWorth: try totals(on: date).netWorth))
-        return points
     }
 
     // MARK: Projection

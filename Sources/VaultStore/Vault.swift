@@ -368,15 +368,18 @@ public final class Vault {
                 try rollbackGuard.checkState(vaultID: header.vaultID, device: state.commit.deviceID, counter: state.commit.counter,
                                              state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
             }
-            do {
-                try check(state)
-            } catch let error as VaultError where error.code == .rolledBack {
-                // Another process may have written, and raised the mark, after this one read the
-                // file: only the file as it is now counts.
-                let now = try withStorageErrors { try database.read { try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1") } }
-                guard now != state.commitSealed else { throw error }
-                state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational) } }
-                try check(state)
+            // Other processes may write, and raise the mark, after this one read the file (again
+            // and again while they keep writing): only the file as it is now counts, so a refusal
+            // stands once the file has stopped changing under it.
+            while true {
+                do {
+                    try check(state)
+                    break
+                } catch let error as VaultError where error.code == .rolledBack {
+                    let now = try withStorageErrors { try database.read { try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1") } }
+                    guard now != state.commitSealed else { throw error }
+                    state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational) } }
+                }
             }
         }
         let vault = Vault(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, state: state,

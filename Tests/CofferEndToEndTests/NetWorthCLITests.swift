@@ -30,6 +30,40 @@ import VaultStore
         #expect(try coffer("account", "add", "Vanguard ISA", "--category", "Investments", "--growth", "5%", "--value", "10000").status == 0)
     }
 
+    /// One definition of net worth: the overview's figure, its history's point for the same
+    /// day, the distribution (assets minus owed), the projection's starting point and the
+    /// account list all agree, with invoice receivables counted and with them left out.
+    @Test(arguments: [true, false]) func everyReportGivesTheSameNetWorth(receivables: Bool) throws {
+        try setUpAccounts()
+        #expect(try coffer("client", "add", "Acme", "--terms", "14").status == 0)
+        #expect(try coffer("invoice", "new", "Acme", "--item", "Design", "2", "150", "--date", "2026-11-01", "--send").status == 0)
+        #expect(try coffer("invoice", "pay", "1", "--amount", "100", "--date", "2026-11-10").status == 0)
+        #expect(try coffer("settings", "--receivables", receivables ? "on" : "off").status == 0)
+        let accountsOnly = Decimal(string: "10500.50")!  // 1,200 + 300.50 + 10,000 − 1,000
+        let expected = receivables ? accountsOnly + 200 : accountsOnly
+
+        let overview = try json("overview")
+        func decimal(_ value: Any?) -> Decimal? { (value as? String).flatMap { Decimal(string: $0) } }
+        #expect(decimal(overview["netWorth"]) == expected)
+        let history = try #require(overview["history"] as? [[String: Any]])
+        #expect(history.last?["date"] as? String == "2026-11-22")
+        #expect(decimal(history.last?["netWorth"]) == expected, "the history's point for today is the overview's figure")
+        let categories = try #require(overview["categories"] as? [[String: Any]])
+        func total(_ rows: [[String: Any]], _ kind: String) -> Decimal {
+            rows.filter { $0["kind"] as? String == kind }.compactMap { decimal($0["total"]) }.reduce(0, +)
+        }
+        #expect(total(categories, "asset") - total(categories, "liability") == expected, "the distribution adds up to it")
+        #expect(categories.contains { $0["name"] as? String == "Invoices receivable" } == receivables)
+        let shares = categories.filter { $0["kind"] as? String == "asset" }.compactMap { $0["share"] as? Double }.reduce(0, +)
+        #expect(abs(shares - 100) < 0.001, "asset shares are shares of the assets net worth counts")
+
+        let assets = try #require(try json("assets")["categories"] as? [[String: Any]])
+        #expect(total(assets, "asset") - total(assets, "liability") == expected)
+        let projection = try json("projection")
+        #expect(decimal(projection["netWorth"]) == expected, "the projection starts from the same figure")
+        #expect(decimal(overview["assets"]).map { $0 - (decimal(overview["liabilities"]) ?? 0) } == expected)
+    }
+
     @Test func addUpdateAndOverview() throws {
         try setUpAccounts()
         let update = try coffer("update", "marc", "1250.50")

@@ -1,5 +1,4 @@
 import CSV
-import CofferKit
 import FinanceCore
 import Foundation
 
@@ -7,7 +6,7 @@ import Foundation
 /// transaction and invoice, written with CSV.swift (RFC 4180 quoting). Transactions carry signed
 /// amounts (money in positive) under `date`, `amount` and `description`, so an export
 /// `--only transactions` imports back with `coffer import csv --into transactions`.
-enum StatementCSV {
+public enum CSVExport {
     static let columns = ["record", "id", "date", "name", "category", "type", "amount", "currency", "description", "status", "reference", "due"]
 
     /// A cell a spreadsheet would run as a formula (OWASP "CSV injection": a leading `=`, `+`,
@@ -24,7 +23,7 @@ enum StatementCSV {
         cell.wholeMatch(of: /[+-]?[0-9]+(\.[0-9]+)?/) != nil
     }
 
-    static func render(_ ledger: Ledger, only: ExportSection?, today: CalendarDate) throws -> Data {
+    public static func render(_ ledger: Ledger, only: ExportSection?, today: CalendarDate) throws -> Data {
         let stream = OutputStream(toMemory: ())
         let writer = try CSVWriter(stream: stream)
         try writer.write(row: columns)
@@ -55,7 +54,7 @@ enum StatementCSV {
         if wanted(.transactions) {
             for transaction in ledger.transactions.sorted(by: { ($0.date, $0.sequence) < ($1.date, $1.sequence) }) {
                 try row("transaction", transaction.id, date: transaction.date, name: transaction.origin?.account ?? "",
-                        category: BudgetCommands.label(of: transaction, ledger: ledger), type: transaction.type.rawValue,
+                        category: ledger.label(of: transaction), type: transaction.type.rawValue,
                         amount: transaction.signedAmount, description: transaction.note,
                         status: transaction.target == .uncategorised ? "uncategorised" : "")
             }
@@ -70,7 +69,7 @@ enum StatementCSV {
         }
         writer.stream.close()
         guard let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data else {
-            throw CLIError(.failure, "Cannot build the CSV export.")
+            throw CofferError(.failed, "Cannot build the CSV export.")
         }
         return data + Data("\n".utf8)
     }

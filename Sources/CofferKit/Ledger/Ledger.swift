@@ -1,35 +1,36 @@
 import Foundation
-import CofferKit
 import FinanceCore
 import VaultStore
 
-/// An open vault seen as finance data. Decodes every record once; writes each change together
-/// with a change-log entry that holds the previous payload of every record it touches, so
-/// `coffer undo` restores them exactly, and `coffer log` lists what changed when.
-final class Ledger {
-    let vault: Vault
-    private(set) var settings: VaultSettings?
+/// The unit of work: an open vault seen as finance data. Decodes every record once; writes each
+/// change together with a change-log entry that holds the previous payload of every record it
+/// touches, so `undo` restores them exactly and `changes` lists what changed when. Every rule
+/// that spans records (unique names, cascades, guards, numbering) lives in its extensions
+/// (`Ledger+Accounts`, `+Budget`, `+Invoices`, `+Settings`), so each front end gets the same ones.
+public final class Ledger {
+    public let vault: Vault
+    public private(set) var settings: VaultSettings?
     /// The settings record's id, for rewriting it.
-    private(set) var settingsID: UUID?
-    private(set) var accounts: [Account] = []
-    private(set) var updates: [ValueUpdate] = []
-    private(set) var categoryRates: [UUID: CategoryRate] = [:]
+    public private(set) var settingsID: UUID?
+    public private(set) var accounts: [Account] = []
+    public private(set) var updates: [ValueUpdate] = []
+    public private(set) var categoryRates: [UUID: CategoryRate] = [:]
     /// Oldest first.
-    private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
-    private(set) var backupTargets: [UUID: BackupTarget] = [:]
-    private(set) var backupState: (id: UUID, state: BackupState)?
-    private(set) var budgetCategories: [BudgetCategory] = []
-    private(set) var incomeSources: [IncomeSource] = []
-    private(set) var transactions: [Transaction] = []
-    private(set) var goals: [SavingsGoal] = []
-    private(set) var clients: [Client] = []
-    private(set) var invoices: [Invoice] = []
-    private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
-    private(set) var ruleSets: [CategoryRuleSet] = []
+    public private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
+    public private(set) var backupTargets: [UUID: BackupTarget] = [:]
+    public private(set) var backupState: (id: UUID, state: BackupState)?
+    public private(set) var budgetCategories: [BudgetCategory] = []
+    public private(set) var incomeSources: [IncomeSource] = []
+    public private(set) var transactions: [Transaction] = []
+    public private(set) var goals: [SavingsGoal] = []
+    public private(set) var clients: [Client] = []
+    public private(set) var invoices: [Invoice] = []
+    public private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
+    public private(set) var ruleSets: [CategoryRuleSet] = []
     /// Every record by kind, in the vault's id order: what the views above are built from.
     private var parts = Parts()
 
-    init(vault: Vault) throws {
+    public init(vault: Vault) throws {
         self.vault = vault
         try reload()
     }
@@ -61,7 +62,9 @@ final class Ledger {
         changes = parts.changes.sorted { $0.entry.sequence < $1.entry.sequence }
         backupTargets = Dictionary(parts.backupTargets, uniquingKeysWith: { $1 })
         backupState = parts.backupState
-        budgetCategories = parts.budgetCategories
+        // A vault from before budgets shows the default categories it is given at its first change
+        // (the same ids: a change that names one writes them first).
+        budgetCategories = parts.budgetCategories.isEmpty ? Self.defaultCategories : parts.budgetCategories
         incomeSources = parts.incomeSources
         transactions = parts.transactions
         goals = parts.goals
@@ -71,6 +74,7 @@ final class Ledger {
         ruleSets = parts.ruleSets.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         portfolio = Portfolio(currency: currency, accounts: accounts, updates: updates,
                               categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+        netWorth = NetWorth(portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true)
         budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
     }
 
@@ -215,7 +219,7 @@ final class Ledger {
                 initialized = firstSlot[chunks]
             }
             if let (id, error) = failure {
-                throw CLIError(.damaged, "Record \(id.hex) cannot be read: \(error.errorDescription ?? "")")
+                throw CofferError(.damaged, "Record \(id.hex) cannot be read: \(error.errorDescription ?? "")")
             }
             var joined = Parts()
             joined.transactions = transactions
@@ -227,43 +231,34 @@ final class Ledger {
         }
     }
 
-    var currency: Currency { settings?.currency ?? .gbp }
+    public var currency: Currency { settings?.currency ?? .gbp }
 
     /// Net-worth and budget views, built once per reload rather than on every use.
-    private(set) var portfolio = Portfolio(currency: .gbp, accounts: [], updates: [])
-    private(set) var budget = Budget(sources: [], categories: [], goals: [], transactions: [])
+    public private(set) var portfolio = Portfolio(currency: .gbp, accounts: [], updates: [])
+    public private(set) var budget = Budget(sources: [], categories: [], goals: [], transactions: [])
+    /// Net worth as every report gives it: accounts, plus receivables unless settings leave them out.
+    public private(set) var netWorth = NetWorth(portfolio: Portfolio(currency: .gbp, accounts: [], updates: []), invoices: [], includeReceivables: true)
 
-    /// Net worth on `date` as Coffer reports it everywhere: accounts, plus unpaid sent invoices
-    /// as "Invoices receivable" unless turned off in settings.
-    struct NetWorth {
-        let assets: Money
-        let liabilities: Money
-        let receivable: Money
-        let netWorth: Money
+    /// In the vault's id order, as they are read back once written.
+    private static let defaultCategories = BudgetCategory.defaults().sorted { RecordID(uuid: $0.id) < RecordID(uuid: $1.id) }
+
+    /// The design's default categories are part of a vault's setup: written with the vault, or
+    /// on a vault from before budgets, outside the change log just before its first change (so
+    /// reading never writes, and undo never takes them away).
+    private func seedDefaultCategoriesBeforeFirstChange() throws {
+        guard parts.budgetCategories.isEmpty else { return }
+        try writeWithoutHistory(Self.defaultCategories.map { ($0.id, .budgetCategory($0)) })
     }
 
-    func netWorth(on date: CalendarDate) throws -> NetWorth {
-        let totals = try portfolio.totals(on: date)
-        let receivable = (settings?.includeReceivables ?? true) ? try Receivables.receivable(invoices, on: date) : .zero
-        return NetWorth(assets: try totals.assets.adding(receivable), liabilities: totals.liabilities, receivable: receivable,
-                        netWorth: try totals.netWorth.adding(receivable))
-    }
-
-    /// The design's default categories are part of a vault's setup: written once, outside the
-    /// change log, by `init`, `demo`, or the first budget command on an older vault.
-    func ensureDefaultCategories() throws {
-        guard budgetCategories.isEmpty else { return }
-        try writeWithoutHistory(BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
-    }
-
-    var nextTransactionSequence: UInt64 { (transactions.map(\.sequence).max() ?? 0) + 1 }
+    public var nextTransactionSequence: UInt64 { (transactions.map(\.sequence).max() ?? 0) + 1 }
 
     /// The next entry-order number for a value update.
-    var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }
+    public var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }
 
     /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
-    func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date()) throws {
+    public func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date()) throws {
         for (_, record) in puts { try record.checkText() }
+        try seedDefaultCategoriesBeforeFirstChange()
         let touched = puts.map(\.0) + deletes
         let entry = ChangeEntry(sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
                                 summary: summary, before: touched.map { .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) }) })
@@ -275,8 +270,9 @@ final class Ledger {
         try applied(puts: puts + [(changeID, .change(entry))], deletes: deletes)
     }
 
-    /// Writes records without a change-log entry: for the settings record made with the vault.
-    func writeWithoutHistory(_ puts: [(UUID, FinanceRecord)]) throws {
+    /// Writes records without a change-log entry: setup made with the vault, and bookkeeping undo
+    /// must never take back (the invoice counter, backup state).
+    package func writeWithoutHistory(_ puts: [(UUID, FinanceRecord)]) throws {
         for (_, record) in puts { try record.checkText() }
         try vault.apply(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) })
         try applied(puts: puts, deletes: [])
@@ -284,7 +280,8 @@ final class Ledger {
 
     /// Reverts the most recent change: every record it touched goes back to its previous
     /// payload (or away, if the change created it), and its log entry is removed.
-    func undo() throws -> ChangeEntry? {
+    @discardableResult
+    public func undo() throws -> ChangeEntry? {
         guard let last = changes.last else { return nil }
         var recordChanges: [RecordChange] = last.entry.before.map { before in
             let id = RecordID(uuid: before.recordID)
@@ -302,27 +299,27 @@ final class Ledger {
 
     // MARK: Finding things by name
 
-    /// The account called `name`: an exact case-insensitive match, else the only account whose
-    /// name starts with it. Anything else is refused with the candidates, so nothing is written.
-    func account(named name: String, includeClosed: Bool = true) throws -> Account {
-        try Self.match(name, among: includeClosed ? accounts : accounts.filter { $0.closed == nil }, name: \.name, what: "account",
-                       addHint: "coffer account add NAME --category CATEGORY")
-    }
-
-    /// Exact case-insensitive match, else the unique case-insensitive prefix; otherwise exit 64
-    /// listing the candidates.
-    static func match<Item>(_ wanted: String, among items: [Item], name: (Item) -> String, what: String, addHint: String) throws -> Item {
+    /// Exact case-insensitive match, else the unique case-insensitive prefix; otherwise refused
+    /// with the candidates, so nothing is written on a guess.
+    static func match<Item>(_ wanted: String, among items: [Item], name: (Item) -> String, kind: String) throws -> Item {
         let text = wanted.trimmingCharacters(in: .whitespaces)
         if let exact = items.first(where: { name($0).caseInsensitiveCompare(text) == .orderedSame }) { return exact }
         let matches = text.isEmpty ? [] : items.filter { name($0).lowercased().hasPrefix(text.lowercased()) }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
-            let known = items.map(name)
-            throw CLIError(.invalidInput, "No \(what) matches '\(wanted)'. Nothing was changed.",
-                           hint: known.isEmpty ? "Add one with: \(addHint)" : "\(what.prefix(1).uppercased() + what.dropFirst())s: \(known.joined(separator: ", "))")
+            throw CofferError(.noMatch, "No \(kind) matches '\(wanted)'.", kind: kind, candidates: items.map(name))
         }
-        throw CLIError(.invalidInput, "'\(wanted)' matches \(matches.count) \(what)s: \(matches.map(name).joined(separator: ", ")). Nothing was changed.",
-                       hint: "Type more of the name.")
+        throw CofferError(.ambiguous, "'\(wanted)' matches \(matches.count) \(kind)s: \(matches.map(name).joined(separator: ", ")).",
+                          kind: kind, candidates: matches.map(name))
+    }
+
+    /// Refuses a second record of `kind` called `name` (names are unique, case-insensitively).
+    static func requireUnique<Item>(_ name: String, among items: [Item], name itemName: (Item) -> String, kind: String,
+                                    article: String = "A") throws {
+        if let existing = items.first(where: { itemName($0).caseInsensitiveCompare(name) == .orderedSame }) {
+            throw CofferError(.alreadyExists, "\(article) \(kind) called '\(itemName(existing))' already exists.", kind: kind,
+                              candidates: [itemName(existing)])
+        }
     }
 
     func categoryRateRecord(for category: String) -> (UUID, CategoryRate)? {

@@ -3,7 +3,7 @@ import Foundation
 
 /// A printable, self-contained invoice page: well-formed XHTML with inline styles, no scripts
 /// and nothing fetched, so it prints the same anywhere and parses as XML.
-enum InvoiceHTML {
+public enum InvoiceHTML {
     /// Control characters (from a vault written before they were refused) would make the
     /// document malformed XML: replaced before escaping.
     static func escape(_ text: String) -> String {
@@ -11,7 +11,7 @@ enum InvoiceHTML {
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    static func render(_ invoice: Invoice, client: Client?, currency: Currency) throws -> String {
+    public static func render(_ invoice: Invoice, client: Client?, currency: Currency) throws -> String {
         let money = { (value: Money) in escape(currency.format(value)) }
         var rows = ""
         for item in invoice.items {

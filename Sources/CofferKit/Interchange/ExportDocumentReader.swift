@@ -10,11 +10,11 @@ import Foundation
 /// arrays in slices in parallel. Whenever the scan or any slice fails, it decodes the whole
 /// document the ordinary way instead, so malformed input gets exactly `JSONDecoder`'s error and
 /// the fast path can never accept what the ordinary one would refuse.
-enum ExportDocumentReader {
+public enum ExportDocumentReader {
     /// Smaller documents are decoded the ordinary way: splitting them would not pay.
     static let parallelThreshold = 1 << 20
 
-    static func decode(_ data: Data) throws -> ExportDocument {
+    public static func decode(_ data: Data) throws -> ExportDocument {
         if data.count >= parallelThreshold, let document = decodeInParallel(data) { return document }
         return try JSONDecoder().decode(ExportDocument.self, from: data)
     }
@@ -203,5 +203,21 @@ enum ExportDocumentReader {
                 return position > start
             }
         }
+    }
+}
+
+extension ExportDocumentReader {
+    /// Where and why a document failed to decode, for the message that refuses it.
+    public static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context): "'\(key.stringValue)' is missing at \(path(context))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context): "wrong value at \(path(context))"
+        case DecodingError.dataCorrupted(let context): context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
+        default: "unreadable"
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
     }
 }

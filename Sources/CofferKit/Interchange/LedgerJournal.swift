@@ -1,4 +1,3 @@
-import CofferKit
 import FinanceCore
 import Foundation
 
@@ -13,10 +12,10 @@ import Foundation
 ///   `Budget:Cash flow`, a separate tree that leaves the net-worth accounts untouched.
 ///
 /// Amounts use the ISO code as commodity (`GBP -20.00`), which both tools parse the same way.
-enum LedgerJournal {
+public enum LedgerJournal {
     /// `only` keeps one part: accounts or updates (the net-worth postings), transactions (the
     /// budget flows) or invoices (the receivables).
-    static func render(_ ledger: Ledger, only: ExportSection? = nil) throws -> String {
+    public static func render(_ ledger: Ledger, only: ExportSection? = nil) throws -> String {
         let currency = ledger.currency
         let amount = { (money: Money) in "\(currency.code) \(currency.decimalString(money))" }
         var entries: [(date: CalendarDate, order: Int, text: String)] = []
@@ -66,7 +65,7 @@ enum LedgerJournal {
 
         let budget = ledger.budget
         for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence }) where only == nil || only == .transactions {
-            let label = BudgetCommands.label(of: transaction, ledger: ledger)
+            let label = ledger.label(of: transaction)
             let account: String
             switch transaction.type {
             case .income: account = "Income:\(segment(label))"

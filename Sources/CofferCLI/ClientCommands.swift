@@ -1,0 +1,102 @@
+import ArgumentParser
+import CofferKit
+import FinanceCore
+import Foundation
+
+/// `coffer client add|list|show|edit|remove`.
+struct ClientCommands: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "client", abstract: "The people and companies you invoice.",
+        subcommands: [Add.self, List.self, Show.self, Edit.self, Remove.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a client.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Option var email: String?
+        @Option var address: String?
+        @Option(help: "Default payment terms in days.") var terms: Int = 30
+        func run() throws {
+            let ledger = try options.openLedger()
+            let client = try ledger.addClient(name: name, email: email, address: address, termsDays: terms)
+            Output.line("Added \(client.name) (terms \(terms) days). Next: coffer invoice new \"\(client.name)\" --item \"Work\" 1 500")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List clients with what they owe.")
+        @OptionGroup var options: VaultOptions
+        @OptionGroup var report: ReportOptions
+        struct Row: Encodable { let name: String; let email: String?; let terms: Int; let outstanding: String; let invoices: Int }
+        func run() throws {
+            let ledger = try options.openLedger()
+            let owed = try ledger.clients.map { client -> (Client, Money, Int) in
+                let balance = try ledger.balance(of: client)
+                return (client, balance.outstanding, balance.invoices)
+            }
+            if report.json {
+                return try Output.json(["clients": owed.map { Row(name: $0.0.name, email: $0.0.email, terms: $0.0.termsDays,
+                                                                  outstanding: ledger.currency.decimalString($0.1), invoices: $0.2) }])
+            }
+            guard !owed.isEmpty else {
+                Output.line("No clients yet — add one: coffer client add \"Acme Ltd\" --email ap@acme.example --terms 30")
+                return
+            }
+            Render.table([["Client", "Owes", "Invoices", "Terms"]] + owed.map { client, amount, count in
+                [client.name, ledger.currency.format(amount), "\(count)", "\(client.termsDays) days"]
+            }, rightAligned: [1, 2]).forEach { Output.line($0) }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a client and their invoices.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        func run() throws {
+            let ledger = try options.openLedger()
+            let client = try ledger.client(named: name)
+            let today = try CommandContext.today()
+            Output.line(Style.current().bold(client.name))
+            if let email = client.email { Output.line(email) }
+            if let address = client.address { Output.line(address) }
+            Output.line("Terms: \(client.termsDays) days")
+            Output.line()
+            InvoiceCommands.rows(ledger.invoices.filter { $0.clientID == client.id }, ledger: ledger, today: today).forEach { Output.line($0) }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a client's name, email, address or terms.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Option(name: .customLong("name")) var newName: String?
+        @Option var email: String?
+        @Option var address: String?
+        @Option var terms: Int?
+        func run() throws {
+            let ledger = try options.openLedger()
+            var client = try ledger.client(named: name)
+            guard newName != nil || email != nil || address != nil || terms != nil else {
+                throw CLIError(.invalidInput, "Say what to change: --name, --email, --address or --terms. Nothing was changed.")
+            }
+            if let newName { client.name = newName }
+            if let email { client.email = email.isEmpty ? nil : email }
+            if let address { client.address = address.isEmpty ? nil : address }
+            if let terms { client.termsDays = terms }
+            try ledger.saveClient(client)
+            Output.line("Updated \(client.name).")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a client who has no invoices.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        func run() throws {
+            let ledger = try options.openLedger()
+            let client = try ledger.client(named: name)
+            try ledger.removeClient(client)
+            Output.line("Removed \(client.name). Undo with: coffer undo")
+        }
+    }
+}

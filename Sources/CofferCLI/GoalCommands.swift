@@ -1,0 +1,80 @@
+import ArgumentParser
+import CofferKit
+import FinanceCore
+import Foundation
+
+/// `coffer goal add|list|edit|remove`.
+struct GoalCommands: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "goal", abstract: "Savings goals: what you are building.", subcommands: [Add.self, List.self, Edit.self, Remove.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a savings goal.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Option(help: ArgumentHelp("How much you want to reach.", valueName: "amount")) var target: String?
+        @Option(name: .customLong("by"), help: ArgumentHelp("When you want to reach it, YYYY-MM-DD.", valueName: "date")) var by: String?
+        func run() throws {
+            let targetDate = try by.map { try CommandContext.date($0, default: try CommandContext.today()) }
+            let ledger = try options.openLedger()
+            let goal = try ledger.addGoal(name: name, target: try target.map { try CommandContext.positiveAmount($0, ledger: ledger) }, by: targetDate)
+            let name = goal.name
+            Output.line("Added goal \(name)\(goal.target.map { ": \(ledger.currency.format($0))" } ?? "")\(goal.targetDate.map { " by \($0)" } ?? "").")
+            Output.line("Next: coffer save AMOUNT \"\(name)\"")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List goals with this month, total, target and projected completion.")
+        @OptionGroup var options: VaultOptions
+        @OptionGroup var report: ReportOptions
+        func run() throws {
+            let ledger = try options.openLedger()
+            let summary = try ledger.budget.summary(for: BudgetMonth(containing: try CommandContext.today()))
+            if report.json { return try Output.json(["goals": BudgetCommands.report(summary, ledger: ledger).goals]) }
+            guard !summary.goals.isEmpty else {
+                Output.line("Start building your future — add a savings goal: coffer goal add \"Emergency Fund\" --target 5000")
+                return
+            }
+            let currency = ledger.currency
+            Render.table(summary.goals.map { goal in
+                [goal.goal.name, "\(currency.format(goal.thisMonth)) this month", "\(currency.format(goal.total)) total",
+                 goal.goal.target.map { "of \(currency.format($0))" } ?? "",
+                 goal.goal.targetDate.map { "by \($0)" } ?? "", goal.projectedCompletion.map { "on track for \($0.description.prefix(7))" } ?? ""]
+            }, rightAligned: [1, 2]).forEach { Output.line($0) }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a goal's name, target or date.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Option(name: .customLong("name"), help: "A new name.") var newName: String?
+        @Option(help: "A new target amount.") var target: String?
+        @Option(name: .customLong("by"), help: ArgumentHelp("A new target date.", valueName: "date")) var by: String?
+        func run() throws {
+            let ledger = try options.openLedger()
+            var goal = try ledger.goal(named: name)
+            guard newName != nil || target != nil || by != nil else {
+                throw CLIError(.invalidInput, "Say what to change: --name, --target or --by. Nothing was changed.")
+            }
+            if let newName { goal.name = newName }
+            if let target { goal.target = try CommandContext.positiveAmount(target, ledger: ledger) }
+            if let by { goal.targetDate = try CommandContext.date(by, default: try CommandContext.today()) }
+            try ledger.saveGoal(goal)
+            Output.line("Updated \(goal.name).")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a goal that has no contributions.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        func run() throws {
+            let ledger = try options.openLedger()
+            let goal = try ledger.goal(named: name)
+            try ledger.removeGoal(goal)
+            Output.line("Removed goal \(goal.name). Undo with: coffer undo")
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import CSV
+import FinanceCore
+import Foundation
+import VaultCrypto
+
+/// A bank statement read with CSV.swift: UTF-8 with or without a byte-order mark, `,` `;` or
+/// tab separated, quoted fields with embedded separators, quotes and line breaks. Each record
+/// keeps the line of the file it starts on, so errors can name it.
+public struct StatementFile {
+    public struct Record: Sendable {
+        public let line: Int
+        public let fields: [String]
+        /// BLAKE2b-128 of the raw fields and of how many identical records came before it in
+        /// this file: re-importing the file finds every row again, while two identical rows
+        /// (two coffees on one day) stay two.
+        public let digest: [UInt8]
+    }
+
+    public let delimiter: Character
+    /// The header's column titles; empty without a header row.
+    public let titles: [String]
+    public let records: [Record]
+
+    public init(data: Data, name: String, delimiter: Character?, skipLines: Int, hasHeader: Bool) throws {
+        var bytes = data[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CofferError(.invalidInput, "\(name) is not UTF-8 text.", kind: "encoding")
+        }
+        guard !text.contains("\0") else { throw CofferError(.invalidInput, "\(name) is not a CSV file (it holds binary data).") }
+        let separator = delimiter ?? Self.guessDelimiter(text, skipLines: skipLines)
+        self.delimiter = separator
+
+        let reader: CSVReader
+        do {
+            reader = try CSVReader(string: text, hasHeaderRow: false, trimFields: false, delimiter: separator.unicodeScalars.first!)
+        } catch {
+            throw CofferError(.invalidInput, "\(name) cannot be read as CSV.")
+        }
+        var records: [Record] = []
+        var titles: [String]?
+        var seen: [[UInt8]: Int] = [:]
+        var line = 1
+        while let fields = reader.next() {
+            let start = line
+            // A record spans one line plus every line break inside its quoted fields.
+            line += 1 + fields.reduce(0) { $0 + $1.reduce(0) { $0 + ($1.isNewline ? 1 : 0) } }
+            guard start > skipLines, !fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) else { continue }
+            if hasHeader && titles == nil {
+                titles = fields
+                continue
+            }
+            var content: [UInt8] = []
+            for field in fields {
+                let value = Array(field.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+                withUnsafeBytes(of: UInt32(value.count).littleEndian) { content.append(contentsOf: $0) }
+                content.append(contentsOf: value)
+            }
+            let occurrence = seen[content, default: 0]
+            seen[content] = occurrence + 1
+            withUnsafeBytes(of: UInt32(occurrence).littleEndian) { content.append(contentsOf: $0) }
+            records.append(Record(line: start, fields: fields, digest: BLAKE2b.hash(content, outputByteCount: 16)))
+        }
+        // An unclosed quote makes CSV.swift read the rest of the file into the last field.
+        if let last = records.last, last.fields.last?.contains(where: \.isNewline) == true,
+           !text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("\"") {
+            throw CofferError(.invalidInput, "line \(last.line): a quoted field is never closed.")
+        }
+        guard !records.isEmpty || titles != nil else { throw CofferError(.invalidInput, "\(name) holds no lines to import.") }
+        self.titles = titles ?? []
+        self.records = records
+    }
+
+    /// The separator used most on the first line that has any, outside quotes; a comma when
+    /// none is. `--delimiter` overrides it.
+    static func guessDelimiter(_ text: String, skipLines: Int) -> Character {
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).dropFirst(skipLines)
+        for line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            var counts: [Character: Int] = [:]
+            var quoted = false
+            for character in line {
+                if character == "\"" { quoted.toggle() } else if !quoted, ",;\t".contains(character) { counts[character, default: 0] += 1 }
+            }
+            guard let best = counts.max(by: { ($0.value, $0.key == "," ? 1 : 0) < ($1.value, $1.key == "," ? 1 : 0) }) else { continue }
+            return best.key
+        }
+        return ","
+    }
+
+    /// A column given as a 1-based number or a header title (case-insensitive).
+    public func column(_ spec: String, flag: String) throws -> Int {
+        let trimmed = spec.trimmingCharacters(in: .whitespaces)
+        if let number = Int(trimmed) {
+            guard number >= 1 else { throw CofferError(.invalidInput, "--\(flag) \(spec): columns are numbered from 1.") }
+            return number - 1
+        }
+        guard !titles.isEmpty else {
+            throw CofferError(.invalidInput, "--\(flag) '\(spec)': the file has no header row, so give the column's number.")
+        }
+        guard let index = titles.firstIndex(where: { Self.normalised($0) == Self.normalised(trimmed) }) else {
+            throw CofferError(.invalidInput, "--\(flag) '\(spec)': no column has that title.", kind: "column", candidates: describedTitles)
+        }
+        return index
+    }
+
+    /// The first column whose title is one of `candidates` (in the order given).
+    public func guessColumn(_ candidates: [String]) -> Int? {
+        for candidate in candidates {
+            if let index = titles.firstIndex(where: { Self.normalised($0) == candidate }) { return index }
+        }
+        return nil
+    }
+
+    /// Each column as its number and title: `1 "Date"`.
+    public var describedTitles: [String] {
+        titles.enumerated().map { "\($0.offset + 1) \"\($0.element.trimmingCharacters(in: .whitespaces))\"" }
+    }
+
+    static func normalised(_ title: String) -> String {
+        title.trimmingCharacters(in: .whitespacesAndNewlines).lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+}
+
+/// How a statement's columns map onto dates and amounts: given by title or number, or found by
+/// the titles banks use (in several languages).
+public struct StatementColumns: Sendable {
+    public enum Destination: String, Sendable, CaseIterable { case transactions, updates }
+
+    public var destination: Destination
+    public var date: String?
+    /// The signed amount (for updates: the balance).
+    public var amount: String?
+    public var debit: String?
+    public var credit: String?
+    public var description: String?
+    /// How dates are written, e.g. DD/MM/YYYY (default YYYY-MM-DD).
+    public var dateFormat: String?
+    public var decimalComma = false
+    public var negate = false
+
+    public init(destination: Destination, date: String? = nil, amount: String? = nil, debit: String? = nil, credit: String? = nil,
+                description: String? = nil, dateFormat: String? = nil, decimalComma: Bool = false, negate: Bool = false) {
+        self.destination = destination
+        self.date = date
+        self.amount = amount
+        self.debit = debit
+        self.credit = credit
+        self.description = description
+        self.dateFormat = dateFormat
+        self.decimalComma = decimalComma
+        self.negate = negate
+    }
+
+    static let dateTitles = ["date", "transaction date", "booking date", "posting date", "posted date", "value date", "completed date",
+                             "started date", "trans. date", "datum", "buchungstag", "fecha", "data"]
+    static let amountTitles = ["amount", "transaction amount", "value", "betrag", "importe", "montant"]
+    static let balanceTitles = ["balance", "running balance", "closing balance", "amount", "value", "saldo", "solde"]
+    static let debitTitles = ["debit", "debit amount", "paid out", "money out", "withdrawal", "withdrawals", "out"]
+    static let creditTitles = ["credit", "credit amount", "paid in", "money in", "deposit", "deposits", "in"]
+    static let descriptionTitles = ["description", "transaction description", "payee", "merchant", "name", "details", "narrative",
+                                    "memo", "reference", "counterparty", "counter party", "beschreibung", "verwendungszweck", "concepto", "libellé"]
+
+    /// The layout for `statement`; a column that cannot be found is refused, naming the flag
+    /// that gives it (`kind` "column", the file's columns as candidates).
+    public func layout(for statement: StatementFile) throws -> StatementLayout {
+        func resolve(_ spec: String?, flag: String, guesses: [String]) throws -> Int? {
+            if let spec { return try statement.column(spec, flag: flag) }
+            return statement.guessColumn(guesses)
+        }
+        func missing(_ what: String, flag: String) -> CofferError {
+            CofferError(.invalidInput, "Say which column holds the \(what): --\(flag) TITLE or NUMBER.", kind: "column",
+                        candidates: statement.describedTitles)
+        }
+        guard let date = try resolve(date, flag: "date-column", guesses: Self.dateTitles) else { throw missing("date", flag: "date-column") }
+        let amounts: StatementLayout.Amounts
+        if let debit, let credit {
+            amounts = .debitCredit(debit: try statement.column(debit, flag: "debit-column"), credit: try statement.column(credit, flag: "credit-column"))
+        } else if let column = try resolve(amount, flag: "amount-column", guesses: destination == .updates ? Self.balanceTitles : Self.amountTitles) {
+            amounts = .signed(column)
+        } else if destination == .transactions, let debit = statement.guessColumn(Self.debitTitles), let credit = statement.guessColumn(Self.creditTitles) {
+            amounts = .debitCredit(debit: debit, credit: credit)
+        } else {
+            throw missing(destination == .updates ? "balance" : "amount", flag: "amount-column")
+        }
+        // A balance's note comes only from a column named for it: a payee is not why a balance changed.
+        let description = try resolve(description, flag: "description-column", guesses: destination == .updates ? [] : Self.descriptionTitles)
+        let pattern = try DatePattern(dateFormat ?? "YYYY-MM-DD")
+        return StatementLayout(date: date, amounts: amounts, description: description, titles: statement.titles,
+                               datePattern: pattern, decimalComma: decimalComma, negate: negate)
+    }
+}
+
+/// Fuzzing's way in to the statement importer: what an import does with a file before it opens
+/// the vault, under one of a few column settings chosen by the first byte.
+package func fuzzStatementImport(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let (columns, skipRows, hasHeader) = fuzzingColumnSets[Int(first) % fuzzingColumnSets.count]
+    guard let statement = try? StatementFile(data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: skipRows, hasHeader: hasHeader),
+          let layout = try? columns.layout(for: statement) else { return }
+    for record in statement.records {
+        _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
+    }
+}
+
+private let fuzzingColumnSets: [(StatementColumns, Int, Bool)] = [
+    (StatementColumns(destination: .transactions), 0, true),
+    (StatementColumns(destination: .updates), 0, true),
+    (StatementColumns(destination: .transactions, dateFormat: "DD/MM/YYYY", decimalComma: true), 0, true),
+    (StatementColumns(destination: .transactions, date: "1", amount: "2"), 0, false),
+    (StatementColumns(destination: .transactions, dateFormat: "%e %b %Y"), 1, true),
+]
