@@ -110,31 +110,72 @@ public enum FinanceRecord: Hashable, Sendable {
 /// (signed ones zig-zag encoded), length-prefixed UTF-8 strings and raw 16-byte ids. Decoding
 /// dispatches on the version, so an older payload is read by its own decoder and upgraded to
 /// today's model: that chain is where payload migrations live.
-public enum RecordCodec {
-    enum Kind: UInt8 {
-        case settings = 1
-        case account = 2
-        case update = 3
-        case categoryRate = 4
-        case change = 5
-        case backupTarget = 6
-        case backupState = 7
-        case budgetCategory = 8
-        case incomeSource = 9
-        case transaction = 10
-        case savingsGoal = 11
-        case client = 12
-        case invoice = 13
-        case invoiceCounter = 14
-        case categoryRuleSet = 15
+/// The one list of record kinds: a payload's first byte. The raw values are stored in every
+/// vault and archive, so they are pinned here and never reused; a new kind takes the next number.
+public enum RecordKind: UInt8, CaseIterable, Sendable {
+    case settings = 1
+    case account = 2
+    case update = 3
+    case categoryRate = 4
+    case change = 5
+    case backupTarget = 6
+    case backupState = 7
+    case budgetCategory = 8
+    case incomeSource = 9
+    case transaction = 10
+    case savingsGoal = 11
+    case client = 12
+    case invoice = 13
+    case invoiceCounter = 14
+    case categoryRuleSet = 15
+
+    /// The payload version this kind is written with today (a payload's second byte). Raising it
+    /// needs a decoder for the new version beside the old ones (Specs/record-payloads.md).
+    public var currentVersion: UInt8 {
+        switch self {
+        case .settings: 2
+        case .account: 1
+        case .update: 2
+        case .categoryRate: 1
+        case .change: 1
+        case .backupTarget: 1
+        case .backupState: 1
+        case .budgetCategory: 1
+        case .incomeSource: 1
+        case .transaction: 2
+        case .savingsGoal: 1
+        case .client: 1
+        case .invoice: 1
+        case .invoiceCounter: 1
+        case .categoryRuleSet: 1
+        }
     }
+}
 
-    /// The payload version each kind is written with today.
-    static let currentVersion: [Kind: UInt8] = [.settings: 2, .account: 1, .update: 2, .categoryRate: 1, .change: 1,
-                                                   .backupTarget: 1, .backupState: 1, .budgetCategory: 1, .incomeSource: 1,
-                                                   .transaction: 2, .savingsGoal: 1, .client: 1, .invoice: 1, .invoiceCounter: 1,
-                                                   .categoryRuleSet: 1]
+extension FinanceRecord {
+    /// Which kind of record this is.
+    public var kind: RecordKind {
+        switch self {
+        case .settings: .settings
+        case .account: .account
+        case .update: .update
+        case .categoryRate: .categoryRate
+        case .change: .change
+        case .backupTarget: .backupTarget
+        case .backupState: .backupState
+        case .budgetCategory: .budgetCategory
+        case .incomeSource: .incomeSource
+        case .transaction: .transaction
+        case .savingsGoal: .savingsGoal
+        case .client: .client
+        case .invoice: .invoice
+        case .invoiceCounter: .invoiceCounter
+        case .categoryRuleSet: .categoryRuleSet
+        }
+    }
+}
 
+public enum RecordCodec {
     public static func encode(_ record: FinanceRecord) -> [UInt8] {
         var writer = PayloadWriter()
         switch record {
@@ -266,10 +307,10 @@ public enum RecordCodec {
         var reader = PayloadReader(bytes)
         let kindByte = try reader.byte()
         let version = try reader.byte()
-        guard let kind = Kind(rawValue: kindByte) else {
+        guard let kind = RecordKind(rawValue: kindByte) else {
             throw FinanceError(.invalidRecord, "A record has an unknown kind (\(kindByte)); it may have been written by a newer Coffer.")
         }
-        guard version >= 1, version <= currentVersion[kind]! else {
+        guard version >= 1, version <= kind.currentVersion else {
             throw FinanceError(.invalidRecord, "A record uses payload version \(version), newer than this Coffer reads; upgrade Coffer.")
         }
         let record: FinanceRecord
@@ -399,19 +440,19 @@ public enum RecordCodec {
     /// Whether a payload is the vault's backup bookkeeping, which archives leave out: it
     /// describes the archives themselves and is rebuilt on restore.
     public static func isBackupState<Payload: Collection>(_ payload: Payload) -> Bool where Payload.Element == UInt8 {
-        payload.first == Kind.backupState.rawValue
+        payload.first == RecordKind.backupState.rawValue
     }
 
     /// Whether a payload is a change-log entry, without decoding it: how a restore compares the
     /// history in an archive with the vault's.
     public static func isChange<Payload: Collection>(_ payload: Payload) -> Bool where Payload.Element == UInt8 {
-        payload.first == Kind.change.rawValue
+        payload.first == RecordKind.change.rawValue
     }
 
     /// Whether a payload is a budget transaction, without decoding it: the most numerous kind,
     /// which a whole-vault decode places straight into one preallocated array.
     public static func isTransaction(_ payload: UnsafeRawBufferPointer) -> Bool {
-        payload.first == Kind.transaction.rawValue
+        payload.first == RecordKind.transaction.rawValue
     }
 
     public static func decode(_ bytes: [UInt8], id: UUID) throws -> FinanceRecord {
@@ -422,9 +463,9 @@ public enum RecordCodec {
 struct PayloadWriter {
     private(set) var bytes: [UInt8] = []
 
-    mutating func header(_ kind: RecordCodec.Kind) {
+    mutating func header(_ kind: RecordKind) {
         bytes.append(kind.rawValue)
-        bytes.append(RecordCodec.currentVersion[kind]!)
+        bytes.append(kind.currentVersion)
     }
 
     mutating func byte(_ value: UInt8) { bytes.append(value) }
