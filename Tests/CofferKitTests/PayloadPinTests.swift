@@ -142,4 +142,66 @@ import FinanceCore
             #expect(kind.currentVersion == pinned[kind]?.version, "\(kind)")
         }
     }
+
+    /// Every stored enum's tags, pinned by value: reordering cases in FinanceCore cannot move a
+    /// tag, and an added case without a tag here (or a changed tag) fails.
+    @Test func enumWireTagsArePinnedByValue() {
+        func tags<Value: WireTagged & Hashable>(_: Value.Type) -> [Value: UInt8] {
+            Dictionary(uniqueKeysWithValues: Value.allCases.map { ($0, $0.wireTag) })
+        }
+        #expect(tags(AccountKind.self) == [.asset: 0, .liability: 1])
+        #expect(tags(BudgetType.self) == [.needs: 0, .wants: 1, .savings: 2])
+        #expect(tags(TransactionType.self) == [.income: 0, .expense: 1, .savings: 2])
+        #expect(tags(Invoice.StoredStatus.self) == [.draft: 0, .sent: 1, .void: 2])
+        #expect(Dictionary(uniqueKeysWithValues: IncomeFrequency.WireTag.allCases.map { ($0, $0.rawValue) })
+                    == [.monthly: 0, .biweekly: 1, .variable: 2])
+        #expect(Dictionary(uniqueKeysWithValues: Transaction.Target.WireTag.allCases.map { ($0, $0.rawValue) })
+                    == [.category: 0, .source: 1, .goal: 2, .uncategorised: 3])
+        #expect([IncomeFrequency.monthly, .biweekly(anchor: date("2025-01-03")), .variable].map(\.wireTag) == [.monthly, .biweekly, .variable])
+        #expect([Transaction.Target.category(Self.idA), .source(Self.idA), .goal(Self.idA), .uncategorised].map(\.wireTag)
+                    == [.category, .source, .goal, .uncategorised])
+    }
+
+    /// Each tag reads back as its own case, and no other byte reads as anything.
+    @Test func everyByteReadsAsItsCaseOrNothing() {
+        func check<Value: WireTagged & Equatable>(_: Value.Type) {
+            for byte in UInt8.min...UInt8.max {
+                #expect(Value(wireTag: byte) == Value.allCases.first { $0.wireTag == byte }, "\(Value.self) \(byte)")
+            }
+            #expect(Set(Value.allCases.map(\.wireTag)).count == Value.allCases.count, "\(Value.self): tags are distinct")
+        }
+        check(AccountKind.self)
+        check(BudgetType.self)
+        check(TransactionType.self)
+        check(Invoice.StoredStatus.self)
+    }
+
+    /// A tag or flag byte no reader knows, in every pinned payload that stores one, is a
+    /// malformed record: it throws, never traps, and never reads as some other case.
+    @Test func unknownTagsAreMalformedRecords() {
+        // (kind, version, offset of the tag byte in the pinned bytes, the bytes valid there)
+        let tagged: [(RecordKind, UInt8, Int, ClosedRange<UInt8>, String)] = [
+            (.settings, 2, 6, 0...1, "include receivables"),
+            (.account, 1, 20, 0...1, "account kind"),
+            (.budgetCategory, 1, 15, 0...2, "budget type"),
+            (.budgetCategory, 1, 17, 0...3, "flags"),
+            (.incomeSource, 1, 12, 0...2, "frequency"),
+            (.transaction, 1, 4, 0...2, "transaction type"),
+            (.transaction, 1, 5, 0...2, "v1 target (no uncategorised)"),
+            (.transaction, 2, 4, 0...2, "transaction type"),
+            (.transaction, 2, 5, 0...3, "target"),
+            (.invoice, 1, 53, 0...2, "invoice status"),
+            (.categoryRuleSet, 1, 15, 0...2, "rule target (no uncategorised)"),
+        ]
+        for (kind, version, offset, valid, field) in tagged {
+            let pin = Self.pins.first { $0.record.kind == kind && $0.version == version }!
+            let bytes = Self.bytes(pin.hex)
+            #expect(valid.contains(bytes[offset]), "\(field): the offset points at a tag")
+            for unknown in UInt8.min...UInt8.max where !valid.contains(unknown) {
+                var damaged = bytes
+                damaged[offset] = unknown
+                #expect(throws: FinanceError(.invalidRecord, ""), "\(field) \(unknown)") { try RecordCodec.decode(damaged, id: pin.id) }
+            }
+        }
+    }
 }

@@ -182,12 +182,12 @@ public enum RecordCodec {
         case .settings(let settings):
             writer.header(.settings)
             writer.string(settings.currency.code)
-            writer.byte(settings.includeReceivables ? 1 : 0)
+            writer.bool(settings.includeReceivables)
         case .account(let account):
             writer.header(.account)
             writer.string(account.name)
             writer.string(account.category)
-            writer.byte(account.kind == .asset ? 0 : 1)
+            writer.tag(account.kind)
             writer.optional(account.growthRate) { $0.signed(Int64($1.basisPoints)) }
             writer.date(account.created)
             writer.optional(account.closed) { $0.date($1) }
@@ -227,24 +227,18 @@ public enum RecordCodec {
         case .budgetCategory(let category):
             writer.header(.budgetCategory)
             writer.string(category.name)
-            writer.byte(UInt8(BudgetType.allCases.firstIndex(of: category.type)!))
+            writer.tag(category.type)
             writer.signed(Int64(category.sortOrder))
             writer.byte((category.isDefault ? 1 : 0) | (category.isHidden ? 2 : 0))
         case .incomeSource(let source):
             writer.header(.incomeSource)
             writer.string(source.name)
             writer.signed(source.amount.minorUnits)
-            switch source.frequency {
-            case .monthly: writer.byte(0)
-            case .biweekly(let anchor):
-                writer.byte(1)
-                writer.date(anchor)
-            case .variable: writer.byte(2)
-            }
+            writer.frequency(source.frequency)
         case .transaction(let transaction):
             writer.header(.transaction)
             writer.signed(transaction.amount.minorUnits)
-            writer.byte(UInt8(TransactionType.allCases.firstIndex(of: transaction.type)!))
+            writer.tag(transaction.type)
             writer.target(transaction.target)
             writer.optional(transaction.note) { $0.string($1) }
             writer.date(transaction.date)
@@ -278,7 +272,7 @@ public enum RecordCodec {
             writer.date(invoice.issued)
             writer.date(invoice.due)
             writer.optional(invoice.notes) { $0.string($1) }
-            writer.byte(UInt8(Invoice.StoredStatus.allCases.firstIndex(of: invoice.stored)!))
+            writer.tag(invoice.stored)
             writer.optional(invoice.sentOn) { $0.date($1) }
             writer.optional(invoice.voidedOn) { $0.date($1) }
             writer.unsigned(UInt64(invoice.payments.count))
@@ -318,11 +312,11 @@ public enum RecordCodec {
         case .settings:
             let currency = try Currency.named(try reader.string())
             // Version 1 had no receivables switch: it was on.
-            let includeReceivables = version >= 2 ? try reader.byte() != 0 : true
+            let includeReceivables = version >= 2 ? try reader.bool() : true
             record = .settings(VaultSettings(currency: currency, includeReceivables: includeReceivables))
         case .account:
             let name = try reader.string(), category = try reader.string()
-            let kind: AccountKind = try reader.byte() == 0 ? .asset : .liability
+            let kind: AccountKind = try reader.tag()
             let rate = try reader.optional { GrowthRate(basisPoints: Int(try $0.signed())) }
             let created = try reader.date()
             let closed = try reader.optional { try $0.date() }
@@ -357,32 +351,24 @@ public enum RecordCodec {
             record = .backupState(BackupState(lastSequence: last, verified: verified))
         case .budgetCategory:
             let name = try reader.string()
-            let typeIndex = Int(try reader.byte())
-            guard typeIndex < BudgetType.allCases.count else { throw PayloadReader.malformed }
+            let type: BudgetType = try reader.tag()
             let order = try reader.signed(), flags = try reader.byte()
             guard flags <= 3, let sortOrder = Int(exactly: order) else { throw PayloadReader.malformed }
-            record = .budgetCategory(BudgetCategory(id: id, name: name, type: BudgetType.allCases[typeIndex], sortOrder: sortOrder,
+            record = .budgetCategory(BudgetCategory(id: id, name: name, type: type, sortOrder: sortOrder,
                                                     isDefault: flags & 1 != 0, isHidden: flags & 2 != 0))
         case .incomeSource:
             let name = try reader.string(), amount = Money(minorUnits: try reader.signed())
-            let frequency: IncomeFrequency
-            switch try reader.byte() {
-            case 0: frequency = .monthly
-            case 1: frequency = .biweekly(anchor: try reader.date())
-            case 2: frequency = .variable
-            default: throw PayloadReader.malformed
-            }
+            let frequency = try reader.frequency()
             record = .incomeSource(IncomeSource(id: id, name: name, amount: amount, frequency: frequency))
         case .transaction:
             let amount = Money(minorUnits: try reader.signed())
-            let typeIndex = Int(try reader.byte())
-            guard typeIndex < TransactionType.allCases.count else { throw PayloadReader.malformed }
+            let type: TransactionType = try reader.tag()
             // Version 1 had neither the uncategorised target nor an import origin.
             let target = try reader.target(allowingUncategorised: version >= 2)
             let note = try reader.optional { try $0.string() }
             let date = try reader.date(), sequence = try reader.unsigned()
             let origin = version >= 2 ? try reader.optional { StatementOrigin(account: try $0.string(), rowHash: try $0.bytes()) } : nil
-            record = .transaction(Transaction(id: id, amount: amount, type: TransactionType.allCases[typeIndex], target: target,
+            record = .transaction(Transaction(id: id, amount: amount, type: type, target: target,
                                               note: note, date: date, sequence: sequence, origin: origin))
         case .savingsGoal:
             let name = try reader.string()
@@ -404,15 +390,14 @@ public enum RecordCodec {
             }
             let tax = try reader.optional { Int(truncatingIfNeeded: try $0.signed()) }
             let issued = try reader.date(), due = try reader.date(), notes = try reader.optional { try $0.string() }
-            let statusIndex = Int(try reader.byte())
-            guard statusIndex < Invoice.StoredStatus.allCases.count else { throw PayloadReader.malformed }
+            let status: Invoice.StoredStatus = try reader.tag()
             let sentOn = try reader.optional { try $0.date() }, voidedOn = try reader.optional { try $0.date() }
             let paymentCount = try reader.unsigned()
             guard paymentCount <= UInt64(bytes.count) else { throw PayloadReader.malformed }
             var payments: [Payment] = []
             for _ in 0..<paymentCount { payments.append(Payment(date: try reader.date(), amount: Money(minorUnits: try reader.signed()))) }
             record = .invoice(Invoice(id: id, number: number, clientID: clientID, items: items, taxBasisPoints: tax, issued: issued, due: due,
-                                      notes: notes, stored: Invoice.StoredStatus.allCases[statusIndex], sentOn: sentOn, voidedOn: voidedOn,
+                                      notes: notes, stored: status, sentOn: sentOn, voidedOn: voidedOn,
                                       payments: payments))
         case .invoiceCounter:
             guard let last = Int(exactly: try reader.unsigned()) else { throw PayloadReader.malformed }
@@ -469,6 +454,7 @@ struct PayloadWriter {
     }
 
     mutating func byte(_ value: UInt8) { bytes.append(value) }
+    mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
     mutating func unsigned(_ value: UInt64) {
         var value = value
@@ -491,16 +477,6 @@ struct PayloadWriter {
 
     mutating func uuid(_ value: UUID) { withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) } }
 
-    /// A transaction's or rule's target: a tag, then the id it points at.
-    mutating func target(_ target: Transaction.Target) {
-        switch target {
-        case .category(let id): byte(0); uuid(id)
-        case .source(let id): byte(1); uuid(id)
-        case .goal(let id): byte(2); uuid(id)
-        case .uncategorised: byte(3)
-        }
-    }
-
     mutating func optional<T>(_ value: T?, _ write: (inout PayloadWriter, T) -> Void) {
         guard let value else { return byte(0) }
         byte(1)
@@ -522,6 +498,15 @@ struct PayloadReader {
         guard offset < buffer.count else { throw Self.malformed }
         defer { offset += 1 }
         return buffer[offset]
+    }
+
+    /// 0 or 1; any other byte is malformed.
+    mutating func bool() throws -> Bool {
+        switch try byte() {
+        case 0: return false
+        case 1: return true
+        default: throw Self.malformed
+        }
     }
 
     mutating func unsigned() throws -> UInt64 {
@@ -563,16 +548,6 @@ struct PayloadReader {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
         return UUID(uuid: raw)
-    }
-
-    mutating func target(allowingUncategorised: Bool) throws -> Transaction.Target {
-        switch try byte() {
-        case 0: return .category(try uuid())
-        case 1: return .source(try uuid())
-        case 2: return .goal(try uuid())
-        case 3 where allowingUncategorised: return .uncategorised
-        default: throw Self.malformed
-        }
     }
 
     mutating func optional<T>(_ read: (inout PayloadReader) throws -> T) throws -> T? {
