@@ -3,21 +3,17 @@ import FinanceCore
 // Every enum a payload stores, with the tag it is stored as. Tags are written in vaults and
 // archives, so each is pinned here by value (Specs/record-payloads.md) and never derived from
 // declaration order: FinanceCore may reorder or rename its cases, and a case added there does
-// not compile until it is given a new tag here. Tags are never reused. A tag a reader does not
-// know makes the record malformed (`PayloadReader.malformed`).
+// not compile until `wireTag` gives it a new tag here (PayloadPinTests then fails until the tag is
+// pinned and read back). Tags are never reused. A tag a reader does not know makes the record
+// malformed (`PayloadReader.malformed`), never some other case.
 
-/// An enum stored as a one-byte tag and nothing else.
+/// An enum stored as a one-byte tag and nothing else: `wireTag` and `init?(wireTag:)` are two
+/// exhaustive switches with the same literals (a test checks them against each other for every
+/// byte, and pins every value).
 protocol WireTagged: CaseIterable {
-    /// The pinned tag: an exhaustive switch, one literal per case.
     var wireTag: UInt8 { get }
-}
-
-extension WireTagged {
     /// The case stored as `wireTag`, or nil for a tag no case has.
-    init?(wireTag: UInt8) {
-        guard let match = Self.allCases.first(where: { $0.wireTag == wireTag }) else { return nil }
-        self = match
-    }
+    init?(wireTag: UInt8)
 }
 
 extension AccountKind: WireTagged {
@@ -25,6 +21,14 @@ extension AccountKind: WireTagged {
         switch self {
         case .asset: 0
         case .liability: 1
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .asset
+        case 1: self = .liability
+        default: return nil
         }
     }
 }
@@ -37,6 +41,15 @@ extension BudgetType: WireTagged {
         case .savings: 2
         }
     }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .needs
+        case 1: self = .wants
+        case 2: self = .savings
+        default: return nil
+        }
+    }
 }
 
 extension TransactionType: WireTagged {
@@ -47,6 +60,15 @@ extension TransactionType: WireTagged {
         case .savings: 2
         }
     }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .income
+        case 1: self = .expense
+        case 2: self = .savings
+        default: return nil
+        }
+    }
 }
 
 extension Invoice.StoredStatus: WireTagged {
@@ -55,6 +77,15 @@ extension Invoice.StoredStatus: WireTagged {
         case .draft: 0
         case .sent: 1
         case .void: 2
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .draft
+        case 1: self = .sent
+        case 2: self = .void
+        default: return nil
         }
     }
 }
