@@ -1,0 +1,49 @@
+import Foundation
+import FinanceCore
+
+/// Kind 13, invoice. The record id is the invoice's id.
+///
+/// Payload versions:
+/// - v1 (current): number `uvarint`, client id `uuid`, item count `uvarint`, per item:
+///   description `string`, quantity `svarint` (thousandths), unit price `svarint`; tax
+///   `optional<svarint>` (basis points), issued `date`, due `date`, notes `optional<string>`,
+///   status tag (`Invoice.StoredStatus.wireTag`), sent on `optional<date>`, voided on
+///   `optional<date>`, payment count `uvarint`, per payment: date `date`, amount `svarint`.
+extension Invoice: RecordPayload {
+    static let recordKind = RecordKind.invoice
+
+    func encodeFields(into writer: inout PayloadWriter) {
+        writer.unsigned(UInt64(number))
+        writer.uuid(clientID)
+        writer.list(items) { writer, item in
+            writer.string(item.description)
+            writer.signed(item.quantity.thousandths)
+            writer.money(item.unitPrice)
+        }
+        writer.optional(taxBasisPoints) { $0.int($1) }
+        writer.date(issued)
+        writer.date(due)
+        writer.optional(notes) { $0.string($1) }
+        writer.tag(stored)
+        writer.optional(sentOn) { $0.date($1) }
+        writer.optional(voidedOn) { $0.date($1) }
+        writer.list(payments) { writer, payment in
+            writer.date(payment.date)
+            writer.money(payment.amount)
+        }
+    }
+
+    static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> Invoice {
+        let number = try reader.unsignedInt(), clientID = try reader.uuid()
+        let items = try reader.list { reader in
+            LineItem(description: try reader.string(), quantity: Quantity(thousandths: try reader.signed()), unitPrice: try reader.money())
+        }
+        let tax = try reader.optional { try $0.int() }
+        let issued = try reader.date(), due = try reader.date(), notes = try reader.optional { try $0.string() }
+        let stored: StoredStatus = try reader.tag()
+        let sentOn = try reader.optional { try $0.date() }, voidedOn = try reader.optional { try $0.date() }
+        let payments = try reader.list { reader in Payment(date: try reader.date(), amount: try reader.money()) }
+        return Invoice(id: id, number: number, clientID: clientID, items: items, taxBasisPoints: tax, issued: issued, due: due,
+                       notes: notes, stored: stored, sentOn: sentOn, voidedOn: voidedOn, payments: payments)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import FinanceCore
+
+// The values CofferKit stores beside the finance model: the vault's settings, its change log and
+// backup bookkeeping. Their payloads are in Kinds/, one file per record kind.
+
+/// Vault settings: one record per vault.
+public struct VaultSettings: Hashable, Sendable {
+    public var currency: Currency
+    /// Whether unpaid sent invoices count in net worth ("Invoices receivable"); added in v2.
+    public var includeReceivables: Bool
+    public init(currency: Currency, includeReceivables: Bool = true) {
+        self.currency = currency
+        self.includeReceivables = includeReceivables
+    }
+}
+
+/// The last invoice number issued. Written outside the change log, so `undo` never makes a
+/// number available again: invoice numbers are never reused.
+public struct InvoiceCounter: Hashable, Sendable {
+    public var lastNumber: Int
+    public init(lastNumber: Int) { self.lastNumber = lastNumber }
+}
+
+/// A growth rate set for a whole category (`coffer growth set Savings 3%`).
+public struct CategoryRate: Hashable, Sendable {
+    public var category: String
+    public var rate: GrowthRate
+    public init(category: String, rate: GrowthRate) {
+        self.category = category
+        self.rate = rate
+    }
+}
+
+/// One entry of the change log: what a command changed, with the previous payload of every
+/// record it touched, so `undo` can put them back exactly.
+public struct ChangeEntry: Hashable, Sendable {
+    public struct Before: Hashable, Sendable {
+        public let recordID: UUID
+        /// The encoded record before the change; nil when the change created it.
+        public let payload: [UInt8]?
+        public init(recordID: UUID, payload: [UInt8]?) {
+            self.recordID = recordID
+            self.payload = payload
+        }
+    }
+
+    public let sequence: UInt64
+    /// Seconds since 1970, when the change was made.
+    public let timestamp: Int64
+    /// What a person would call the change: "Updated Savings to £1,200.00".
+    public let summary: String
+    public let before: [Before]
+
+    public init(sequence: UInt64, timestamp: Int64, summary: String, before: [Before]) {
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.summary = summary
+        self.before = before
+    }
+}
+
+/// A folder that `coffer backup create` writes to by default.
+public struct BackupTarget: Hashable, Sendable {
+    public var path: String
+    public init(path: String) { self.path = path }
+}
+
+/// What the vault remembers about its backups: the last sequence number it issued, and per
+/// destination the newest archive that was read back and fully verified there.
+public struct BackupState: Hashable, Sendable {
+    public struct Verified: Hashable, Sendable {
+        public var path: String
+        public var sequence: UInt64
+        /// Seconds since 1970.
+        public var time: Int64
+        public init(path: String, sequence: UInt64, time: Int64) {
+            self.path = path
+            self.sequence = sequence
+            self.time = time
+        }
+    }
+    public var lastSequence: UInt64
+    public var verified: [Verified]
+    public init(lastSequence: UInt64 = 0, verified: [Verified] = []) {
+        self.lastSequence = lastSequence
+        self.verified = verified
+    }
+}
