@@ -97,7 +97,7 @@ public enum SessionStore {
     static let fileExtension = "session"
     static let plaintextByteCount = 4 * SymmetricKey.byteCount + 16
     static let clearByteCount = 8 + 16 + 4 + 8 + 16 + 8
-    static let fileByteCount = clearByteCount + 24 + plaintextByteCount + XChaCha20Poly1305.tagByteCount
+    static let fileByteCount = clearByteCount + XChaCha20Poly1305.SealedBox.overheadByteCount + plaintextByteCount
 
     /// `$XDG_RUNTIME_DIR/coffer` (a per-user tmpfs, emptied at logout), else
     /// `$TMPDIR/coffer-<uid>` or `/tmp/coffer-<uid>`.
@@ -134,7 +134,6 @@ public enum SessionStore {
         writer.append(clock.bootID ?? [UInt8](repeating: 0, count: 16))
         writer.append(clock.uptime.map { UInt64(($0 + lifetime) * 1000) } ?? 0)
         let clear = writer.bytes
-        let nonce = AEADNonce.random()
         let plain = SecureBytes(count: plaintextByteCount)
         plain.withUnsafeMutableBytes { out in
             var offset = 0
@@ -144,13 +143,10 @@ public enum SessionStore {
             }
             keys.masterKeyID.withUnsafeBytes { (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         }
-        let sealed = plain.withUnsafeBytes { plainBytes in
-            associatedData(id: token.id, clear: clear).withUnsafeBytes {
-                XChaCha20Poly1305.seal(plainBytes, key: token.secret, nonce: nonce, associatedData: $0)
-            }
+        let sealed = plain.withUnsafeBytes {
+            XChaCha20Poly1305.seal($0, key: token.secret, associatedData: associatedData(id: token.id, clear: clear))
         }
-        writer.append(nonce.bytes)
-        writer.append(sealed)
+        writer.append(sealed.combined)
         try writePrivateFileAtomically(writer.bytes, to: fileURL(id: token.id, directory: directory))
         return token
     }
@@ -162,23 +158,20 @@ public enum SessionStore {
         let expiry: UInt64
         let bootID: [UInt8]
         let bootDeadline: UInt64
-        let nonce: AEADNonce
-        let sealed: [UInt8]
+        let sealed: XChaCha20Poly1305.SealedBox
 
         init?(_ bytes: [UInt8]) {
             guard bytes.count == SessionStore.fileByteCount, Array(bytes[0..<8]) == SessionStore.magic else { return nil }
             var reader = ByteReader(bytes[8...], onTruncation: { VaultError(.sessionInvalid, "truncated") })
             guard let vault = try? reader.read(VaultID.byteCount), let generation = try? reader.readUInt32(),
                   let expiry = try? reader.readUInt64(), let bootID = try? reader.read(16), let deadline = try? reader.readUInt64(),
-                  let nonce = try? AEADNonce(reader.read(AEADNonce.byteCount)),
-                  let sealed = try? reader.read(reader.remaining) else { return nil }
+                  let sealed = try? XChaCha20Poly1305.SealedBox(combined: reader.read(reader.remaining)) else { return nil }
             clear = Array(bytes[..<SessionStore.clearByteCount])
             vaultID = VaultID(unchecked: vault)
             self.generation = generation
             self.expiry = expiry
             self.bootID = bootID
             bootDeadline = deadline
-            self.nonce = nonce
             self.sealed = sealed
         }
 
@@ -211,7 +204,7 @@ public enum SessionStore {
             throw VaultError(.sessionInvalid, "The session file is damaged. \(unlockHint)")
         }
         let ad = associatedData(id: token.id, clear: file.clear)
-        guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, nonce: file.nonce, associatedData: ad),
+        guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, associatedData: ad),
               plain.count == plaintextByteCount else {
             throw VaultError(.sessionInvalid, "COFFER_SESSION does not open its session file (the file was altered or the token mistyped). \(unlockHint)")
         }
@@ -248,7 +241,7 @@ public enum SessionStore {
             return .notFound
         }
         guard let file = SessionFile(bytes), file.vaultID == vaultID,
-              (try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, nonce: file.nonce,
+              (try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret,
                                                  associatedData: associatedData(id: token.id, clear: file.clear))) != nil
         else { return .invalid }
         guard file.expiryReason(clock: .system(now: now)) == nil else { return .expired }

@@ -504,7 +504,7 @@ public final class Vault {
         // that bound once avoids copying the whole buffer as it grows (untouched capacity costs
         // no memory).
         let sealedTotal = try Int.fetchOne(db, sql: "SELECT sum(length(sealed)) FROM record") ?? 0
-        var records = RecordStore(reservingCapacity: listed, payloadBytes: max(0, sealedTotal - listed * (RecordCipher.nonceByteCount + RecordCipher.tagByteCount)))
+        var records = RecordStore(reservingCapacity: listed, payloadBytes: max(0, sealedTotal - listed * XChaCha20Poly1305.SealedBox.overheadByteCount))
         var plain: [UInt8] = []
         func openPending() {
             let opened = RecordCipher.openAll(sealedBytes, rows: pending, into: &plain, key: keys.records, vaultID: vaultID)
@@ -847,7 +847,7 @@ public final class Vault {
             recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
         case .keep:
             switch header.recoverySlot {
-            case .sealed(let recipient, _, _, _)?:
+            case .sealed(let recipient, _, _)?:
                 recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
             case .legacy?:
                 if let recoveryKey = keys.recoveryKey {
