@@ -69,7 +69,7 @@ public enum Archive {
 
     /// The trusted comment: what the signature vouches for besides the bytes.
     static func trustedComment(vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String, device: DeviceID?, commitCounter: UInt64) -> String {
-        "coffer-archive v1 vault=\(vaultID.map { String(format: "%02x", $0) }.joined()) seq=\(sequence) time=\(created) file=\(fileName)"
+        "coffer-archive v1 vault=\(vaultID.hexString) seq=\(sequence) time=\(created) file=\(fileName)"
             + (device.map { " device=\($0.hex) commit=\(commitCounter)" } ?? "")
     }
 
@@ -133,11 +133,11 @@ public enum Archive {
         let partialArchive = directory.appendingPathComponent(".\(name).partial")
         let partialSignature = directory.appendingPathComponent(".\(name).minisig.partial")
         do {
-            try writeSynced(bytes, to: partialArchive)
-            try writeSynced(Array(signature.utf8), to: partialSignature)
+            try createSynced(partialArchive, containing: bytes)
+            try createSynced(partialSignature, containing: Array(signature.utf8))
             try renameOrThrow(partialArchive, to: url)
             try renameOrThrow(partialSignature, to: signatureURL)
-            syncDirectory(directory)
+            DurableFile.syncDirectory(directory)
             return url
         } catch {
             for leftover in [partialArchive, partialSignature, url, signatureURL] { unlink(leftover.path) }
@@ -149,7 +149,7 @@ public enum Archive {
     public static func remove(_ url: URL) {
         unlink(url.path)
         unlink(signatureURL(for: url).path)
-        syncDirectory(url.deletingLastPathComponent())
+        DurableFile.syncDirectory(url.deletingLastPathComponent())
     }
 
     // MARK: Verification, level 1: signature and structure, no passphrase
@@ -202,7 +202,7 @@ public enum Archive {
         if let supersededAt = trusted.supersededAt, TimeInterval(header.created) > supersededAt.timeIntervalSince1970 {
             throw BackupError(.untrusted, "\(name) is signed by key generation \(trusted.generation ?? 0) with a time after that key was superseded (\(ISO8601DateFormatter().string(from: supersededAt))): the vault did not make it; whoever still holds that old key (a session or the passphrase of before a rekey) could have.")
         }
-        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+        return ArchiveInfo(url: url, vaultID: header.vaultID.hexString, sequence: header.sequence,
                            created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: file.size, chunkCount: chunkCount,
                            digest: digest, signedName: fields["file"], device: fields["device"],
                            commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: trusted.generation)
@@ -211,7 +211,7 @@ public enum Archive {
     /// The signed description's fields, after checking them against the header.
     static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws -> [String: String] {
         let fields = trustedCommentFields(comment)
-        let vaultHex = header.vaultID.map { String(format: "%02x", $0) }.joined()
+        let vaultHex = header.vaultID.hexString
         guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex, header.sequence <= maximumSequence,
               fields["seq"] == String(header.sequence), fields["time"] == String(header.created) else {
             throw BackupError(.damaged, "\(fileName): its signed description (vault, sequence, time) does not match its header: the header or body was spliced from another archive.")
@@ -327,7 +327,7 @@ public enum Archive {
         }
         let export = try XZ.decompress(compressed, expectedLength: Int(header.plaintextLength))
         let (manifest, records) = try ExportFormat.decode(export)
-        return ArchiveContents(vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+        return ArchiveContents(vaultID: header.vaultID.hexString, sequence: header.sequence,
                                created: Date(timeIntervalSince1970: TimeInterval(header.created)), vaultHeader: header.vaultHeader,
                                records: records, recordCount: records.count, countsByKind: manifest.countsByKind,
                                netWorth: manifest.netWorth, appVersion: manifest.appVersion, commitCounter: manifest.commitCounter)
@@ -354,32 +354,21 @@ public enum Archive {
         return String(decoding: try file.read(at: 0, count: file.size), as: UTF8.self)
     }
 
-    static func writeSynced(_ bytes: [UInt8], to url: URL) throws {
-        let descriptor = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw writeError(url) }
-        defer { close(descriptor) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            guard written > 0 else { throw writeError(url) }
-            offset += written
+    /// A new file under its temporary name (`DurableFile.create`), failures worded as a backup's.
+    static func createSynced(_ url: URL, containing bytes: [UInt8]) throws {
+        do {
+            try DurableFile.create(url, containing: bytes)
+        } catch {
+            throw writeError(url, code: error.code.rawValue)
         }
-        guard fsync(descriptor) == 0 else { throw writeError(url) }
     }
 
     static func renameOrThrow(_ source: URL, to destination: URL) throws {
-        guard rename(source.path, destination.path) == 0 else { throw writeError(destination) }
+        guard rename(source.path, destination.path) == 0 else { throw writeError(destination, code: errno) }
     }
 
-    static func writeError(_ url: URL) -> BackupError {
-        let reason = errno == ENOSPC || errno == EFBIG || errno == EDQUOT ? "the disk is full" : String(cString: strerror(errno))
+    static func writeError(_ url: URL, code: Int32) -> BackupError {
+        let reason = code == ENOSPC || code == EFBIG || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
         return BackupError(.writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason).")
-    }
-
-    static func syncDirectory(_ directory: URL) {
-        let descriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 }

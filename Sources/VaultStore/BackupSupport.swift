@@ -1,9 +1,6 @@
 import Foundation
 import GRDB
 import VaultCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the backup module needs from a vault's key hierarchy, and nothing more: the header
 /// (whose passphrase slot lets a fresh machine re-derive everything from the passphrase), the
@@ -89,11 +86,4 @@ extension Vault {
         accepting?.acceptRollback = true
         return try open(at: url, with: credential, guard: accepting)
     }
-}
-
-func fsyncFile(_ url: URL) {
-    let descriptor = Glibc.open(url.path, O_RDONLY)
-    guard descriptor >= 0 else { return }
-    fsync(descriptor)
-    close(descriptor)
 }

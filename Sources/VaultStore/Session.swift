@@ -147,7 +147,7 @@ public enum SessionStore {
             XChaCha20Poly1305.seal($0, key: token.secret, associatedData: associatedData(id: token.id, clear: clear))
         }
         writer.append(sealed.combined)
-        try writePrivateFileAtomically(writer.bytes, to: fileURL(id: token.id, directory: directory))
+        try writePrivateFile(writer.bytes, to: fileURL(id: token.id, directory: directory))
         return token
     }
 
@@ -309,8 +309,7 @@ public enum SessionStore {
         if descriptor >= 0 {
             var info = stat()
             if fstat(descriptor, &info) == 0, info.st_size > 0 {
-                let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
-                _ = zeros.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                try? DurableFile.writeAll([UInt8](repeating: 0, count: Int(info.st_size)), to: descriptor)
                 fsync(descriptor)
             }
             close(descriptor)
@@ -338,30 +337,11 @@ func ensurePrivateDirectory(_ directory: URL, what: String) throws {
     }
 }
 
-/// Writes `bytes` to a new 0600 file beside `url`, fsyncs it, renames it over `url` and fsyncs
-/// the directory: readers see the old file or the new one, never a partial one.
-func writePrivateFileAtomically(_ bytes: [UInt8], to url: URL) throws {
-    let temporary = url.deletingLastPathComponent()
-        .appendingPathComponent(".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).tmp")
-    let descriptor = Glibc.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-    guard descriptor >= 0 else {
-        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(errno))).")
+/// A session file or high-water mark, owner-only, replaced atomically (`DurableFile.replace`).
+func writePrivateFile(_ bytes: [UInt8], to url: URL) throws {
+    do {
+        try DurableFile.replace(url, with: bytes)
+    } catch {
+        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(error.code.rawValue))).")
     }
-    var ok = bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
-    }
-    ok = ok && fsync(descriptor) == 0
-    let savedErrno = errno
-    close(descriptor)
-    guard ok, rename(temporary.path, url.path) == 0 else {
-        unlink(temporary.path)
-        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(savedErrno))).")
-    }
-    syncDirectory(url.deletingLastPathComponent())
 }

@@ -231,7 +231,7 @@ public final class Vault {
             throw VaultError(.integrityFailure, "The new vault did not verify; nothing was written.")
         }
         try withStorageErrors { try checkDatabase.close() }
-        fsyncFile(temporary)
+        DurableFile.syncFile(temporary)
         if !exists {
             // link(2) fails if `url` appeared meanwhile, so an existing vault is never replaced.
             guard link(temporary.path, url.path) == 0 else {
@@ -258,7 +258,7 @@ public final class Vault {
             }
             for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
         }
-        syncDirectory(directory)
+        DurableFile.syncDirectory(directory)
     }
 
     /// Opens, unlocks and fully verifies the vault at `url`. With `guard`, the file is also
@@ -904,12 +904,4 @@ public final class Vault {
         return try SessionStore.create(keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
                                        directory: directory, clock: .system(now: now))
     }
-}
-
-/// fsync(2) on a directory, so a rename or link in it survives a power cut.
-func syncDirectory(_ directory: URL) {
-    let descriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY)
-    guard descriptor >= 0 else { return }
-    fsync(descriptor)
-    close(descriptor)
 }
