@@ -394,7 +394,8 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 
 /// Fuzzing's way in: the header parser exactly as opening a vault runs it, before any key work,
 /// and everything the commands read from a parsed header without a key (status, lock).
-@_spi(Fuzzing) public func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
+/// Package-only: the fuzzer is part of this package, no client of the library is.
+package func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
     guard let header = try? VaultHeader.decode(bytes) else { return }
     _ = header.passphraseSlot.parameters.profile
     _ = header.recoverySlot?.isLegacy
