@@ -25,8 +25,7 @@ public struct SessionToken: Sendable {
     }
 
     public init(parsing text: String) throws {
-        let invalid = VaultError(.sessionInvalid,
-            "COFFER_SESSION is not a valid session token. Unlock again: eval \"$(coffer unlock)\"")
+        let invalid = VaultError(.sessionInvalid, "This is not a valid session token.")
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix(Self.prefix) else { throw invalid }
         var base64 = String(trimmed.dropFirst(Self.prefix.count))
@@ -190,30 +189,29 @@ public enum SessionStore {
     }
 
     static func unwrapKeys(token: SessionToken, directory: URL, header: VaultHeader, clock: SessionClock) throws -> OperationalKeys {
-        let unlockHint = "Unlock again: eval \"$(coffer unlock)\""
         defer { removeExpired(directory: directory, clock: clock) }
         let url = fileURL(id: token.id, directory: directory)
         guard let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) else {
-            throw VaultError(.sessionNotFound, "No unlocked session matches COFFER_SESSION: it was locked, or has expired. \(unlockHint)")
+            throw VaultError(.sessionNotFound, "No unlocked session matches the session token: it was locked, or has expired.")
         }
         if bytes.count >= 8, Array(bytes[0..<8]) == formerMagic {
             wipeAndRemove(url)
-            throw VaultError(.sessionInvalid, "This session was made by an older Coffer, whose sessions held the master key; it has been removed. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "This session was made by an older Coffer, whose sessions held the master key; it has been removed.")
         }
         guard let file = SessionFile(bytes) else {
-            throw VaultError(.sessionInvalid, "The session file is damaged. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The session file is damaged.")
         }
         let ad = associatedData(id: token.id, clear: file.clear)
         guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, associatedData: ad),
               plain.count == plaintextByteCount else {
-            throw VaultError(.sessionInvalid, "COFFER_SESSION does not open its session file (the file was altered or the token mistyped). \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The session token does not open its session file (the file was altered or the token mistyped).")
         }
         guard file.vaultID == header.vaultID else {
-            throw VaultError(.sessionInvalid, "COFFER_SESSION was unlocked for a different vault. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The session token was unlocked for a different vault.")
         }
         if let reason = file.expiryReason(clock: clock) {
             wipeAndRemove(url)
-            throw VaultError(.sessionExpired, "\(reason) \(unlockHint)")
+            throw VaultError(.sessionExpired, reason)
         }
         let keys = plain.withUnsafeBytes { raw -> OperationalKeys in
             func key(_ index: Int) -> SymmetricKey {
@@ -223,7 +221,7 @@ public enum SessionStore {
                                    masterKeyID: Array(raw[128..<144]))
         }
         guard file.generation == header.generation, constantTimeEqual(keys.masterKeyID, header.masterKeyID) else {
-            throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked.")
         }
         return keys
     }

@@ -103,6 +103,11 @@ struct UnlockedKeys {
 /// record, so a damaged or tampered vault never opens silently. Every write is one SQLite
 /// transaction that also updates the manifest and commit record.
 public final class Vault {
+    /// How long a write waits for another process's write to finish before it gives up with
+    /// `.busy`: long enough for any one command's write, short enough that a stuck writer is
+    /// reported instead of hanging.
+    public static let busyTimeout: TimeInterval = 10
+
     public let url: URL
     private let database: DatabaseQueue
     private var headerBytes: [UInt8]
@@ -294,7 +299,7 @@ public final class Vault {
             return UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: nil, recoveryKey: recoveryKey)
         case .session(let token, let directory):
             guard header.formatVersion >= 2 else {
-                throw VaultError(.sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for. Unlock again: eval \"$(coffer unlock)\"")
+                throw VaultError(.sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for.")
             }
             let operational = try SessionStore.unwrapKeys(token: token, directory: directory, header: header, clock: clock)
             return UnlockedKeys(operational: operational, master: nil, passphraseKEK: nil, recoveryKey: nil)
@@ -675,7 +680,7 @@ public final class Vault {
         if onDisk == state.commitSealed { return state }
         let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1").map(Array.init)
         guard body == headerBytes else {
-            throw VaultError(.storageFailure, "Another coffer process changed this vault's keys while this one ran. Nothing was written; run the command again.")
+            throw VaultError(.storageFailure, "Another process changed this vault's keys while it was open here. Nothing was written; try again.")
         }
         return try Self.loadState(db: db, header: header, headerBytes: headerBytes, keys: keys.operational)
     }
