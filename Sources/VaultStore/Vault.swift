@@ -270,10 +270,16 @@ public final class Vault {
     /// checked against this machine's high-water mark (older, or forked: `.rolledBack`), and the
     /// mark raised to what was found.
     public static func open(at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+        try open(at: url, guard: rollbackGuard) { try unlock(header: $0, credential: credential, clock: .system(now: now)) }
+    }
+
+    /// Opening with the keys `unlocking` gives for the header found: from a credential, or
+    /// (after a restore) keys already unlocked. The high-water mark is checked before them.
+    static func open(at url: URL, guard rollbackGuard: RollbackGuard?, unlocking: (VaultHeader) throws -> UnlockedKeys) throws -> Vault {
         let (database, headerBytes, header) = try connect(url)
         try rollbackGuard?.checkHeader(vaultID: header.vaultID, path: url.standardizedFileURL.path,
                                        format: header.formatVersion, generation: header.generation)
-        let keys = try unlock(header: header, credential: credential, clock: .system(now: now))
+        let keys = try unlocking(header)
         return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, rollbackGuard: rollbackGuard)
     }
 
