@@ -40,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "VaultBackup",
-            dependencies: ["VaultStore", "VaultCrypto", "FinanceCore", "CLZMA"]
+            dependencies: ["VaultStore", "VaultCrypto", "CLZMA"]
         ),
         // The application: unit of work, change log and undo, rules that span records, backup and
         // restore services, interchange formats, record codec. No terminal, no argument parsing.
@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "VaultBackup", "VaultStore", "FinanceCore"]),
 
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
-        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto", "FinanceCore"]),
+        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(
             name: "VaultStoreTests",

@@ -42,7 +42,8 @@ public struct CLIError: Error, LocalizedError, Sendable {
         error is CLIError || error is CofferError || error is VaultError || error is BackupError || error is FinanceError || error is CryptoError
     }
 
-    /// Maps lower layers' errors onto exit codes and adds what to do next.
+    /// Maps lower layers' errors onto exit codes and adds what to do next. The lower layers
+    /// state facts; commands, environment variables and shell lines are worded only here.
     public init(_ error: Error) {
         switch error {
         case let error as CLIError:
@@ -142,8 +143,13 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self.init(.noPermission, message, hint: "Give the passphrase (prompt, --passphrase-file or --passphrase-command); a session never changes keys.")
         case .wrongPassphrase:
             self.init(.noPermission, message, hint: "Try again, or open it with --recovery-key-file if you set up a recovery key.")
-        case .wrongRecoveryKey, .noRecoveryKey, .sessionNotFound, .sessionExpired, .sessionInvalid:
+        case .sessionNotFound, .sessionExpired, .sessionInvalid:
+            self.init(.noPermission, message, hint: "Unlock again for a new session token (COFFER_SESSION): eval \"$(coffer unlock)\"")
+        case .wrongRecoveryKey, .noRecoveryKey:
             self.init(.noPermission, message)
+        case .busy:
+            // The words coffer has always printed; VaultStore states only "another process".
+            self.init(.failure, "The vault is busy: another coffer process held it for over \(Int(Vault.busyTimeout)) seconds. Nothing was changed; try again.")
         default:
             self.init(.failure, message)
         }

@@ -1,8 +1,8 @@
 import CofferKit
 import FinanceCore
 import Foundation
-@_spi(Fuzzing) import VaultBackup
-@_spi(Fuzzing) import VaultStore
+import VaultBackup
+import VaultStore
 
 /// The parsers that read bytes an attacker can hand us. Built with `scripts/fuzz` (libFuzzer and
 /// AddressSanitizer, `-D FUZZING`) each becomes a fuzzer; in an ordinary build this is a replay

@@ -69,7 +69,7 @@ public enum Archive {
 
     /// The trusted comment: what the signature vouches for besides the bytes.
     static func trustedComment(vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String, device: DeviceID?, commitCounter: UInt64) -> String {
-        "coffer-archive v1 vault=\(vaultID.map { String(format: "%02x", $0) }.joined()) seq=\(sequence) time=\(created) file=\(fileName)"
+        "coffer-archive v1 vault=\(vaultID.hexString) seq=\(sequence) time=\(created) file=\(fileName)"
             + (device.map { " device=\($0.hex) commit=\(commitCounter)" } ?? "")
     }
 
@@ -133,11 +133,11 @@ public enum Archive {
         let partialArchive = directory.appendingPathComponent(".\(name).partial")
         let partialSignature = directory.appendingPathComponent(".\(name).minisig.partial")
         do {
-            try writeSynced(bytes, to: partialArchive)
-            try writeSynced(Array(signature.utf8), to: partialSignature)
+            try createSynced(partialArchive, containing: bytes)
+            try createSynced(partialSignature, containing: Array(signature.utf8))
             try renameOrThrow(partialArchive, to: url)
             try renameOrThrow(partialSignature, to: signatureURL)
-            syncDirectory(directory)
+            DurableFile.syncDirectory(directory)
             return url
         } catch {
             for leftover in [partialArchive, partialSignature, url, signatureURL] { unlink(leftover.path) }
@@ -149,7 +149,7 @@ public enum Archive {
     public static func remove(_ url: URL) {
         unlink(url.path)
         unlink(signatureURL(for: url).path)
-        syncDirectory(url.deletingLastPathComponent())
+        DurableFile.syncDirectory(url.deletingLastPathComponent())
     }
 
     // MARK: Verification, level 1: signature and structure, no passphrase
@@ -175,20 +175,64 @@ public enum Archive {
     /// so a file that is no archive is never hashed; the archive itself is streamed, so memory
     /// stays bounded whatever its size.
     public static func verify(at url: URL, trust: ArchiveTrust) throws -> ArchiveInfo {
-        let name = url.lastPathComponent
+        let (signature, trusted) = try trustedSignature(for: url, trust: trust)
+        let file = try openBounded(url)
+        let (header, chunkCount) = try checkStructure(of: file)
+        return try checkSignature(signature, by: trusted, trust: trust, header: header, digest: try file.digest(),
+                                  url: url, size: file.size, chunkCount: chunkCount)
+    }
+
+    /// Verifies and opens an archive in one read of the file: everything `verify(at:trust:)`
+    /// proves, then everything `open(at:keys:)` checks, on the same bytes, so what the
+    /// signature covers is exactly what is decrypted, and a restore reads a large archive once
+    /// instead of three times. The order of checks is `verify`'s: the signature file is read and
+    /// its key looked up first (an unsigned or foreign archive costs one small read), then the
+    /// size cap and the structure (small reads), then the one whole read, whose signature is
+    /// checked before any of its contents is decrypted or trusted.
+    public static func open(at url: URL, keys: BackupKeys, trust: ArchiveTrust) throws -> (contents: ArchiveContents, info: ArchiveInfo) {
+        let (signature, trusted) = try trustedSignature(for: url, trust: trust)
+        let file = try openBounded(url)
+        _ = try checkStructure(of: file)
+        let bytes = try file.read(at: 0, count: file.size)
+        // Everything from here on reads these bytes, not the file, which may change meanwhile.
+        let (header, headerLength) = try ArchiveHeader.parse(bytes)
+        let chunks = try chunkRanges(bytes, from: headerLength)
+        let info = try checkSignature(signature, by: trusted, trust: trust, header: header, digest: BLAKE2b.hash(bytes, outputByteCount: 64),
+                                      url: url, size: bytes.count, chunkCount: chunks.count)
+        return (try decrypt(bytes, header: header, headerLength: headerLength, chunks: chunks, keys: keys, name: url.lastPathComponent), info)
+    }
+
+    /// The signature beside the archive and the trusted key that made it: read and looked up
+    /// before the archive is touched.
+    static func trustedSignature(for url: URL, trust: ArchiveTrust) throws -> (MinisignSignature, ArchiveTrust.Key) {
         let signature = try MinisignSignature(parsing: try readSignature(for: url))
         guard let trusted = trust.key(withID: signature.keyID) else {
-            throw BackupError(.untrusted, "\(name) fails its signature: it was signed by another key (key id \(signature.keyIDText)), not one of this vault's \(trust.keys.count) key\(trust.keys.count == 1 ? "" : "s").")
+            throw BackupError(.untrusted, "\(url.lastPathComponent) fails its signature: it was signed by another key (key id \(signature.keyIDText)), not one of this vault's \(trust.keys.count) key\(trust.keys.count == 1 ? "" : "s").")
         }
+        return (signature, trusted)
+    }
+
+    /// The archive file, refused unread when it is larger than any archive Coffer writes.
+    static func openBounded(_ url: URL) throws -> ArchiveFile {
         let file = try ArchiveFile(url)
         guard file.size <= maximumArchiveSize else {
-            throw BackupError(.damaged, "\(name) is \(file.size) bytes, larger than any archive Coffer writes; it was not read.")
+            throw BackupError(.damaged, "\(url.lastPathComponent) is \(file.size) bytes, larger than any archive Coffer writes; it was not read.")
         }
-        // The structure first (a few small reads), so a planted file of gigabytes that is no
-        // archive is refused before it is hashed.
+        return file
+    }
+
+    /// The header and the chunk framing to the exact end of the file, in a few small reads, so a
+    /// planted file of gigabytes that is no archive is refused before it is read whole or hashed.
+    static func checkStructure(of file: borrowing ArchiveFile) throws -> (header: ArchiveHeader, chunkCount: Int) {
         let (header, headerLength) = try ArchiveHeader.parse(try file.read(at: 0, count: min(file.size, maximumHeaderLength)))
-        let chunkCount = try chunkRanges(size: file.size, from: headerLength) { try file.read(at: $0, count: 4) }.count
-        let digest = try file.digest()
+        return (header, try chunkRanges(size: file.size, from: headerLength) { try file.read(at: $0, count: 4) }.count)
+    }
+
+    /// What a good signature by `trusted` over `digest` proves, checked against the header: the
+    /// signer it names, the vault, the signed description, and the key's time of trust.
+    static func checkSignature(_ signature: MinisignSignature, by trusted: ArchiveTrust.Key, trust: ArchiveTrust, header: ArchiveHeader,
+                               digest: [UInt8], url: URL, size: Int, chunkCount: Int) throws -> ArchiveInfo {
+        let name = url.lastPathComponent
         if let failure = signature.failure(fileDigest: digest, publicKey: trusted.publicKey) {
             throw BackupError(.damaged, "\(name) fails its signature: \(failure).")
         }
@@ -202,8 +246,8 @@ public enum Archive {
         if let supersededAt = trusted.supersededAt, TimeInterval(header.created) > supersededAt.timeIntervalSince1970 {
             throw BackupError(.untrusted, "\(name) is signed by key generation \(trusted.generation ?? 0) with a time after that key was superseded (\(ISO8601DateFormatter().string(from: supersededAt))): the vault did not make it; whoever still holds that old key (a session or the passphrase of before a rekey) could have.")
         }
-        return ArchiveInfo(url: url, vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
-                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: file.size, chunkCount: chunkCount,
+        return ArchiveInfo(url: url, vaultID: header.vaultID.hexString, sequence: header.sequence,
+                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: size, chunkCount: chunkCount,
                            digest: digest, signedName: fields["file"], device: fields["device"],
                            commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: trusted.generation)
     }
@@ -211,7 +255,7 @@ public enum Archive {
     /// The signed description's fields, after checking them against the header.
     static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws -> [String: String] {
         let fields = trustedCommentFields(comment)
-        let vaultHex = header.vaultID.map { String(format: "%02x", $0) }.joined()
+        let vaultHex = header.vaultID.hexString
         guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex, header.sequence <= maximumSequence,
               fields["seq"] == String(header.sequence), fields["time"] == String(header.created) else {
             throw BackupError(.damaged, "\(fileName): its signed description (vault, sequence, time) does not match its header: the header or body was spliced from another archive.")
@@ -287,31 +331,38 @@ public enum Archive {
     public static func open(at url: URL, keys: BackupKeys) throws -> ArchiveContents {
         let bytes = try readFile(url)
         let (header, headerLength) = try ArchiveHeader.parse(bytes)
+        return try decrypt(bytes, header: header, headerLength: headerLength, chunks: try chunkRanges(bytes, from: headerLength),
+                           keys: keys, name: url.lastPathComponent)
+    }
+
+    /// Everything `open(at:keys:)` checks, on an archive's bytes already read and parsed.
+    static func decrypt(_ bytes: [UInt8], header: ArchiveHeader, headerLength: Int, chunks: [Range<Int>], keys: BackupKeys,
+                        name: String) throws -> ArchiveContents {
         guard header.vaultID == keys.vaultID.bytes else {
-            throw BackupError(.untrusted, "\(url.lastPathComponent) belongs to another vault.")
+            throw BackupError(.untrusted, "\(name) belongs to another vault.")
         }
         guard header.signer == keys.signingKey.publicKey else {
-            throw BackupError(.untrusted, "\(url.lastPathComponent) names a signer that is not this vault's key.")
+            throw BackupError(.untrusted, "\(name) names a signer that is not this vault's key.")
         }
         guard header.plaintextLength <= maximumPlaintextLength else {
-            throw BackupError(.damaged, "\(url.lastPathComponent) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
+            throw BackupError(.damaged, "\(name) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
         }
         guard header.plaintextLength <= UInt64(bytes.count - headerLength) * maximumCompressionRatio + (1 << 20) else {
-            throw BackupError(.damaged, "\(url.lastPathComponent) declares \(header.plaintextLength) bytes of content in \(bytes.count - headerLength) compressed: far more than Coffer's archives ever compress. It was not decompressed.")
+            throw BackupError(.damaged, "\(name) declares \(header.plaintextLength) bytes of content in \(bytes.count - headerLength) compressed: far more than Coffer's archives ever compress. It was not decompressed.")
         }
         let fileKeySecret: SecureBytes
         do {
             fileKeySecret = try XChaCha20Poly1305.openSecret(header.wrappedFileKey, key: keys.backupKey, nonce: header.fileKeyNonce,
                                                              associatedData: ArchiveHeader.fileKeyAssociatedData(header.boundPrefix))
         } catch {
-            throw BackupError(.damaged, "\(url.lastPathComponent): the archive key does not unwrap: its header was altered.")
+            throw BackupError(.damaged, "\(name): the archive key does not unwrap: its header was altered.")
         }
         let decryptor = try SecretStreamDecryptor(key: try SymmetricKey(fileKeySecret), header: header.streamHeader)
         let chunkAD = BLAKE2b.hash(Array(bytes[..<headerLength]))
         var compressed: [UInt8] = []
-        for (index, range) in try chunkRanges(bytes, from: headerLength).enumerated() {
+        for (index, range) in chunks.enumerated() {
             guard !decryptor.isFinished else {
-                throw BackupError(.damaged, "\(url.lastPathComponent) has data after its final chunk (appended).")
+                throw BackupError(.damaged, "\(name) has data after its final chunk (appended).")
             }
             do {
                 let plain = try bytes[range].withUnsafeBytes { chunk in
@@ -319,15 +370,15 @@ public enum Archive {
                 }
                 compressed += plain
             } catch {
-                throw BackupError(.damaged, "\(url.lastPathComponent): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive).")
+                throw BackupError(.damaged, "\(name): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive).")
             }
         }
         guard decryptor.isFinished else {
-            throw BackupError(.damaged, "\(url.lastPathComponent) is truncated: it ends before its final chunk.")
+            throw BackupError(.damaged, "\(name) is truncated: it ends before its final chunk.")
         }
         let export = try XZ.decompress(compressed, expectedLength: Int(header.plaintextLength))
         let (manifest, records) = try ExportFormat.decode(export)
-        return ArchiveContents(vaultID: header.vaultID.map { String(format: "%02x", $0) }.joined(), sequence: header.sequence,
+        return ArchiveContents(vaultID: header.vaultID.hexString, sequence: header.sequence,
                                created: Date(timeIntervalSince1970: TimeInterval(header.created)), vaultHeader: header.vaultHeader,
                                records: records, recordCount: records.count, countsByKind: manifest.countsByKind,
                                netWorth: manifest.netWorth, appVersion: manifest.appVersion, commitCounter: manifest.commitCounter)
@@ -337,10 +388,7 @@ public enum Archive {
 
     /// The whole archive, for full verification (whose content is bounded by the declared-size cap).
     static func readFile(_ url: URL) throws -> [UInt8] {
-        let file = try ArchiveFile(url)
-        guard file.size <= maximumArchiveSize else {
-            throw BackupError(.damaged, "\(url.lastPathComponent) is \(file.size) bytes, larger than any archive Coffer writes; it was not read.")
-        }
+        let file = try openBounded(url)
         return try file.read(at: 0, count: file.size)
     }
 
@@ -354,32 +402,21 @@ public enum Archive {
         return String(decoding: try file.read(at: 0, count: file.size), as: UTF8.self)
     }
 
-    static func writeSynced(_ bytes: [UInt8], to url: URL) throws {
-        let descriptor = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw writeError(url) }
-        defer { close(descriptor) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            guard written > 0 else { throw writeError(url) }
-            offset += written
+    /// A new file under its temporary name (`DurableFile.create`), failures worded as a backup's.
+    static func createSynced(_ url: URL, containing bytes: [UInt8]) throws {
+        do {
+            try DurableFile.create(url, containing: bytes)
+        } catch {
+            throw writeError(url, code: error.code.rawValue)
         }
-        guard fsync(descriptor) == 0 else { throw writeError(url) }
     }
 
     static func renameOrThrow(_ source: URL, to destination: URL) throws {
-        guard rename(source.path, destination.path) == 0 else { throw writeError(destination) }
+        guard rename(source.path, destination.path) == 0 else { throw writeError(destination, code: errno) }
     }
 
-    static func writeError(_ url: URL) -> BackupError {
-        let reason = errno == ENOSPC || errno == EFBIG || errno == EDQUOT ? "the disk is full" : String(cString: strerror(errno))
+    static func writeError(_ url: URL, code: Int32) -> BackupError {
+        let reason = code == ENOSPC || code == EFBIG || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
         return BackupError(.writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason).")
-    }
-
-    static func syncDirectory(_ directory: URL) {
-        let descriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 }

@@ -214,7 +214,8 @@ struct Reader {
 /// Fuzzing's way in to everything that reads an archive: the file (header and chunk framing,
 /// which run before any signature or key check), its signature text, the xz stream and the
 /// decrypted content format (which a self-made archive with a known passphrase can reach).
-@_spi(Fuzzing) public func fuzzArchiveReader(_ bytes: [UInt8]) {
+/// Package-only: the fuzzer is part of this package, no client of the library is.
+package func fuzzArchiveReader(_ bytes: [UInt8]) {
     if let (_, headerLength) = try? ArchiveHeader.parse(bytes) { _ = try? Archive.chunkRanges(bytes, from: headerLength) }
     _ = try? MinisignSignature(parsing: String(decoding: bytes, as: UTF8.self))
     _ = try? XZ.decompress(bytes, expectedLength: 1 << 20, memoryLimit: 32 << 20)

@@ -167,7 +167,7 @@ extension Archive {
     /// The signed descriptions of every archive in `folder` that a trusted key signed (others are
     /// skipped: they say nothing about this vault). Reads only the small `.minisig` files.
     public static func signedDescriptions(in folder: URL, trust: ArchiveTrust) -> [SignedDescription] {
-        let vaultHex = trust.vaultID.map { $0.map { String(format: "%02x", $0) }.joined() }
+        let vaultHex = trust.vaultID?.hexString
         return archiveNames(in: folder).compactMap { name in
             let url = folder.appendingPathComponent(name)
             guard let signature = try? MinisignSignature(parsing: readSignature(for: url)),
@@ -220,23 +220,18 @@ extension Archive {
             let contents = publicKeyFileContents(generation, vaultID: vaultID)
             let url = folder.appendingPathComponent(publicKeyFileName(vaultID: vaultID, generation: generation.number))
             guard FileManager.default.contents(atPath: url.path) != Data(contents.utf8) else { continue }
-            let partial = folder.appendingPathComponent(".\(url.lastPathComponent).partial")
-            unlink(partial.path)
             do {
-                try writeSynced(Array(contents.utf8), to: partial)
-                try renameOrThrow(partial, to: url)
+                try DurableFile.replace(url, with: Array(contents.utf8))
             } catch {
-                unlink(partial.path)
-                throw error
+                throw writeError(url, code: error.code.rawValue)
             }
         }
-        syncDirectory(folder)
     }
 
     /// The public keys of `vaultID` found beside the archives in `folder` (unauthenticated:
     /// used only to check a signature before costly key derivation, never as proof of origin).
     public static func folderPublicKeys(in folder: URL, vaultID: [UInt8]) -> [MinisignPublicKey] {
-        let prefix = "coffer-\(vaultID.map { String(format: "%02x", $0) }.joined())-key-"
+        let prefix = "coffer-\(vaultID.hexString)-key-"
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
             .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".pub") }
             .compactMap { name -> MinisignPublicKey? in

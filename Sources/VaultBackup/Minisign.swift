@@ -17,7 +17,7 @@ public struct MinisignPublicKey: Equatable, Sendable {
     }
 
     /// As minisign prints it: the id read as a little-endian integer, in upper-case hex.
-    public var keyIDText: String { keyID.reversed().map { String(format: "%02X", $0) }.joined() }
+    public var keyIDText: String { keyID.reversed().hexString.uppercased() }
 
     public var fileContents: String { fileContents(describing: nil) }
 
@@ -103,7 +103,7 @@ public struct MinisignSignature: Equatable, Sendable {
     }
 
     /// The key id as minisign prints it.
-    public var keyIDText: String { keyID.reversed().map { String(format: "%02X", $0) }.joined() }
+    public var keyIDText: String { keyID.reversed().hexString.uppercased() }
 
     /// Why the signature does not hold for `fileDigest` under `publicKey`, or nil when it does.
     public func failure(fileDigest: [UInt8], publicKey: MinisignPublicKey) -> String? {

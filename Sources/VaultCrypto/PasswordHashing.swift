@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CSodium
 
 /// A passphrase, Unicode-NFC-normalised and held as UTF-8 in secure memory.
@@ -95,10 +96,24 @@ public enum KDFProfile: String, CaseIterable, Sendable {
 
 /// Argon2id (version 1.3) through `crypto_pwhash`.
 public enum Argon2id {
+    /// Counts the derivations a task runs while it is set (`Argon2id.$derivations.withValue`).
+    /// Each one costs a second or more and up to a gigabyte, so how many a protocol runs is
+    /// part of its contract, and a test can hold it to that. Task-local, so tests running in
+    /// parallel do not count each other's work.
+    @TaskLocal package static var derivations: DerivationCounter?
+
+    package final class DerivationCounter: Sendable {
+        private let count = Atomic<Int>(0)
+        package init() {}
+        package var value: Int { count.load(ordering: .relaxed) }
+        fileprivate func increment() { count.add(1, ordering: .relaxed) }
+    }
+
     /// Stretches `passphrase` into a 256-bit key. Deliberately slow; see `KDFProfile`.
     public static func deriveKey(from passphrase: Passphrase, salt: Salt,
                                  parameters: Argon2idParameters) throws -> SymmetricKey {
         Sodium.ensureInitialised()
+        derivations?.increment()
         let key = SecureBytes(count: SymmetricKey.byteCount)
         let result: Int32 = key.withUnsafeMutableBytes { out in
             passphrase.utf8.withUnsafeBytes { pass in

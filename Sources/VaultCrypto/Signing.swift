@@ -67,6 +67,6 @@ public struct SigningKey: Sendable {
 }
 
 extension SigningKey: CustomStringConvertible, CustomReflectable {
-    public var description: String { "SigningKey(public: \(publicKey.bytes.map { String(format: "%02x", $0) }.joined()))" }
+    public var description: String { "SigningKey(public: \(publicKey.bytes.hexString))" }
     public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey], displayStyle: .struct) }
 }

@@ -1,9 +1,6 @@
 import Foundation
 import GRDB
 import VaultCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the backup module needs from a vault's key hierarchy, and nothing more: the header
 /// (whose passphrase slot lets a fresh machine re-derive everything from the passphrase), the
@@ -18,6 +15,21 @@ public struct BackupKeys: Sendable {
     public let keyHistory: [KeyGeneration]
 }
 
+/// An archived vault header, unlocked once (`Vault.unlockArchivedHeader(_:credential:now:)`):
+/// the archive's keys for checking and opening it, and, when a passphrase or recovery key
+/// unlocked it, the master key for rebuilding the vault without deriving it again. The keys
+/// stay in secure memory, wiped when the last copy of this value is released.
+public struct ArchiveUnlock: Sendable {
+    /// Enough to check the archive's signature and open it.
+    public let backupKeys: BackupKeys
+    let header: VaultHeader
+    let keys: UnlockedKeys
+
+    /// Whether `Vault.restore(at:unlocked:…)` can build a vault from this: only the passphrase
+    /// or recovery key gives the master key; a session never holds it.
+    public var canRestore: Bool { keys.master != nil }
+}
+
 /// Archived headers may ask for at most this much Argon2id work before anything has proved the
 /// archive genuine: exactly the most Coffer writes, the "sensitive" profile (4 passes, 1 GiB).
 let archiveArgon2Ceiling = (opsLimit: UInt64(4), memLimit: UInt64(1) << 30)
@@ -28,33 +40,44 @@ extension Vault {
                    signingKey: operationalKeys.signing, keyHistory: keyHistory)
     }
 
-    /// The backup keys of the vault an archived header belongs to, from the passphrase (or
-    /// recovery key) that was current when the header was archived, or from a session of the
-    /// same key generation. With the passphrase the header's MAC is checked, so an edited header
-    /// is refused; its Argon2id cost is bounded before any work.
+    /// The backup keys of the vault an archived header belongs to (see
+    /// `unlockArchivedHeader(_:credential:now:)`, which this runs).
     public static func backupKeys(fromArchivedHeader bytes: [UInt8], credential: Credential, now: Date = Date()) throws -> BackupKeys {
+        try unlockArchivedHeader(bytes, credential: credential, now: now).backupKeys
+    }
+
+    /// Unlocks an archived vault header once, for everything a restore does with it: checking
+    /// and opening the archive (`backupKeys`) and building the vault
+    /// (`restore(at:unlocked:records:replacing:keepingOldAt:guard:)`), so Argon2id runs once
+    /// per restore, not once per step. The passphrase (or recovery key) is the one current when
+    /// the header was archived; a session of the same key generation gives the backup keys but
+    /// cannot restore. The header's Argon2id cost is bounded before any work, and with the
+    /// passphrase or recovery key its MAC is checked, so an edited header is refused.
+    public static func unlockArchivedHeader(_ bytes: [UInt8], credential: Credential, now: Date = Date()) throws -> ArchiveUnlock {
         let header = try VaultHeader.decode(bytes)
         let parameters = header.passphraseSlot.parameters
         guard parameters.opsLimit <= archiveArgon2Ceiling.opsLimit, parameters.memLimit <= archiveArgon2Ceiling.memLimit else {
             throw VaultError(.unsafeParameters, "The vault header inside the archive asks for Argon2id with \(parameters.opsLimit) passes and \(parameters.memLimit >> 20) MiB, more than Coffer ever writes; it was not run.")
         }
-        let keys: OperationalKeys
+        let unlocked: UnlockedKeys
         do {
-            let unlocked = try unlock(header: header, credential: credential, clock: .system(now: now))
+            unlocked = try unlock(header: header, credential: credential, clock: .system(now: now))
             if let master = unlocked.master {
                 guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: master) else {
                     throw VaultError(.headerTampered, "The vault header inside the archive has been altered.")
                 }
             }
-            keys = unlocked.operational
         } catch let error as VaultError where error.code == .wrongPassphrase {
             throw VaultError(.wrongPassphrase, "The passphrase is wrong for this archive.")
         }
+        let keys = unlocked.operational
         let history = header.keyHistory(orFirstSignedBy: keys.signing)
         guard history.last?.signingKey == keys.signing.publicKey else {
             throw VaultError(.headerTampered, "The vault header inside the archive names a signing key that its own keys do not give.")
         }
-        return BackupKeys(vaultID: header.vaultID, headerBytes: bytes, backupKey: keys.backup, signingKey: keys.signing, keyHistory: history)
+        return ArchiveUnlock(backupKeys: BackupKeys(vaultID: header.vaultID, headerBytes: bytes, backupKey: keys.backup,
+                                                    signingKey: keys.signing, keyHistory: history),
+                             header: header, keys: unlocked)
     }
 
     /// The vault id and key history in an archived header, read without any key. Each
@@ -73,27 +96,26 @@ extension Vault {
     /// then moved into place atomically. With `replacing`, an existing vault at `url` is kept as
     /// `keepingOldAt` (hard link) first. The high-water mark of this path is reset to the
     /// restored file: the restore is the deliberate rollback.
-    public static func restore(at url: URL, headerBytes: [UInt8], credential: Credential, records: [(RecordID, Data)],
-                               replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
-        let archived = try VaultHeader.decode(headerBytes)
-        let unlocked = try unlock(header: archived, credential: credential, clock: .system())
-        guard let master = unlocked.master else {
+    ///
+    /// Returns the vault open, with the keys `unlocked` already holds: no key derivation at all.
+    /// Needs the master key, so an unlock made with a session is refused (`.passphraseRequired`).
+    public static func restore(at url: URL, unlocked: ArchiveUnlock, records: [(RecordID, Data)], replacing: Bool,
+                               keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+        guard let master = unlocked.keys.master else {
             throw VaultError(.passphraseRequired, "Restoring needs the passphrase (or recovery key) of the archive, not a session.")
         }
-        guard constantTimeEqual(master.operational.masterKeyID, archived.masterKeyID), archived.hasValidMAC(keys: master) else {
-            throw VaultError(.headerTampered, "The vault header inside the archive has been altered.")
-        }
+        let archived = unlocked.header
         let header = archived.replacingSlots(passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
         try build(at: url, header: header, keys: master, records: records, replacing: replacing, keepingOldAt: oldCopy)
         var accepting = rollbackGuard
         accepting?.acceptRollback = true
-        return try open(at: url, with: credential, guard: accepting)
+        return try open(at: url, guard: accepting) { _ in unlocked.keys }
     }
-}
 
-func fsyncFile(_ url: URL) {
-    let descriptor = Glibc.open(url.path, O_RDONLY)
-    guard descriptor >= 0 else { return }
-    fsync(descriptor)
-    close(descriptor)
+    /// The same restore from the header and a credential (one unlock, then the restore above).
+    public static func restore(at url: URL, headerBytes: [UInt8], credential: Credential, records: [(RecordID, Data)],
+                               replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+        try restore(at: url, unlocked: unlockArchivedHeader(headerBytes, credential: credential), records: records,
+                    replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard)
+    }
 }

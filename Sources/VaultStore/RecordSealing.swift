@@ -15,8 +15,6 @@ let recordFormatVersion: UInt16 = 1
 enum RecordCipher {
     /// Payloads are padded to a multiple of 64 bytes so the file shows size buckets, not sizes.
     static let paddingBlockSize = 64
-    static let nonceByteCount = AEADNonce.byteCount
-    static let tagByteCount = XChaCha20Poly1305.tagByteCount
 
     /// vault id ‖ record id ‖ version (u64 LE) ‖ format version (u16 LE): a ciphertext opens only
     /// as this record, at this version, in this vault.
@@ -29,16 +27,13 @@ enum RecordCipher {
         return writer.bytes
     }
 
-    /// nonce ‖ ciphertext ‖ tag, and the tag alone (the manifest's fingerprint of the ciphertext).
+    /// The sealed box as stored (nonce ‖ ciphertext ‖ tag), and the tag alone (the manifest's
+    /// fingerprint of the ciphertext).
     static func seal(_ payload: Data, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> (sealed: Data, tag: RecordTag) {
-        let nonce = AEADNonce.random()
         var padded = Padding.pad(payload, blockSize: paddingBlockSize)
         defer { secureWipe(&padded) }
-        let ciphertext = XChaCha20Poly1305.seal(padded, key: key, nonce: nonce,
-                                                associatedData: associatedData(vaultID: vaultID, id: id, version: version))
-        var sealed = Data(nonce.bytes)
-        sealed.append(ciphertext)
-        return (sealed, RecordTag(Array(ciphertext.suffix(tagByteCount))))
+        let box = XChaCha20Poly1305.seal(padded, key: key, associatedData: associatedData(vaultID: vaultID, id: id, version: version))
+        return (box.combined, box.combined.withUnsafeBytes { tag(of: $0) })
     }
 
     /// Seals every put of `changes` at its version, on all cores; nil for deletes.
@@ -84,16 +79,15 @@ enum RecordCipher {
                             for index in chunk * chunkSize..<min(rows.count, (chunk + 1) * chunkSize) {
                                 let row = rows[index]
                                 let bytes = UnsafeRawBufferPointer(rebasing: all[row.range])
-                                guard bytes.count >= nonceByteCount + tagByteCount + paddingBlockSize else { continue }
+                                guard bytes.count >= XChaCha20Poly1305.SealedBox.overheadByteCount + paddingBlockSize else { continue }
                                 // Associated data: vault id ‖ record id ‖ version ‖ format (see associatedData).
                                 withUnsafeBytes(of: (row.id.high.bigEndian, row.id.low.bigEndian, UInt64(clamping: row.storedVersion).littleEndian)) {
                                     UnsafeMutableRawBufferPointer(rebasing: ad[16..<40]).copyMemory(from: $0)
                                 }
-                                let ciphertext = UnsafeRawBufferPointer(rebasing: bytes[nonceByteCount...])
                                 let start = row.range.lowerBound
-                                let padded = UnsafeMutableRawBufferPointer(rebasing: plain[start..<start + ciphertext.count - tagByteCount])
-                                guard XChaCha20Poly1305.open(ciphertext, key: key, nonceBytes: UnsafeRawBufferPointer(rebasing: bytes[..<nonceByteCount]),
-                                                             associatedData: UnsafeRawBufferPointer(ad), into: padded),
+                                let padded = UnsafeMutableRawBufferPointer(
+                                    rebasing: plain[start..<start + bytes.count - XChaCha20Poly1305.SealedBox.overheadByteCount])
+                                guard XChaCha20Poly1305.open(combined: bytes, key: key, associatedData: UnsafeRawBufferPointer(ad), into: padded),
                                       let length = try? Padding.unpaddedLength(of: UnsafeRawBufferPointer(padded), blockSize: paddingBlockSize) else { continue }
                                 output[index] = start..<start + length
                             }
@@ -105,8 +99,9 @@ enum RecordCipher {
         return results
     }
 
+    /// The Poly1305 tag of stored nonce ‖ ciphertext ‖ tag bytes: their last 16 bytes.
     static func tag(of sealed: UnsafeRawBufferPointer) -> RecordTag {
-        RecordTag(unsafe: sealed.baseAddress! + sealed.count - tagByteCount)
+        RecordTag(unsafe: sealed.baseAddress! + sealed.count - XChaCha20Poly1305.tagByteCount)
     }
 }
 
@@ -173,11 +168,7 @@ enum Manifest {
             writer.append(entry.version)
             writer.append(entry.tag.bytes)
         }
-        let nonce = AEADNonce.random()
-        var sealed = Data(nonce.bytes)
-        sealed.append(XChaCha20Poly1305.seal(writer.bytes, key: key, nonce: nonce,
-                                             associatedData: associatedData(vaultID: vaultID, bucket: bucket)))
-        return sealed
+        return XChaCha20Poly1305.seal(writer.bytes, key: key, associatedData: associatedData(vaultID: vaultID, bucket: bucket)).combined
     }
 
     enum Checked: Sendable {
@@ -202,10 +193,8 @@ enum Manifest {
 
     /// The bucket's entries, or nil when it does not authenticate or is malformed.
     static func open(_ sealed: Data, bucket: Int, key: SymmetricKey, vaultID: VaultID) -> [ManifestEntry]? {
-        guard sealed.count >= AEADNonce.byteCount + XChaCha20Poly1305.tagByteCount,
-              let nonce = try? AEADNonce(sealed.prefix(AEADNonce.byteCount)),
-              let plain = try? XChaCha20Poly1305.open(sealed.dropFirst(AEADNonce.byteCount), key: key, nonce: nonce,
-                                                      associatedData: associatedData(vaultID: vaultID, bucket: bucket)),
+        guard let box = try? XChaCha20Poly1305.SealedBox(combined: sealed),
+              let plain = try? XChaCha20Poly1305.open(box, key: key, associatedData: associatedData(vaultID: vaultID, bucket: bucket)),
               plain.count % ManifestEntry.byteCount == 0 else { return nil }
         let count = plain.count / ManifestEntry.byteCount
         var entries: [ManifestEntry] = []
@@ -280,18 +269,13 @@ struct CommitRecord: Equatable {
         } else {
             formatVersion = 1
         }
-        let nonce = AEADNonce.random()
-        var sealed = Data(nonce.bytes)
-        sealed.append(XChaCha20Poly1305.seal(writer.bytes, key: key, nonce: nonce,
-                                             associatedData: Self.associatedData(vaultID: vaultID, formatVersion: formatVersion)))
-        return sealed
+        return XChaCha20Poly1305.seal(writer.bytes, key: key,
+                                      associatedData: Self.associatedData(vaultID: vaultID, formatVersion: formatVersion)).combined
     }
 
     static func open(_ sealed: Data, key: SymmetricKey, vaultID: VaultID, formatVersion: UInt16) -> CommitRecord? {
-        guard sealed.count > AEADNonce.byteCount,
-              let nonce = try? AEADNonce(sealed.prefix(AEADNonce.byteCount)),
-              let plain = try? XChaCha20Poly1305.open(sealed.dropFirst(AEADNonce.byteCount), key: key, nonce: nonce,
-                                                      associatedData: associatedData(vaultID: vaultID, formatVersion: formatVersion)),
+        guard let box = try? XChaCha20Poly1305.SealedBox(combined: sealed),
+              let plain = try? XChaCha20Poly1305.open(box, key: key, associatedData: associatedData(vaultID: vaultID, formatVersion: formatVersion)),
               plain.count == (formatVersion >= 2 ? format2ByteCount : format1ByteCount) else { return nil }
         var reader = ByteReader(plain, onTruncation: { VaultError(.integrityFailure, "truncated commit record") })
         guard let counter = try? reader.readUInt64(), let count = try? reader.readUInt64() else { return nil }

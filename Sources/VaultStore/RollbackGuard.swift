@@ -146,7 +146,7 @@ public struct RollbackGuard: Sendable {
             // A read that found what was last seen writes nothing.
             guard mark != stored else { return }
             if let data = try? JSONEncoder().encode(mark) {
-                try? writePrivateFileAtomically(Array(data), to: markURL(vaultID))
+                try? writePrivateFile(Array(data), to: markURL(vaultID))
             }
         }
     }

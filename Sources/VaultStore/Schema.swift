@@ -37,7 +37,7 @@ enum Schema {
     static func configuration(readOnly: Bool = false) -> Configuration {
         var configuration = Configuration()
         configuration.journalMode = .wal
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(Vault.busyTimeout)
         configuration.readonly = readOnly
         configuration.prepareDatabase { db in
             // trusted_schema OFF: nothing stored in the schema (a view, a trigger, a default) may
@@ -118,7 +118,7 @@ func withStorageErrors<T>(_ body: () throws -> T) throws -> T {
         case .SQLITE_FULL:
             throw VaultError(.storageFailure, "The disk is full. Nothing was changed; free some space and try again.")
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            throw VaultError(.storageFailure, "The vault is busy: another coffer process held it for over 10 seconds. Nothing was changed; try again.")
+            throw VaultError(.busy, "The vault is busy: another process held it for over \(Int(Vault.busyTimeout)) seconds. Nothing was changed; try again.")
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
             throw VaultError(.storageFailure, "The vault file cannot be opened for writing (check its permissions and the disk). Nothing was changed.")
         case .SQLITE_IOERR where [.SQLITE_IOERR_WRITE, .SQLITE_IOERR_TRUNCATE, .SQLITE_IOERR_SHMSIZE].contains(error.extendedResultCode):

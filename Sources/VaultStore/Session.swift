@@ -25,8 +25,7 @@ public struct SessionToken: Sendable {
     }
 
     public init(parsing text: String) throws {
-        let invalid = VaultError(.sessionInvalid,
-            "COFFER_SESSION is not a valid session token. Unlock again: eval \"$(coffer unlock)\"")
+        let invalid = VaultError(.sessionInvalid, "This is not a valid session token.")
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix(Self.prefix) else { throw invalid }
         var base64 = String(trimmed.dropFirst(Self.prefix.count))
@@ -97,7 +96,7 @@ public enum SessionStore {
     static let fileExtension = "session"
     static let plaintextByteCount = 4 * SymmetricKey.byteCount + 16
     static let clearByteCount = 8 + 16 + 4 + 8 + 16 + 8
-    static let fileByteCount = clearByteCount + 24 + plaintextByteCount + XChaCha20Poly1305.tagByteCount
+    static let fileByteCount = clearByteCount + XChaCha20Poly1305.SealedBox.overheadByteCount + plaintextByteCount
 
     /// `$XDG_RUNTIME_DIR/coffer` (a per-user tmpfs, emptied at logout), else
     /// `$TMPDIR/coffer-<uid>` or `/tmp/coffer-<uid>`.
@@ -134,7 +133,6 @@ public enum SessionStore {
         writer.append(clock.bootID ?? [UInt8](repeating: 0, count: 16))
         writer.append(clock.uptime.map { UInt64(($0 + lifetime) * 1000) } ?? 0)
         let clear = writer.bytes
-        let nonce = AEADNonce.random()
         let plain = SecureBytes(count: plaintextByteCount)
         plain.withUnsafeMutableBytes { out in
             var offset = 0
@@ -144,14 +142,11 @@ public enum SessionStore {
             }
             keys.masterKeyID.withUnsafeBytes { (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         }
-        let sealed = plain.withUnsafeBytes { plainBytes in
-            associatedData(id: token.id, clear: clear).withUnsafeBytes {
-                XChaCha20Poly1305.seal(plainBytes, key: token.secret, nonce: nonce, associatedData: $0)
-            }
+        let sealed = plain.withUnsafeBytes {
+            XChaCha20Poly1305.seal($0, key: token.secret, associatedData: associatedData(id: token.id, clear: clear))
         }
-        writer.append(nonce.bytes)
-        writer.append(sealed)
-        try writePrivateFileAtomically(writer.bytes, to: fileURL(id: token.id, directory: directory))
+        writer.append(sealed.combined)
+        try writePrivateFile(writer.bytes, to: fileURL(id: token.id, directory: directory))
         return token
     }
 
@@ -162,23 +157,20 @@ public enum SessionStore {
         let expiry: UInt64
         let bootID: [UInt8]
         let bootDeadline: UInt64
-        let nonce: AEADNonce
-        let sealed: [UInt8]
+        let sealed: XChaCha20Poly1305.SealedBox
 
         init?(_ bytes: [UInt8]) {
             guard bytes.count == SessionStore.fileByteCount, Array(bytes[0..<8]) == SessionStore.magic else { return nil }
             var reader = ByteReader(bytes[8...], onTruncation: { VaultError(.sessionInvalid, "truncated") })
             guard let vault = try? reader.read(VaultID.byteCount), let generation = try? reader.readUInt32(),
                   let expiry = try? reader.readUInt64(), let bootID = try? reader.read(16), let deadline = try? reader.readUInt64(),
-                  let nonce = try? AEADNonce(reader.read(AEADNonce.byteCount)),
-                  let sealed = try? reader.read(reader.remaining) else { return nil }
+                  let sealed = try? XChaCha20Poly1305.SealedBox(combined: reader.read(reader.remaining)) else { return nil }
             clear = Array(bytes[..<SessionStore.clearByteCount])
             vaultID = VaultID(unchecked: vault)
             self.generation = generation
             self.expiry = expiry
             self.bootID = bootID
             bootDeadline = deadline
-            self.nonce = nonce
             self.sealed = sealed
         }
 
@@ -197,30 +189,29 @@ public enum SessionStore {
     }
 
     static func unwrapKeys(token: SessionToken, directory: URL, header: VaultHeader, clock: SessionClock) throws -> OperationalKeys {
-        let unlockHint = "Unlock again: eval \"$(coffer unlock)\""
         defer { removeExpired(directory: directory, clock: clock) }
         let url = fileURL(id: token.id, directory: directory)
         guard let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) else {
-            throw VaultError(.sessionNotFound, "No unlocked session matches COFFER_SESSION: it was locked, or has expired. \(unlockHint)")
+            throw VaultError(.sessionNotFound, "No unlocked session matches the session token: it was locked, or has expired.")
         }
         if bytes.count >= 8, Array(bytes[0..<8]) == formerMagic {
             wipeAndRemove(url)
-            throw VaultError(.sessionInvalid, "This session was made by an older Coffer, whose sessions held the master key; it has been removed. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "This session was made by an older Coffer, whose sessions held the master key; it has been removed.")
         }
         guard let file = SessionFile(bytes) else {
-            throw VaultError(.sessionInvalid, "The session file is damaged. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The session file is damaged.")
         }
         let ad = associatedData(id: token.id, clear: file.clear)
-        guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, nonce: file.nonce, associatedData: ad),
+        guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, associatedData: ad),
               plain.count == plaintextByteCount else {
-            throw VaultError(.sessionInvalid, "COFFER_SESSION does not open its session file (the file was altered or the token mistyped). \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The session token does not open its session file (the file was altered or the token mistyped).")
         }
         guard file.vaultID == header.vaultID else {
-            throw VaultError(.sessionInvalid, "COFFER_SESSION was unlocked for a different vault. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The session token was unlocked for a different vault.")
         }
         if let reason = file.expiryReason(clock: clock) {
             wipeAndRemove(url)
-            throw VaultError(.sessionExpired, "\(reason) \(unlockHint)")
+            throw VaultError(.sessionExpired, reason)
         }
         let keys = plain.withUnsafeBytes { raw -> OperationalKeys in
             func key(_ index: Int) -> SymmetricKey {
@@ -230,7 +221,7 @@ public enum SessionStore {
                                    masterKeyID: Array(raw[128..<144]))
         }
         guard file.generation == header.generation, constantTimeEqual(keys.masterKeyID, header.masterKeyID) else {
-            throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked. \(unlockHint)")
+            throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked.")
         }
         return keys
     }
@@ -248,7 +239,7 @@ public enum SessionStore {
             return .notFound
         }
         guard let file = SessionFile(bytes), file.vaultID == vaultID,
-              (try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, nonce: file.nonce,
+              (try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret,
                                                  associatedData: associatedData(id: token.id, clear: file.clear))) != nil
         else { return .invalid }
         guard file.expiryReason(clock: .system(now: now)) == nil else { return .expired }
@@ -316,8 +307,7 @@ public enum SessionStore {
         if descriptor >= 0 {
             var info = stat()
             if fstat(descriptor, &info) == 0, info.st_size > 0 {
-                let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
-                _ = zeros.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                try? DurableFile.writeAll([UInt8](repeating: 0, count: Int(info.st_size)), to: descriptor)
                 fsync(descriptor)
             }
             close(descriptor)
@@ -345,30 +335,11 @@ func ensurePrivateDirectory(_ directory: URL, what: String) throws {
     }
 }
 
-/// Writes `bytes` to a new 0600 file beside `url`, fsyncs it, renames it over `url` and fsyncs
-/// the directory: readers see the old file or the new one, never a partial one.
-func writePrivateFileAtomically(_ bytes: [UInt8], to url: URL) throws {
-    let temporary = url.deletingLastPathComponent()
-        .appendingPathComponent(".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).tmp")
-    let descriptor = Glibc.open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-    guard descriptor >= 0 else {
-        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(errno))).")
+/// A session file or high-water mark, owner-only, replaced atomically (`DurableFile.replace`).
+func writePrivateFile(_ bytes: [UInt8], to url: URL) throws {
+    do {
+        try DurableFile.replace(url, with: bytes)
+    } catch {
+        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(error.code.rawValue))).")
     }
-    var ok = bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
-    }
-    ok = ok && fsync(descriptor) == 0
-    let savedErrno = errno
-    close(descriptor)
-    guard ok, rename(temporary.path, url.path) == 0 else {
-        unlink(temporary.path)
-        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(savedErrno))).")
-    }
-    syncDirectory(url.deletingLastPathComponent())
 }

@@ -103,6 +103,11 @@ struct UnlockedKeys {
 /// record, so a damaged or tampered vault never opens silently. Every write is one SQLite
 /// transaction that also updates the manifest and commit record.
 public final class Vault {
+    /// How long a write waits for another process's write to finish before it gives up with
+    /// `.busy`: long enough for any one command's write, short enough that a stuck writer is
+    /// reported instead of hanging.
+    public static let busyTimeout: TimeInterval = 10
+
     public let url: URL
     private let database: DatabaseQueue
     private var headerBytes: [UInt8]
@@ -231,7 +236,7 @@ public final class Vault {
             throw VaultError(.integrityFailure, "The new vault did not verify; nothing was written.")
         }
         try withStorageErrors { try checkDatabase.close() }
-        fsyncFile(temporary)
+        DurableFile.syncFile(temporary)
         if !exists {
             // link(2) fails if `url` appeared meanwhile, so an existing vault is never replaced.
             guard link(temporary.path, url.path) == 0 else {
@@ -258,17 +263,23 @@ public final class Vault {
             }
             for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
         }
-        syncDirectory(directory)
+        DurableFile.syncDirectory(directory)
     }
 
     /// Opens, unlocks and fully verifies the vault at `url`. With `guard`, the file is also
     /// checked against this machine's high-water mark (older, or forked: `.rolledBack`), and the
     /// mark raised to what was found.
     public static func open(at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+        try open(at: url, guard: rollbackGuard) { try unlock(header: $0, credential: credential, clock: .system(now: now)) }
+    }
+
+    /// Opening with the keys `unlocking` gives for the header found: from a credential, or
+    /// (after a restore) keys already unlocked. The high-water mark is checked before them.
+    static func open(at url: URL, guard rollbackGuard: RollbackGuard?, unlocking: (VaultHeader) throws -> UnlockedKeys) throws -> Vault {
         let (database, headerBytes, header) = try connect(url)
         try rollbackGuard?.checkHeader(vaultID: header.vaultID, path: url.standardizedFileURL.path,
                                        format: header.formatVersion, generation: header.generation)
-        let keys = try unlock(header: header, credential: credential, clock: .system(now: now))
+        let keys = try unlocking(header)
         return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, rollbackGuard: rollbackGuard)
     }
 
@@ -294,7 +305,7 @@ public final class Vault {
             return UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: nil, recoveryKey: recoveryKey)
         case .session(let token, let directory):
             guard header.formatVersion >= 2 else {
-                throw VaultError(.sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for. Unlock again: eval \"$(coffer unlock)\"")
+                throw VaultError(.sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for.")
             }
             let operational = try SessionStore.unwrapKeys(token: token, directory: directory, header: header, clock: clock)
             return UnlockedKeys(operational: operational, master: nil, passphraseKEK: nil, recoveryKey: nil)
@@ -507,7 +518,7 @@ public final class Vault {
         // that bound once avoids copying the whole buffer as it grows (untouched capacity costs
         // no memory).
         let sealedTotal = try Int.fetchOne(db, sql: "SELECT sum(length(sealed)) FROM record") ?? 0
-        var records = RecordStore(reservingCapacity: listed, payloadBytes: max(0, sealedTotal - listed * (RecordCipher.nonceByteCount + RecordCipher.tagByteCount)))
+        var records = RecordStore(reservingCapacity: listed, payloadBytes: max(0, sealedTotal - listed * XChaCha20Poly1305.SealedBox.overheadByteCount))
         var plain: [UInt8] = []
         func openPending() {
             let opened = RecordCipher.openAll(sealedBytes, rows: pending, into: &plain, key: keys.records, vaultID: vaultID)
@@ -678,7 +689,7 @@ public final class Vault {
         if onDisk == state.commitSealed { return state }
         let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1").map(Array.init)
         guard body == headerBytes else {
-            throw VaultError(.storageFailure, "Another coffer process changed this vault's keys while this one ran. Nothing was written; run the command again.")
+            throw VaultError(.storageFailure, "Another process changed this vault's keys while it was open here. Nothing was written; try again.")
         }
         return try Self.loadState(db: db, header: header, headerBytes: headerBytes, keys: keys.operational)
     }
@@ -850,7 +861,7 @@ public final class Vault {
             recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
         case .keep:
             switch header.recoverySlot {
-            case .sealed(let recipient, _, _, _)?:
+            case .sealed(let recipient, _, _)?:
                 recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
             case .legacy?:
                 if let recoveryKey = keys.recoveryKey {
@@ -907,12 +918,4 @@ public final class Vault {
         return try SessionStore.create(keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
                                        directory: directory, clock: .system(now: now))
     }
-}
-
-/// fsync(2) on a directory, so a rename or link in it survives a power cut.
-func syncDirectory(_ directory: URL) {
-    let descriptor = Glibc.open(directory.path, O_RDONLY | O_DIRECTORY)
-    guard descriptor >= 0 else { return }
-    fsync(descriptor)
-    close(descriptor)
 }

@@ -49,7 +49,10 @@ public struct VaultError: Error, LocalizedError, Sendable {
         public static let schemaTampered = Code("schemaTampered")
         /// A key change needs the master key, which a session does not hold, or the passphrase.
         public static let passphraseRequired = Code("passphraseRequired")
-        /// SQLite or the file system failed (disk full, permissions, locked too long).
+        /// Another process held the vault for writing longer than `Vault.busyTimeout`; nothing
+        /// was changed, and trying again may succeed.
+        public static let busy = Code("busy")
+        /// SQLite or the file system failed (disk full, permissions).
         public static let storageFailure = Code("storageFailure")
     }
 

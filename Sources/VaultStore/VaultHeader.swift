@@ -34,8 +34,8 @@ struct PassphraseSlot: Equatable {
     static let byteCount = 1 + 1 + 8 + 8 + 16 + 24 + 48
     let parameters: Argon2idParameters
     let salt: Salt
-    let nonce: AEADNonce
-    let wrappedKey: [UInt8]
+    /// The master key sealed under the key Argon2id derives: nonce ‖ ciphertext ‖ tag.
+    let wrappedKey: XChaCha20Poly1305.SealedBox
 
     var associatedData: [UInt8] {
         legacySlotAssociatedData(kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt)
@@ -47,18 +47,17 @@ struct PassphraseSlot: Equatable {
         writer.append(parameters.opsLimit)
         writer.append(parameters.memLimit)
         writer.append(salt.bytes)
-        writer.append(nonce.bytes)
-        writer.append(wrappedKey)
+        writer.append(wrappedKey.combined)
     }
 }
 
 /// The optional recovery slot.
 enum RecoverySlot: Equatable {
     /// Kind 2 / KDF 2 (format 1's): the master key under BLAKE2b(salt, vault id, secret).
-    case legacy(salt: Salt, nonce: AEADNonce, wrappedKey: [UInt8])
+    case legacy(salt: Salt, wrappedKey: XChaCha20Poly1305.SealedBox)
     /// Kind 2 / KDF 3: the master key under a key agreed between an ephemeral X25519 key and the
     /// recovery key's public key (`recipient`).
-    case sealed(recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey, nonce: AEADNonce, wrappedKey: [UInt8])
+    case sealed(recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey, wrappedKey: XChaCha20Poly1305.SealedBox)
 
     static let legacyByteCount = PassphraseSlot.byteCount
     static let sealedByteCount = 1 + 1 + 32 + 32 + 24 + 48
@@ -68,19 +67,17 @@ enum RecoverySlot: Equatable {
     func encode(into writer: inout ByteWriter) {
         writer.append(KeySlotKind.recoveryKey.rawValue)
         switch self {
-        case .legacy(let salt, let nonce, let wrapped):
+        case .legacy(let salt, let wrapped):
             writer.append(SlotKDF.blake2bRecoveryKey.rawValue)
             writer.append(UInt64(0))
             writer.append(UInt64(0))
             writer.append(salt.bytes)
-            writer.append(nonce.bytes)
-            writer.append(wrapped)
-        case .sealed(let recipient, let ephemeral, let nonce, let wrapped):
+            writer.append(wrapped.combined)
+        case .sealed(let recipient, let ephemeral, let wrapped):
             writer.append(SlotKDF.x25519RecoveryKey.rawValue)
             writer.append(recipient.bytes)
             writer.append(ephemeral.bytes)
-            writer.append(nonce.bytes)
-            writer.append(wrapped)
+            writer.append(wrapped.combined)
         }
     }
 }
@@ -99,20 +96,19 @@ private func legacySlotAssociatedData(kind: KeySlotKind, kdf: SlotKDF, opsLimit:
 }
 
 enum SlotCipher {
-    static let wrappedKeyByteCount = SymmetricKey.byteCount + XChaCha20Poly1305.tagByteCount
+    /// A sealed master key: nonce ‖ 32-byte ciphertext ‖ tag.
+    static let sealedKeyByteCount = XChaCha20Poly1305.SealedBox.overheadByteCount + SymmetricKey.byteCount
 
     static func associatedData(vaultID: VaultID, parameterBytes: [UInt8]) -> [UInt8] {
         Array("coffer-slot-v1".utf8) + vaultID.bytes + parameterBytes
     }
 
-    static func wrap(_ master: SymmetricKey, kek: SymmetricKey, nonce: AEADNonce, associatedData: [UInt8]) -> [UInt8] {
-        master.withUnsafeBytes { plain in
-            associatedData.withUnsafeBytes { Array(XChaCha20Poly1305.seal(plain, key: kek, nonce: nonce, associatedData: $0)) }
-        }
+    static func wrap(_ master: SymmetricKey, kek: SymmetricKey, associatedData: [UInt8]) -> XChaCha20Poly1305.SealedBox {
+        master.withUnsafeBytes { XChaCha20Poly1305.seal($0, key: kek, associatedData: associatedData) }
     }
 
-    static func unwrap(_ wrapped: [UInt8], kek: SymmetricKey, nonce: AEADNonce, associatedData: [UInt8]) -> SymmetricKey? {
-        guard let secret = try? XChaCha20Poly1305.openSecret(wrapped, key: kek, nonce: nonce, associatedData: associatedData) else {
+    static func unwrap(_ wrapped: XChaCha20Poly1305.SealedBox, kek: SymmetricKey, associatedData: [UInt8]) -> SymmetricKey? {
+        guard let secret = try? XChaCha20Poly1305.openSecret(wrapped, key: kek, associatedData: associatedData) else {
             return nil
         }
         return try? SymmetricKey(secret)
@@ -121,15 +117,13 @@ enum SlotCipher {
 
 extension PassphraseSlot {
     static func wrapping(_ master: SymmetricKey, kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, vaultID: VaultID) -> PassphraseSlot {
-        let nonce = AEADNonce.random()
         let ad = SlotCipher.associatedData(vaultID: vaultID, parameterBytes: legacySlotAssociatedData(
             kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt))
-        return PassphraseSlot(parameters: parameters, salt: salt, nonce: nonce,
-                              wrappedKey: SlotCipher.wrap(master, kek: kek, nonce: nonce, associatedData: ad))
+        return PassphraseSlot(parameters: parameters, salt: salt, wrappedKey: SlotCipher.wrap(master, kek: kek, associatedData: ad))
     }
 
     func unwrap(with kek: SymmetricKey, vaultID: VaultID) -> SymmetricKey? {
-        SlotCipher.unwrap(wrappedKey, kek: kek, nonce: nonce, associatedData: SlotCipher.associatedData(vaultID: vaultID, parameterBytes: associatedData))
+        SlotCipher.unwrap(wrappedKey, kek: kek, associatedData: SlotCipher.associatedData(vaultID: vaultID, parameterBytes: associatedData))
     }
 }
 
@@ -139,10 +133,8 @@ extension RecoverySlot {
     static func sealing(_ master: SymmetricKey, to recipient: KeyAgreementPublicKey, vaultID: VaultID) throws -> RecoverySlot {
         let ephemeral = KeyAgreementPrivateKey.generate()
         let kek = try sealedKEK(shared: ephemeral.sharedSecret(with: recipient), ephemeral: ephemeral.publicKey, recipient: recipient)
-        let nonce = AEADNonce.random()
         let ad = sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral.publicKey)
-        return .sealed(recipient: recipient, ephemeral: ephemeral.publicKey, nonce: nonce,
-                       wrappedKey: SlotCipher.wrap(master, kek: kek, nonce: nonce, associatedData: ad))
+        return .sealed(recipient: recipient, ephemeral: ephemeral.publicKey, wrappedKey: SlotCipher.wrap(master, kek: kek, associatedData: ad))
     }
 
     /// KEK = BLAKE2b-32("coffer-recovery-x25519-v1" ‖ ephemeral ‖ recipient, key = X25519 shared secret).
@@ -160,16 +152,15 @@ extension RecoverySlot {
     /// The master key, or nil when `recoveryKey` is not the key this slot was made for.
     func unwrap(with recoveryKey: RecoveryKey, vaultID: VaultID) -> SymmetricKey? {
         switch self {
-        case .legacy(let salt, let nonce, let wrapped):
+        case .legacy(let salt, let wrapped):
             let ad = SlotCipher.associatedData(vaultID: vaultID, parameterBytes: legacySlotAssociatedData(
                 kind: .recoveryKey, kdf: .blake2bRecoveryKey, opsLimit: 0, memLimit: 0, salt: salt))
-            return SlotCipher.unwrap(wrapped, kek: recoveryKey.legacyKeyEncryptionKey(salt: salt, vaultID: vaultID),
-                                     nonce: nonce, associatedData: ad)
-        case .sealed(let recipient, let ephemeral, let nonce, let wrapped):
+            return SlotCipher.unwrap(wrapped, kek: recoveryKey.legacyKeyEncryptionKey(salt: salt, vaultID: vaultID), associatedData: ad)
+        case .sealed(let recipient, let ephemeral, let wrapped):
             let agreement = recoveryKey.agreementKey(vaultID: vaultID)
             guard agreement.publicKey == recipient, let shared = try? agreement.sharedSecret(with: ephemeral) else { return nil }
             let kek = Self.sealedKEK(shared: shared, ephemeral: ephemeral, recipient: recipient)
-            return SlotCipher.unwrap(wrapped, kek: kek, nonce: nonce,
+            return SlotCipher.unwrap(wrapped, kek: kek,
                                      associatedData: Self.sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral))
         }
     }
@@ -353,19 +344,18 @@ struct VaultHeader {
                     throw VaultError(.unsafeParameters, "The vault header is not safe to use: \(error.errorDescription ?? "")")
                 }
                 passphrase = PassphraseSlot(parameters: parameters, salt: try Salt(reader.read(Salt.byteCount)),
-                                            nonce: try AEADNonce(reader.read(AEADNonce.byteCount)),
-                                            wrappedKey: try reader.read(SlotCipher.wrappedKeyByteCount))
+                                            wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
             case (.recoveryKey?, .blake2bRecoveryKey?):
                 guard recovery == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.") }
                 guard try reader.readUInt64() == 0, try reader.readUInt64() == 0 else {
                     throw VaultError(.headerDamaged, "The vault header is damaged: its recovery slot has key-derivation parameters.")
                 }
-                recovery = .legacy(salt: try Salt(reader.read(Salt.byteCount)), nonce: try AEADNonce(reader.read(AEADNonce.byteCount)),
-                                   wrappedKey: try reader.read(SlotCipher.wrappedKeyByteCount))
+                recovery = .legacy(salt: try Salt(reader.read(Salt.byteCount)),
+                                   wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
             case (.recoveryKey?, .x25519RecoveryKey?) where version >= 2:
                 guard recovery == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.") }
                 recovery = .sealed(recipient: try KeyAgreementPublicKey(reader.read(32)), ephemeral: try KeyAgreementPublicKey(reader.read(32)),
-                                   nonce: try AEADNonce(reader.read(AEADNonce.byteCount)), wrappedKey: try reader.read(SlotCipher.wrappedKeyByteCount))
+                                   wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
             default:
                 throw VaultError(.headerDamaged, "The vault header is damaged: it has a key slot of unknown type \(kindByte)/\(kdfByte).")
             }
@@ -404,7 +394,8 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 
 /// Fuzzing's way in: the header parser exactly as opening a vault runs it, before any key work,
 /// and everything the commands read from a parsed header without a key (status, lock).
-@_spi(Fuzzing) public func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
+/// Package-only: the fuzzer is part of this package, no client of the library is.
+package func fuzzVaultHeaderParser(_ bytes: [UInt8]) {
     guard let header = try? VaultHeader.decode(bytes) else { return }
     _ = header.passphraseSlot.parameters.profile
     _ = header.recoverySlot?.isLegacy

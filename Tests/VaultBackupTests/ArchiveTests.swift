@@ -38,6 +38,22 @@ struct Fixture {
     }
 }
 
+/// Every single-byte flip, every 256-byte truncation, one byte short, and appended garbage or
+/// an appended chunk: the damage every way of reading an archive must refuse.
+func damagedCopies(of original: Data) -> [(String, Data)] {
+    var variants: [(String, Data)] = []
+    for offset in 0..<original.count {
+        var flipped = original
+        flipped[offset] ^= UInt8(1 << (offset % 8))
+        variants.append(("flip at \(offset)", flipped))
+    }
+    for length in stride(from: 0, to: original.count, by: 256) { variants.append(("truncated to \(length)", original.prefix(length))) }
+    variants.append(("one byte short", original.dropLast()))
+    variants.append(("appended garbage", original + Data("garbage".utf8)))
+    variants.append(("appended chunk", original + original.suffix(40)))
+    return variants
+}
+
 @Suite struct ArchiveRoundTripTests {
     @Test func writesVerifiesAndOpens() throws {
         let fixture = try Fixture()
@@ -108,16 +124,7 @@ struct Fixture {
         let keys = fixture.vault.backupKeys
         let publicKey = fixture.publicKey
         let scratch = fixture.directory.path("backups/coffer-20260921-141321-000001.cbak")
-        var variants: [(String, Data)] = []
-        for offset in 0..<original.count {
-            var flipped = original
-            flipped[offset] ^= UInt8(1 << (offset % 8))
-            variants.append(("flip at \(offset)", flipped))
-        }
-        for length in stride(from: 0, to: original.count, by: 256) { variants.append(("truncated to \(length)", original.prefix(length))) }
-        variants.append(("one byte short", original.dropLast()))
-        variants.append(("appended garbage", original + Data("garbage".utf8)))
-        variants.append(("appended chunk", original + original.suffix(40)))
+        let variants = damagedCopies(of: original)
         #expect(variants.count > original.count)
         for (label, bytes) in variants {
             try bytes.write(to: scratch)
