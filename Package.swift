@@ -56,6 +56,13 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+        // Proof that another front end can link the application: CofferKit and the layers
+        // below, no CofferCLI, no ArgumentParser. Run by CofferEndToEndTests.
+        .executableTarget(
+            name: "CofferKitTour",
+            dependencies: ["CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"],
+            path: "Examples/CofferKitTour"
+        ),
         // Fuzz targets (scripts/fuzz builds them with libFuzzer); otherwise a corpus replay tool.
         .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "VaultBackup", "VaultStore", "FinanceCore"]),
 
@@ -70,7 +77,7 @@ let package = Package(
         .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",
-            dependencies: ["coffer", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -14,10 +14,6 @@ struct BackupCommands: ParsableCommand {
         subcommands: [Create.self, VerifyArchive.self, List.self, Prune.self, PublicKey.self, Targets.self]
     )
 
-    /// The vault's current minisign public key, kept beside the vault for stock `minisign -V`
-    /// (`vault.coffer.pub`). Coffer itself never trusts it over the vault's key history.
-    static func publicKeyURL(for vaultURL: URL) -> URL { URL(fileURLWithPath: vaultURL.path + ".pub") }
-
     static func writePublicKey(_ contents: String, to url: URL) throws {
         try OutputFile.write(Data(contents.utf8), to: url.path)
     }
@@ -27,6 +23,16 @@ struct BackupCommands: ParsableCommand {
         let keys: ArchiveTrust
         let source: String
 
+        init(_ trust: BackupTrust) {
+            keys = trust.keys
+            switch trust.source {
+            case .keyFiles(let paths): source = paths.joined(separator: ", ")
+            case .vaultHistory(let path): source = "the key history of \(path)"
+            case .vaultHeader(let path): source = "the key history in \(path)'s header (not unlocked)"
+            case .publicKeyFile(let path): source = path
+            }
+        }
+
         /// "key 2 of 3, superseded" for a generation of the vault's history.
         func describe(_ generation: UInt32?) -> String {
             guard let generation, let newest = keys.current?.generation else { return "key from \(source)" }
@@ -34,65 +40,40 @@ struct BackupCommands: ParsableCommand {
         }
     }
 
-    /// Where trust comes from, strongest first: key files the user names (`--pubkey`), else the
-    /// vault's own key history, authenticated when the vault is unlocked (`vault`, or a session
-    /// or passphrase given without a prompt), else read from its header. The `.pub` beside the
-    /// vault is only compared with that history, and a mismatch reported: a swapped `.pub` never
-    /// makes an attacker's archives "signed".
-    /// Archives in `folders` may extend the history with generations made after this copy's
-    /// (`ArchiveTrust.extended(byArchivesIn:)`).
+    /// The trust CofferKit resolves (key files, else the vault's history), with its notices shown.
     static func trust(pubkeys: [String], options: VaultOptions, vault: Vault? = nil, folders: [URL]) throws -> Trust {
-        if !pubkeys.isEmpty {
-            var keys: [MinisignPublicKey] = []
-            for path in pubkeys {
-                guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.notFound, "No public key file at \(path).") }
-                keys += try CLIError.wrapping { try MinisignPublicKey.parseAll(String(decoding: data, as: UTF8.self)) }
-            }
-            return Trust(keys: ArchiveTrust(publicKeys: keys), source: pubkeys.joined(separator: ", "))
-        }
-        let vaultURL = options.vaultURL
-        guard FileManager.default.fileExists(atPath: vaultURL.path) else {
-            throw CLIError(.notFound, "No vault at \(vaultURL.path) to take this vault's keys from.",
+        let vault = try vault ?? (FileManager.default.fileExists(atPath: options.vaultURL.path) && options.hasCredentialWithoutPrompt && pubkeys.isEmpty
+            ? options.openVault() : nil)
+        do {
+            return Trust(try BackupService.trust(keyFiles: pubkeys, vaultURL: options.vaultURL, vault: vault, folders: folders, notice: show))
+        } catch let error as CofferError where error.kind == "vault" {
+            throw CLIError(.notFound, error.message,
                            hint: "Pass --pubkey FILE (each archive folder holds coffer-VAULTID-key-N.pub), or --vault PATH. On a new machine, `coffer backup verify --full` and `coffer restore` check archives with the passphrase alone.")
+        } catch let error as CofferError where error.kind == "public key" {
+            throw CLIError(.invalidInput, error.message, hint: "Unlock the vault first (eval \"$(coffer unlock)\"), or pass --pubkey FILE.")
         }
-        let trust: Trust
-        if let vault = try vault ?? (options.hasCredentialWithoutPrompt ? options.openVault() : nil) {
-            trust = Trust(keys: ArchiveTrust(vaultID: vault.id, history: vault.keyHistory).extended(byArchivesIn: folders),
-                          source: "the key history of \(vaultURL.path)")
-        } else {
-            let summary = try Vault.summary(at: vaultURL)
-            if summary.keyHistory.isEmpty {
-                // A format 1 vault has no key history until its first unlock: its .pub is all there is.
-                guard let data = FileManager.default.contents(atPath: publicKeyURL(for: vaultURL).path) else {
-                    throw CLIError(.invalidInput, "No public key to check archives against: none saved beside the vault.",
-                                   hint: "Unlock the vault first (eval \"$(coffer unlock)\"), or pass --pubkey FILE.")
-                }
-                let key = try CLIError.wrapping { try MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self)) }
-                return Trust(keys: ArchiveTrust(publicKeys: [key]), source: publicKeyURL(for: vaultURL).path)
+    }
+
+    /// Words what the backup service reports, on standard error.
+    static func show(_ notice: BackupNotice) {
+        switch notice {
+        case .historiesConflict(let generation):
+            Terminal.note("warning: archives here disagree about which key followed key generation \(generation): someone who held that key certified a successor of their own. Only generations up to \(generation) are trusted; archives signed by a later key list as foreign.")
+        case .publicKeyFileDiffers(let path, let keyID):
+            Terminal.note("warning: \(path) is not this vault's current key\(keyID.map { " (it holds key id \($0))" } ?? ""); it was not trusted.")
+            Terminal.note("hint: If you did not replace it, someone may have. Rewrite it from the vault: coffer backup pubkey")
+        case .implausibleSequenceIgnored(let url, let sequence, let vaultSequence):
+            Terminal.note("warning: \(url.path) is signed as #\(sequence), far past this vault's #\(vaultSequence): it was ignored for numbering.")
+        case .unrecordedArchive(let url, let sequence, let maker, let commit):
+            let who = switch maker {
+            case .thisCopy: "this copy of the vault"
+            case .otherCopy(let device): "another copy of this vault (device \(device))"
+            case .unknown: "a copy of this vault"
             }
-            trust = Trust(keys: ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: folders),
-                          source: "the key history in \(vaultURL.path)'s header (not unlocked)")
+            Terminal.note("warning: \(url.path) is archive #\(sequence), made by \(who)\(commit.map { " from commit #\($0)" } ?? ""), which this vault has no record of: two copies of the vault back up here, or this one was restored from an older state. Numbering continues after it.")
+        case .restoredFromSupersededKey(let generation, let newest):
+            Terminal.note("warning: this archive is signed by key generation \(generation); archives beside it show the vault was rekeyed since (generation \(newest)). Whoever held that old key — a session or the passphrase of that time — could have made it, and can open the restored vault.")
         }
-        warnIfPublicKeyFileDiffers(trust, vaultURL: vaultURL)
-        warnIfHistoriesConflict(trust.keys)
-        return trust
-    }
-
-    /// Archives that certify different successors of one key: someone holding that key made
-    /// their own. Only the generations everyone agrees on are trusted.
-    static func warnIfHistoriesConflict(_ trust: ArchiveTrust) {
-        guard let generation = trust.conflictAfter else { return }
-        Terminal.note("warning: archives here disagree about which key followed key generation \(generation): someone who held that key certified a successor of their own. Only generations up to \(generation) are trusted; archives signed by a later key list as foreign.")
-    }
-
-    /// A `.pub` beside the vault that is not the vault's current key was swapped or is stale.
-    static func warnIfPublicKeyFileDiffers(_ trust: Trust, vaultURL: URL) {
-        let url = publicKeyURL(for: vaultURL)
-        guard let data = FileManager.default.contents(atPath: url.path), let current = trust.keys.current else { return }
-        let saved = try? MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self))
-        guard saved != current.publicKey else { return }
-        Terminal.note("warning: \(url.path) is not this vault's current key\(saved.map { " (it holds key id \($0.keyIDText))" } ?? ""); it was not trusted.")
-        Terminal.note("hint: If you did not replace it, someone may have. Rewrite it from the vault: coffer backup pubkey")
     }
 
     struct Age: Encodable {
@@ -151,124 +132,44 @@ struct BackupCommands: ParsableCommand {
                 throw CLIError(.invalidInput, "No destination: nothing was written.",
                                hint: "Pass --to DIR, or save one: coffer backup target add DIR")
             }
-            let directories = targets.map { URL(fileURLWithPath: $0).standardizedFileURL }
             let progress = Progress(enabled: Terminal.standardErrorIsTerminal)
-            let vault = ledger.vault
-            let history = vault.keyHistory
-            let trust = ArchiveTrust(vaultID: vault.id, history: history).extended(byArchivesIn: directories)
-
-            var state = ledger.backupState?.state ?? BackupState()
-            // The next number follows everything this vault signed in any destination, not only what
-            // this copy remembers, so no two archives of the vault ever share a number.
-            BackupCommands.warnIfHistoriesConflict(trust)
-            // Archives of superseded key generations never steer numbering or a refusal: an old
-            // key may outlive the vault's trust in it (a session or passphrase from before a rekey).
-            let seen = BackupCommands.plausible(directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }.filter { !$0.bySupersededKey },
-                                                after: state.lastSequence)
-            try BackupCommands.checkForForks(seen, lastSequence: state.lastSequence, vault: vault, acceptRollback: options.acceptRollback)
-            state.lastSequence = max(state.lastSequence, seen.map(\.sequence).max() ?? 0) + 1
-            guard state.lastSequence <= Archive.maximumSequence else {
-                throw CLIError(.failure, "This vault's archive numbers are used up (#\(state.lastSequence - 1)); nothing was written.",
-                               hint: "Restore the vault from a recent archive: it numbers again from there.")
+            if let current = ledger.vault.keyHistory.last {
+                try BackupCommands.writePublicKey(Archive.publicKeyFileContents(current, vaultID: ledger.vault.id),
+                                                  to: BackupService.publicKeyURL(for: options.vaultURL))
             }
-            let sequence = state.lastSequence
-            let stateID = ledger.backupState?.id ?? UUID()
-            // The sequence is recorded in the vault as soon as the first archive carrying it has its
-            // final name, so no two archives share one; when every destination fails, the vault is
-            // left exactly as it was.
-            var sequenceRecorded = false
-
-            let today = try CommandContext.today()
-            let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
-            let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
-            let keys = vault.backupKeys
-            if let current = history.last {
-                try BackupCommands.writePublicKey(Archive.publicKeyFileContents(current, vaultID: vault.id), to: BackupCommands.publicKeyURL(for: options.vaultURL))
+            let outcomes: [(folder: URL, outcome: BackupService.Outcome)]
+            do {
+                outcomes = try BackupService.create(ledger, to: targets.map { URL(fileURLWithPath: $0) }, appVersion: Coffer.version,
+                                                    today: try CommandContext.today(), acceptRollback: options.acceptRollback,
+                                                    progress: progress.step, notice: BackupCommands.show)
+            } catch let error as CofferError where error.code == .rolledBack {
+                throw CLIError(.damaged, error.message,
+                               hint: "Restore that archive if it is the newer state (coffer restore), or pass --accept-rollback to back up this older state as #\(error.candidates.last ?? "next").")
+            } catch let error as CofferError where error.kind == "sequence" {
+                throw CLIError(.failure, error.message, hint: "Restore the vault from a recent archive: it numbers again from there.")
             }
-            let created = Date()
             var failures = 0
-            for directory in directories {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    Output.line("FAILED  \(directory.path): no such folder (is the drive mounted?). Nothing was written there.")
+            for (folder, outcome) in outcomes {
+                switch outcome {
+                case .written(let url, let records, let size):
+                    Output.line("Backup OK  \(url.path)  (\(records) records, \(ByteCountFormatter.string(fromByteCount: Int64(size), countStyle: .file)))")
+                case .missingFolder:
+                    Output.line("FAILED  \(folder.path): no such folder (is the drive mounted?). Nothing was written there.")
                     failures += 1
-                    continue
-                }
-                progress.step("Writing an archive of \(records.count) records to \(directory.path)")
-                let url: URL
-                do {
-                    url = try Archive.write(records: records, netWorth: netWorth, appVersion: Coffer.version, commitCounter: vault.commitCounter,
-                                            device: vault.deviceID, keys: keys, sequence: sequence, created: created, to: directory)
-                } catch let error as BackupError {
-                    Output.line("FAILED  \(directory.path): \(error.errorDescription ?? "write failed"). No archive with a final name was left.")
+                case .writeFailed(let reason):
+                    Output.line("FAILED  \(folder.path): \(reason). No archive with a final name was left.")
                     failures += 1
-                    continue
-                }
-                if !sequenceRecorded {
-                    do {
-                        try ledger.writeWithoutHistory([(stateID, .backupState(state))])
-                    } catch {
-                        Archive.remove(url)
-                        throw error
-                    }
-                    sequenceRecorded = true
-                }
-                progress.step("Reading it back and verifying it")
-                do {
-                    _ = try Archive.verify(at: url, trust: trust)
-                    let contents = try Archive.open(at: url, keys: keys)
-                    guard contents.recordCount == records.count else { throw BackupError(.damaged, "record count differs") }
-                    try Archive.writePublicKeys(history, vaultID: vault.id, into: directory)
-                } catch {
-                    Archive.remove(url)
-                    Output.line("FAILED  \(directory.path): the archive did not verify when read back (\(CLIError(error).message)); it was removed.")
+                case .verifyFailed(let reason):
+                    Output.line("FAILED  \(folder.path): the archive did not verify when read back (\(reason)); it was removed.")
                     failures += 1
-                    continue
                 }
-                state.verified.removeAll { $0.path == directory.path }
-                state.verified.append(.init(path: directory.path, sequence: sequence, time: Int64(created.timeIntervalSince1970)))
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-                Output.line("Backup OK  \(url.path)  (\(records.count) records, \(ByteCountFormatter.string(fromByteCount: Int64(size), countStyle: .file)))")
             }
-            if sequenceRecorded { try ledger.writeWithoutHistory([(stateID, .backupState(state))]) }
             progress.finish()
             if failures > 0 {
-                throw CLIError(.failure, "\(failures) of \(directories.count) backup\(directories.count == 1 ? "" : "s") FAILED.")
+                throw CLIError(.failure, "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
             }
             Output.line("Each archive was read back from its folder: signature, every encrypted chunk and every record verified.")
-            Output.line("Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(BackupCommands.publicKeyURL(for: options.vaultURL).path)")
-        }
-    }
-
-    /// How far past the vault's own count another archive's number may lie and still steer the
-    /// numbering: two copies of a vault never drift a million backups apart, while a number
-    /// near the limit signed by a stolen key would otherwise use the numbers up.
-    static let plausibleSequenceGap: UInt64 = 1_000_000
-
-    /// The descriptions that may steer numbering; the others are named on stderr.
-    static func plausible(_ seen: [SignedDescription], after lastSequence: UInt64) -> [SignedDescription] {
-        let (kept, ignored) = (seen.filter { $0.sequence <= lastSequence + plausibleSequenceGap }, seen.filter { $0.sequence > lastSequence + plausibleSequenceGap })
-        for description in ignored {
-            Terminal.note("warning: \(description.url.path) is signed as #\(description.sequence), far past this vault's #\(lastSequence): it was ignored for numbering.")
-        }
-        return kept
-    }
-
-    /// Archives in the destinations that this copy of the vault never recorded. Made by this
-    /// copy from a later commit than it now has, they prove the vault file was rolled back (an
-    /// older copy put in its place): refused unless `--accept-rollback`. Made by another copy of
-    /// the vault, they are a fork: said plainly, and numbering continues after them.
-    static func checkForForks(_ seen: [SignedDescription], lastSequence: UInt64, vault: Vault, acceptRollback: Bool) throws {
-        let unknown = seen.filter { $0.sequence > lastSequence }.sorted { $0.sequence < $1.sequence }
-        let mine = vault.deviceID?.hex
-        let ahead = unknown.filter { $0.device != nil && $0.device == mine && ($0.commitCounter ?? 0) > vault.commitCounter }
-        if let newest = ahead.last, !acceptRollback {
-            throw CLIError(.damaged, "This vault is older than an archive it made: \(newest.url.path) is #\(newest.sequence), made from commit #\(newest.commitCounter ?? 0) of this copy, but the vault is at commit #\(vault.commitCounter). The vault file was rolled back or replaced by an older copy. Nothing was written.",
-                           hint: "Restore that archive if it is the newer state (coffer restore), or pass --accept-rollback to back up this older state as #\((unknown.last?.sequence ?? lastSequence) + 1).")
-        }
-        for description in unknown {
-            let maker = description.device.map { $0 == mine ? "this copy of the vault" : "another copy of this vault (device \($0.prefix(8)))" } ?? "a copy of this vault"
-            Terminal.note("warning: \(description.url.path) is archive #\(description.sequence), made by \(maker)\(description.commitCounter.map { " from commit #\($0)" } ?? ""), which this vault has no record of: two copies of the vault back up here, or this one was restored from an older state. Numbering continues after it.")
+            Output.line("Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(BackupService.publicKeyURL(for: options.vaultURL).path)")
         }
     }
 
@@ -291,12 +192,11 @@ struct BackupCommands: ParsableCommand {
             let signedBy: String
             if full, pubkey.isEmpty, !FileManager.default.fileExists(atPath: options.vaultURL.path) {
                 // A fresh machine: the archive's own key history, unlocked by the passphrase of its time.
-                let opened = try BackupCommands.openArchive(url, options: options)
-                info = opened.info
+                info = try BackupCommands.openArchive(url, options: options).info
                 signedBy = "the key its own vault header certifies, opened with your passphrase"
             } else {
                 let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, folders: [url.deletingLastPathComponent()])
-                info = try CLIError.wrapping { try Archive.verify(at: url, trust: trust.keys) }
+                info = try Archive.verify(at: url, trust: trust.keys)
                 signedBy = "this vault's \(trust.describe(info.generation)), from \(trust.source)"
                 if full { _ = try BackupCommands.openArchive(url, options: options) }
             }
@@ -312,36 +212,18 @@ struct BackupCommands: ParsableCommand {
         }
     }
 
-    /// Opens an archive fully: refused at once without a signature; its signature checked before
-    /// any key derivation when a key that may have made it is known (the vault's history, even
-    /// unauthenticated, or the key files beside the archives); then its keys derived from its
-    /// own vault header and the user's credential (Argon2id bounded), the signature checked with
-    /// the key they give, and every chunk and record checked.
-    static func openArchive(_ url: URL, options: VaultOptions) throws -> (contents: ArchiveContents, info: ArchiveInfo, keys: BackupKeys) {
-        let signature = try CLIError.wrapping { try Archive.signature(for: url) }
-        let peek = try CLIError.wrapping { try Archive.peek(at: url) }
-        let folder = url.deletingLastPathComponent()
-        var checked: ArchiveInfo?
-        if let summary = try? Vault.summary(at: options.vaultURL), summary.vaultID.bytes == peek.vaultID, !summary.keyHistory.isEmpty {
-            // This vault's own history (and what archives beside it certify) decides, before any
-            // key derivation: an archive claiming this vault but signed by another key costs nothing.
-            let trust = ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: [folder])
-            checked = try CLIError.wrapping { try Archive.verify(at: url, trust: trust) }
-        } else if let key = Archive.folderPublicKeys(in: folder, vaultID: peek.vaultID).first(where: { $0.keyID == signature.keyID }) {
-            _ = try CLIError.wrapping { try Archive.verify(at: url, publicKey: key) }
-        }
-        let keys: BackupKeys
+    /// Opens an archive fully through CofferKit: refused before any key derivation when it is
+    /// unsigned or signed by none of the keys that may have made it; then one labelled prompt
+    /// naming the archive, one key derivation and one read of the archive.
+    static func openArchive(_ url: URL, options: VaultOptions) throws -> BackupService.OpenedArchive {
+        let archive = try BackupService.inspect(url, vaultURL: options.vaultURL)
+        let made = ISO8601DateFormatter().string(from: archive.created)
+        let credential = try options.credential(prompt: "Passphrase for archive \(url.lastPathComponent) (#\(archive.sequence), made \(made)): ")
         do {
-            keys = try Vault.backupKeys(fromArchivedHeader: peek.vaultHeader, credential: options.credential())
-        } catch let error as VaultError where error.code == .wrongPassphrase || error.code == .sessionInvalid {
-            throw CLIError(.noPermission, "That passphrase does not open this archive. It was made on \(ISO8601DateFormatter().string(from: peek.created)).",
-                           hint: "An archive made before a passphrase change needs the passphrase that was current then.")
+            return try BackupService.open(archive, credential: credential)
+        } catch let error as CofferError where error.code == .wrongCredential {
+            throw CLIError(.noPermission, error.message, hint: "An archive made before a passphrase change needs the passphrase that was current then.")
         }
-        // Already proved against the vault's history by the key the passphrase derives: not read
-        // and hashed a second time.
-        let info = try checked.flatMap { MinisignPublicKey(key: keys.signingKey.publicKey).keyID == signature.keyID ? $0 : nil }
-            ?? CLIError.wrapping { try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)) }
-        return (try CLIError.wrapping { try Archive.open(at: url, keys: keys) }, info, keys)
     }
 
     // MARK: list
@@ -462,15 +344,13 @@ struct BackupCommands: ParsableCommand {
             }
             let entries = BackupFolder.scan(folder, trust: trust.keys)
             let candidates = entries.filter { $0.status == .signed && !unrecorded($0) }
-            let identity = { (info: ArchiveInfo) in info.digest.map { String(format: "%02x", $0) }.joined() }
+            let identity = { (info: ArchiveInfo) in info.digest.hexString }
             let verified = ledger.backupState?.state.verified.filter { $0.path == folder.path } ?? []
             let protected = Set(candidates.compactMap(\.info).filter { info in
                 verified.contains { $0.sequence == info.sequence && $0.time == Int64(info.created.timeIntervalSince1970) }
             }.map(identity))
-            let keep = try CLIError.wrapping {
-                try policy.keep(candidates.compactMap(\.info).map { .init(identity: identity($0), sequence: $0.sequence, created: $0.created) },
-                                protected: protected)
-            }
+            let keep = try policy.keep(candidates.compactMap(\.info).map { .init(identity: identity($0), sequence: $0.sequence, created: $0.created) },
+                                       protected: protected)
             var removed = 0
             for info in candidates.compactMap(\.info).sorted(by: { ($0.sequence, $0.created) > ($1.sequence, $1.created) }) {
                 if let reasons = keep[identity(info)] {
@@ -505,7 +385,7 @@ struct BackupCommands: ParsableCommand {
             let history = vault.keyHistory
             let contents = { (generation: KeyGeneration) in Archive.publicKeyFileContents(generation, vaultID: vault.id) }
             guard let current = history.last else { throw CLIError(.damaged, "The vault has no signing key history.") }
-            try BackupCommands.writePublicKey(contents(current), to: BackupCommands.publicKeyURL(for: options.vaultURL))
+            try BackupCommands.writePublicKey(contents(current), to: BackupService.publicKeyURL(for: options.vaultURL))
             switch (all, out) {
             case (false, let out?):
                 try BackupCommands.writePublicKey(contents(current), to: URL(fileURLWithPath: out))
@@ -518,7 +398,7 @@ struct BackupCommands: ParsableCommand {
                 guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
                     throw CLIError(.invalidInput, "\(folder.path) is not a folder; with --all, --out names the folder the key files go into.")
                 }
-                try CLIError.wrapping { try Archive.writePublicKeys(history, vaultID: vault.id, into: folder) }
+                try Archive.writePublicKeys(history, vaultID: vault.id, into: folder)
                 for generation in history {
                     Output.line("Wrote key generation \(generation.number) to \(folder.appendingPathComponent(Archive.publicKeyFileName(vaultID: vault.id, generation: generation.number)).path)")
                 }
@@ -603,8 +483,10 @@ struct Restore: ParsableCommand {
             throw CLIError(.invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
                            hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
         }
-        let (contents, info, keys) = try BackupCommands.openArchive(url, options: options)
-        if replace, FileManager.default.fileExists(atPath: destination.path), !yes, let reason = olderThanReplacedVault(contents) {
+        let opened = try BackupCommands.openArchive(url, options: options)
+        let contents = opened.contents
+        if replace, FileManager.default.fileExists(atPath: destination.path), !yes,
+           let reason = BackupService.olderThanVault(at: destination, archive: opened) {
             guard try Terminal.confirm("Archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
                                        refusal: "Replacing a vault with an older archive (\(reason))") else {
                 throw CLIError(.failure, "Nothing was restored.")
@@ -614,56 +496,18 @@ struct Restore: ParsableCommand {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         let oldCopy = URL(fileURLWithPath: destination.path + ".before-restore-\(formatter.string(from: Date()))")
-        // Backup bookkeeping is not in archives: rebuild it. Sequence numbers continue after every
-        // archive of this vault in the archive's folder, so the restored vault never reuses one.
-        let folder = url.deletingLastPathComponent().standardizedFileURL
-        let trust = ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory).extended(byArchivesIn: [folder])
-        BackupCommands.warnIfHistoriesConflict(trust)
-        // Only the newest known generation numbers: once the vault was rekeyed, an older key
-        // (the restored archive's own, perhaps) may be in other hands.
-        let newest = trust.current?.generation
-        let folderMaximum = BackupCommands.plausible(Archive.signedDescriptions(in: folder, trust: trust)
-            .filter { !$0.bySupersededKey && $0.generation == newest }, after: contents.sequence).map(\.sequence).max() ?? 0
-        let state = BackupState(lastSequence: max(contents.sequence, folderMaximum), verified: [.init(
-            path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))])
-        // Migrate every payload to the current version as it goes in (one transaction).
-        let migrated = try contents.records.map { id, payload -> (RecordID, Data) in
-            do {
-                return (id, Data(try RecordCodec.upgraded(Array(payload), id: id.uuid)))
-            } catch {
-                throw CLIError(.damaged, "Record \(id.hex) in the archive cannot be read; nothing was restored.")
-            }
+        var superseded = false
+        _ = try BackupService.restore(opened, to: destination, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard) { notice in
+            if case .restoredFromSupersededKey = notice { superseded = true }
+            BackupCommands.show(notice)
         }
-        let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
-        _ = try Vault.restore(at: destination, headerBytes: contents.vaultHeader, credential: try options.credential(),
-                              records: records, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard)
         Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
         Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
         if replace, FileManager.default.fileExists(atPath: oldCopy.path) { Output.line("The previous vault is kept at \(oldCopy.path).") }
-        if let newest = trust.current?.generation, let generation = info.generation, generation < newest {
-            Terminal.note("warning: this archive is signed by key generation \(generation); archives beside it show the vault was rekeyed since (generation \(newest)). Whoever held that old key — a session or the passphrase of that time — could have made it, and can open the restored vault.")
+        if superseded {
             Terminal.note("hint: Restore the newest archive if you can; otherwise check the restored vault and run: coffer rekey --vault \(destination.path)")
         }
         Output.line("It opens with the passphrase that was current when the archive was made.")
-    }
-}
-
-extension Restore {
-    /// Why the archive holds an older state than the vault it would replace, or nil when it does
-    /// not (or the vault cannot be read to tell, as when it is damaged: the reason to restore).
-    func olderThanReplacedVault(_ contents: ArchiveContents) -> String? {
-        guard let summary = try? Vault.summary(at: URL(fileURLWithPath: target)), summary.vaultID.hex == contents.vaultID,
-              let current = try? Ledger(vault: Vault.open(at: URL(fileURLWithPath: target), with: options.credential())) else { return nil }
-        if let lastSequence = current.backupState?.state.lastSequence, lastSequence > contents.sequence {
-            return "the vault has made archives up to #\(lastSequence) since"
-        }
-        // The change log is in the archive too: a change the vault has and the archive lacks is
-        // work the restore would undo (exact, where comparing clocks would miss the same second).
-        let archived = Set(contents.records.filter { RecordCodec.isChange($0.1) }.map(\.0.uuid))
-        if current.changes.contains(where: { !archived.contains($0.id) }) {
-            return "the vault has changes made after the archive"
-        }
-        return nil
     }
 }
 
@@ -673,15 +517,4 @@ struct Progress {
     let started = Date()
     func step(_ text: String) { if enabled { Terminal.note("… \(text)") } }
     func finish() { if enabled { Terminal.note(String(format: "… done in %.1f s", Date().timeIntervalSince(started))) } }
-}
-
-extension CLIError {
-    /// Runs `body`, turning a BackupError into the documented exit code.
-    static func wrapping<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as BackupError {
-            throw CLIError(error)
-        }
-    }
 }

@@ -64,19 +64,19 @@ struct VaultOptions: ParsableArguments {
 
     /// How a command that reads the vault unlocks it: an explicit recovery key or passphrase
     /// source first, then the unlocked session, then `COFFER_PASSPHRASE`, then the terminal.
-    func credential(allowSession: Bool = true) throws -> Credential {
+    func credential(allowSession: Bool = true, prompt: String = "Passphrase: ") throws -> Credential {
         if let recoveryKeyFile {
             var bytes = try PassphraseSource.readFile(recoveryKeyFile, what: "recovery key")
             defer { secureWipe(&bytes) }
             return .recoveryKey(try RecoveryKey(parsing: String(decoding: bytes, as: UTF8.self)))
         }
         if passphraseFile != nil || passphraseCommand != nil {
-            return .passphrase(try currentPassphrase(prompt: "Passphrase: "))
+            return .passphrase(try currentPassphrase(prompt: prompt))
         }
         if allowSession, let token = try sessionToken {
             return .session(token, directory: sessionDirectory)
         }
-        return .passphrase(try currentPassphrase(prompt: "Passphrase: "))
+        return .passphrase(try currentPassphrase(prompt: prompt))
     }
 
     /// The passphrase from `--passphrase-file`, `--passphrase-command`, `COFFER_PASSPHRASE` or

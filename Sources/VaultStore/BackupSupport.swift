@@ -40,6 +40,20 @@ extension Vault {
                    signingKey: operationalKeys.signing, keyHistory: keyHistory)
     }
 
+    /// Opens the vault at `url` with the keys an archive of the same vault unlocked, with no
+    /// key derivation: only while its master key is still the archive's (no passphrase change
+    /// or rekey since; otherwise `.wrongPassphrase`). The header's MAC is checked as always.
+    /// For looking at a vault a restore would replace; the high-water mark is left alone.
+    public static func open(at url: URL, unlocked: ArchiveUnlock) throws -> Vault {
+        try open(at: url, guard: nil) { header in
+            guard header.vaultID == unlocked.header.vaultID, let master = unlocked.keys.master,
+                  constantTimeEqual(master.operational.masterKeyID, header.masterKeyID) else {
+                throw VaultError(.wrongPassphrase, "The archive's keys do not open this vault: its keys were changed since.")
+            }
+            return UnlockedKeys(operational: master.operational, master: master, passphraseKEK: nil, recoveryKey: nil)
+        }
+    }
+
     /// The backup keys of the vault an archived header belongs to (see
     /// `unlockArchivedHeader(_:credential:now:)`, which this runs).
     public static func backupKeys(fromArchivedHeader bytes: [UInt8], credential: Credential, now: Date = Date()) throws -> BackupKeys {

@@ -136,4 +136,43 @@ struct TerminalTests {
         let budget = try sandbox.run(["budget", "--month", "2025-01", "--json"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(budget.stdout.contains("\"spent\" : \"0.00\""))
     }
+
+    /// Restore on a fresh machine asks once, naming the archive: one prompt, one key derivation
+    /// (the vault is built with the keys that prompt gave), one read of the archive. Replacing a
+    /// newer vault asks its question without a second passphrase prompt.
+    @Test func restoreAsksForThePassphraseOnceNamingTheArchive() throws {
+        let passphrase = "restore passphrase \(UInt32.random(in: 0...UInt32.max))"
+        let backups = sandbox.directory.path("backups")
+        try FileManager.default.createDirectory(at: backups, withIntermediateDirectories: true)
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
+        #expect(try sandbox.run(["account", "add", "Savings", "--category", "Savings", "--value", "100"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
+        #expect(try sandbox.run(["backup", "create", "--to", backups.path], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
+        #expect(try sandbox.run(["update", "Savings", "150"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
+        let archive = try #require(try FileManager.default.contentsOfDirectory(atPath: backups.path).first { $0.hasSuffix(".cbak") })
+        let environment = sandbox.baseEnvironment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        try tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "40", "env -i TERM=xterm \(environment) /bin/sh")
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        let fresh = sandbox.directory.path("fresh.coffer").path
+        try tmux("send-keys", "-t", session, "\(coffer) restore \(backups.path)/\(archive) --to \(fresh) --vault /nonexistent/vault.coffer; echo RESTORED=$((100 + $?))", "Enter")
+        var shown = try waitFor("Passphrase for archive \(archive)")
+        try tmux("send-keys", "-t", session, passphrase, "Enter")
+        // The exit status plus 100, so the typed command line never matches what is awaited.
+        shown = try waitFor("RESTORED=1", timeout: 60)
+        #expect(shown.contains("RESTORED=100"), "\(shown)")
+        #expect(shown.components(separatedBy: "Passphrase").count - 1 == 1, "exactly one prompt:\n\(shown)")
+        #expect(shown.contains("#1, made "), "the prompt names the archive's number and date")
+        #expect(!shown.contains(passphrase))
+
+        // The vault changed after the archive: replacing it asks a question, never a second passphrase.
+        try tmux("send-keys", "-t", session, "clear; \(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))", "Enter")
+        _ = try waitFor("Passphrase for archive")
+        try tmux("send-keys", "-t", session, passphrase, "Enter")
+        shown = try waitFor("[y/N]", timeout: 60)
+        #expect(shown.contains("has changes made after the archive"), "\(shown)")
+        try tmux("send-keys", "-t", session, "y", "Enter")
+        shown = try waitFor("REPLACED=1", timeout: 60)
+        #expect(shown.contains("REPLACED=100"), "\(shown)")
+        #expect(shown.components(separatedBy: "Passphrase").count - 1 == 1, "one prompt when replacing:\n\(shown)")
+    }
 }

@@ -81,7 +81,7 @@ extension ExportDocument {
             transactions = ledger.transactions.sorted { $0.sequence < $1.sequence }.map { entry in
                 .init(id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue, target: Self.target(entry.target), note: entry.note,
                       date: entry.date.description, sequence: entry.sequence, importAccount: entry.origin?.account,
-                      importHash: entry.origin.map { $0.rowHash.map { String(format: "%02x", $0) }.joined() })
+                      importHash: entry.origin.map { $0.rowHash.hexString })
             }
             ruleSets = ledger.ruleSets.map { set in
                 .init(id: id(set.id), name: set.name, rules: set.rules.map { .init(pattern: $0.pattern, target: Self.target($0.target)) })
