@@ -66,18 +66,20 @@ let package = Package(
         // Fuzz targets (scripts/fuzz builds them with libFuzzer); otherwise a corpus replay tool.
         .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "VaultBackup", "VaultStore", "FinanceCore"]),
 
-        .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore"]),
-        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultStore", "VaultCrypto"]),
+        // Helpers every test target shares (a temporary folder, dates, the KDF profile).
+        .target(name: "CofferTestSupport", dependencies: ["FinanceCore", "VaultCrypto"], path: "Tests/CofferTestSupport"),
+        .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore", "CofferTestSupport"]),
+        .testTarget(name: "VaultBackupTests", dependencies: ["CofferTestSupport", "VaultBackup", "VaultStore", "VaultCrypto"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(
             name: "VaultStoreTests",
-            dependencies: ["VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["CofferTestSupport", "VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "CofferKitTests", dependencies: ["CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"]),
+        .testTarget(name: "CofferKitTests", dependencies: ["CofferTestSupport", "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",
-            dependencies: ["coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["CofferTestSupport", "coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -330,6 +330,12 @@ struct BackupCommands: ParsableCommand {
         @Flag(help: "Show what would be kept and removed; remove nothing.") var dryRun = false
         @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
 
+        func validate() throws {
+            guard keepLast + keepDaily + keepWeekly + keepMonthly > 0, [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 }) else {
+                throw ValidationError("Give at least one rule: --keep-last, --keep-daily, --keep-weekly or --keep-monthly (positive numbers).")
+            }
+        }
+
         func run() throws {
             let policy = RetentionPolicy(keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
             let folder = URL(fileURLWithPath: directory).standardizedFileURL

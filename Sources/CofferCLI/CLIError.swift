@@ -63,7 +63,9 @@ public struct CLIError: Error, LocalizedError, Sendable {
             self.init(status, error.errorDescription ?? "\(error.code)")
         case let error as FinanceError:
             let status: ExitStatus = error.code == .invalidRecord ? .damaged : (error.code == .overflow ? .failure : .invalidInput)
-            self.init(status, error.errorDescription ?? "\(error.code)", hint: status == .invalidInput ? "Nothing was changed." : nil)
+            self.init(status, error.errorDescription ?? "\(error.code)",
+                      hint: error.code == .overpayment ? "Nothing was changed. See what is owed: coffer invoice show INV-NNNN"
+                          : status == .invalidInput ? "Nothing was changed." : nil)
         case let error as CryptoError:
             self.init(error.code == .invalidPassphrase ? .invalidInput : .failure, error.errorDescription ?? "\(error.code)")
         default:

@@ -17,6 +17,8 @@ public struct FinanceError: Error, LocalizedError, Equatable, Sendable {
         public static let invalidRecord = Code("invalidRecord")
         /// An invoice change its status does not allow (e.g. paying a draft, editing a sent one).
         public static let invalidTransition = Code("invalidTransition")
+        /// A payment larger than what is outstanding.
+        public static let overpayment = Code("overpayment")
         /// A sum or projection left the range of 64-bit minor units.
         public static let overflow = Code("overflow")
     }

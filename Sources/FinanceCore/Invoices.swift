@@ -211,7 +211,7 @@ public struct Invoice: Identifiable, Hashable, Sendable {
         guard outstanding > .zero else { throw Self.refused("\(reference) is already paid in full.") }
         guard amount > .zero else { throw FinanceError(.invalidAmount, "Enter a payment above zero.") }
         guard amount <= outstanding else {
-            throw Self.refused("That is more than is outstanding on \(reference); overpayment is refused.")
+            throw FinanceError(.overpayment, "That is more than is outstanding on \(reference); overpayment is refused.")
         }
         var paid = self
         paid.payments.append(Payment(date: date, amount: amount))

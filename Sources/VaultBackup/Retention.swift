@@ -37,7 +37,7 @@ public struct RetentionPolicy: Sendable, Equatable {
             throw BackupError(.invalidRequest, "The same archive was offered twice: copies must be grouped before retention.")
         }
         guard keepLast + keepDaily + keepWeekly + keepMonthly > 0, [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 }) else {
-            throw BackupError(.invalidRequest, "Give at least one rule: --keep-last, --keep-daily, --keep-weekly or --keep-monthly (positive numbers).")
+            throw BackupError(.invalidRequest, "A retention policy needs at least one keep rule, and no negative count.")
         }
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = TimeZone(identifier: "UTC")!

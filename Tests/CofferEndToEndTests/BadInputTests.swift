@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -114,7 +115,7 @@ import VaultStore
     /// One sandbox with a demo vault and the files the placeholders name.
     final class Fixture: @unchecked Sendable {
         let sandbox = Sandbox()
-        let planted = TemporaryDirectory()
+        let planted = scannedDirectory()
         var files: [String: String] = [:]
         let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"]
 

@@ -1,10 +1,11 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
 /// The leak scan itself must find what it looks for, or its zero would mean nothing.
 @Suite struct LeakScanTests {
     @Test func findsACanaryAndASecretWrittenInPlainText() throws {
-        let directory = TemporaryDirectory()
+        let directory = scannedDirectory()
         LeakScan.shared.noteProcess(arguments: ["account", "add", "Leaky Canary Savings"], environment: ["COFFER_PASSPHRASE": "a leaky passphrase"])
         let blob = Array(repeating: UInt8(0xA5), count: 5000) + Array("..Leaky Canary Savings..".utf8) + Array(repeating: 0, count: 100)
         FileManager.default.createFile(atPath: directory.path("vault.coffer-wal").path, contents: Data(blob))

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -17,21 +18,13 @@ let cofferBinary: URL = {
     fatalError("coffer binary not found; build it or set COFFER_BINARY")
 }()
 
-let testParameters = KDFProfile.interactive.parameters
+/// The sandbox folder of an end-to-end test: every file the tests made in it is scanned for
+/// plaintext before it is removed.
+func scannedDirectory() -> TemporaryDirectory {
+    TemporaryDirectory(prefix: "coffer-e2e") { LeakScan.shared.scan($0) }
+}
 
-final class TemporaryDirectory {
-    let url: URL
-    init() {
-        var template = Array((NSTemporaryDirectory() + "coffer-e2e-XXXXXX").utf8CString)
-        url = URL(fileURLWithPath: String(cString: mkdtemp(&template)!))
-    }
-    /// Every file the tests made here is scanned for plaintext before it is removed.
-    deinit {
-        LeakScan.shared.scan(url)
-        try? FileManager.default.removeItem(at: url)
-    }
-    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
-
+extension TemporaryDirectory {
     /// Writes a secret to a 0600 file and returns its path.
     func secretFile(_ name: String, _ contents: String) -> String {
         let file = path(name)
@@ -147,7 +140,7 @@ struct Result {
 /// A sandbox for running the real binary: its own vault path, data and runtime directories,
 /// and no COFFER_* variables inherited from whoever runs the tests.
 struct Sandbox {
-    let directory = TemporaryDirectory()
+    let directory = scannedDirectory()
     var vault: URL { directory.path("data/coffer/vault.coffer") }
     var runtime: URL { directory.path("run") }
     var sessions: URL { runtime.appendingPathComponent("coffer") }

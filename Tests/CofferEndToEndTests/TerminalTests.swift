@@ -18,7 +18,8 @@ struct TerminalTests {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = (["/usr/bin/tmux", "-L", session] + arguments).map { strdup($0) } + [nil]
+        // The server socket lives in the sandbox, which is removed with the test: nothing is left behind.
+        let argv = (["/usr/bin/tmux", "-S", sandbox.directory.path("tmux.socket").path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         // The test runner's threads block most signals and a spawned child inherits that mask:
         // a tmux server started so ignores kill-server's shutdown and outlives the test. Start

@@ -4,8 +4,6 @@ import VaultCrypto
 import VaultStore
 @testable import CofferKit
 
-func date(_ text: String) -> CalendarDate { try! CalendarDate(parsing: text) }
-
 /// Runs `body` on a new vault (interactive Argon2id) in a folder of its own, removed afterwards.
 func withScratchVault(_ body: (Vault) throws -> Void) throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-scratch-\(UUID().uuidString)")

@@ -1,8 +1,8 @@
+import CofferTestSupport
 import Foundation
 import Testing
 @testable import FinanceCore
 
-func date(_ text: String) -> CalendarDate { try! CalendarDate(parsing: text) }
 func pounds(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
 
 /// Builds accounts and updates with a running entry sequence, as the vault would.

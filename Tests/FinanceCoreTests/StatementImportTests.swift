@@ -1,9 +1,9 @@
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import Testing
 
 @Suite struct StatementImportTests {
-    func date(_ text: String) -> CalendarDate { try! CalendarDate(parsing: text) }
 
     @Test(arguments: [
         ("DD/MM/YYYY", "03/04/2025", "2025-04-03"), ("MM/DD/YYYY", "04/03/2025", "2025-04-03"), ("D/M/YY", "3/4/25", "2025-04-03"),

@@ -1,18 +1,9 @@
+import CofferTestSupport
 import Foundation
 import Testing
 import VaultCrypto
 import VaultStore
 @testable import VaultBackup
-
-final class TemporaryDirectory {
-    let url: URL
-    init() {
-        var template = Array((NSTemporaryDirectory() + "coffer-backup-XXXXXX").utf8CString)
-        url = URL(fileURLWithPath: String(cString: mkdtemp(&template)!))
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
 
 /// A vault with a few records, and archives of it.
 struct Fixture {

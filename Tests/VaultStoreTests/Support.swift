@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -5,17 +6,7 @@ import VaultCrypto
 @testable import VaultStore
 
 /// Tests use the real Argon2id "interactive" profile: the real KDF, at its cheapest setting.
-let testParameters = KDFProfile.interactive.parameters
 
-final class TemporaryDirectory {
-    let url: URL
-    init() {
-        var template = Array((NSTemporaryDirectory() + "coffer-store-XXXXXX").utf8CString)
-        url = URL(fileURLWithPath: String(cString: mkdtemp(&template)!))
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
 
 func passphrase(_ text: String = "correct horse battery staple") -> Passphrase { try! Passphrase(text) }
 
