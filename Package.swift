@@ -66,8 +66,13 @@ let package = Package(
         // Fuzz targets (scripts/fuzz builds them with libFuzzer); otherwise a corpus replay tool.
         .executableTarget(name: "CofferFuzz", dependencies: ["CofferKit", "VaultBackup", "VaultStore", "FinanceCore"]),
 
-        // Helpers every test target shares (a temporary folder, dates, the KDF profile).
-        .target(name: "CofferTestSupport", dependencies: ["FinanceCore", "VaultCrypto"], path: "Tests/CofferTestSupport"),
+        // Helpers every test target shares (a temporary folder, dates, the KDF profile),
+        // and the harness that runs the real binary in a sandbox, with its leak scan.
+        .target(
+            name: "CofferTestSupport",
+            dependencies: ["FinanceCore", "VaultCrypto", "VaultStore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/CofferTestSupport"
+        ),
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore", "CofferTestSupport"]),
         .testTarget(name: "VaultBackupTests", dependencies: ["CofferTestSupport", "VaultBackup", "VaultStore", "VaultCrypto"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
@@ -80,6 +85,12 @@ let package = Package(
         .testTarget(
             name: "CofferEndToEndTests",
             dependencies: ["CofferTestSupport", "coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // The slow suites (crash injection, concurrent writers, disk full, hostile archives, fuzz
+        // replay, the leak scan's self-test): `swift test --filter CofferReliabilityTests`.
+        .testTarget(
+            name: "CofferReliabilityTests",
+            dependencies: ["CofferTestSupport", "coffer", "CofferFuzz", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

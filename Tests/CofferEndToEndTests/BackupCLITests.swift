@@ -1,5 +1,6 @@
 import CofferKit
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -14,7 +15,7 @@ import VaultStore
     var usb: URL { sandbox.directory.path("usb") }
 
     @discardableResult
-    func coffer(_ arguments: [String], _ extra: [String: String] = [:]) throws -> Result {
+    func coffer(_ arguments: [String], _ extra: [String: String] = [:]) throws -> RunResult {
         try sandbox.run(arguments, environment: environment.merging(extra) { $1 })
     }
 

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 import VaultBackup
@@ -15,7 +16,7 @@ import VaultStore
     var folder: URL { sandbox.directory.path("usb") }
 
     @discardableResult
-    func coffer(_ arguments: [String], _ extra: [String: String] = [:], without: [String] = []) throws -> Result {
+    func coffer(_ arguments: [String], _ extra: [String: String] = [:], without: [String] = []) throws -> RunResult {
         var environment = environment.merging(extra) { $1 }
         for name in without { environment.removeValue(forKey: name) }
         return try sandbox.run(arguments, environment: environment)
@@ -29,7 +30,7 @@ import VaultStore
     }
 
     @discardableResult
-    func backup(_ extra: [String] = [], expect status: Int32 = 0) throws -> Result {
+    func backup(_ extra: [String] = [], expect status: Int32 = 0) throws -> RunResult {
         let result = try coffer(["backup", "create", "--to", folder.path] + extra)
         #expect(result.status == status, "\(result.stdout)\(result.stderr)")
         return result

@@ -1,4 +1,5 @@
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -11,7 +12,7 @@ import VaultStore
     var environment: [String: String] { ["COFFER_PASSPHRASE": "old passphrase", "COFFER_TODAY": "2025-01-31"] }
 
     @discardableResult
-    func coffer(_ arguments: String...) throws -> Result {
+    func coffer(_ arguments: String...) throws -> RunResult {
         let result = try sandbox.run(arguments, environment: environment)
         return result
     }

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
     func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
 
     @discardableResult
-    func coffer(_ arguments: String...) throws -> Result { try sandbox.run(arguments, environment: environment) }
+    func coffer(_ arguments: String...) throws -> RunResult { try sandbox.run(arguments, environment: environment) }
 
     func json(_ arguments: String...) throws -> [String: Any] {
         let result = try sandbox.run(arguments + ["--json"], environment: environment)

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
     let sandbox = Sandbox()
     let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"]
 
-    func run(_ arguments: [String], vault: URL? = nil) throws -> Result {
+    func run(_ arguments: [String], vault: URL? = nil) throws -> RunResult {
         try sandbox.run(arguments + (vault.map { ["--vault", $0.path] } ?? []), environment: environment)
     }
 

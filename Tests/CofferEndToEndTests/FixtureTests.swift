@@ -1,4 +1,5 @@
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import Testing
 import VaultCrypto

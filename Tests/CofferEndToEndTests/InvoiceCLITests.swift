@@ -1,4 +1,5 @@
 import FinanceCore
+import CofferTestSupport
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -11,7 +12,7 @@ import VaultStore
 @Suite struct InvoiceCLITests {
     let sandbox = Sandbox()
 
-    func run(_ arguments: [String], today: String = "2026-11-01") throws -> Result {
+    func run(_ arguments: [String], today: String = "2026-11-01") throws -> RunResult {
         try sandbox.run(arguments, environment: ["COFFER_PASSPHRASE": "old passphrase", "COFFER_TODAY": today])
     }
 

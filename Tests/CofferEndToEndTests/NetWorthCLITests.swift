@@ -1,4 +1,5 @@
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -11,7 +12,7 @@ import VaultStore
     var environment: [String: String] { ["COFFER_PASSPHRASE": "old passphrase", "COFFER_TODAY": "2026-11-22"] }
 
     @discardableResult
-    func coffer(_ arguments: String...) throws -> Result { try sandbox.run(arguments, environment: environment) }
+    func coffer(_ arguments: String...) throws -> RunResult { try sandbox.run(arguments, environment: environment) }
 
     func json(_ arguments: String...) throws -> [String: Any] {
         let result = try sandbox.run(arguments + ["--json"], environment: environment)

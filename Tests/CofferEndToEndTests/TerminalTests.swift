@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -166,7 +167,11 @@ struct TerminalTests {
         #expect(!shown.contains(passphrase))
 
         // The vault changed after the archive: replacing it asks a question, never a second passphrase.
-        try tmux("send-keys", "-t", session, "clear; \(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))", "Enter")
+        // Cleared first, so the first restore's prompt on the screen is not taken for the next one's.
+        try tmux("send-keys", "-t", session, "clear", "Enter")
+        let cleared = Date().addingTimeInterval(20)
+        while try screen().contains("Passphrase for archive"), Date() < cleared { usleep(100_000) }
+        try tmux("send-keys", "-t", session, "\(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))", "Enter")
         _ = try waitFor("Passphrase for archive")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         shown = try waitFor("[y/N]", timeout: 60)

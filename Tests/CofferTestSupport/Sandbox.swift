@@ -1,4 +1,3 @@
-import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -6,7 +5,7 @@ import VaultCrypto
 import VaultStore
 
 /// The `coffer` binary SwiftPM built next to this test bundle (or `COFFER_BINARY`).
-let cofferBinary: URL = {
+public let cofferBinary: URL = {
     if let path = ProcessInfo.processInfo.environment["COFFER_BINARY"] { return URL(fileURLWithPath: path) }
     let candidates = [Bundle.main.bundleURL.deletingLastPathComponent(),
                       URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
@@ -20,13 +19,13 @@ let cofferBinary: URL = {
 
 /// The sandbox folder of an end-to-end test: every file the tests made in it is scanned for
 /// plaintext before it is removed.
-func scannedDirectory() -> TemporaryDirectory {
+public func scannedDirectory() -> TemporaryDirectory {
     TemporaryDirectory(prefix: "coffer-e2e") { LeakScan.shared.scan($0) }
 }
 
 extension TemporaryDirectory {
     /// Writes a secret to a 0600 file and returns its path.
-    func secretFile(_ name: String, _ contents: String) -> String {
+    public func secretFile(_ name: String, _ contents: String) -> String {
         let file = path(name)
         FileManager.default.createFile(atPath: file.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
         LeakScan.shared.noteSecret(contents.trimmingCharacters(in: .newlines), file: file.path)
@@ -40,8 +39,8 @@ extension TemporaryDirectory {
 /// every file in it that Coffer wrote and that is not plaintext by design (exports, captured
 /// output, the tests' own inputs) is searched for all of them, and every argv for the secrets.
 /// Any hit fails the test that owned the sandbox. `COFFER_LEAK_REPORT=FILE` appends the figures.
-final class LeakScan: @unchecked Sendable {
-    static let shared = LeakScan()
+public final class LeakScan: @unchecked Sendable {
+    public static let shared = LeakScan()
     /// Shorter strings would match random ciphertext by chance.
     static let minimumLength = 8
     /// Files that hold plaintext on purpose: exports, statements and other inputs the tests wrote,
@@ -54,7 +53,7 @@ final class LeakScan: @unchecked Sendable {
     private var secretFiles: Set<String> = []
     private var argvCount = 0
 
-    func noteSecret(_ secret: String, file: String? = nil) {
+    public func noteSecret(_ secret: String, file: String? = nil) {
         lock.withLock {
             if secret.utf8.count >= Self.minimumLength { secrets.insert(secret) }
             if let file { secretFiles.insert(file) }
@@ -62,7 +61,7 @@ final class LeakScan: @unchecked Sendable {
     }
 
     /// Records one child's command line and environment; reports a secret on its command line.
-    func noteProcess(arguments: [String], environment: [String: String]) {
+    public func noteProcess(arguments: [String], environment: [String: String]) {
         for key in ["COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE", "COFFER_SESSION"] {
             if let value = environment[key] { noteSecret(value) }
         }
@@ -81,7 +80,7 @@ final class LeakScan: @unchecked Sendable {
     }
 
     /// `report`: false for the scan's own self-test, whose planted hits are not the suite's.
-    func scan(_ directory: URL, report: Bool = true) {
+    public func scan(_ directory: URL, report: Bool = true) {
         let (secrets, canaries, secretFiles, argvCount) = lock.withLock { (self.secrets, self.canaries, self.secretFiles, self.argvCount) }
         let needles = (secrets.map { ($0, "secret") } + canaries.map { ($0, "canary") }).map { (Array($0.0.utf8), $0.1) }
         var files = 0, bytes = 0, hits: [String] = []
@@ -131,21 +130,23 @@ final class LeakScan: @unchecked Sendable {
     }
 }
 
-struct Result {
-    let status: Int32
-    let stdout: String
-    let stderr: String
+public struct RunResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
 }
 
 /// A sandbox for running the real binary: its own vault path, data and runtime directories,
 /// and no COFFER_* variables inherited from whoever runs the tests.
-struct Sandbox {
-    let directory = scannedDirectory()
-    var vault: URL { directory.path("data/coffer/vault.coffer") }
-    var runtime: URL { directory.path("run") }
-    var sessions: URL { runtime.appendingPathComponent("coffer") }
+public struct Sandbox {
+    public let directory = scannedDirectory()
 
-    var baseEnvironment: [String: String] {
+    public init() {}
+    public var vault: URL { directory.path("data/coffer/vault.coffer") }
+    public var runtime: URL { directory.path("run") }
+    public var sessions: URL { runtime.appendingPathComponent("coffer") }
+
+    public var baseEnvironment: [String: String] {
         ["PATH": "/usr/bin:/bin", "HOME": directory.url.path, "XDG_DATA_HOME": directory.path("data").path,
          "XDG_RUNTIME_DIR": runtime.path, "TMPDIR": directory.path("tmp").path, "LANG": "C.UTF-8"]
     }
@@ -157,7 +158,7 @@ struct Sandbox {
     /// `peakMemoryReport` writes the child's peak RSS in bytes to that file: a small Python parent
     /// forks it and reads wait4's figure (spawned straight from this large test process, the
     /// kernel would count our own peak as the child's).
-    func start(_ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil, peakMemoryReport: URL? = nil) throws -> Child {
+    public func start(_ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil, peakMemoryReport: URL? = nil) throws -> Child {
         try? FileManager.default.createDirectory(at: directory.path("tmp"), withIntermediateDirectories: true)
         let id = UUID().uuidString
         let out = directory.path("stdout-\(id)"), err = directory.path("stderr-\(id)")
@@ -188,7 +189,7 @@ struct Sandbox {
     }
 
     @discardableResult
-    func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60, fileSizeLimit: Int? = nil) throws -> Result {
+    public func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60, fileSizeLimit: Int? = nil) throws -> RunResult {
         let child = try start(arguments, environment: environment, fileSizeLimit: fileSizeLimit)
         let deadline = Date().addingTimeInterval(timeout)
         while child.isRunning, Date() < deadline { usleep(2_000) }
@@ -200,7 +201,7 @@ struct Sandbox {
     }
 
     /// Runs another program (a peer such as minisign) to its end, output discarded; its exit status.
-    func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
+    public func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -216,7 +217,7 @@ struct Sandbox {
     }
 
     /// `coffer init` with the interactive KDF and a passphrase file.
-    func initVault(passphrase: String = "old passphrase") throws -> String {
+    public func initVault(passphrase: String = "old passphrase") throws -> String {
         let file = directory.secretFile("passphrase-\(UUID().uuidString)", passphrase + "\n")
         let result = try run(["init", "--kdf", "interactive", "--passphrase-file", file])
         #expect(result.status == 0, "\(result.stderr)")
@@ -224,20 +225,20 @@ struct Sandbox {
     }
 }
 
-func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
+public func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T {
     var configuration = Configuration()
     configuration.busyMode = .timeout(30)  // coffer processes may be writing at the same time
     return try DatabaseQueue(path: url.path, configuration: configuration).write(body)
 }
 
-func fileMode(_ url: URL) -> mode_t {
+public func fileMode(_ url: URL) -> mode_t {
     var info = stat()
     precondition(stat(url.path, &info) == 0, "no file at \(url.path)")
     return info.st_mode & 0o777
 }
 
 /// A digest of every stored row: changes if any record, the manifest, commit or header do.
-func storedRowsDigest(_ vault: URL) throws -> [UInt8] {
+public func storedRowsDigest(_ vault: URL) throws -> [UInt8] {
     try withRawDatabase(vault) { db in
         var bytes: [UInt8] = []
         for table in ["header", "record", "manifest", "commit_record"] {
@@ -250,18 +251,18 @@ func storedRowsDigest(_ vault: URL) throws -> [UInt8] {
 }
 
 /// A running `coffer`, reaped by its own pid.
-final class Child {
-    let pid: pid_t
-    let stdout, stderr: URL
+public final class Child {
+    public let pid: pid_t
+    public let stdout, stderr: URL
     private var status: Int32?
 
-    init(pid: pid_t, stdout: URL, stderr: URL) {
+    public init(pid: pid_t, stdout: URL, stderr: URL) {
         self.pid = pid
         self.stdout = stdout
         self.stderr = stderr
     }
 
-    var isRunning: Bool {
+    public var isRunning: Bool {
         guard status == nil else { return false }
         reap(options: WNOHANG)
         return status == nil
@@ -274,18 +275,27 @@ final class Child {
         if reaped == pid { status = raw }
     }
 
-    func kill() { if isRunning { Glibc.kill(pid, SIGKILL) } }
+    public func kill() { if isRunning { Glibc.kill(pid, SIGKILL) } }
 
     /// Waits for the exit; the exit code, or 128 + the signal that ended it.
     @discardableResult
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         if status == nil { reap(options: 0) }
         let raw = status!
         return raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
     }
 
-    func result() throws -> Result {
-        Result(status: wait(), stdout: String(decoding: try Data(contentsOf: stdout), as: UTF8.self),
+    public func result() throws -> RunResult {
+        RunResult(status: wait(), stdout: String(decoding: try Data(contentsOf: stdout), as: UTF8.self),
                stderr: String(decoding: try Data(contentsOf: stderr), as: UTF8.self))
     }
+}
+
+/// Failures collected from concurrent workers.
+public final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    public init() {}
+    public func add(_ message: String) { lock.withLock { messages.append(message) } }
+    public var all: [String] { lock.withLock { messages } }
 }

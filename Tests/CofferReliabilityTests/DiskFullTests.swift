@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 import VaultStore
@@ -22,7 +23,7 @@ import VaultStore
         return files
     }
 
-    func expectCleanFailure(_ result: Result, _ what: String) {
+    func expectCleanFailure(_ result: RunResult, _ what: String) {
         #expect(result.status == 1, "\(what): \(result.stderr)")
         #expect(result.stderr.hasPrefix("coffer: "), "\(what): \(result.stderr)")
         let said = result.stdout + result.stderr

@@ -1,5 +1,6 @@
 import CofferKit
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -79,12 +80,4 @@ extension ConcurrencyTests {
         }
         #expect(try storedRowsDigest(sandbox.vault) == before)
     }
-}
-
-/// Failures collected from concurrent workers.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-    func add(_ message: String) { lock.withLock { messages.append(message) } }
-    var all: [String] { lock.withLock { messages } }
 }

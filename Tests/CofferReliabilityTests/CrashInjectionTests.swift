@@ -1,5 +1,6 @@
 import CofferKit
 import FinanceCore
+import CofferTestSupport
 import Foundation
 import Testing
 import VaultCrypto

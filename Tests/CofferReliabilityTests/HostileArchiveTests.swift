@@ -37,7 +37,7 @@ import VaultStore
         return url
     }
 
-    func run(_ arguments: [String], _ extra: [String: String] = [:]) throws -> (Result, Int) {
+    func run(_ arguments: [String], _ extra: [String: String] = [:]) throws -> (RunResult, Int) {
         let report = sandbox.directory.path("rss-\(UUID().uuidString)")
         let child = try sandbox.start(arguments, environment: environment.merging(extra) { $1 }, peakMemoryReport: report)
         let result = try child.result()
