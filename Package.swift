@@ -36,7 +36,10 @@ let package = Package(
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(
             name: "VaultStore",
-            dependencies: ["VaultCrypto", "CSQLiteHardening", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]
+            dependencies: [
+                "VaultCrypto", "CSQLiteHardening", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "VaultBackup",
@@ -46,7 +49,9 @@ let package = Package(
         // restore services, interchange formats, record codec. No terminal, no argument parsing.
         .target(
             name: "CofferKit",
-            dependencies: ["FinanceCore", "VaultStore", "VaultBackup", "VaultCrypto", .product(name: "CSV", package: "CSV.swift")]
+            dependencies: [
+                "FinanceCore", "VaultStore", "VaultBackup", "VaultCrypto", .product(name: "CSV", package: "CSV.swift"),
+            ]
         ),
         .target(
             name: "CofferCLI",
@@ -74,23 +79,36 @@ let package = Package(
             path: "Tests/CofferTestSupport"
         ),
         .testTarget(name: "FinanceCoreTests", dependencies: ["FinanceCore", "CofferTestSupport"]),
-        .testTarget(name: "VaultBackupTests", dependencies: ["CofferTestSupport", "VaultBackup", "VaultStore", "VaultCrypto"]),
+        .testTarget(
+            name: "VaultBackupTests", dependencies: ["CofferTestSupport", "VaultBackup", "VaultStore", "VaultCrypto"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(
             name: "VaultStoreTests",
-            dependencies: ["CofferTestSupport", "VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "CofferTestSupport", "VaultStore", "VaultCrypto", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
-        .testTarget(name: "CofferKitTests", dependencies: ["CofferTestSupport", "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
+        .testTarget(
+            name: "CofferKitTests",
+            dependencies: ["CofferTestSupport", "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"]),
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
         .testTarget(
             name: "CofferEndToEndTests",
-            dependencies: ["CofferTestSupport", "coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "CofferTestSupport", "coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup",
+                "FinanceCore", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // The slow suites (crash injection, concurrent writers, disk full, hostile archives, fuzz
         // replay, the leak scan's self-test): `swift test --filter CofferReliabilityTests`.
         .testTarget(
             name: "CofferReliabilityTests",
-            dependencies: ["CofferTestSupport", "coffer", "CofferFuzz", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "CofferTestSupport", "coffer", "CofferFuzz", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup",
+                "FinanceCore", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

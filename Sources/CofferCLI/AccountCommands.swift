@@ -1,7 +1,7 @@
 import ArgumentParser
-import Foundation
 import CofferKit
 import FinanceCore
+import Foundation
 import VaultStore
 
 /// `coffer account add|list|show|rename|close|reopen|delete`.
@@ -22,11 +22,14 @@ struct AccountCommands: ParsableCommand {
         )
         @OptionGroup var options: VaultOptions
         @Argument(help: "The account's name (unique, case-insensitive).") var name: String
-        @Option(help: "Its category, e.g. Cash, Savings, Investments, Pensions, Property, Mortgage.") var category: String
+        @Option(help: "Its category, e.g. Cash, Savings, Investments, Pensions, Property, Mortgage.") var category:
+            String
         @Flag(help: "Money owed (a mortgage, loan or card) rather than owned.") var liability = false
-        @Option(help: ArgumentHelp("Its yearly growth rate for projections, e.g. 4.5%.", valueName: "rate")) var growth: String?
+        @Option(help: ArgumentHelp("Its yearly growth rate for projections, e.g. 4.5%.", valueName: "rate")) var growth:
+            String?
         @Option(help: ArgumentHelp("Its value now (or on --date).", valueName: "amount")) var value: String?
-        @Option(help: ArgumentHelp("The date of --value, as YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+        @Option(help: ArgumentHelp("The date of --value, as YYYY-MM-DD (default today).", valueName: "date")) var date:
+            String?
 
         func run() throws {
             let today = try CommandContext.today()
@@ -37,10 +40,13 @@ struct AccountCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let amount = try value.map { text in try CommandContext.input { try ledger.currency.parse(text) } }
             let valueDate = try CommandContext.date(date, default: today)
-            let account = try ledger.addAccount(name: name, category: category, kind: liability ? .liability : .asset, growthRate: rate,
-                                                value: amount.map { ($0, valueDate) }, today: today)
+            let account = try ledger.addAccount(
+                name: name, category: category, kind: liability ? .liability : .asset, growthRate: rate,
+                value: amount.map { ($0, valueDate) }, today: today)
             let currency = ledger.currency
-            Output.line("Added \(account.name) (\(account.category)\(liability ? ", liability" : ""))\(amount.map { ": \(currency.format($0)) on \(valueDate)" } ?? ".")")
+            Output.line(
+                "Added \(account.name) (\(account.category)\(liability ? ", liability" : ""))\(amount.map { ": \(currency.format($0)) on \(valueDate)" } ?? ".")"
+            )
             Output.line(amount == nil ? "Next: coffer update \"\(account.name)\" AMOUNT" : "Next: coffer overview")
         }
     }
@@ -50,7 +56,10 @@ struct AccountCommands: ParsableCommand {
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
 
-        struct Row: Encodable { let name, category, kind: String; let value: String?; let growth: String?; let closed: Bool; let updated: String? }
+        struct Row: Encodable {
+            let name, category, kind: String; let value: String?; let growth: String?; let closed: Bool;
+            let updated: String?
+        }
 
         func run() throws {
             let ledger = try options.openLedger()
@@ -58,20 +67,30 @@ struct AccountCommands: ParsableCommand {
             let portfolio = ledger.portfolio
             let currency = ledger.currency
             let rows = ledger.accounts.map { account in
-                Row(name: account.name, category: account.category, kind: account.kind.rawValue,
-                    value: portfolio.value(of: account, on: today).map(currency.decimalString), growth: account.growthRate?.description,
+                Row(
+                    name: account.name, category: account.category, kind: account.kind.rawValue,
+                    value: portfolio.value(of: account, on: today).map(currency.decimalString),
+                    growth: account.growthRate?.description,
                     closed: account.closed.map { $0 <= today } ?? false,
                     updated: portfolio.updates(of: account).last(where: { $0.date <= today })?.date.description)
             }
             if report.json { return try Output.json(["accounts": rows]) }
             guard !rows.isEmpty else {
-                Output.line("No accounts yet — add one with: coffer account add \"Current account\" --category Cash --value 1200")
+                Output.line(
+                    "No accounts yet — add one with: coffer account add \"Current account\" --category Cash --value 1200"
+                )
                 return
             }
             var table = [["Account", "Category", "Value", "Updated", "Status"]]
             for (row, account) in zip(rows, ledger.accounts) {
-                let value = portfolio.value(of: account, on: today).map { currency.format(account.kind == .liability ? $0.negated : $0) } ?? "—"
-                table.append([row.name, row.category, value, row.updated ?? "never", row.closed ? "closed" : (account.kind == .liability ? "owed" : "open")])
+                let value =
+                    portfolio.value(of: account, on: today).map {
+                        currency.format(account.kind == .liability ? $0.negated : $0)
+                    } ?? "—"
+                table.append([
+                    row.name, row.category, value, row.updated ?? "never",
+                    row.closed ? "closed" : (account.kind == .liability ? "owed" : "open"),
+                ])
             }
             Render.table(table, rightAligned: [2]).forEach { Output.line($0) }
             Output.line()
@@ -102,16 +121,27 @@ struct AccountCommands: ParsableCommand {
             let change = try (current ?? .zero).subtracting(monthAgo)
             let history = portfolio.updates(of: account).filter { $0.date <= today }
             if report.json {
-                return try Output.json(Report(
-                    name: account.name, category: account.category, kind: account.kind.rawValue,
-                    value: current.map(currency.decimalString), changeSinceLastMonth: currency.decimalString(change),
-                    growth: portfolio.rate(for: account).description, closed: account.closed?.description,
-                    history: history.map { .init(date: $0.date.description, value: currency.decimalString($0.amount), note: $0.note) }))
+                return try Output.json(
+                    Report(
+                        name: account.name, category: account.category, kind: account.kind.rawValue,
+                        value: current.map(currency.decimalString),
+                        changeSinceLastMonth: currency.decimalString(change),
+                        growth: portfolio.rate(for: account).description, closed: account.closed?.description,
+                        history: history.map {
+                            .init(date: $0.date.description, value: currency.decimalString($0.amount), note: $0.note)
+                        }))
             }
             let style = Style.current()
-            Output.line(style.bold(account.name) + style.dim("  \(account.category) · \(account.kind == .asset ? "asset" : "liability")\(account.closed.map { " · closed \($0)" } ?? "")"))
-            Output.line(style.bold(current.map(currency.format) ?? "No value yet") + (current == nil ? "" : "  as of \(today)"))
-            Output.line("\(style.change(currency.format(Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))), negative: change.isNegative, zero: change == .zero)) since last month")
+            Output.line(
+                style.bold(account.name)
+                    + style.dim(
+                        "  \(account.category) · \(account.kind == .asset ? "asset" : "liability")\(account.closed.map { " · closed \($0)" } ?? "")"
+                    ))
+            Output.line(
+                style.bold(current.map(currency.format) ?? "No value yet") + (current == nil ? "" : "  as of \(today)"))
+            Output.line(
+                "\(style.change(currency.format(Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))), negative: change.isNegative, zero: change == .zero)) since last month"
+            )
             Output.line("Growth rate \(portfolio.rate(for: account)) a year (for projections)")
             if !history.isEmpty {
                 Output.line()
@@ -119,7 +149,12 @@ struct AccountCommands: ParsableCommand {
                 var rows: [[String]] = []
                 var previous: Money?
                 for update in history.suffix(24) {
-                    let delta = previous.map { (try? update.amount.subtracting($0)).map { ($0.isNegative ? "" : "+") + currency.format($0) } ?? "" } ?? ""
+                    let delta =
+                        previous.map {
+                            (try? update.amount.subtracting($0)).map {
+                                ($0.isNegative ? "" : "+") + currency.format($0)
+                            } ?? ""
+                        } ?? ""
                     rows.append([update.date.description, currency.format(update.amount), delta, update.note ?? ""])
                     previous = update.amount
                 }
@@ -145,17 +180,20 @@ struct AccountCommands: ParsableCommand {
     }
 
     struct Close: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Close an account: it leaves the totals from that date but stays in history.")
+        static let configuration = CommandConfiguration(
+            abstract: "Close an account: it leaves the totals from that date but stays in history.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
-        @Option(help: ArgumentHelp("The closing date, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+        @Option(help: ArgumentHelp("The closing date, YYYY-MM-DD (default today).", valueName: "date")) var date:
+            String?
 
         func run() throws {
             let closing = try CommandContext.date(date, default: try CommandContext.today())
             let ledger = try options.openLedger()
             let account = try ledger.account(named: name)
             try ledger.closeAccount(account, on: closing)
-            Output.line("Closed \(account.name) on \(closing). It no longer counts towards your net worth from that date.")
+            Output.line(
+                "Closed \(account.name) on \(closing). It no longer counts towards your net worth from that date.")
             Output.line("Undo with: coffer undo")
         }
     }
@@ -176,7 +214,8 @@ struct AccountCommands: ParsableCommand {
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete an account and its history (undoable with coffer undo).",
-            discussion: "Asks for confirmation on a terminal; pass --yes otherwise. To keep the history, close it instead."
+            discussion:
+                "Asks for confirmation on a terminal; pass --yes otherwise. To keep the history, close it instead."
         )
         @OptionGroup var options: VaultOptions
         @Argument var name: String
@@ -186,7 +225,11 @@ struct AccountCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let account = try ledger.account(named: name)
             let updates = ledger.updates(of: account)
-            if !yes, !(try Terminal.confirm("Delete \(account.name) and its \(updates.count) value update(s)?", refusal: "Deleting \(account.name)")) {
+            if !yes,
+                !(try Terminal.confirm(
+                    "Delete \(account.name) and its \(updates.count) value update(s)?",
+                    refusal: "Deleting \(account.name)"))
+            {
                 Output.line("Kept \(account.name). Nothing was changed.")
                 return
             }
@@ -201,12 +244,14 @@ struct AccountCommands: ParsableCommand {
 struct Update: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record an account's value (today, or on --date).",
-        discussion: "NAME matches exactly, else by a unique case-insensitive prefix. For a liability, enter the amount owed."
+        discussion:
+            "NAME matches exactly, else by a unique case-insensitive prefix. For a liability, enter the amount owed."
     )
     @OptionGroup var options: VaultOptions
     @Argument(help: "The account (a unique prefix is enough).") var name: String
     @Argument(help: "Its value, e.g. 1234.56 or £1,234.56.") var amount: String
-    @Option(help: ArgumentHelp("The date of the value, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+    @Option(help: ArgumentHelp("The date of the value, YYYY-MM-DD (default today).", valueName: "date")) var date:
+        String?
     @Option(help: ArgumentHelp("Why it changed, e.g. \"annual statement\".", valueName: "text")) var note: String?
 
     func run() throws {

@@ -42,15 +42,25 @@ struct BackupCommands: ParsableCommand {
 
     /// The trust CofferKit resolves (key files, else the vault's history), with its notices shown.
     static func trust(pubkeys: [String], options: VaultOptions, vault: Vault? = nil, folders: [URL]) throws -> Trust {
-        let vault = try vault ?? (FileManager.default.fileExists(atPath: options.vaultURL.path) && options.hasCredentialWithoutPrompt && pubkeys.isEmpty
-            ? options.openVault() : nil)
+        let vault =
+            try vault
+            ?? (FileManager.default.fileExists(atPath: options.vaultURL.path) && options.hasCredentialWithoutPrompt
+                && pubkeys.isEmpty
+                ? options.openVault() : nil)
         do {
-            return Trust(try BackupService.trust(keyFiles: pubkeys, vaultURL: options.vaultURL, vault: vault, folders: folders, notice: show))
+            return Trust(
+                try BackupService.trust(
+                    keyFiles: pubkeys, vaultURL: options.vaultURL, vault: vault, folders: folders, notice: show))
         } catch let error as CofferError where error.kind == "vault" {
-            throw CLIError(.notFound, error.message,
-                           hint: "Pass --pubkey FILE (each archive folder holds coffer-VAULTID-key-N.pub), or --vault PATH. On a new machine, `coffer backup verify --full` and `coffer restore` check archives with the passphrase alone.")
+            throw CLIError(
+                .notFound, error.message,
+                hint:
+                    "Pass --pubkey FILE (each archive folder holds coffer-VAULTID-key-N.pub), or --vault PATH. On a new machine, `coffer backup verify --full` and `coffer restore` check archives with the passphrase alone."
+            )
         } catch let error as CofferError where error.kind == "public key" {
-            throw CLIError(.invalidInput, error.message, hint: "Unlock the vault first (eval \"$(coffer unlock)\"), or pass --pubkey FILE.")
+            throw CLIError(
+                .invalidInput, error.message,
+                hint: "Unlock the vault first (eval \"$(coffer unlock)\"), or pass --pubkey FILE.")
         }
     }
 
@@ -58,21 +68,33 @@ struct BackupCommands: ParsableCommand {
     static func show(_ notice: BackupNotice) {
         switch notice {
         case .historiesConflict(let generation):
-            Terminal.note("warning: archives here disagree about which key followed key generation \(generation): someone who held that key certified a successor of their own. Only generations up to \(generation) are trusted; archives signed by a later key list as foreign.")
+            Terminal.note(
+                "warning: archives here disagree about which key followed key generation \(generation): someone who held that key certified a successor of their own. Only generations up to \(generation) are trusted; archives signed by a later key list as foreign."
+            )
         case .publicKeyFileDiffers(let path, let keyID):
-            Terminal.note("warning: \(path) is not this vault's current key\(keyID.map { " (it holds key id \($0))" } ?? ""); it was not trusted.")
-            Terminal.note("hint: If you did not replace it, someone may have. Rewrite it from the vault: coffer backup pubkey")
+            Terminal.note(
+                "warning: \(path) is not this vault's current key\(keyID.map { " (it holds key id \($0))" } ?? ""); it was not trusted."
+            )
+            Terminal.note(
+                "hint: If you did not replace it, someone may have. Rewrite it from the vault: coffer backup pubkey")
         case .implausibleSequenceIgnored(let url, let sequence, let vaultSequence):
-            Terminal.note("warning: \(url.path) is signed as #\(sequence), far past this vault's #\(vaultSequence): it was ignored for numbering.")
+            Terminal.note(
+                "warning: \(url.path) is signed as #\(sequence), far past this vault's #\(vaultSequence): it was ignored for numbering."
+            )
         case .unrecordedArchive(let url, let sequence, let maker, let commit):
-            let who = switch maker {
-            case .thisCopy: "this copy of the vault"
-            case .otherCopy(let device): "another copy of this vault (device \(device))"
-            case .unknown: "a copy of this vault"
-            }
-            Terminal.note("warning: \(url.path) is archive #\(sequence), made by \(who)\(commit.map { " from commit #\($0)" } ?? ""), which this vault has no record of: two copies of the vault back up here, or this one was restored from an older state. Numbering continues after it.")
+            let who =
+                switch maker {
+                case .thisCopy: "this copy of the vault"
+                case .otherCopy(let device): "another copy of this vault (device \(device))"
+                case .unknown: "a copy of this vault"
+                }
+            Terminal.note(
+                "warning: \(url.path) is archive #\(sequence), made by \(who)\(commit.map { " from commit #\($0)" } ?? ""), which this vault has no record of: two copies of the vault back up here, or this one was restored from an older state. Numbering continues after it."
+            )
         case .restoredFromSupersededKey(let generation, let newest):
-            Terminal.note("warning: this archive is signed by key generation \(generation); archives beside it show the vault was rekeyed since (generation \(newest)). Whoever held that old key — a session or the passphrase of that time — could have made it, and can open the restored vault.")
+            Terminal.note(
+                "warning: this archive is signed by key generation \(generation); archives beside it show the vault was rekeyed since (generation \(newest)). Whoever held that old key — a session or the passphrase of that time — could have made it, and can open the restored vault."
+            )
         }
     }
 
@@ -92,8 +114,12 @@ struct BackupCommands: ParsableCommand {
         let paths = Set(ledger.backupTargets.values.map(\.path) + verified.map(\.path)).sorted()
         return paths.map { path in
             let last = verified.first { $0.path == path }
-            return Age(path: path, lastVerified: last.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0.time))) },
-                       days: last.map { Int((now.timeIntervalSince1970 - Double($0.time)) / 86_400) })
+            return Age(
+                path: path,
+                lastVerified: last.map {
+                    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0.time)))
+                },
+                days: last.map { Int((now.timeIntervalSince1970 - Double($0.time)) / 86_400) })
         }
     }
 
@@ -101,13 +127,15 @@ struct BackupCommands: ParsableCommand {
     static func ageLines(ledger: Ledger) -> [String] {
         let ages = ages(ledger: ledger)
         guard !ages.isEmpty else {
-            return ledger.accounts.isEmpty ? [] : ["No backups yet — make one: coffer backup target add DIR && coffer backup create"]
+            return ledger.accounts.isEmpty
+                ? [] : ["No backups yet — make one: coffer backup target add DIR && coffer backup create"]
         }
         return ages.map { age in
             guard let days = age.days else { return "⚠ Never backed up to \(age.path). Run: coffer backup create" }
             let when = days <= 0 ? "today" : (days == 1 ? "1 day ago" : "\(days) days ago")
-            return days > staleAfterDays ? "⚠ Last verified backup to \(age.path) was \(when): over \(staleAfterDays) days. Run: coffer backup create"
-                                         : "Last verified backup to \(age.path): \(when)"
+            return days > staleAfterDays
+                ? "⚠ Last verified backup to \(age.path) was \(when): over \(staleAfterDays) days. Run: coffer backup create"
+                : "Last verified backup to \(age.path): \(when)"
         }
     }
 
@@ -123,53 +151,72 @@ struct BackupCommands: ParsableCommand {
             abstract: "Back up the vault to each destination, then read each archive back and fully verify it.",
             discussion: "Destinations: every --to DIR, else the saved targets (coffer backup target add DIR).")
         @OptionGroup var options: VaultOptions
-        @Option(name: .customLong("to"), help: ArgumentHelp("A destination folder (repeatable).", valueName: "dir")) var destinations: [String] = []
+        @Option(name: .customLong("to"), help: ArgumentHelp("A destination folder (repeatable).", valueName: "dir"))
+        var destinations: [String] = []
 
         func run() throws {
             let ledger = try options.openLedger()
             let targets = destinations.isEmpty ? ledger.backupTargets.values.map(\.path).sorted() : destinations
             guard !targets.isEmpty else {
-                throw CLIError(.invalidInput, "No destination: nothing was written.",
-                               hint: "Pass --to DIR, or save one: coffer backup target add DIR")
+                throw CLIError(
+                    .invalidInput, "No destination: nothing was written.",
+                    hint: "Pass --to DIR, or save one: coffer backup target add DIR")
             }
             let progress = Progress(enabled: Terminal.standardErrorIsTerminal)
             if let current = ledger.vault.keyHistory.last {
-                try BackupCommands.writePublicKey(Archive.publicKeyFileContents(current, vaultID: ledger.vault.id),
-                                                  to: BackupService.publicKeyURL(for: options.vaultURL))
+                try BackupCommands.writePublicKey(
+                    Archive.publicKeyFileContents(current, vaultID: ledger.vault.id),
+                    to: BackupService.publicKeyURL(for: options.vaultURL))
             }
             let outcomes: [(folder: URL, outcome: BackupService.Outcome)]
             do {
-                outcomes = try BackupService.create(ledger, to: targets.map { URL(fileURLWithPath: $0) }, appVersion: Coffer.version,
-                                                    today: try CommandContext.today(), acceptRollback: options.acceptRollback,
-                                                    progress: progress.step, notice: BackupCommands.show)
+                outcomes = try BackupService.create(
+                    ledger, to: targets.map { URL(fileURLWithPath: $0) }, appVersion: Coffer.version,
+                    today: try CommandContext.today(), acceptRollback: options.acceptRollback,
+                    progress: progress.step, notice: BackupCommands.show)
             } catch let error as CofferError where error.code == .rolledBack {
-                throw CLIError(.damaged, error.message,
-                               hint: "Restore that archive if it is the newer state (coffer restore), or pass --accept-rollback to back up this older state as #\(error.candidates.last ?? "next").")
+                throw CLIError(
+                    .damaged, error.message,
+                    hint:
+                        "Restore that archive if it is the newer state (coffer restore), or pass --accept-rollback to back up this older state as #\(error.candidates.last ?? "next")."
+                )
             } catch let error as CofferError where error.kind == "sequence" {
-                throw CLIError(.failure, error.message, hint: "Restore the vault from a recent archive: it numbers again from there.")
+                throw CLIError(
+                    .failure, error.message,
+                    hint: "Restore the vault from a recent archive: it numbers again from there.")
             }
             var failures = 0
             for (folder, outcome) in outcomes {
                 switch outcome {
                 case .written(let url, let records, let size):
-                    Output.line("Backup OK  \(url.path)  (\(records) records, \(ByteCountFormatter.string(fromByteCount: Int64(size), countStyle: .file)))")
+                    Output.line(
+                        "Backup OK  \(url.path)  (\(records) records, \(ByteCountFormatter.string(fromByteCount: Int64(size), countStyle: .file)))"
+                    )
                 case .missingFolder:
-                    Output.line("FAILED  \(folder.path): no such folder (is the drive mounted?). Nothing was written there.")
+                    Output.line(
+                        "FAILED  \(folder.path): no such folder (is the drive mounted?). Nothing was written there.")
                     failures += 1
                 case .writeFailed(let reason):
                     Output.line("FAILED  \(folder.path): \(reason). No archive with a final name was left.")
                     failures += 1
                 case .verifyFailed(let reason):
-                    Output.line("FAILED  \(folder.path): the archive did not verify when read back (\(reason)); it was removed.")
+                    Output.line(
+                        "FAILED  \(folder.path): the archive did not verify when read back (\(reason)); it was removed."
+                    )
                     failures += 1
                 }
             }
             progress.finish()
             if failures > 0 {
-                throw CLIError(.failure, "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
+                throw CLIError(
+                    .failure, "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
             }
-            Output.line("Each archive was read back from its folder: signature, every encrypted chunk and every record verified.")
-            Output.line("Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(BackupService.publicKeyURL(for: options.vaultURL).path)")
+            Output.line(
+                "Each archive was read back from its folder: signature, every encrypted chunk and every record verified."
+            )
+            Output.line(
+                "Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(BackupService.publicKeyURL(for: options.vaultURL).path)"
+            )
         }
     }
 
@@ -178,16 +225,25 @@ struct BackupCommands: ParsableCommand {
     struct VerifyArchive: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "verify",
-            abstract: "Check an archive: signature and structure without a passphrase; --full decrypts and checks every record.",
+            abstract:
+                "Check an archive: signature and structure without a passphrase; --full decrypts and checks every record.",
             discussion: "Checked against every key generation in the vault's own key history (or the --pubkey files).")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The archive (.cbak); its .minisig must be beside it.") var file: String
-        @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
-        @Flag(help: "Also decrypt, decompress and parse every record, and compare with the manifest (needs the passphrase or a session).") var full = false
+        @Option(
+            help: ArgumentHelp(
+                "A minisign public key file to trust instead of the vault's key history (repeatable).",
+                valueName: "file")) var pubkey: [String] = []
+        @Flag(
+            help:
+                "Also decrypt, decompress and parse every record, and compare with the manifest (needs the passphrase or a session)."
+        ) var full = false
 
         func run() throws {
             let url = URL(fileURLWithPath: file)
-            guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(.notFound, "No archive at \(url.path).") }
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                throw CLIError(.notFound, "No archive at \(url.path).")
+            }
             let info: ArchiveInfo
             let signedBy: String
             if full, pubkey.isEmpty, !FileManager.default.fileExists(atPath: options.vaultURL.path) {
@@ -195,16 +251,24 @@ struct BackupCommands: ParsableCommand {
                 info = try BackupCommands.openArchive(url, options: options).info
                 signedBy = "the key its own vault header certifies, opened with your passphrase"
             } else {
-                let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, folders: [url.deletingLastPathComponent()])
+                let trust = try BackupCommands.trust(
+                    pubkeys: pubkey, options: options, folders: [url.deletingLastPathComponent()])
                 info = try Archive.verify(at: url, trust: trust.keys)
                 signedBy = "this vault's \(trust.describe(info.generation)), from \(trust.source)"
                 if full { _ = try BackupCommands.openArchive(url, options: options) }
             }
-            Output.line("Archive OK: \(url.lastPathComponent) — sequence \(info.sequence), made \(ISO8601DateFormatter().string(from: info.created)), \(info.size) bytes.")
-            Output.line("Proved: signed by \(signedBy); header, signed description and chunk framing intact to the last byte.")
-            if !info.hasSignedName, let signedName = info.signedName { Output.line("Note: it was signed as \(signedName); this file is a renamed copy.") }
+            Output.line(
+                "Archive OK: \(url.lastPathComponent) — sequence \(info.sequence), made \(ISO8601DateFormatter().string(from: info.created)), \(info.size) bytes."
+            )
+            Output.line(
+                "Proved: signed by \(signedBy); header, signed description and chunk framing intact to the last byte.")
+            if !info.hasSignedName, let signedName = info.signedName {
+                Output.line("Note: it was signed as \(signedName); this file is a renamed copy.")
+            }
             if full {
-                Output.line("Proved (--full): every chunk decrypted and authenticated, the content decompressed to its declared size,")
+                Output.line(
+                    "Proved (--full): every chunk decrypted and authenticated, the content decompressed to its declared size,"
+                )
                 Output.line("and every record parsed and matched the encrypted manifest (count, kinds, digest).")
             } else {
                 Output.line("Not yet proved: that it decrypts and restores. Run with --full for that.")
@@ -218,11 +282,14 @@ struct BackupCommands: ParsableCommand {
     static func openArchive(_ url: URL, options: VaultOptions) throws -> BackupService.OpenedArchive {
         let archive = try BackupService.inspect(url, vaultURL: options.vaultURL)
         let made = ISO8601DateFormatter().string(from: archive.created)
-        let credential = try options.credential(prompt: "Passphrase for archive \(url.lastPathComponent) (#\(archive.sequence), made \(made)): ")
+        let credential = try options.credential(
+            prompt: "Passphrase for archive \(url.lastPathComponent) (#\(archive.sequence), made \(made)): ")
         do {
             return try BackupService.open(archive, credential: credential)
         } catch let error as CofferError where error.code == .wrongCredential {
-            throw CLIError(.noPermission, error.message, hint: "An archive made before a passphrase change needs the passphrase that was current then.")
+            throw CLIError(
+                .noPermission, error.message,
+                hint: "An archive made before a passphrase change needs the passphrase that was current then.")
         }
     }
 
@@ -231,11 +298,16 @@ struct BackupCommands: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List archives in a folder (default: every saved target) with their signature status.",
-            discussion: "Identity comes from the signed content: copies a sync tool made are listed as copies, and two archives signed with one sequence number as a fork.")
+            discussion:
+                "Identity comes from the signed content: copies a sync tool made are listed as copies, and two archives signed with one sequence number as a fork."
+        )
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         @Argument(help: "A folder of archives.") var directory: String?
-        @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
+        @Option(
+            help: ArgumentHelp(
+                "A minisign public key file to trust instead of the vault's key history (repeatable).",
+                valueName: "file")) var pubkey: [String] = []
 
         struct Row: Encodable {
             let file: String
@@ -263,9 +335,12 @@ struct BackupCommands: ParsableCommand {
                 folders = ledger.backupTargets.values.map(\.path).sorted()
             }
             guard !folders.isEmpty else {
-                throw CLIError(.invalidInput, "No folder given and no saved backup targets.", hint: "coffer backup list DIR, or coffer backup target add DIR")
+                throw CLIError(
+                    .invalidInput, "No folder given and no saved backup targets.",
+                    hint: "coffer backup list DIR, or coffer backup target add DIR")
             }
-            let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, vault: vault, folders: folders.map { URL(fileURLWithPath: $0) })
+            let trust = try BackupCommands.trust(
+                pubkeys: pubkey, options: options, vault: vault, folders: folders.map { URL(fileURLWithPath: $0) })
             var rows: [Row] = []
             var labels: [String] = []
             let newest = trust.keys.current?.generation
@@ -278,25 +353,38 @@ struct BackupCommands: ParsableCommand {
                     default: break
                     }
                     let info = entry.info
-                    rows.append(Row(file: entry.url.path, sequence: info?.sequence, created: info.map { ISO8601DateFormatter().string(from: $0.created) },
-                                    size: entry.size, status: entry.status.name, keyGeneration: info?.generation,
-                                    superseded: info?.generation.flatMap { generation in newest.map { generation < $0 } },
-                                    copyOf: copyOf, forkWith: forkWith, device: info?.device, commit: info?.commitCounter, signedName: info?.signedName))
+                    rows.append(
+                        Row(
+                            file: entry.url.path, sequence: info?.sequence,
+                            created: info.map { ISO8601DateFormatter().string(from: $0.created) },
+                            size: entry.size, status: entry.status.name, keyGeneration: info?.generation,
+                            superseded: info?.generation.flatMap { generation in newest.map { generation < $0 } },
+                            copyOf: copyOf, forkWith: forkWith, device: info?.device, commit: info?.commitCounter,
+                            signedName: info?.signedName))
                     labels.append(BackupCommands.label(entry, trust: trust))
                 }
             }
             if report.json { return try Output.json(["archives": rows]) }
             guard !rows.isEmpty else {
-                Output.line("No archives in \(folders.joined(separator: ", ")). Make one with: coffer backup create --to DIR")
+                Output.line(
+                    "No archives in \(folders.joined(separator: ", ")). Make one with: coffer backup create --to DIR")
                 return
             }
-            Render.table([["Made", "Seq", "Size", "Status", "File"]] + zip(rows, labels).map { row, label in
-                [row.created ?? "—", row.sequence.map(String.init) ?? "—", ByteCountFormatter.string(fromByteCount: Int64(row.size), countStyle: .file),
-                 label, TextSafety.printable(URL(fileURLWithPath: row.file).lastPathComponent)]
-            }, rightAligned: [1, 2]).forEach { Output.line($0) }
+            Render.table(
+                [["Made", "Seq", "Size", "Status", "File"]]
+                    + zip(rows, labels).map { row, label in
+                        [
+                            row.created ?? "—", row.sequence.map(String.init) ?? "—",
+                            ByteCountFormatter.string(fromByteCount: Int64(row.size), countStyle: .file),
+                            label, TextSafety.printable(URL(fileURLWithPath: row.file).lastPathComponent),
+                        ]
+                    }, rightAligned: [1, 2]
+            ).forEach { Output.line($0) }
             Output.line()
             Output.line("Checked against \(trust.source). Only archives marked ✓ signed are counted and kept by prune;")
-            Output.line("copies are the same signed archive under another name, and a fork is a second archive signed with one number.")
+            Output.line(
+                "copies are the same signed archive under another name, and a fork is a second archive signed with one number."
+            )
         }
     }
 
@@ -304,9 +392,11 @@ struct BackupCommands: ParsableCommand {
     static func label(_ entry: BackupFolder.Entry, trust: Trust) -> String {
         switch entry.status {
         case .signed:
-            let renamed = entry.info.flatMap { $0.hasSignedName ? nil : $0.signedName }.map { ", signed as \($0)" } ?? ""
+            let renamed =
+                entry.info.flatMap { $0.hasSignedName ? nil : $0.signedName }.map { ", signed as \($0)" } ?? ""
             return "✓ signed (\(trust.describe(entry.info?.generation))\(renamed))"
-        case .copy(let original): return "copy of #\(entry.info?.sequence ?? 0) (\(TextSafety.printable(original.lastPathComponent)))"
+        case .copy(let original):
+            return "copy of #\(entry.info?.sequence ?? 0) (\(TextSafety.printable(original.lastPathComponent)))"
         case .fork: return "⚠ fork: another archive is signed as #\(entry.info?.sequence ?? 0)"
         case .foreign: return "✗ foreign"
         case .unsigned: return "✗ unsigned"
@@ -320,7 +410,9 @@ struct BackupCommands: ParsableCommand {
     struct Prune: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete old archives from a folder by keep rules, using only signed dates and sequence numbers.",
-            discussion: "Touches only distinct archives signed by this vault (any key generation); never the newest one, nor the newest fully verified one. Copies, forks and anything unsigned are never touched.")
+            discussion:
+                "Touches only distinct archives signed by this vault (any key generation); never the newest one, nor the newest fully verified one. Copies, forks and anything unsigned are never touched."
+        )
         @OptionGroup var options: VaultOptions
         @Argument(help: "The folder to prune.") var directory: String
         @Option(help: "Keep the N newest archives.") var keepLast = 0
@@ -328,19 +420,28 @@ struct BackupCommands: ParsableCommand {
         @Option(help: "Keep the newest archive of each of the last N weeks.") var keepWeekly = 0
         @Option(help: "Keep the newest archive of each of the last N months.") var keepMonthly = 0
         @Flag(help: "Show what would be kept and removed; remove nothing.") var dryRun = false
-        @Option(help: ArgumentHelp("A minisign public key file to trust instead of the vault's key history (repeatable).", valueName: "file")) var pubkey: [String] = []
+        @Option(
+            help: ArgumentHelp(
+                "A minisign public key file to trust instead of the vault's key history (repeatable).",
+                valueName: "file")) var pubkey: [String] = []
 
         func validate() throws {
-            guard keepLast + keepDaily + keepWeekly + keepMonthly > 0, [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 }) else {
-                throw ValidationError("Give at least one rule: --keep-last, --keep-daily, --keep-weekly or --keep-monthly (positive numbers).")
+            guard keepLast + keepDaily + keepWeekly + keepMonthly > 0,
+                [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 })
+            else {
+                throw ValidationError(
+                    "Give at least one rule: --keep-last, --keep-daily, --keep-weekly or --keep-monthly (positive numbers)."
+                )
             }
         }
 
         func run() throws {
-            let policy = RetentionPolicy(keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
+            let policy = RetentionPolicy(
+                keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
             let folder = URL(fileURLWithPath: directory).standardizedFileURL
             let ledger = try options.openLedger()
-            let trust = try BackupCommands.trust(pubkeys: pubkey, options: options, vault: ledger.vault, folders: [folder])
+            let trust = try BackupCommands.trust(
+                pubkeys: pubkey, options: options, vault: ledger.vault, folders: [folder])
             let recorded = ledger.backupState?.state.lastSequence ?? 0
             // A superseded key's archive numbered past anything this vault recorded was not made by
             // the vault (it records every number it issues): never counted, never removed.
@@ -352,26 +453,43 @@ struct BackupCommands: ParsableCommand {
             let candidates = entries.filter { $0.status == .signed && !unrecorded($0) }
             let identity = { (info: ArchiveInfo) in info.digest.hexString }
             let verified = ledger.backupState?.state.verified.filter { $0.path == folder.path } ?? []
-            let protected = Set(candidates.compactMap(\.info).filter { info in
-                verified.contains { $0.sequence == info.sequence && $0.time == Int64(info.created.timeIntervalSince1970) }
-            }.map(identity))
-            let keep = try policy.keep(candidates.compactMap(\.info).map { .init(identity: identity($0), sequence: $0.sequence, created: $0.created) },
-                                       protected: protected)
+            let protected = Set(
+                candidates.compactMap(\.info).filter { info in
+                    verified.contains {
+                        $0.sequence == info.sequence && $0.time == Int64(info.created.timeIntervalSince1970)
+                    }
+                }.map(identity))
+            let keep = try policy.keep(
+                candidates.compactMap(\.info).map {
+                    .init(identity: identity($0), sequence: $0.sequence, created: $0.created)
+                },
+                protected: protected)
             var removed = 0
-            for info in candidates.compactMap(\.info).sorted(by: { ($0.sequence, $0.created) > ($1.sequence, $1.created) }) {
+            for info in candidates.compactMap(\.info).sorted(by: {
+                ($0.sequence, $0.created) > ($1.sequence, $1.created)
+            }) {
                 if let reasons = keep[identity(info)] {
-                    Output.line("keep    \(TextSafety.printable(info.url.lastPathComponent))  (\(reasons.joined(separator: ", ")))")
+                    Output.line(
+                        "keep    \(TextSafety.printable(info.url.lastPathComponent))  (\(reasons.joined(separator: ", ")))"
+                    )
                 } else {
-                    Output.line("\(dryRun ? "would remove" : "remove")  \(TextSafety.printable(info.url.lastPathComponent))")
+                    Output.line(
+                        "\(dryRun ? "would remove" : "remove")  \(TextSafety.printable(info.url.lastPathComponent))")
                     if !dryRun { Archive.remove(info.url) }
                     removed += 1
                 }
             }
             for other in entries where other.status != .signed || unrecorded(other) {
-                let why = unrecorded(other) ? "signed by a superseded key as a number this vault never issued" : BackupCommands.label(other, trust: trust)
+                let why =
+                    unrecorded(other)
+                    ? "signed by a superseded key as a number this vault never issued"
+                    : BackupCommands.label(other, trust: trust)
                 Output.line("ignore  \(TextSafety.printable(other.url.lastPathComponent))  (\(why): never touched)")
             }
-            Output.line(dryRun ? "Dry run: nothing was removed (\(removed) would be)." : "Removed \(removed) archive\(removed == 1 ? "" : "s").")
+            Output.line(
+                dryRun
+                    ? "Dry run: nothing was removed (\(removed) would be)."
+                    : "Removed \(removed) archive\(removed == 1 ? "" : "s").")
         }
     }
 
@@ -381,15 +499,21 @@ struct BackupCommands: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pubkey",
             abstract: "Export the vault's public key in minisign's format, to verify archives without the passphrase.",
-            discussion: "With --all, every key generation: printed one after another, or with --out DIR one file per generation (minisign reads one key per file).")
+            discussion:
+                "With --all, every key generation: printed one after another, or with --out DIR one file per generation (minisign reads one key per file)."
+        )
         @OptionGroup var options: VaultOptions
-        @Option(help: ArgumentHelp("Write it to this file (with --all: into this folder) instead of standard output.", valueName: "path")) var out: String?
+        @Option(
+            help: ArgumentHelp(
+                "Write it to this file (with --all: into this folder) instead of standard output.", valueName: "path"))
+        var out: String?
         @Flag(help: "Every key generation of the vault, not only the current one.") var all = false
 
         func run() throws {
             let vault = try options.openVault()
             let history = vault.keyHistory
-            let contents = { (generation: KeyGeneration) in Archive.publicKeyFileContents(generation, vaultID: vault.id) }
+            let contents = { (generation: KeyGeneration) in Archive.publicKeyFileContents(generation, vaultID: vault.id)
+            }
             guard let current = history.last else { throw CLIError(.damaged, "The vault has no signing key history.") }
             try BackupCommands.writePublicKey(contents(current), to: BackupService.publicKeyURL(for: options.vaultURL))
             switch (all, out) {
@@ -401,14 +525,21 @@ struct BackupCommands: ParsableCommand {
             case (true, let out?):
                 let folder = URL(fileURLWithPath: out)
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw CLIError(.invalidInput, "\(folder.path) is not a folder; with --all, --out names the folder the key files go into.")
+                guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory),
+                    isDirectory.boolValue
+                else {
+                    throw CLIError(
+                        .invalidInput,
+                        "\(folder.path) is not a folder; with --all, --out names the folder the key files go into.")
                 }
                 try Archive.writePublicKeys(history, vaultID: vault.id, into: folder)
                 for generation in history {
-                    Output.line("Wrote key generation \(generation.number) to \(folder.appendingPathComponent(Archive.publicKeyFileName(vaultID: vault.id, generation: generation.number)).path)")
+                    Output.line(
+                        "Wrote key generation \(generation.number) to \(folder.appendingPathComponent(Archive.publicKeyFileName(vaultID: vault.id, generation: generation.number)).path)"
+                    )
                 }
-                Output.line("Verify any archive with the file of the generation that signed it: minisign -Vm ARCHIVE -p FILE")
+                Output.line(
+                    "Verify any archive with the file of the generation that signed it: minisign -Vm ARCHIVE -p FILE")
             case (true, nil):
                 print(history.map(contents).joined(), terminator: "")
             }
@@ -419,7 +550,8 @@ struct BackupCommands: ParsableCommand {
 
     struct Targets: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "target", abstract: "Default backup destinations.", subcommands: [Add.self, Remove.self, List.self])
+            commandName: "target", abstract: "Default backup destinations.",
+            subcommands: [Add.self, Remove.self, List.self])
 
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Save a folder as a default backup destination.")
@@ -434,7 +566,8 @@ struct BackupCommands: ParsableCommand {
         }
 
         struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Stop backing up to a folder (its archives stay).")
+            static let configuration = CommandConfiguration(
+                abstract: "Stop backing up to a folder (its archives stay).")
             @OptionGroup var options: VaultOptions
             @Argument var directory: String
             func run() throws {
@@ -445,7 +578,8 @@ struct BackupCommands: ParsableCommand {
         }
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List backup destinations and their last verified backup.")
+            static let configuration = CommandConfiguration(
+                abstract: "List backup destinations and their last verified backup.")
             @OptionGroup var options: VaultOptions
             @OptionGroup var report: ReportOptions
             struct Row: Encodable { let path: String; let lastVerified: String?; let sequence: UInt64? }
@@ -454,17 +588,28 @@ struct BackupCommands: ParsableCommand {
                 let verified = ledger.backupState?.state.verified ?? []
                 let rows = ledger.backupTargets.values.map(\.path).sorted().map { path in
                     let last = verified.first { $0.path == path }
-                    return Row(path: path, lastVerified: last.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0.time))) },
-                               sequence: last?.sequence)
+                    return Row(
+                        path: path,
+                        lastVerified: last.map {
+                            ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0.time)))
+                        },
+                        sequence: last?.sequence)
                 }
                 if report.json { return try Output.json(["targets": rows]) }
                 guard !rows.isEmpty else {
                     Output.line("No backup targets yet — add one with: coffer backup target add /media/usb/coffer")
                     return
                 }
-                Render.table(rows.map { row in
-                    [row.path, verified.first { $0.path == row.path }.map { "verified \(BackupCommands.age(since: $0.time)) (#\($0.sequence))" } ?? "never backed up"]
-                }).forEach { Output.line($0) }
+                Render.table(
+                    rows.map { row in
+                        [
+                            row.path,
+                            verified.first { $0.path == row.path }.map {
+                                "verified \(BackupCommands.age(since: $0.time)) (#\($0.sequence))"
+                            } ?? "never backed up",
+                        ]
+                    }
+                ).forEach { Output.line($0) }
             }
         }
     }
@@ -474,27 +619,36 @@ struct BackupCommands: ParsableCommand {
 struct Restore: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Restore an archive into a vault: fully verified, built aside, checked, then moved into place.",
-        discussion: "Refuses to overwrite a vault without --replace; with it the old one is kept as PATH.before-restore-TIME.")
+        discussion:
+            "Refuses to overwrite a vault without --replace; with it the old one is kept as PATH.before-restore-TIME.")
     @OptionGroup var options: VaultOptions
     @Argument(help: "The archive (.cbak).") var file: String
-    @Option(name: .customLong("to"), help: ArgumentHelp("Where the restored vault goes.", valueName: "path")) var target: String
+    @Option(name: .customLong("to"), help: ArgumentHelp("Where the restored vault goes.", valueName: "path"))
+    var target: String
     @Flag(help: "Replace an existing vault at --to (kept as PATH.before-restore-TIME).") var replace = false
     @Flag(help: "With --replace, do not ask before replacing a vault with an older archive.") var yes = false
 
     func run() throws {
         let url = URL(fileURLWithPath: file)
         let destination = URL(fileURLWithPath: target)
-        guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(.notFound, "No archive at \(url.path).") }
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CLIError(.notFound, "No archive at \(url.path).")
+        }
         if FileManager.default.fileExists(atPath: destination.path), !replace {
-            throw CLIError(.invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
-                           hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
+            throw CLIError(
+                .invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
+                hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
         }
         let opened = try BackupCommands.openArchive(url, options: options)
         let contents = opened.contents
         if replace, FileManager.default.fileExists(atPath: destination.path), !yes,
-           let reason = BackupService.olderThanVault(at: destination, archive: opened) {
-            guard try Terminal.confirm("Archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
-                                       refusal: "Replacing a vault with an older archive (\(reason))") else {
+            let reason = BackupService.olderThanVault(at: destination, archive: opened)
+        {
+            guard
+                try Terminal.confirm(
+                    "Archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
+                    refusal: "Replacing a vault with an older archive (\(reason))")
+            else {
                 throw CLIError(.failure, "Nothing was restored.")
             }
         }
@@ -503,15 +657,24 @@ struct Restore: ParsableCommand {
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         let oldCopy = URL(fileURLWithPath: destination.path + ".before-restore-\(formatter.string(from: Date()))")
         var superseded = false
-        _ = try BackupService.restore(opened, to: destination, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard) { notice in
+        _ = try BackupService.restore(
+            opened, to: destination, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard
+        ) { notice in
             if case .restoredFromSupersededKey = notice { superseded = true }
             BackupCommands.show(notice)
         }
-        Output.line("Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)).")
-        Output.line("It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
-        if replace, FileManager.default.fileExists(atPath: oldCopy.path) { Output.line("The previous vault is kept at \(oldCopy.path).") }
+        Output.line(
+            "Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created))."
+        )
+        Output.line(
+            "It was built aside and verified before it replaced anything. Net worth then: \(contents.netWorth).")
+        if replace, FileManager.default.fileExists(atPath: oldCopy.path) {
+            Output.line("The previous vault is kept at \(oldCopy.path).")
+        }
         if superseded {
-            Terminal.note("hint: Restore the newest archive if you can; otherwise check the restored vault and run: coffer rekey --vault \(destination.path)")
+            Terminal.note(
+                "hint: Restore the newest archive if you can; otherwise check the restored vault and run: coffer rekey --vault \(destination.path)"
+            )
         }
         Output.line("It opens with the passphrase that was current when the archive was made.")
     }
@@ -522,5 +685,7 @@ struct Progress {
     let enabled: Bool
     let started = Date()
     func step(_ text: String) { if enabled { Terminal.note("… \(text)") } }
-    func finish() { if enabled { Terminal.note(String(format: "… done in %.1f s", Date().timeIntervalSince(started))) } }
+    func finish() {
+        if enabled { Terminal.note(String(format: "… done in %.1f s", Date().timeIntervalSince(started))) }
+    }
 }

@@ -17,13 +17,16 @@ struct BudgetCommands: ParsableCommand {
         @Option(help: ArgumentHelp("The month, YYYY-MM (default this month).", valueName: "month")) var month: String?
 
         func resolve(today: CalendarDate) throws -> BudgetMonth {
-            try month.map { text in try CommandContext.input { try BudgetMonth(parsing: text) } } ?? BudgetMonth(containing: today)
+            try month.map { text in try CommandContext.input { try BudgetMonth(parsing: text) } }
+                ?? BudgetMonth(containing: today)
         }
     }
 
     struct Report: Encodable {
         struct Category: Encodable { let name, type, total: String; let count: Int; let hidden: Bool }
-        struct Goal: Encodable { let name, thisMonth, total: String; let target: String?; let projectedCompletion: String? }
+        struct Goal: Encodable {
+            let name, thisMonth, total: String; let target: String?; let projectedCompletion: String?
+        }
         struct Item: Encodable { let id, date, type, amount, label: String; let budgetType: String?; let note: String? }
         let month, currency, income, expectedIncome, spent, remaining, needs, wants, savings, uncategorised: String
         let uncategorisedCount: Int
@@ -36,20 +39,28 @@ struct BudgetCommands: ParsableCommand {
         let money = ledger.currency.decimalString
         return Report(
             month: summary.month.description, currency: ledger.currency.code, income: money(summary.income),
-            expectedIncome: money(summary.expectedIncome), spent: money(summary.spent), remaining: money(summary.remaining),
+            expectedIncome: money(summary.expectedIncome), spent: money(summary.spent),
+            remaining: money(summary.remaining),
             needs: money(summary.needs), wants: money(summary.wants), savings: money(summary.savings),
             uncategorised: money(summary.uncategorised), uncategorisedCount: summary.uncategorisedCount,
-            categories: summary.categories.map { .init(name: $0.category.name, type: $0.category.type.rawValue, total: money($0.total),
-                                                       count: $0.count, hidden: $0.category.isHidden) },
-            goals: summary.goals.map { .init(name: $0.goal.name, thisMonth: money($0.thisMonth), total: money($0.total),
-                                             target: $0.goal.target.map(money), projectedCompletion: $0.projectedCompletion?.description) },
+            categories: summary.categories.map {
+                .init(
+                    name: $0.category.name, type: $0.category.type.rawValue, total: money($0.total),
+                    count: $0.count, hidden: $0.category.isHidden)
+            },
+            goals: summary.goals.map {
+                .init(
+                    name: $0.goal.name, thisMonth: money($0.thisMonth), total: money($0.total),
+                    target: $0.goal.target.map(money), projectedCompletion: $0.projectedCompletion?.description)
+            },
             transactions: summary.transactions.map { item($0, ledger: ledger) })
     }
 
     static func item(_ transaction: Transaction, ledger: Ledger) -> Report.Item {
-        .init(id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
-              amount: ledger.currency.decimalString(transaction.amount), label: label(of: transaction, ledger: ledger),
-              budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
+        .init(
+            id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
+            amount: ledger.currency.decimalString(transaction.amount), label: label(of: transaction, ledger: ledger),
+            budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
     }
 
     static func shortID(_ id: UUID) -> String { Ledger.shortID(id) }
@@ -61,12 +72,16 @@ struct BudgetCommands: ParsableCommand {
         switch CalendarDate.days(from: date, to: today) {
         case 0: "Today"
         case 1: "Yesterday"
-        default: "\(CalendarDate.monthNames[date.month - 1].prefix(3)) \(date.day)" + (date.year == today.year ? "" : ", \(date.year)")
+        default:
+            "\(CalendarDate.monthNames[date.month - 1].prefix(3)) \(date.day)"
+                + (date.year == today.year ? "" : ", \(date.year)")
         }
     }
 
     /// Recent transactions grouped by day, newest first.
-    static func recentLines(_ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12) -> [String] {
+    static func recentLines(_ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12)
+        -> [String]
+    {
         var lines: [String] = []
         var currentDay: CalendarDate?
         let budget = ledger.budget
@@ -82,16 +97,21 @@ struct BudgetCommands: ParsableCommand {
                 lines.append(dayTitle(transaction.date, today: today))
             }
             let sign = transaction.type == .income ? "+" : (transaction.type == .savings ? "→" : "-")
-            let kind = transaction.type == .income ? "Income" : (budget.budgetType(of: transaction)?.title ?? Ledger.uncategorisedName)
-            rows.append([label(of: transaction, ledger: ledger) + (transaction.note.map { " · \($0)" } ?? ""),
-                         sign + ledger.currency.format(transaction.amount), kind, shortID(transaction.id)])
+            let kind =
+                transaction.type == .income
+                ? "Income" : (budget.budgetType(of: transaction)?.title ?? Ledger.uncategorisedName)
+            rows.append([
+                label(of: transaction, ledger: ledger) + (transaction.note.map { " · \($0)" } ?? ""),
+                sign + ledger.currency.format(transaction.amount), kind, shortID(transaction.id),
+            ])
         }
         flush()
         return lines
     }
 
     struct Summary: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "summary", abstract: "The month at a glance (the default).")
+        static let configuration = CommandConfiguration(
+            commandName: "summary", abstract: "The month at a glance (the default).")
         @OptionGroup var options: VaultOptions
         @OptionGroup var monthOptions: MonthOptions
         @OptionGroup var report: ReportOptions
@@ -114,13 +134,22 @@ struct BudgetCommands: ParsableCommand {
             }
             Output.line(style.bold("\(currency.format(summary.remaining)) remaining this month"))
             Output.line()
-            Render.table([["Income", currency.format(summary.income), "expected \(currency.format(summary.expectedIncome))"],
-                          ["Spent", currency.format(summary.spent),
-                           "needs \(currency.format(summary.needs)) · wants \(currency.format(summary.wants)) · savings \(currency.format(summary.savings))"]],
-                         rightAligned: [1], indent: "").forEach { Output.line($0) }
+            Render.table(
+                [
+                    ["Income", currency.format(summary.income), "expected \(currency.format(summary.expectedIncome))"],
+                    [
+                        "Spent", currency.format(summary.spent),
+                        "needs \(currency.format(summary.needs)) · wants \(currency.format(summary.wants)) · savings \(currency.format(summary.savings))",
+                    ],
+                ],
+                rightAligned: [1], indent: ""
+            ).forEach { Output.line($0) }
             if summary.uncategorisedCount > 0 {
-                Output.line("Uncategorised: \(currency.format(summary.uncategorised)) in \(summary.uncategorisedCount) transaction\(summary.uncategorisedCount == 1 ? "" : "s") (counted in spent)")
-                Output.line("  Place them: coffer import recategorise --rules NAME · coffer transaction edit ID --category C")
+                Output.line(
+                    "Uncategorised: \(currency.format(summary.uncategorised)) in \(summary.uncategorisedCount) transaction\(summary.uncategorisedCount == 1 ? "" : "s") (counted in spent)"
+                )
+                Output.line(
+                    "  Place them: coffer import recategorise --rules NAME · coffer transaction edit ID --category C")
             }
             Output.line()
             if summary.transactions.filter({ $0.type != .income }).isEmpty {
@@ -129,7 +158,9 @@ struct BudgetCommands: ParsableCommand {
             }
             if !summary.transactions.isEmpty {
                 Output.line(style.bold("Recent"))
-                BudgetCommands.recentLines(summary.transactions, ledger: ledger, today: today).forEach { Output.line("  " + $0) }
+                BudgetCommands.recentLines(summary.transactions, ledger: ledger, today: today).forEach {
+                    Output.line("  " + $0)
+                }
             }
             Output.line()
             Output.line("Next: coffer spend AMOUNT CATEGORY · coffer budget needs|wants|savings")
@@ -148,32 +179,51 @@ struct BudgetCommands: ParsableCommand {
             let goals = type == .savings ? summary.goals : []
             if json {
                 let full = BudgetCommands.report(summary, ledger: ledger)
-                return try Output.json(TabReport(month: full.month, type: type.rawValue, total: ledger.currency.decimalString(summary.total(of: type)),
-                                                 categories: full.categories.filter { $0.type == type.rawValue },
-                                                 goals: full.goals, transactions: full.transactions.filter { $0.budgetType == type.rawValue }))
+                return try Output.json(
+                    TabReport(
+                        month: full.month, type: type.rawValue,
+                        total: ledger.currency.decimalString(summary.total(of: type)),
+                        categories: full.categories.filter { $0.type == type.rawValue },
+                        goals: full.goals, transactions: full.transactions.filter { $0.budgetType == type.rawValue }))
             }
             let currency = ledger.currency
             let style = Style.current()
             Output.line(month.title)
-            Output.line(style.bold("\(type.title)  \(currency.format(summary.total(of: type))) \(type == .savings ? "this month" : "spent")"))
+            Output.line(
+                style.bold(
+                    "\(type.title)  \(currency.format(summary.total(of: type))) \(type == .savings ? "this month" : "spent")"
+                ))
             if type == .savings {
                 Output.line()
                 if goals.isEmpty {
                     Output.line("Start building your future")
-                    Output.line("Add a savings goal to begin tracking what you set aside: coffer goal add \"Emergency Fund\" --target 5000")
+                    Output.line(
+                        "Add a savings goal to begin tracking what you set aside: coffer goal add \"Emergency Fund\" --target 5000"
+                    )
                 } else {
                     Output.line(style.bold("Goals"))
-                    Render.table(goals.map { goal in
-                        [goal.goal.name, "\(currency.format(goal.thisMonth)) this month", "\(currency.format(goal.total)) total",
-                         goal.goal.target.map { "of \(currency.format($0))" } ?? "",
-                         goal.projectedCompletion.map { "reached ~\($0.description.prefix(7))" } ?? ""]
-                    }, rightAligned: [1, 2]).forEach { Output.line($0) }
+                    Render.table(
+                        goals.map { goal in
+                            [
+                                goal.goal.name, "\(currency.format(goal.thisMonth)) this month",
+                                "\(currency.format(goal.total)) total",
+                                goal.goal.target.map { "of \(currency.format($0))" } ?? "",
+                                goal.projectedCompletion.map { "reached ~\($0.description.prefix(7))" } ?? "",
+                            ]
+                        }, rightAligned: [1, 2]
+                    ).forEach { Output.line($0) }
                 }
             }
             Output.line()
             Output.line(style.bold("Categories"))
-            Render.table(lines.map { ["\($0.category.name)\($0.category.isHidden ? " (hidden)" : "")", currency.format($0.total),
-                                      "\($0.count) transaction\($0.count == 1 ? "" : "s")"] }, rightAligned: [1]).forEach { Output.line($0) }
+            Render.table(
+                lines.map {
+                    [
+                        "\($0.category.name)\($0.category.isHidden ? " (hidden)" : "")", currency.format($0.total),
+                        "\($0.count) transaction\($0.count == 1 ? "" : "s")",
+                    ]
+                }, rightAligned: [1]
+            ).forEach { Output.line($0) }
             Output.line()
             if recent.isEmpty {
                 Output.line("No \(type.rawValue) \(type == .savings ? "contributions" : "expenses") this month")
@@ -182,7 +232,10 @@ struct BudgetCommands: ParsableCommand {
                 BudgetCommands.recentLines(recent, ledger: ledger, today: today).forEach { Output.line("  " + $0) }
             }
             Output.line()
-            Output.line(type == .savings ? "Next: coffer save AMOUNT GOAL · coffer goal add NAME" : "Next: coffer spend AMOUNT CATEGORY · coffer category add NAME --type \(type.rawValue)")
+            Output.line(
+                type == .savings
+                    ? "Next: coffer save AMOUNT GOAL · coffer goal add NAME"
+                    : "Next: coffer spend AMOUNT CATEGORY · coffer category add NAME --type \(type.rawValue)")
         }
 
         struct TabReport: Encodable {
@@ -193,27 +246,37 @@ struct BudgetCommands: ParsableCommand {
         }
 
         struct Needs: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "needs", abstract: "Needs: categories with totals and counts, recent spending.")
+            static let configuration = CommandConfiguration(
+                commandName: "needs", abstract: "Needs: categories with totals and counts, recent spending.")
             @OptionGroup var options: VaultOptions
             @OptionGroup var monthOptions: MonthOptions
             @OptionGroup var report: ReportOptions
-            func run() throws { try TypeTab.run(.needs, options: options, monthOptions: monthOptions, json: report.json) }
+            func run() throws {
+                try TypeTab.run(.needs, options: options, monthOptions: monthOptions, json: report.json)
+            }
         }
 
         struct Wants: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "wants", abstract: "Wants: categories with totals and counts, recent spending.")
+            static let configuration = CommandConfiguration(
+                commandName: "wants", abstract: "Wants: categories with totals and counts, recent spending.")
             @OptionGroup var options: VaultOptions
             @OptionGroup var monthOptions: MonthOptions
             @OptionGroup var report: ReportOptions
-            func run() throws { try TypeTab.run(.wants, options: options, monthOptions: monthOptions, json: report.json) }
+            func run() throws {
+                try TypeTab.run(.wants, options: options, monthOptions: monthOptions, json: report.json)
+            }
         }
 
         struct Savings: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "savings", abstract: "Savings: goals with this month and total, categories, contributions.")
+            static let configuration = CommandConfiguration(
+                commandName: "savings", abstract: "Savings: goals with this month and total, categories, contributions."
+            )
             @OptionGroup var options: VaultOptions
             @OptionGroup var monthOptions: MonthOptions
             @OptionGroup var report: ReportOptions
-            func run() throws { try TypeTab.run(.savings, options: options, monthOptions: monthOptions, json: report.json) }
+            func run() throws {
+                try TypeTab.run(.savings, options: options, monthOptions: monthOptions, json: report.json)
+            }
         }
     }
 }
@@ -225,7 +288,9 @@ struct EntryOptions: ParsableArguments {
 
     func day() throws -> CalendarDate { try CommandContext.date(date, default: try CommandContext.today()) }
 
-    static func amount(_ text: String, ledger: Ledger) throws -> Money { try CommandContext.positiveAmount(text, ledger: ledger) }
+    static func amount(_ text: String, ledger: Ledger) throws -> Money {
+        try CommandContext.positiveAmount(text, ledger: ledger)
+    }
 
     static func show(_ transaction: Transaction, label: String, ledger: Ledger) throws {
         let verb = transaction.type == .income ? "Earned" : (transaction.type == .savings ? "Saved" : "Spent")
@@ -269,7 +334,8 @@ struct Earn: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.incomeSource(named: source)
-        try EntryOptions.show(try ledger.earn(amount, from: found, on: day, note: entry.note), label: found.name, ledger: ledger)
+        try EntryOptions.show(
+            try ledger.earn(amount, from: found, on: day, note: entry.note), label: found.name, ledger: ledger)
     }
 }
 
@@ -286,7 +352,8 @@ struct Save: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.goal(named: goal)
-        try EntryOptions.show(try ledger.save(amount, towards: found, on: day, note: entry.note), label: found.name, ledger: ledger)
+        try EntryOptions.show(
+            try ledger.save(amount, towards: found, on: day, note: entry.note), label: found.name, ledger: ledger)
     }
 }
 

@@ -39,7 +39,8 @@ public struct CLIError: Error, LocalizedError, Sendable {
     /// Whether `error` comes from Coffer's own layers (and so maps onto an exit code here),
     /// rather than from argument parsing.
     static func maps(_ error: Error) -> Bool {
-        error is CLIError || error is CofferError || error is VaultError || error is BackupError || error is FinanceError || error is CryptoError
+        error is CLIError || error is CofferError || error is VaultError || error is BackupError
+            || error is FinanceError || error is CryptoError
     }
 
     /// Maps lower layers' errors onto exit codes and adds what to do next. The lower layers
@@ -62,12 +63,16 @@ public struct CLIError: Error, LocalizedError, Sendable {
             }
             self.init(status, error.errorDescription ?? "\(error.code)")
         case let error as FinanceError:
-            let status: ExitStatus = error.code == .invalidRecord ? .damaged : (error.code == .overflow ? .failure : .invalidInput)
-            self.init(status, error.errorDescription ?? "\(error.code)",
-                      hint: error.code == .overpayment ? "Nothing was changed. See what is owed: coffer invoice show INV-NNNN"
-                          : status == .invalidInput ? "Nothing was changed." : nil)
+            let status: ExitStatus =
+                error.code == .invalidRecord ? .damaged : (error.code == .overflow ? .failure : .invalidInput)
+            self.init(
+                status, error.errorDescription ?? "\(error.code)",
+                hint: error.code == .overpayment
+                    ? "Nothing was changed. See what is owed: coffer invoice show INV-NNNN"
+                    : status == .invalidInput ? "Nothing was changed." : nil)
         case let error as CryptoError:
-            self.init(error.code == .invalidPassphrase ? .invalidInput : .failure, error.errorDescription ?? "\(error.code)")
+            self.init(
+                error.code == .invalidPassphrase ? .invalidInput : .failure, error.errorDescription ?? "\(error.code)")
         default:
             self.init(.failure, error.localizedDescription)
         }
@@ -88,7 +93,9 @@ public struct CLIError: Error, LocalizedError, Sendable {
             }
             self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: hint)
         case .ambiguous:
-            self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: Self.listCommands[kind] ?? "Type more of the name.")
+            self.init(
+                .invalidInput, "\(error.message) Nothing was changed.",
+                hint: Self.listCommands[kind] ?? "Type more of the name.")
         case .alreadyExists, .inUse, .unchanged, .closed, .invalidInput:
             self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: Self.nextSteps(error))
         case .damaged: self.init(.damaged, error.message)
@@ -133,25 +140,47 @@ public struct CLIError: Error, LocalizedError, Sendable {
         let details = error.problems.map(\.description)
         switch error.code {
         case .notFound:
-            self.init(.notFound, message, hint: "Create one with `coffer init`, or point at yours with --vault PATH or COFFER_VAULT.")
+            self.init(
+                .notFound, message,
+                hint: "Create one with `coffer init`, or point at yours with --vault PATH or COFFER_VAULT.")
         case .alreadyExists:
             self.init(.invalidInput, message, hint: "Choose another path with --vault PATH.")
-        case .notAVault, .headerDamaged, .headerTampered, .integrityFailure, .unsupportedVersion, .unsafeParameters, .schemaTampered:
-            self.init(.damaged, message, hint: error.code == .unsupportedVersion ? nil
-                      : "Do not write to this vault. Restore it from a backup, and keep this copy for inspection.", details: details)
+        case .notAVault, .headerDamaged, .headerTampered, .integrityFailure, .unsupportedVersion, .unsafeParameters,
+            .schemaTampered:
+            self.init(
+                .damaged, message,
+                hint: error.code == .unsupportedVersion
+                    ? nil
+                    : "Do not write to this vault. Restore it from a backup, and keep this copy for inspection.",
+                details: details)
         case .rolledBack:
-            self.init(.damaged, message, hint: "If you restored or copied this file back on purpose, run the command again with --accept-rollback. Otherwise keep this copy for inspection and restore from a backup.")
+            self.init(
+                .damaged, message,
+                hint:
+                    "If you restored or copied this file back on purpose, run the command again with --accept-rollback. Otherwise keep this copy for inspection and restore from a backup."
+            )
         case .passphraseRequired:
-            self.init(.noPermission, message, hint: "Give the passphrase (prompt, --passphrase-file or --passphrase-command); a session never changes keys.")
+            self.init(
+                .noPermission, message,
+                hint:
+                    "Give the passphrase (prompt, --passphrase-file or --passphrase-command); a session never changes keys."
+            )
         case .wrongPassphrase:
-            self.init(.noPermission, message, hint: "Try again, or open it with --recovery-key-file if you set up a recovery key.")
+            self.init(
+                .noPermission, message,
+                hint: "Try again, or open it with --recovery-key-file if you set up a recovery key.")
         case .sessionNotFound, .sessionExpired, .sessionInvalid:
-            self.init(.noPermission, message, hint: "Unlock again for a new session token (COFFER_SESSION): eval \"$(coffer unlock)\"")
+            self.init(
+                .noPermission, message,
+                hint: "Unlock again for a new session token (COFFER_SESSION): eval \"$(coffer unlock)\"")
         case .wrongRecoveryKey, .noRecoveryKey:
             self.init(.noPermission, message)
         case .busy:
             // The words coffer has always printed; VaultStore states only "another process".
-            self.init(.failure, "The vault is busy: another coffer process held it for over \(Int(Vault.busyTimeout)) seconds. Nothing was changed; try again.")
+            self.init(
+                .failure,
+                "The vault is busy: another coffer process held it for over \(Int(Vault.busyTimeout)) seconds. Nothing was changed; try again."
+            )
         default:
             self.init(.failure, message)
         }
@@ -165,7 +194,8 @@ extension CLIError {
         do {
             return try body()
         } catch let error as CofferError where error.code != .damaged && error.code != .failed {
-            throw CLIError(.invalidInput, "\(error.message) Nothing was imported.", hint: hint(error) ?? CLIError(error).hint)
+            throw CLIError(
+                .invalidInput, "\(error.message) Nothing was imported.", hint: hint(error) ?? CLIError(error).hint)
         } catch let error as FinanceError where error.code != .invalidRecord {
             throw CLIError(.invalidInput, "\(error.errorDescription ?? "Invalid input.") Nothing was imported.")
         }

@@ -30,14 +30,20 @@ struct CategoryCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let rows = BudgetType.allCases.flatMap { type in
                 ledger.budget.categories.filter { $0.type == type }.enumerated().map {
-                    Row(name: $1.name, type: type.rawValue, position: $0 + 1, isDefault: $1.isDefault, hidden: $1.isHidden)
+                    Row(
+                        name: $1.name, type: type.rawValue, position: $0 + 1, isDefault: $1.isDefault,
+                        hidden: $1.isHidden)
                 }
             }
             if report.json { return try Output.json(["categories": rows]) }
             for type in BudgetType.allCases {
                 Output.line(type.title)
-                Render.table(rows.filter { $0.type == type.rawValue }.map { ["\($0.position).", $0.name, $0.hidden ? "hidden" : "", $0.isDefault ? "" : "custom"] })
-                    .forEach { Output.line($0) }
+                Render.table(
+                    rows.filter { $0.type == type.rawValue }.map {
+                        ["\($0.position).", $0.name, $0.hidden ? "hidden" : "", $0.isDefault ? "" : "custom"]
+                    }
+                )
+                .forEach { Output.line($0) }
             }
         }
     }
@@ -56,7 +62,8 @@ struct CategoryCommands: ParsableCommand {
     }
 
     struct Hide: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Hide a category: not offered for new spending; still counted where used.")
+        static let configuration = CommandConfiguration(
+            abstract: "Hide a category: not offered for new spending; still counted where used.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         func run() throws { try CategoryCommands.setHidden(true, name, options) }
@@ -73,8 +80,10 @@ struct CategoryCommands: ParsableCommand {
         let ledger = try options.openLedger()
         let category = try ledger.category(named: name)
         try ledger.setCategoryHidden(category, hidden)
-        Output.line(hidden ? "Hid \(category.name). Its past spending still counts; unhide it with: coffer category unhide \"\(category.name)\""
-                           : "\(category.name) is shown again.")
+        Output.line(
+            hidden
+                ? "Hid \(category.name). Its past spending still counts; unhide it with: coffer category unhide \"\(category.name)\""
+                : "\(category.name) is shown again.")
     }
 
     struct Delete: ParsableCommand {
@@ -88,19 +97,23 @@ struct CategoryCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let category = try ledger.category(named: name)
             let (other, _, moved) = try ledger.categoryDeletion(category)
-            let question = "Delete \"\(category.name)\"? \(moved.count) transaction\(moved.count == 1 ? "" : "s") will be moved to \"\(other.name)\"."
+            let question =
+                "Delete \"\(category.name)\"? \(moved.count) transaction\(moved.count == 1 ? "" : "s") will be moved to \"\(other.name)\"."
             if !yes, !(try Terminal.confirm(question, refusal: "Deleting \(category.name)")) {
                 Output.line("Kept \(category.name). Nothing was changed.")
                 return
             }
             try ledger.deleteCategory(category)
-            Output.line("Deleted \(category.name); \(moved.count) transaction\(moved.count == 1 ? "" : "s") moved to \(other.name) (\(other.type.title)).")
+            Output.line(
+                "Deleted \(category.name); \(moved.count) transaction\(moved.count == 1 ? "" : "s") moved to \(other.name) (\(other.type.title))."
+            )
             Output.line("Undo with: coffer undo")
         }
     }
 
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a category to another position in its type's list.")
+        static let configuration = CommandConfiguration(
+            abstract: "Move a category to another position in its type's list.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Argument(help: "The new position, from 1.") var position: Int

@@ -19,7 +19,9 @@ struct ClientCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let client = try ledger.addClient(name: name, email: email, address: address, termsDays: terms)
-            Output.line("Added \(client.name) (terms \(terms) days). Next: coffer invoice new \"\(client.name)\" --item \"Work\" 1 500")
+            Output.line(
+                "Added \(client.name) (terms \(terms) days). Next: coffer invoice new \"\(client.name)\" --item \"Work\" 1 500"
+            )
         }
     }
 
@@ -27,7 +29,9 @@ struct ClientCommands: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List clients with what they owe.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
-        struct Row: Encodable { let name: String; let email: String?; let terms: Int; let outstanding: String; let invoices: Int }
+        struct Row: Encodable {
+            let name: String; let email: String?; let terms: Int; let outstanding: String; let invoices: Int
+        }
         func run() throws {
             let ledger = try options.openLedger()
             let owed = try ledger.clients.map { client -> (Client, Money, Int) in
@@ -35,16 +39,25 @@ struct ClientCommands: ParsableCommand {
                 return (client, balance.outstanding, balance.invoices)
             }
             if report.json {
-                return try Output.json(["clients": owed.map { Row(name: $0.0.name, email: $0.0.email, terms: $0.0.termsDays,
-                                                                  outstanding: ledger.currency.decimalString($0.1), invoices: $0.2) }])
+                return try Output.json([
+                    "clients": owed.map {
+                        Row(
+                            name: $0.0.name, email: $0.0.email, terms: $0.0.termsDays,
+                            outstanding: ledger.currency.decimalString($0.1), invoices: $0.2)
+                    }
+                ])
             }
             guard !owed.isEmpty else {
-                Output.line("No clients yet — add one: coffer client add \"Acme Ltd\" --email ap@acme.example --terms 30")
+                Output.line(
+                    "No clients yet — add one: coffer client add \"Acme Ltd\" --email ap@acme.example --terms 30")
                 return
             }
-            Render.table([["Client", "Owes", "Invoices", "Terms"]] + owed.map { client, amount, count in
-                [client.name, ledger.currency.format(amount), "\(count)", "\(client.termsDays) days"]
-            }, rightAligned: [1, 2]).forEach { Output.line($0) }
+            Render.table(
+                [["Client", "Owes", "Invoices", "Terms"]]
+                    + owed.map { client, amount, count in
+                        [client.name, ledger.currency.format(amount), "\(count)", "\(client.termsDays) days"]
+                    }, rightAligned: [1, 2]
+            ).forEach { Output.line($0) }
         }
     }
 
@@ -61,7 +74,8 @@ struct ClientCommands: ParsableCommand {
             if let address = client.address { Output.line(address) }
             Output.line("Terms: \(client.termsDays) days")
             Output.line()
-            InvoiceCommands.rows(ledger.invoices.filter { $0.clientID == client.id }, ledger: ledger, today: today).forEach { Output.line($0) }
+            InvoiceCommands.rows(ledger.invoices.filter { $0.clientID == client.id }, ledger: ledger, today: today)
+                .forEach { Output.line($0) }
         }
     }
 
@@ -77,7 +91,8 @@ struct ClientCommands: ParsableCommand {
             let ledger = try options.openLedger()
             var client = try ledger.client(named: name)
             guard newName != nil || email != nil || address != nil || terms != nil else {
-                throw CLIError(.invalidInput, "Say what to change: --name, --email, --address or --terms. Nothing was changed.")
+                throw CLIError(
+                    .invalidInput, "Say what to change: --name, --email, --address or --terms. Nothing was changed.")
             }
             if let newName { client.name = newName }
             if let email { client.email = email.isEmpty ? nil : email }

@@ -4,8 +4,9 @@ import Foundation
 import VaultBackup
 import VaultCrypto
 import VaultStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `coffer`: the root command.
@@ -22,7 +23,8 @@ public struct Coffer: ParsableCommand {
         version: version,
         subcommands: [
             Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
-            BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self, GoalCommands.self,
+            BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self,
+            GoalCommands.self,
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Settings.self,
             Export.self, Import.self,
             Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self,

@@ -1,7 +1,7 @@
 import ArgumentParser
-import Foundation
 import CofferKit
 import FinanceCore
+import Foundation
 import VaultStore
 
 /// What finance commands share: today's date (overridable with COFFER_TODAY for reproducible
@@ -39,7 +39,9 @@ extension CommandContext {
 
     static func positiveAmount(_ text: String, ledger: Ledger) throws -> Money {
         let amount = try input { try ledger.currency.parse(text) }
-        guard amount > .zero else { throw CLIError(.invalidInput, "Enter an amount above zero: '\(text)' is not. Nothing was changed.") }
+        guard amount > .zero else {
+            throw CLIError(.invalidInput, "Enter an amount above zero: '\(text)' is not. Nothing was changed.")
+        }
         return amount
     }
 }

@@ -22,7 +22,8 @@ struct Demo: ParsableCommand {
     /// so a demo never becomes the vault every later command opens.
     var demoURL: URL {
         let explicit = !(options.vault ?? "").isEmpty || !(options.environment["COFFER_VAULT"] ?? "").isEmpty
-        return explicit ? options.vaultURL : options.vaultURL.deletingLastPathComponent().appendingPathComponent("demo.coffer")
+        return explicit
+            ? options.vaultURL : options.vaultURL.deletingLastPathComponent().appendingPathComponent("demo.coffer")
     }
 
     func run() throws {
@@ -30,7 +31,9 @@ struct Demo: ParsableCommand {
         let today = try CommandContext.today()
         let passphrase: Passphrase
         let announcedPassphrase: Bool
-        if options.passphraseFile != nil || options.passphraseCommand != nil || options.environment["COFFER_PASSPHRASE"] != nil {
+        if options.passphraseFile != nil || options.passphraseCommand != nil
+            || options.environment["COFFER_PASSPHRASE"] != nil
+        {
             passphrase = try options.currentPassphrase(prompt: "Passphrase: ")
             announcedPassphrase = false
         } else {
@@ -38,13 +41,17 @@ struct Demo: ParsableCommand {
             announcedPassphrase = true
         }
         if FileManager.default.fileExists(atPath: url.path) {
-            throw CLIError(.invalidInput, "A vault already exists at \(url.path); nothing was changed.",
-                           hint: "Pick a new path for the demo: coffer demo --vault /tmp/demo.coffer")
+            throw CLIError(
+                .invalidInput, "A vault already exists at \(url.path); nothing was changed.",
+                hint: "Pick a new path for the demo: coffer demo --vault /tmp/demo.coffer")
         }
-        let ledger = try Ledger.create(at: url, passphrase: passphrase, parameters: KDFProfile.interactive.parameters, currency: .gbp,
-                                       guard: options.rollbackGuard)
+        let ledger = try Ledger.create(
+            at: url, passphrase: passphrase, parameters: KDFProfile.interactive.parameters, currency: .gbp,
+            guard: options.rollbackGuard)
         try ledger.addDemoData(today: today)
-        Output.line("Created a demo vault at \(url.path) (Argon2id interactive\(announcedPassphrase ? ", passphrase '\(Self.demoPassphrase)'" : "")).")
+        Output.line(
+            "Created a demo vault at \(url.path) (Argon2id interactive\(announcedPassphrase ? ", passphrase '\(Self.demoPassphrase)'" : ""))."
+        )
         Output.line()
         try Overview.parse(["--vault", url.path]).render(ledger: ledger, date: today, json: false)
         Output.line("Try: COFFER_VAULT=\(url.path) coffer assets")

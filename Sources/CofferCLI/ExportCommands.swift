@@ -6,13 +6,18 @@ import Foundation
 /// `coffer export json [--only SECTION] [--out FILE|-]`.
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Export your data in an open format: JSON (imported back with coffer import json), CSV, or a ledger journal.",
+        abstract:
+            "Export your data in an open format: JSON (imported back with coffer import json), CSV, or a ledger journal.",
         discussion: "Writing to a file warns that the file is not encrypted; files are created 0600.")
     @OptionGroup var options: VaultOptions
-    @Argument(help: "The format: json (Coffer's own, importable), csv (one table for spreadsheets) or ledger (a journal for ledger and hledger).")
+    @Argument(
+        help:
+            "The format: json (Coffer's own, importable), csv (one table for spreadsheets) or ledger (a journal for ledger and hledger)."
+    )
     var format: ExportFormat
     @Option(help: "Only one part: accounts, updates, transactions or invoices.") var only: ExportSection?
-    @Option(help: ArgumentHelp("Write to this file; - or nothing for standard output.", valueName: "file")) var out: String?
+    @Option(help: ArgumentHelp("Write to this file; - or nothing for standard output.", valueName: "file")) var out:
+        String?
 
     enum ExportFormat: String, ExpressibleByArgument { case json, csv, ledger }
 
@@ -32,7 +37,8 @@ struct Export: ParsableCommand {
         let out = out ?? "-"
         try OutputFile.write(data, to: out)
         guard !OutputFile.isStandardOutput(out) else { return }
-        Terminal.note("Note: \(out) is not encrypted: it holds your data in plain text. Keep it safe, or delete it when done.")
+        Terminal.note(
+            "Note: \(out) is not encrypted: it holds your data in plain text. Keep it safe, or delete it when done.")
         Output.line("Exported to \(out).")
     }
 }

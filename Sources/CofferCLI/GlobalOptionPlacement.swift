@@ -5,7 +5,9 @@ import ArgumentParser
 /// where ArgumentParser reads them.
 enum GlobalOptionPlacement {
     /// Options of `VaultOptions` that take a value.
-    static let valueOptions: Set<String> = ["--vault", "--passphrase-file", "--passphrase-command", "--recovery-key-file"]
+    static let valueOptions: Set<String> = [
+        "--vault", "--passphrase-file", "--passphrase-command", "--recovery-key-file",
+    ]
     /// Flags of `VaultOptions` (no value).
     static let flagOptions: Set<String> = ["--accept-rollback"]
 

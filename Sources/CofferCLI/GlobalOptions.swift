@@ -2,26 +2,40 @@ import ArgumentParser
 import Foundation
 import VaultCrypto
 import VaultStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Options every vault command takes: where the vault is and how to unlock it.
 /// Passphrases never travel in argv: only a file path or a command to run does.
 struct VaultOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/vault.coffer).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/vault.coffer).", valueName: "path"))
     var vault: String?
 
     @Option(name: .long, help: ArgumentHelp("Read the passphrase from the first line of this file.", valueName: "path"))
     var passphraseFile: String?
 
-    @Option(name: .long, help: ArgumentHelp("Run this shell command and read the passphrase from its output (like restic's --password-command).", valueName: "command"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run this shell command and read the passphrase from its output (like restic's --password-command).",
+            valueName: "command"))
     var passphraseCommand: String?
 
-    @Option(name: .long, help: ArgumentHelp("Unlock with the recovery key in this file instead of the passphrase.", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Unlock with the recovery key in this file instead of the passphrase.", valueName: "path"))
     var recoveryKeyFile: String?
 
-    @Flag(name: .long, help: "Open a vault file older than the one this computer last saw (after a deliberate restore or copy), and remember it as the newest.")
+    @Flag(
+        name: .long,
+        help:
+            "Open a vault file older than the one this computer last saw (after a deliberate restore or copy), and remember it as the newest."
+    )
     var acceptRollback = false
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
@@ -31,7 +45,8 @@ struct VaultOptions: ParsableArguments {
     var vaultURL: URL {
         if let vault, !vault.isEmpty { return URL(fileURLWithPath: vault) }
         if let path = environment["COFFER_VAULT"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let dataHome =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
         return dataHome.appendingPathComponent("coffer/vault.coffer")
     }
@@ -40,7 +55,8 @@ struct VaultOptions: ParsableArguments {
 
     /// This machine's high-water marks: `$XDG_STATE_HOME/coffer` (else `~/.local/state/coffer`).
     var rollbackGuard: RollbackGuard {
-        RollbackGuard(directory: RollbackGuard.defaultDirectory(environment: environment), acceptRollback: acceptRollback)
+        RollbackGuard(
+            directory: RollbackGuard.defaultDirectory(environment: environment), acceptRollback: acceptRollback)
     }
 
     /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
@@ -82,17 +98,19 @@ struct VaultOptions: ParsableArguments {
     /// The passphrase from `--passphrase-file`, `--passphrase-command`, `COFFER_PASSPHRASE` or
     /// the terminal, in that order. Without any of them and without a terminal, fails at once.
     func currentPassphrase(prompt: String) throws -> Passphrase {
-        try PassphraseSource.passphrase(file: passphraseFile, command: passphraseCommand,
-                                        environmentVariable: "COFFER_PASSPHRASE", environment: environment,
-                                        prompt: prompt, confirm: false)
+        try PassphraseSource.passphrase(
+            file: passphraseFile, command: passphraseCommand,
+            environmentVariable: "COFFER_PASSPHRASE", environment: environment,
+            prompt: prompt, confirm: false)
     }
 
     /// A passphrase for a new vault: same sources, but asked twice on a terminal, and refused
     /// when weak unless `allowWeak`.
     func newVaultPassphrase(allowWeak: Bool) throws -> Passphrase {
-        try PassphraseSource.newPassphrase(file: passphraseFile, command: passphraseCommand,
-                                           environmentVariable: "COFFER_PASSPHRASE", environment: environment,
-                                           prompt: "New passphrase for \(vaultURL.path): ", allowWeak: allowWeak)
+        try PassphraseSource.newPassphrase(
+            file: passphraseFile, command: passphraseCommand,
+            environmentVariable: "COFFER_PASSPHRASE", environment: environment,
+            prompt: "New passphrase for \(vaultURL.path): ", allowWeak: allowWeak)
     }
 }
 
@@ -103,30 +121,41 @@ enum PassphraseSource {
         or unlock a session first: eval "$(coffer unlock)"
         """
 
-    static func passphrase(file: String?, command: String?, environmentVariable: String,
-                           environment: [String: String], prompt: String, confirm: Bool) throws -> Passphrase {
-        var bytes = try passphraseBytes(file: file, command: command, environmentVariable: environmentVariable,
-                                        environment: environment, prompt: prompt, confirm: confirm)
+    static func passphrase(
+        file: String?, command: String?, environmentVariable: String,
+        environment: [String: String], prompt: String, confirm: Bool
+    ) throws -> Passphrase {
+        var bytes = try passphraseBytes(
+            file: file, command: command, environmentVariable: environmentVariable,
+            environment: environment, prompt: prompt, confirm: confirm)
         defer { secureWipe(&bytes) }
         return try passphrase(from: bytes)
     }
 
     /// A new passphrase (asked twice on a terminal), refused when it is weak unless `allowWeak`.
-    static func newPassphrase(file: String?, command: String?, environmentVariable: String,
-                              environment: [String: String], prompt: String, allowWeak: Bool) throws -> Passphrase {
-        var bytes = try passphraseBytes(file: file, command: command, environmentVariable: environmentVariable,
-                                        environment: environment, prompt: prompt, confirm: true)
+    static func newPassphrase(
+        file: String?, command: String?, environmentVariable: String,
+        environment: [String: String], prompt: String, allowWeak: Bool
+    ) throws -> Passphrase {
+        var bytes = try passphraseBytes(
+            file: file, command: command, environmentVariable: environmentVariable,
+            environment: environment, prompt: prompt, confirm: true)
         defer { secureWipe(&bytes) }
         let passphrase = try passphrase(from: bytes)
         if !allowWeak, let weakness = PassphraseStrength.weakness(of: String(decoding: bytes, as: UTF8.self)) {
-            throw CLIError(.invalidInput, "That passphrase is too weak: \(weakness). Nothing was changed.",
-                           hint: "Anyone with a copy of the vault can try passphrases offline. Use four or more random words, or pass --allow-weak-passphrase if you accept the risk.")
+            throw CLIError(
+                .invalidInput, "That passphrase is too weak: \(weakness). Nothing was changed.",
+                hint:
+                    "Anyone with a copy of the vault can try passphrases offline. Use four or more random words, or pass --allow-weak-passphrase if you accept the risk."
+            )
         }
         return passphrase
     }
 
-    private static func passphraseBytes(file: String?, command: String?, environmentVariable: String,
-                                        environment: [String: String], prompt: String, confirm: Bool) throws -> [UInt8] {
+    private static func passphraseBytes(
+        file: String?, command: String?, environmentVariable: String,
+        environment: [String: String], prompt: String, confirm: Bool
+    ) throws -> [UInt8] {
         var bytes: [UInt8]
         if let file {
             bytes = firstLine(try readFile(file, what: "passphrase"))
@@ -146,7 +175,8 @@ enum PassphraseSource {
                 }
             }
         } else {
-            throw CLIError(.noPermission, "A passphrase is needed and there is no terminal to ask on.", hint: noSourceHint)
+            throw CLIError(
+                .noPermission, "A passphrase is needed and there is no terminal to ask on.", hint: noSourceHint)
         }
         return bytes
     }
@@ -186,7 +216,9 @@ enum PassphraseSource {
         process.arguments = ["-c", command]
         // The command gets our environment minus Coffer's own secrets.
         var environment = ProcessInfo.processInfo.environment
-        for secret in ["COFFER_SESSION", "COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE"] { environment.removeValue(forKey: secret) }
+        for secret in ["COFFER_SESSION", "COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE"] {
+            environment.removeValue(forKey: secret)
+        }
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
@@ -202,7 +234,8 @@ enum PassphraseSource {
         var bytes = Array(data)
         guard process.terminationStatus == 0 else {
             secureWipe(&bytes)
-            throw CLIError(.noPermission, "The passphrase command failed with exit status \(process.terminationStatus).")
+            throw CLIError(
+                .noPermission, "The passphrase command failed with exit status \(process.terminationStatus).")
         }
         return bytes
     }

@@ -6,26 +6,34 @@ import Foundation
 /// `coffer goal add|list|edit|remove`.
 struct GoalCommands: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "goal", abstract: "Savings goals: what you are building.", subcommands: [Add.self, List.self, Edit.self, Remove.self])
+        commandName: "goal", abstract: "Savings goals: what you are building.",
+        subcommands: [Add.self, List.self, Edit.self, Remove.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a savings goal.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(help: ArgumentHelp("How much you want to reach.", valueName: "amount")) var target: String?
-        @Option(name: .customLong("by"), help: ArgumentHelp("When you want to reach it, YYYY-MM-DD.", valueName: "date")) var by: String?
+        @Option(
+            name: .customLong("by"), help: ArgumentHelp("When you want to reach it, YYYY-MM-DD.", valueName: "date"))
+        var by: String?
         func run() throws {
             let targetDate = try by.map { try CommandContext.date($0, default: try CommandContext.today()) }
             let ledger = try options.openLedger()
-            let goal = try ledger.addGoal(name: name, target: try target.map { try CommandContext.positiveAmount($0, ledger: ledger) }, by: targetDate)
+            let goal = try ledger.addGoal(
+                name: name, target: try target.map { try CommandContext.positiveAmount($0, ledger: ledger) },
+                by: targetDate)
             let name = goal.name
-            Output.line("Added goal \(name)\(goal.target.map { ": \(ledger.currency.format($0))" } ?? "")\(goal.targetDate.map { " by \($0)" } ?? "").")
+            Output.line(
+                "Added goal \(name)\(goal.target.map { ": \(ledger.currency.format($0))" } ?? "")\(goal.targetDate.map { " by \($0)" } ?? "")."
+            )
             Output.line("Next: coffer save AMOUNT \"\(name)\"")
         }
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List goals with this month, total, target and projected completion.")
+        static let configuration = CommandConfiguration(
+            abstract: "List goals with this month, total, target and projected completion.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         func run() throws {
@@ -33,15 +41,22 @@ struct GoalCommands: ParsableCommand {
             let summary = try ledger.budget.summary(for: BudgetMonth(containing: try CommandContext.today()))
             if report.json { return try Output.json(["goals": BudgetCommands.report(summary, ledger: ledger).goals]) }
             guard !summary.goals.isEmpty else {
-                Output.line("Start building your future — add a savings goal: coffer goal add \"Emergency Fund\" --target 5000")
+                Output.line(
+                    "Start building your future — add a savings goal: coffer goal add \"Emergency Fund\" --target 5000")
                 return
             }
             let currency = ledger.currency
-            Render.table(summary.goals.map { goal in
-                [goal.goal.name, "\(currency.format(goal.thisMonth)) this month", "\(currency.format(goal.total)) total",
-                 goal.goal.target.map { "of \(currency.format($0))" } ?? "",
-                 goal.goal.targetDate.map { "by \($0)" } ?? "", goal.projectedCompletion.map { "on track for \($0.description.prefix(7))" } ?? ""]
-            }, rightAligned: [1, 2]).forEach { Output.line($0) }
+            Render.table(
+                summary.goals.map { goal in
+                    [
+                        goal.goal.name, "\(currency.format(goal.thisMonth)) this month",
+                        "\(currency.format(goal.total)) total",
+                        goal.goal.target.map { "of \(currency.format($0))" } ?? "",
+                        goal.goal.targetDate.map { "by \($0)" } ?? "",
+                        goal.projectedCompletion.map { "on track for \($0.description.prefix(7))" } ?? "",
+                    ]
+                }, rightAligned: [1, 2]
+            ).forEach { Output.line($0) }
         }
     }
 

@@ -1,7 +1,7 @@
 import ArgumentParser
-import Foundation
 import CofferKit
 import FinanceCore
+import Foundation
 import VaultStore
 
 /// `coffer log`: what changed when.
@@ -18,7 +18,9 @@ struct Log: ParsableCommand {
         let ledger = try options.openLedger()
         let formatter = ISO8601DateFormatter()
         let rows = ledger.changes.reversed().prefix(limit).map {
-            Row(sequence: $0.entry.sequence, time: formatter.string(from: Date(timeIntervalSince1970: TimeInterval($0.entry.timestamp))),
+            Row(
+                sequence: $0.entry.sequence,
+                time: formatter.string(from: Date(timeIntervalSince1970: TimeInterval($0.entry.timestamp))),
                 summary: $0.entry.summary)
         }
         if report.json { return try Output.json(["changes": rows]) }
@@ -34,7 +36,8 @@ struct Log: ParsableCommand {
 
 /// `coffer undo`: revert the last change; repeat to go further back.
 struct Undo: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Revert the most recent change (repeat to go further back).")
+    static let configuration = CommandConfiguration(
+        abstract: "Revert the most recent change (repeat to go further back).")
     @OptionGroup var options: VaultOptions
 
     func run() throws {

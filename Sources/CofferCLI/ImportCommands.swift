@@ -19,7 +19,9 @@ struct Import: ParsableCommand {
         guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw CLIError(.notFound, "No file at \(file). Nothing was imported.")
         }
-        guard let contents = FileManager.default.contents(atPath: file) else { throw CLIError(.failure, "Cannot read \(file). Nothing was imported.") }
+        guard let contents = FileManager.default.contents(atPath: file) else {
+            throw CLIError(.failure, "Cannot read \(file). Nothing was imported.")
+        }
         return contents
     }
 
@@ -27,7 +29,8 @@ struct Import: ParsableCommand {
     struct JSON: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "json",
-            abstract: "Import Coffer's own JSON export into a vault that holds no data yet (one transaction, undoable).")
+            abstract: "Import Coffer's own JSON export into a vault that holds no data yet (one transaction, undoable)."
+        )
         @OptionGroup var options: VaultOptions
         @Argument(help: "The file (- for standard input).") var file: String
 
@@ -37,14 +40,18 @@ struct Import: ParsableCommand {
             do {
                 document = try ExportDocumentReader.decode(data)
             } catch {
-                throw CLIError(.invalidInput, "\(file) is not a Coffer JSON export: \(ExportDocumentReader.describe(error)). Nothing was imported.")
+                throw CLIError(
+                    .invalidInput,
+                    "\(file) is not a Coffer JSON export: \(ExportDocumentReader.describe(error)). Nothing was imported."
+                )
             }
             let ledger = try options.openLedger()
             let (count, currency) = try CLIError.importing {
                 try ledger.importExport(document, from: URL(fileURLWithPath: file).lastPathComponent)
             } hint: { error in
                 error.code == .alreadyExists
-                    ? "Create one (coffer init --vault NEW) and import there, or import bank statements with: coffer import csv" : nil
+                    ? "Create one (coffer init --vault NEW) and import there, or import bank statements with: coffer import csv"
+                    : nil
             }
             Output.line("Imported \(count) records (\(currency.code)). Undo with: coffer undo")
             Output.line("Next: coffer overview")
@@ -86,32 +93,54 @@ struct CSVStatement: ParsableCommand {
 
     @OptionGroup var options: VaultOptions
     @Argument(help: "The CSV file (- for standard input).") var file: String
-    @Option(help: "What each line becomes: transactions (budget) or updates (an account's value on that date).") var into: StatementColumns.Destination
-    @Option(help: ArgumentHelp("The rule set that places transactions in categories (see coffer import rules).", valueName: "name")) var rules: String?
-    @Option(help: ArgumentHelp("The bank account the statement is from: a label that keeps duplicate detection per account for transactions; the Coffer account (required) for updates.", valueName: "name"))
+    @Option(help: "What each line becomes: transactions (budget) or updates (an account's value on that date).")
+    var into: StatementColumns.Destination
+    @Option(
+        help: ArgumentHelp(
+            "The rule set that places transactions in categories (see coffer import rules).", valueName: "name"))
+    var rules: String?
+    @Option(
+        help: ArgumentHelp(
+            "The bank account the statement is from: a label that keeps duplicate detection per account for transactions; the Coffer account (required) for updates.",
+            valueName: "name"))
     var account: String?
     @Option(help: ArgumentHelp("The date column: its title or number.", valueName: "column")) var dateColumn: String?
-    @Option(help: ArgumentHelp("The signed amount column (for updates: the balance).", valueName: "column")) var amountColumn: String?
-    @Option(help: ArgumentHelp("The money-out column, instead of --amount-column.", valueName: "column")) var debitColumn: String?
-    @Option(help: ArgumentHelp("The money-in column, instead of --amount-column.", valueName: "column")) var creditColumn: String?
-    @Option(help: ArgumentHelp("The description column (payee, memo).", valueName: "column")) var descriptionColumn: String?
-    @Option(help: ArgumentHelp("How dates are written, e.g. DD/MM/YYYY, MM/DD/YY, D MMM YYYY (default YYYY-MM-DD).", valueName: "format"))
+    @Option(help: ArgumentHelp("The signed amount column (for updates: the balance).", valueName: "column"))
+    var amountColumn: String?
+    @Option(help: ArgumentHelp("The money-out column, instead of --amount-column.", valueName: "column"))
+    var debitColumn: String?
+    @Option(help: ArgumentHelp("The money-in column, instead of --amount-column.", valueName: "column"))
+    var creditColumn: String?
+    @Option(help: ArgumentHelp("The description column (payee, memo).", valueName: "column")) var descriptionColumn:
+        String?
+    @Option(
+        help: ArgumentHelp(
+            "How dates are written, e.g. DD/MM/YYYY, MM/DD/YY, D MMM YYYY (default YYYY-MM-DD).", valueName: "format"))
     var dateFormat: String?
     @Flag(help: "Amounts use a decimal comma: 1.234,56.") var decimalComma = false
     @Option(help: ArgumentHelp("Lines to skip before the header (a bank's preamble).", valueName: "n")) var skipRows = 0
-    @Option(help: ArgumentHelp("The separator: , ; or tab (default: guessed from the header).", valueName: "char")) var delimiter: String?
+    @Option(help: ArgumentHelp("The separator: , ; or tab (default: guessed from the header).", valueName: "char"))
+    var delimiter: String?
     @Flag(help: "The file has no header row: give columns by number.") var noHeader = false
     @Flag(help: "Flip every amount's sign (card statements that show purchases as positive).") var negate = false
-    @Flag(help: "Show what would be added, skipped as duplicate and left uncategorised; write nothing.") var dryRun = false
-    @Flag(help: "Import the readable lines and report every line skipped, instead of importing nothing.") var skipInvalid = false
+    @Flag(help: "Show what would be added, skipped as duplicate and left uncategorised; write nothing.") var dryRun =
+        false
+    @Flag(help: "Import the readable lines and report every line skipped, instead of importing nothing.")
+    var skipInvalid = false
     @OptionGroup var report: ReportOptions
 
     func validate() throws {
         guard skipRows >= 0 else { throw ValidationError("--skip-rows takes a number of lines, 0 or more.") }
-        if (debitColumn == nil) != (creditColumn == nil) { throw ValidationError("Give both --debit-column and --credit-column, or --amount-column.") }
-        if amountColumn != nil && debitColumn != nil { throw ValidationError("Give either --amount-column or --debit-column/--credit-column, not both.") }
+        if (debitColumn == nil) != (creditColumn == nil) {
+            throw ValidationError("Give both --debit-column and --credit-column, or --amount-column.")
+        }
+        if amountColumn != nil && debitColumn != nil {
+            throw ValidationError("Give either --amount-column or --debit-column/--credit-column, not both.")
+        }
         if into == .updates {
-            if debitColumn != nil { throw ValidationError("Updates are balances: give --amount-column, not --debit-column/--credit-column.") }
+            if debitColumn != nil {
+                throw ValidationError("Updates are balances: give --amount-column, not --debit-column/--credit-column.")
+            }
             if rules != nil { throw ValidationError("--rules places transactions; updates have no categories.") }
             if account == nil { throw ValidationError("Say which account the balances belong to: --account NAME.") }
         }
@@ -128,8 +157,9 @@ struct CSVStatement: ParsableCommand {
     }
 
     var columns: StatementColumns {
-        StatementColumns(destination: into, date: dateColumn, amount: amountColumn, debit: debitColumn, credit: creditColumn,
-                         description: descriptionColumn, dateFormat: dateFormat, decimalComma: decimalComma, negate: negate)
+        StatementColumns(
+            destination: into, date: dateColumn, amount: amountColumn, debit: debitColumn, credit: creditColumn,
+            description: descriptionColumn, dateFormat: dateFormat, decimalComma: decimalComma, negate: negate)
     }
 
     func run() throws {
@@ -138,13 +168,17 @@ struct CSVStatement: ParsableCommand {
         let progress = Progress(enabled: Terminal.standardErrorIsTerminal && !report.json)
         progress.step("Reading \(name)")
         let (statement, layout) = try CLIError.importing {
-            let statement = try StatementFile(data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows, hasHeader: !noHeader)
+            let statement = try StatementFile(
+                data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows,
+                hasHeader: !noHeader)
             return (statement, try columns.layout(for: statement))
         } hint: { error in
             switch error.kind {
             case "encoding": "Convert it first, e.g. iconv -f WINDOWS-1252 -t UTF-8 \(name) > statement-utf8.csv"
-            case "column": error.candidates.isEmpty ? "This file has no header row; number columns from 1."
-                                                    : "The columns are: \(error.candidates.joined(separator: ", "))"
+            case "column":
+                error.candidates.isEmpty
+                    ? "This file has no header row; number columns from 1."
+                    : "The columns are: \(error.candidates.joined(separator: ", "))"
             default: nil
             }
         }
@@ -155,37 +189,54 @@ struct CSVStatement: ParsableCommand {
         var invalid: [(line: Int, message: String)] = []
         for record in statement.records {
             do {
-                rows.append(try layout.row(record.fields, line: record.line, rowHash: record.digest, currency: ledger.currency))
+                rows.append(
+                    try layout.row(record.fields, line: record.line, rowHash: record.digest, currency: ledger.currency))
             } catch let error as FinanceError {
                 invalid.append((record.line, error.errorDescription ?? "line \(record.line): unreadable"))
             }
         }
         if !invalid.isEmpty && !skipInvalid {
-            let shown = invalid.prefix(50).map(\.message) + (invalid.count > 50 ? ["and \(invalid.count - 50) more lines"] : [])
-            throw CLIError(.invalidInput, invalid.count == 1 ? "\(invalid[0].message). Nothing was imported."
-                                                           : "\(invalid.count) lines cannot be imported. Nothing was imported.",
-                           hint: "Fix \(invalid.count == 1 ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
-                           details: invalid.count == 1 ? [] : shown)
+            let shown =
+                invalid.prefix(50).map(\.message) + (invalid.count > 50 ? ["and \(invalid.count - 50) more lines"] : [])
+            throw CLIError(
+                .invalidInput,
+                invalid.count == 1
+                    ? "\(invalid[0].message). Nothing was imported."
+                    : "\(invalid.count) lines cannot be imported. Nothing was imported.",
+                hint:
+                    "Fix \(invalid.count == 1 ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
+                details: invalid.count == 1 ? [] : shown)
         }
         switch into {
         case .transactions: try importTransactions(rows, invalid: invalid, ledger: ledger, progress: progress)
-        case .updates: try importUpdates(rows, invalid: invalid, accountName: account ?? "", ledger: ledger, progress: progress)
+        case .updates:
+            try importUpdates(rows, invalid: invalid, accountName: account ?? "", ledger: ledger, progress: progress)
         }
     }
 
-    func importTransactions(_ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ledger: Ledger, progress: Progress) throws {
+    func importTransactions(
+        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ledger: Ledger, progress: Progress
+    ) throws {
         let ruleSet = try rules.map { try ledger.ruleSet(named: $0) }
         let plan = try ledger.planTransactionImport(rows, account: account, rules: ruleSet)
         let label = try account.map { try Account.validatedName($0) }
         let currency = ledger.currency
         var reportRows: [Import.Report.Row] = plan.added.map { added in
             let transaction = added.transaction
-            return .init(line: added.line, status: "add", date: transaction.date.description, amount: currency.decimalString(transaction.signedAmount),
-                         description: transaction.note, category: ledger.label(of: transaction), message: nil)
+            return .init(
+                line: added.line, status: "add", date: transaction.date.description,
+                amount: currency.decimalString(transaction.signedAmount),
+                description: transaction.note, category: ledger.label(of: transaction), message: nil)
         }
         reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
-        reportRows += plan.zeroAmountLines.map { .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil) }
-        reportRows += invalid.map { .init(line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil, message: $0.message) }
+        reportRows += plan.zeroAmountLines.map {
+            .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil)
+        }
+        reportRows += invalid.map {
+            .init(
+                line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
+                message: $0.message)
+        }
         reportRows.sort { $0.line < $1.line }
 
         if !dryRun && !plan.added.isEmpty {
@@ -193,59 +244,83 @@ struct CSVStatement: ParsableCommand {
             try ledger.importTransactions(plan, from: URL(fileURLWithPath: file).lastPathComponent)
         }
         progress.finish()
-        let result = Import.Report(file: file, into: into.rawValue, account: label, dryRun: dryRun, added: plan.added.count,
-                                   duplicates: plan.duplicates.count, uncategorised: plan.uncategorisedCount, skippedInvalid: invalid.count, rows: reportRows)
+        let result = Import.Report(
+            file: file, into: into.rawValue, account: label, dryRun: dryRun, added: plan.added.count,
+            duplicates: plan.duplicates.count, uncategorised: plan.uncategorisedCount, skippedInvalid: invalid.count,
+            rows: reportRows)
         if report.json { return try Output.json(result) }
         reportInvalid(invalid)
         if dryRun { printRows(reportRows) }
         let income = plan.added.filter { $0.transaction.type == .income }.count
         let verb = dryRun ? "Would add" : "Added"
-        Output.line("\(verb) \(plan.added.count) transaction\(plan.added.count == 1 ? "" : "s")\(label.map { " from \($0)" } ?? "")"
-                    + (plan.added.isEmpty ? "" : " (\(income) income, \(plan.added.count - income) spending)")
-                    + "; \(plan.duplicates.count) already in the vault; \(plan.uncategorisedCount) \(dryRun ? "would be" : "left") uncategorised.")
-        if !plan.zeroAmountLines.isEmpty { Output.line("Skipped \(plan.zeroAmountLines.count) line(s) with a zero amount.") }
+        Output.line(
+            "\(verb) \(plan.added.count) transaction\(plan.added.count == 1 ? "" : "s")\(label.map { " from \($0)" } ?? "")"
+                + (plan.added.isEmpty ? "" : " (\(income) income, \(plan.added.count - income) spending)")
+                + "; \(plan.duplicates.count) already in the vault; \(plan.uncategorisedCount) \(dryRun ? "would be" : "left") uncategorised."
+        )
+        if !plan.zeroAmountLines.isEmpty {
+            Output.line("Skipped \(plan.zeroAmountLines.count) line(s) with a zero amount.")
+        }
         if dryRun {
             Output.line("Dry run: nothing was written.")
         } else if !plan.added.isEmpty {
             Output.line("Undo with: coffer undo")
             if plan.uncategorisedCount > 0 {
-                Output.line("Next: coffer transaction list --uncategorised · coffer import rules add NAME PATTERN --category C · coffer import recategorise")
+                Output.line(
+                    "Next: coffer transaction list --uncategorised · coffer import rules add NAME PATTERN --category C · coffer import recategorise"
+                )
             }
         } else {
             Output.line("Nothing new to import.")
         }
     }
 
-    func importUpdates(_ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], accountName: String, ledger: Ledger, progress: Progress) throws {
+    func importUpdates(
+        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], accountName: String, ledger: Ledger,
+        progress: Progress
+    ) throws {
         let account = try ledger.account(named: accountName)
         let plan = try ledger.planUpdateImport(rows, account: account)
         let currency = ledger.currency
         var reportRows: [Import.Report.Row] = plan.added.map {
-            .init(line: $0.line, status: "add", date: $0.update.date.description, amount: currency.decimalString($0.update.amount),
-                  description: $0.update.note, category: account.name, message: nil)
+            .init(
+                line: $0.line, status: "add", date: $0.update.date.description,
+                amount: currency.decimalString($0.update.amount),
+                description: $0.update.note, category: account.name, message: nil)
         }
         reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
         reportRows += plan.superseded.map { Self.row($0, status: "superseded", currency: currency) }
-        reportRows += invalid.map { .init(line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil, message: $0.message) }
+        reportRows += invalid.map {
+            .init(
+                line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
+                message: $0.message)
+        }
         reportRows.sort { $0.line < $1.line }
         if !dryRun && !plan.added.isEmpty {
             progress.step("Writing \(plan.added.count) values in one transaction")
             try ledger.importUpdates(plan, of: account, from: URL(fileURLWithPath: file).lastPathComponent)
         }
         progress.finish()
-        let result = Import.Report(file: file, into: into.rawValue, account: account.name, dryRun: dryRun, added: plan.added.count,
-                                   duplicates: plan.duplicates.count, uncategorised: 0, skippedInvalid: invalid.count, rows: reportRows)
+        let result = Import.Report(
+            file: file, into: into.rawValue, account: account.name, dryRun: dryRun, added: plan.added.count,
+            duplicates: plan.duplicates.count, uncategorised: 0, skippedInvalid: invalid.count, rows: reportRows)
         if report.json { return try Output.json(result) }
         reportInvalid(invalid)
         if dryRun { printRows(reportRows) }
-        Output.line("\(dryRun ? "Would add" : "Added") \(plan.added.count) value\(plan.added.count == 1 ? "" : "s") of \(account.name); "
-                    + "\(plan.duplicates.count) already in the vault; \(plan.superseded.count) earlier balance\(plan.superseded.count == 1 ? "" : "s") of the same day skipped.")
-        Output.line(dryRun ? "Dry run: nothing was written." : (plan.added.isEmpty ? "Nothing new to import." : "Undo with: coffer undo"))
+        Output.line(
+            "\(dryRun ? "Would add" : "Added") \(plan.added.count) value\(plan.added.count == 1 ? "" : "s") of \(account.name); "
+                + "\(plan.duplicates.count) already in the vault; \(plan.superseded.count) earlier balance\(plan.superseded.count == 1 ? "" : "s") of the same day skipped."
+        )
+        Output.line(
+            dryRun
+                ? "Dry run: nothing was written."
+                : (plan.added.isEmpty ? "Nothing new to import." : "Undo with: coffer undo"))
     }
 
     static func row(_ row: StatementLayout.Row, status: String, currency: Currency) -> Import.Report.Row {
-        .init(line: row.line, status: status, date: row.date.description, amount: currency.decimalString(row.amount),
-              description: row.description.isEmpty ? nil : row.description, category: nil, message: nil)
+        .init(
+            line: row.line, status: status, date: row.date.description, amount: currency.decimalString(row.amount),
+            description: row.description.isEmpty ? nil : row.description, category: nil, message: nil)
     }
 
     func reportInvalid(_ invalid: [(line: Int, message: String)]) {
@@ -254,9 +329,15 @@ struct CSVStatement: ParsableCommand {
 
     func printRows(_ rows: [Import.Report.Row]) {
         Output.line("Dry run of \(file):")
-        Render.table([["line", "status", "date", "amount", "description", "category"]] + rows.map {
-            ["\($0.line)", $0.status, $0.date ?? "", $0.amount ?? "", Render.truncated($0.description ?? $0.message ?? "", to: 48), $0.category ?? ""]
-        }, rightAligned: [0, 3]).forEach { Output.line($0) }
+        Render.table(
+            [["line", "status", "date", "amount", "description", "category"]]
+                + rows.map {
+                    [
+                        "\($0.line)", $0.status, $0.date ?? "", $0.amount ?? "",
+                        Render.truncated($0.description ?? $0.message ?? "", to: 48), $0.category ?? "",
+                    ]
+                }, rightAligned: [0, 3]
+        ).forEach { Output.line($0) }
         Output.line()
     }
 }
@@ -276,12 +357,20 @@ struct RulesCommands: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a rule to a rule set (created if new): PATTERN → --category, --goal or --source.",
-            discussion: "Also accepted: the pattern as --pattern or --match, and the place as a third argument (a category, else a goal, else an income source).")
+            discussion:
+                "Also accepted: the pattern as --pattern or --match, and the place as a third argument (a category, else a goal, else an income source)."
+        )
         @OptionGroup var options: VaultOptions
         @Argument(help: "The rule set.") var name: String
-        @Argument(help: "Text in the description, e.g. TESCO, or a wildcard pattern such as \"AMZN*MKTP\".") var pattern: String?
-        @Argument(help: ArgumentHelp("Where matching lines go, instead of --category, --goal or --source.", valueName: "place")) var place: String?
-        @Option(name: [.customLong("pattern"), .customLong("match")], help: ArgumentHelp("The pattern, instead of the argument.", valueName: "pattern"))
+        @Argument(help: "Text in the description, e.g. TESCO, or a wildcard pattern such as \"AMZN*MKTP\".")
+        var pattern: String?
+        @Argument(
+            help: ArgumentHelp(
+                "Where matching lines go, instead of --category, --goal or --source.", valueName: "place")) var place:
+            String?
+        @Option(
+            name: [.customLong("pattern"), .customLong("match")],
+            help: ArgumentHelp("The pattern, instead of the argument.", valueName: "pattern"))
         var patternOption: String?
         @Option(help: "The category for matching spending.") var category: String?
         @Option(help: "The savings goal for matching money set aside.") var goal: String?
@@ -315,7 +404,8 @@ struct RulesCommands: ParsableCommand {
                 return
             }
             Output.line("Rule \(set.rules.count) of \(set.name): \(text) → \(ledger.describe(target).name)")
-            Output.line("Use it: coffer import csv FILE --into transactions --rules \"\(set.name)\" · undo with coffer undo")
+            Output.line(
+                "Use it: coffer import csv FILE --into transactions --rules \"\(set.name)\" · undo with coffer undo")
         }
     }
 
@@ -332,12 +422,15 @@ struct RulesCommands: ParsableCommand {
                 Output.line("No rule sets yet. Add one: coffer import rules add NAME PATTERN --category CATEGORY")
                 return
             }
-            Render.table(rows.map { [$0.name, "\($0.rules) rule\($0.rules == 1 ? "" : "s")"] }, indent: "").forEach { Output.line($0) }
+            Render.table(rows.map { [$0.name, "\($0.rules) rule\($0.rules == 1 ? "" : "s")"] }, indent: "").forEach {
+                Output.line($0)
+            }
         }
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a rule set's rules, in the order they are tried.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show a rule set's rules, in the order they are tried.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @OptionGroup var report: ReportOptions
@@ -352,12 +445,15 @@ struct RulesCommands: ParsableCommand {
             }
             if report.json { return try Output.json(Shown(name: set.name, rules: rules)) }
             Output.line(set.name)
-            Render.table(rules.map { ["\($0.number).", $0.pattern, "→", "\($0.target) (\($0.kind))"] }).forEach { Output.line($0) }
+            Render.table(rules.map { ["\($0.number).", $0.pattern, "→", "\($0.target) (\($0.kind))"] }).forEach {
+                Output.line($0)
+            }
         }
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a rule set, or one rule of it with --rule N (undoable).")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a rule set, or one rule of it with --rule N (undoable).")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(help: ArgumentHelp("The rule's number, from coffer import rules show.", valueName: "n")) var rule: Int?
@@ -378,15 +474,19 @@ struct RulesCommands: ParsableCommand {
 /// `coffer import recategorise`: runs a rule set over the transactions still in Uncategorised.
 struct Recategorise: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "recategorise", abstract: "Place uncategorised transactions with a rule set (one undoable change).",
+        commandName: "recategorise",
+        abstract: "Place uncategorised transactions with a rule set (one undoable change).",
         aliases: ["recategorize"])
     @OptionGroup var options: VaultOptions
-    @Option(help: ArgumentHelp("The rule set (needed when there is more than one).", valueName: "name")) var rules: String?
+    @Option(help: ArgumentHelp("The rule set (needed when there is more than one).", valueName: "name")) var rules:
+        String?
     @Flag(help: "Show what would move; write nothing.") var dryRun = false
     @OptionGroup var report: ReportOptions
 
     struct Moved: Encodable { let id, date, amount: String; let description: String?; let category: String }
-    struct Result: Encodable { let rules: String; let dryRun: Bool; let recategorised, stillUncategorised: Int; let transactions: [Moved] }
+    struct Result: Encodable {
+        let rules: String; let dryRun: Bool; let recategorised, stillUncategorised: Int; let transactions: [Moved]
+    }
 
     func run() throws {
         let ledger = try options.openLedger()
@@ -395,18 +495,28 @@ struct Recategorise: ParsableCommand {
         if !dryRun { try ledger.recategorise(moved, with: set) }
         let currency = ledger.currency
         let rows = moved.sorted { ($0.date, $0.sequence) < ($1.date, $1.sequence) }.map { transaction in
-            Moved(id: Ledger.shortID(transaction.id), date: transaction.date.description, amount: currency.decimalString(transaction.signedAmount),
-                  description: transaction.note, category: ledger.label(of: transaction))
+            Moved(
+                id: Ledger.shortID(transaction.id), date: transaction.date.description,
+                amount: currency.decimalString(transaction.signedAmount),
+                description: transaction.note, category: ledger.label(of: transaction))
         }
         if report.json {
-            return try Output.json(Result(rules: set.name, dryRun: dryRun, recategorised: moved.count, stillUncategorised: waitingCount - moved.count,
-                                          transactions: rows))
+            return try Output.json(
+                Result(
+                    rules: set.name, dryRun: dryRun, recategorised: moved.count,
+                    stillUncategorised: waitingCount - moved.count,
+                    transactions: rows))
         }
-        Render.table(rows.map { [$0.date, $0.amount, Render.truncated($0.description ?? "", to: 48), "→ \($0.category)"] },
-                     rightAligned: [1]).forEach { Output.line($0) }
-        Output.line("\(dryRun ? "Would place" : "Placed") \(moved.count) of \(waitingCount) uncategorised transactions with \(set.name); "
-                    + "\(waitingCount - moved.count) remain uncategorised.")
-        Output.line(dryRun ? "Dry run: nothing was written." : (moved.isEmpty ? "Nothing was changed." : "Undo with: coffer undo"))
+        Render.table(
+            rows.map { [$0.date, $0.amount, Render.truncated($0.description ?? "", to: 48), "→ \($0.category)"] },
+            rightAligned: [1]
+        ).forEach { Output.line($0) }
+        Output.line(
+            "\(dryRun ? "Would place" : "Placed") \(moved.count) of \(waitingCount) uncategorised transactions with \(set.name); "
+                + "\(waitingCount - moved.count) remain uncategorised.")
+        Output.line(
+            dryRun
+                ? "Dry run: nothing was written." : (moved.isEmpty ? "Nothing was changed." : "Undo with: coffer undo"))
     }
 }
 extension StatementColumns.Destination: ExpressibleByArgument {}

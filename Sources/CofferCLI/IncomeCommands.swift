@@ -16,7 +16,9 @@ struct IncomeCommands: ParsableCommand {
     static func frequency(_ option: FrequencyOption, anchor: String?, today: CalendarDate) throws -> IncomeFrequency {
         switch option {
         case .monthly, .variable:
-            guard anchor == nil else { throw CLIError(.invalidInput, "--anchor goes with --frequency biweekly. Nothing was changed.") }
+            guard anchor == nil else {
+                throw CLIError(.invalidInput, "--anchor goes with --frequency biweekly. Nothing was changed.")
+            }
             return option == .monthly ? .monthly : .variable
         case .biweekly:
             return .biweekly(anchor: try CommandContext.date(anchor, default: today))
@@ -29,10 +31,12 @@ struct IncomeCommands: ParsableCommand {
         @Argument var name: String
         @Argument(help: "How much each payment is (a variable source: a typical month).") var amount: String
         @Option(help: "monthly, biweekly (every 14 days from --anchor) or variable.") var frequency: FrequencyOption
-        @Option(help: ArgumentHelp("A bi-weekly source's pay date to count from (default today).", valueName: "date")) var anchor: String?
+        @Option(help: ArgumentHelp("A bi-weekly source's pay date to count from (default today).", valueName: "date"))
+        var anchor: String?
 
         func run() throws {
-            let frequency = try IncomeCommands.frequency(self.frequency, anchor: anchor, today: try CommandContext.today())
+            let frequency = try IncomeCommands.frequency(
+                self.frequency, anchor: anchor, today: try CommandContext.today())
             let ledger = try options.openLedger()
             let amount = try CommandContext.positiveAmount(self.amount, ledger: ledger)
             let source = try ledger.addIncomeSource(name: name, amount: amount, frequency: frequency)
@@ -42,10 +46,13 @@ struct IncomeCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List income sources and this month's expected total.")
+        static let configuration = CommandConfiguration(
+            abstract: "List income sources and this month's expected total.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
-        struct Row: Encodable { let name, amount, frequency: String; let anchor: String?; let expectedThisMonth: String }
+        struct Row: Encodable {
+            let name, amount, frequency: String; let anchor: String?; let expectedThisMonth: String
+        }
 
         func run() throws {
             let ledger = try options.openLedger()
@@ -54,25 +61,34 @@ struct IncomeCommands: ParsableCommand {
             let rows = try ledger.incomeSources.sorted { $0.name < $1.name }.map { source -> Row in
                 var anchor: String?
                 if case .biweekly(let date) = source.frequency { anchor = date.description }
-                return Row(name: source.name, amount: money(source.amount), frequency: source.frequency.name, anchor: anchor,
-                           expectedThisMonth: money(try source.expected(in: month)))
+                return Row(
+                    name: source.name, amount: money(source.amount), frequency: source.frequency.name, anchor: anchor,
+                    expectedThisMonth: money(try source.expected(in: month)))
             }
             let total = try Money.sum(try ledger.incomeSources.map { try $0.expected(in: month) })
-            if report.json { return try Output.json(["month": AnyEncodable(month.description), "total": AnyEncodable(money(total)), "sources": AnyEncodable(rows)]) }
+            if report.json {
+                return try Output.json([
+                    "month": AnyEncodable(month.description), "total": AnyEncodable(money(total)),
+                    "sources": AnyEncodable(rows),
+                ])
+            }
             guard !rows.isEmpty else {
                 Output.line("Set up your income — add your income sources to start tracking where your money goes:")
                 Output.line("  coffer income add Salary 2500 --frequency monthly")
                 return
             }
             Output.line("Total this month  \(ledger.currency.format(total))")
-            Render.table(ledger.incomeSources.sorted { $0.name < $1.name }.map { source in
-                [source.name, ledger.currency.format(source.amount), source.frequency.name.capitalized]
-            }, rightAligned: [1]).forEach { Output.line($0) }
+            Render.table(
+                ledger.incomeSources.sorted { $0.name < $1.name }.map { source in
+                    [source.name, ledger.currency.format(source.amount), source.frequency.name.capitalized]
+                }, rightAligned: [1]
+            ).forEach { Output.line($0) }
         }
     }
 
     struct Edit: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change an income source's name, amount or frequency.")
+        static let configuration = CommandConfiguration(
+            abstract: "Change an income source's name, amount or frequency.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(name: .customLong("name"), help: "A new name.") var newName: String?
@@ -84,15 +100,21 @@ struct IncomeCommands: ParsableCommand {
             let ledger = try options.openLedger()
             var source = try ledger.incomeSource(named: name)
             guard newName != nil || amount != nil || frequency != nil || anchor != nil else {
-                throw CLIError(.invalidInput, "Say what to change: --name, --amount, --frequency or --anchor. Nothing was changed.")
+                throw CLIError(
+                    .invalidInput, "Say what to change: --name, --amount, --frequency or --anchor. Nothing was changed."
+                )
             }
             if let newName { source.name = newName }
             if let amount { source.amount = try CommandContext.positiveAmount(amount, ledger: ledger) }
             if let frequency {
-                source.frequency = try IncomeCommands.frequency(frequency, anchor: anchor, today: try CommandContext.today())
+                source.frequency = try IncomeCommands.frequency(
+                    frequency, anchor: anchor, today: try CommandContext.today())
             } else if let anchor {
-                guard case .biweekly = source.frequency else { throw CLIError(.invalidInput, "--anchor applies to bi-weekly sources. Nothing was changed.") }
-                source.frequency = .biweekly(anchor: try CommandContext.date(anchor, default: try CommandContext.today()))
+                guard case .biweekly = source.frequency else {
+                    throw CLIError(.invalidInput, "--anchor applies to bi-weekly sources. Nothing was changed.")
+                }
+                source.frequency = .biweekly(
+                    anchor: try CommandContext.date(anchor, default: try CommandContext.today()))
             }
             try ledger.saveIncomeSource(source)
             Output.line("\(source.name): \(ledger.currency.format(source.amount)) · \(source.frequency.name).")
@@ -100,7 +122,8 @@ struct IncomeCommands: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an income source (income already recorded stays).")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove an income source (income already recorded stays).")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         func run() throws {

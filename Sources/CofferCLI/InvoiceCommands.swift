@@ -14,8 +14,10 @@ struct InvoiceCommands: ParsableCommand {
         let table = invoices.map { invoice -> [String] in
             let client = ledger.client(of: invoice)?.name ?? "(removed client)"
             let amount = (try? invoice.stored == .sent ? invoice.outstanding() : invoice.total()) ?? .zero
-            return [ledger.currency.format(amount), client, (try? invoice.status(on: today).badge) ?? "",
-                    (try? invoice.relativeDue(on: today)) ?? "", invoice.reference]
+            return [
+                ledger.currency.format(amount), client, (try? invoice.status(on: today).badge) ?? "",
+                (try? invoice.relativeDue(on: today)) ?? "", invoice.reference,
+            ]
         }
         return Render.table(table, rightAligned: [0])
     }
@@ -23,10 +25,14 @@ struct InvoiceCommands: ParsableCommand {
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an invoice (a draft, or sent with --send).",
-            discussion: "Items: --item \"DESCRIPTION\" QUANTITY PRICE, repeated. Due date from --due, else --terms, else the client's terms.")
+            discussion:
+                "Items: --item \"DESCRIPTION\" QUANTITY PRICE, repeated. Due date from --due, else --terms, else the client's terms."
+        )
         @OptionGroup var options: VaultOptions
         @Argument(help: "The client (a unique prefix is enough).") var client: String
-        @Option(name: .customLong("item"), parsing: .upToNextOption, help: ArgumentHelp("DESCRIPTION QUANTITY PRICE; repeat for more lines.", valueName: "item"))
+        @Option(
+            name: .customLong("item"), parsing: .upToNextOption,
+            help: ArgumentHelp("DESCRIPTION QUANTITY PRICE; repeat for more lines.", valueName: "item"))
         var items: [String] = []
         @Option(help: "Payment terms in days for this invoice.") var terms: Int?
         @Option(help: ArgumentHelp("Due date, YYYY-MM-DD.", valueName: "date")) var due: String?
@@ -37,42 +43,61 @@ struct InvoiceCommands: ParsableCommand {
 
         func run() throws {
             guard !items.isEmpty, items.count % 3 == 0 else {
-                throw CLIError(.invalidInput, "Give each line as --item \"DESCRIPTION\" QUANTITY PRICE (e.g. --item \"Design\" 2 150). Nothing was changed.")
+                throw CLIError(
+                    .invalidInput,
+                    "Give each line as --item \"DESCRIPTION\" QUANTITY PRICE (e.g. --item \"Design\" 2 150). Nothing was changed."
+                )
             }
-            guard terms == nil || due == nil else { throw CLIError(.invalidInput, "Give --terms or --due, not both. Nothing was changed.") }
+            guard terms == nil || due == nil else {
+                throw CLIError(.invalidInput, "Give --terms or --due, not both. Nothing was changed.")
+            }
             let today = try CommandContext.today()
             let issued = try CommandContext.date(date, default: today)
             let ledger = try options.openLedger()
             let client = try ledger.client(named: self.client)
             let lines = try stride(from: 0, to: items.count, by: 3).map { index in
-                LineItem(description: items[index], quantity: try CommandContext.input { try Quantity(parsing: items[index + 1]) },
-                         unitPrice: try CommandContext.input { try ledger.currency.parse(items[index + 2]) })
+                LineItem(
+                    description: items[index],
+                    quantity: try CommandContext.input { try Quantity(parsing: items[index + 1]) },
+                    unitPrice: try CommandContext.input { try ledger.currency.parse(items[index + 2]) })
             }
-            let taxPoints = try tax.map { text in try CommandContext.input { try GrowthRate(parsing: text) }.basisPoints }
-            let dueRule: Ledger.Due = try due.map { .on(try CommandContext.date($0, default: issued)) } ?? terms.map { .afterDays($0) } ?? .clientTerms
-            let invoice = try ledger.createInvoice(for: client, items: lines, taxBasisPoints: taxPoints, issued: issued, due: dueRule,
-                                                   notes: notes, send: send)
+            let taxPoints = try tax.map { text in try CommandContext.input { try GrowthRate(parsing: text) }.basisPoints
+            }
+            let dueRule: Ledger.Due =
+                try due.map { .on(try CommandContext.date($0, default: issued)) } ?? terms.map { .afterDays($0) }
+                ?? .clientTerms
+            let invoice = try ledger.createInvoice(
+                for: client, items: lines, taxBasisPoints: taxPoints, issued: issued, due: dueRule,
+                notes: notes, send: send)
             let total = try invoice.total()
-            Output.line("\(ledger.currency.format(total))  \(client.name)  \(invoice.reference)  \(try invoice.status(on: today).badge)  \(try invoice.relativeDue(on: today))")
-            Output.line(send ? "Next: coffer invoice remind \(invoice.reference) · coffer invoice export \(invoice.reference) --html FILE"
-                             : "Next: coffer invoice send \(invoice.reference)")
+            Output.line(
+                "\(ledger.currency.format(total))  \(client.name)  \(invoice.reference)  \(try invoice.status(on: today).badge)  \(try invoice.relativeDue(on: today))"
+            )
+            Output.line(
+                send
+                    ? "Next: coffer invoice remind \(invoice.reference) · coffer invoice export \(invoice.reference) --html FILE"
+                    : "Next: coffer invoice send \(invoice.reference)")
         }
     }
 
     struct Send: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mark a draft as sent (its items and amounts are then frozen).")
+        static let configuration = CommandConfiguration(
+            abstract: "Mark a draft as sent (its items and amounts are then frozen).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
             let sent = try ledger.sendInvoice(try ledger.invoice(id), on: today)
-            Output.line("Sent \(sent.reference): \(ledger.currency.format(try sent.total())) · \(try sent.relativeDue(on: today)).")
+            Output.line(
+                "Sent \(sent.reference): \(ledger.currency.format(try sent.total())) · \(try sent.relativeDue(on: today))."
+            )
         }
     }
 
     struct Void: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Void an invoice with no payments (its number is never reused).")
+        static let configuration = CommandConfiguration(
+            abstract: "Void an invoice with no payments (its number is never reused).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
         func run() throws {
@@ -83,7 +108,8 @@ struct InvoiceCommands: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show an invoice: amount first, client second, dates as text.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show an invoice: amount first, client second, dates as text.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         @Argument var id: String
@@ -96,35 +122,54 @@ struct InvoiceCommands: ParsableCommand {
             if report.json { return try Output.json(try InvoiceCommands.row(invoice, ledger: ledger, today: today)) }
             let style = Style.current()
             Output.line(style.bold("\(currency.format(try invoice.total()))  \(client?.name ?? "(removed client)")"))
-            Output.line("\(invoice.reference) · \(try invoice.status(on: today).badge) · \(try invoice.relativeDue(on: today)) (due \(invoice.due), issued \(invoice.issued))")
+            Output.line(
+                "\(invoice.reference) · \(try invoice.status(on: today).badge) · \(try invoice.relativeDue(on: today)) (due \(invoice.due), issued \(invoice.issued))"
+            )
             Output.line()
-            Render.table(invoice.items.map { [$0.description, "\($0.quantity) × \(currency.format($0.unitPrice))", currency.format((try? $0.total()) ?? .zero)] }
-                         + [["Subtotal", "", currency.format(try invoice.subtotal())]]
-                         + (invoice.taxBasisPoints.map { [["Tax \(GrowthRate(basisPoints: $0))", "", currency.format((try? invoice.tax()) ?? .zero)]] } ?? [])
-                         + [["Total", "", currency.format(try invoice.total())]]
-                         + (invoice.payments.isEmpty ? [] : invoice.payments.map { ["Paid \($0.date)", "", "-" + currency.format($0.amount)] }
+            Render.table(
+                invoice.items.map {
+                    [
+                        $0.description, "\($0.quantity) × \(currency.format($0.unitPrice))",
+                        currency.format((try? $0.total()) ?? .zero),
+                    ]
+                }
+                    + [["Subtotal", "", currency.format(try invoice.subtotal())]]
+                    + (invoice.taxBasisPoints.map {
+                        [["Tax \(GrowthRate(basisPoints: $0))", "", currency.format((try? invoice.tax()) ?? .zero)]]
+                    } ?? [])
+                    + [["Total", "", currency.format(try invoice.total())]]
+                    + (invoice.payments.isEmpty
+                        ? []
+                        : invoice.payments.map { ["Paid \($0.date)", "", "-" + currency.format($0.amount)] }
                             + [["Outstanding", "", currency.format(try invoice.outstanding())]]),
-                         rightAligned: [1, 2]).forEach { Output.line($0) }
+                rightAligned: [1, 2]
+            ).forEach { Output.line($0) }
             if let notes = invoice.notes { Output.line(); Output.line(notes) }
         }
     }
 
     struct Pay: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Record a payment (the full outstanding amount by default).")
+        static let configuration = CommandConfiguration(
+            abstract: "Record a payment (the full outstanding amount by default).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
         @Option(help: "A part payment.") var amount: String?
-        @Option(help: ArgumentHelp("The payment date, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+        @Option(help: ArgumentHelp("The payment date, YYYY-MM-DD (default today).", valueName: "date")) var date:
+            String?
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
             let day = try CommandContext.date(date, default: today)
             let invoice = try ledger.invoice(id)
-            let (paid, amount) = try ledger.recordPayment(on: invoice, amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
-                                                          date: day)
+            let (paid, amount) = try ledger.recordPayment(
+                on: invoice, amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
+                date: day)
             let left = try paid.outstanding()
-            Output.line(left == .zero ? "\(paid.reference) is paid in full. \(try paid.status(on: today).badge)"
-                                      : "Recorded \(ledger.currency.format(amount)); \(ledger.currency.format(left)) still outstanding on \(paid.reference).")
+            Output.line(
+                left == .zero
+                    ? "\(paid.reference) is paid in full. \(try paid.status(on: today).badge)"
+                    : "Recorded \(ledger.currency.format(amount)); \(ledger.currency.format(left)) still outstanding on \(paid.reference)."
+            )
         }
     }
 
@@ -138,7 +183,8 @@ struct InvoiceCommands: ParsableCommand {
             let invoice = try ledger.invoice(id)
             let status = try invoice.status(on: today)
             guard status == .sent || status == .overdue else {
-                throw CLIError(.invalidInput, "\(invoice.reference) is \(status.rawValue): there is nothing to remind about.")
+                throw CLIError(
+                    .invalidInput, "\(invoice.reference) is \(status.rawValue): there is nothing to remind about.")
             }
             let client = ledger.client(of: invoice)
             let when = try invoice.relativeDue(on: today).lowercased()
@@ -146,8 +192,12 @@ struct InvoiceCommands: ParsableCommand {
             Output.line()
             Output.line("Hello \(client?.name ?? ""),")
             Output.line()
-            Output.line("I hope you are well. This is a friendly reminder that invoice \(invoice.reference) for \(ledger.currency.format(try invoice.outstanding())), issued on \(invoice.issued), is \(when) (due \(invoice.due)).")
-            Output.line("If you have already paid, thank you, and please ignore this message. Otherwise I would be grateful if you could arrange payment at your earliest convenience.")
+            Output.line(
+                "I hope you are well. This is a friendly reminder that invoice \(invoice.reference) for \(ledger.currency.format(try invoice.outstanding())), issued on \(invoice.issued), is \(when) (due \(invoice.due))."
+            )
+            Output.line(
+                "If you have already paid, thank you, and please ignore this message. Otherwise I would be grateful if you could arrange payment at your earliest convenience."
+            )
             Output.line()
             Output.line("Kind regards")
         }
@@ -177,9 +227,12 @@ struct InvoiceCommands: ParsableCommand {
 
     static func row(_ invoice: Invoice, ledger: Ledger, today: CalendarDate) throws -> Row {
         let money = ledger.currency.decimalString
-        return Row(number: invoice.reference, client: ledger.client(of: invoice)?.name ?? "",
-                   total: money(try invoice.total()), paid: money(try invoice.paid()), outstanding: money(try invoice.outstanding()),
-                   issued: invoice.issued.description, due: invoice.due.description, status: try invoice.status(on: today).rawValue,
-                   relativeDue: try invoice.relativeDue(on: today))
+        return Row(
+            number: invoice.reference, client: ledger.client(of: invoice)?.name ?? "",
+            total: money(try invoice.total()), paid: money(try invoice.paid()),
+            outstanding: money(try invoice.outstanding()),
+            issued: invoice.issued.description, due: invoice.due.description,
+            status: try invoice.status(on: today).rawValue,
+            relativeDue: try invoice.relativeDue(on: today))
     }
 }

@@ -24,12 +24,18 @@ struct InvoicesCommands: ParsableCommand {
         let receivables = try Receivables(invoices: all, today: today)
         let money = ledger.currency.decimalString
         let ageing = receivables.ageing
-        return Report(outstanding: money(receivables.outstanding), overdue: money(receivables.overdue), overdueCount: receivables.overdueCount,
-                      paidThisMonth: money(receivables.paidThisMonth),
-                      ageing: .init(current: money(ageing.current), days1to30: money(ageing.days1to30), days31to60: money(ageing.days31to60),
-                                    days61to90: money(ageing.days61to90), over90: money(ageing.over90)),
-                      clients: receivables.byClient.map { id, owed in .init(client: ledger.clients.first { $0.id == id }?.name ?? "", outstanding: money(owed)) },
-                      invoices: try invoices.map { try InvoiceCommands.row($0, ledger: ledger, today: today) })
+        return Report(
+            outstanding: money(receivables.outstanding), overdue: money(receivables.overdue),
+            overdueCount: receivables.overdueCount,
+            paidThisMonth: money(receivables.paidThisMonth),
+            ageing: .init(
+                current: money(ageing.current), days1to30: money(ageing.days1to30),
+                days31to60: money(ageing.days31to60),
+                days61to90: money(ageing.days61to90), over90: money(ageing.over90)),
+            clients: receivables.byClient.map { id, owed in
+                .init(client: ledger.clients.first { $0.id == id }?.name ?? "", outstanding: money(owed))
+            },
+            invoices: try invoices.map { try InvoiceCommands.row($0, ledger: ledger, today: today) })
     }
 
     struct List: ParsableCommand {
@@ -50,9 +56,13 @@ struct InvoicesCommands: ParsableCommand {
                 let found = try ledger.client(named: client)
                 shown = shown.filter { $0.clientID == found.id }
             }
-            if report.json { return try Output.json(try InvoicesCommands.report(shown, all: ledger.invoices, ledger: ledger, today: today)) }
+            if report.json {
+                return try Output.json(
+                    try InvoicesCommands.report(shown, all: ledger.invoices, ledger: ledger, today: today))
+            }
             guard !ledger.invoices.isEmpty else {
-                Output.line("No invoices yet — let's get you paid: coffer invoice new CLIENT --item \"Design work\" 1 500")
+                Output.line(
+                    "No invoices yet — let's get you paid: coffer invoice new CLIENT --item \"Design work\" 1 500")
                 return
             }
             guard !shown.isEmpty else {
@@ -66,7 +76,8 @@ struct InvoicesCommands: ParsableCommand {
     }
 
     struct Dashboard: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Outstanding, overdue, paid this month, ageing, per client.")
+        static let configuration = CommandConfiguration(
+            abstract: "Outstanding, overdue, paid this month, ageing, per client.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         func run() throws {
@@ -77,20 +88,32 @@ struct InvoicesCommands: ParsableCommand {
             let currency = ledger.currency
             let receivables = try Receivables(invoices: ledger.invoices, today: today)
             Output.line(Style.current().bold("\(currency.format(receivables.outstanding)) outstanding"))
-            Output.line(receivables.overdueCount == 0 ? "No overdue invoices. All caught up."
-                                                      : "⚠ \(currency.format(receivables.overdue)) overdue on \(receivables.overdueCount) invoice\(receivables.overdueCount == 1 ? "" : "s")")
+            Output.line(
+                receivables.overdueCount == 0
+                    ? "No overdue invoices. All caught up."
+                    : "⚠ \(currency.format(receivables.overdue)) overdue on \(receivables.overdueCount) invoice\(receivables.overdueCount == 1 ? "" : "s")"
+            )
             Output.line("\(currency.format(receivables.paidThisMonth)) paid this month")
             Output.line()
             Output.line("Ageing")
             let ageing = receivables.ageing
-            Render.table([["Current", currency.format(ageing.current)], ["1–30 days", currency.format(ageing.days1to30)],
-                          ["31–60 days", currency.format(ageing.days31to60)], ["61–90 days", currency.format(ageing.days61to90)],
-                          ["Over 90 days", currency.format(ageing.over90)]], rightAligned: [1]).forEach { Output.line($0) }
+            Render.table(
+                [
+                    ["Current", currency.format(ageing.current)], ["1–30 days", currency.format(ageing.days1to30)],
+                    ["31–60 days", currency.format(ageing.days31to60)],
+                    ["61–90 days", currency.format(ageing.days61to90)],
+                    ["Over 90 days", currency.format(ageing.over90)],
+                ], rightAligned: [1]
+            ).forEach { Output.line($0) }
             if !full.clients.isEmpty {
                 Output.line()
                 Output.line("By client")
-                Render.table(receivables.byClient.map { id, owed in [ledger.clients.first { $0.id == id }?.name ?? "", currency.format(owed)] },
-                             rightAligned: [1]).forEach { Output.line($0) }
+                Render.table(
+                    receivables.byClient.map { id, owed in
+                        [ledger.clients.first { $0.id == id }?.name ?? "", currency.format(owed)]
+                    },
+                    rightAligned: [1]
+                ).forEach { Output.line($0) }
             }
             Output.line()
             Output.line("Next: coffer invoices --overdue · coffer invoice remind INV-NNNN")

@@ -32,7 +32,10 @@ struct PassphraseCommands: ParsableCommand {
         @Option(help: "Also change the key-derivation profile: interactive, moderate or sensitive.")
         var kdf: KDFProfile?
 
-        @Flag(help: "Only re-wrap the master key (instant). The old passphrase is NOT revoked: with any older archive or copy of the vault it still opens your data.")
+        @Flag(
+            help:
+                "Only re-wrap the master key (instant). The old passphrase is NOT revoked: with any older archive or copy of the vault it still opens your data."
+        )
         var keepMasterKey = false
 
         @Flag(help: "Accept a new passphrase shorter than 10 characters or easy to guess.")
@@ -42,18 +45,28 @@ struct PassphraseCommands: ParsableCommand {
             let vault = try options.openVault(allowSession: false)
             let newPassphrase = try PassphraseSource.newPassphrase(
                 file: newPassphraseFile, command: nil, environmentVariable: "COFFER_NEW_PASSPHRASE",
-                environment: options.environment, prompt: "New passphrase for \(options.vaultURL.path): ", allowWeak: allowWeakPassphrase)
-            let report = try vault.changePassphrase(to: newPassphrase, parameters: kdf?.parameters, keepMasterKey: keepMasterKey)
+                environment: options.environment, prompt: "New passphrase for \(options.vaultURL.path): ",
+                allowWeak: allowWeakPassphrase)
+            let report = try vault.changePassphrase(
+                to: newPassphrase, parameters: kdf?.parameters, keepMasterKey: keepMasterKey)
             if keepMasterKey {
                 Output.line("Passphrase changed. The master key was only re-wrapped (--keep-master-key).")
-                Output.line("Revoked: nothing. The old passphrase no longer opens this vault file as it is now, but it still opens")
-                Output.line("every archive made before today and any older copy of this vault file, and with one of those, this")
+                Output.line(
+                    "Revoked: nothing. The old passphrase no longer opens this vault file as it is now, but it still opens"
+                )
+                Output.line(
+                    "every archive made before today and any older copy of this vault file, and with one of those, this"
+                )
                 Output.line("vault's current data. Replace the master key to revoke it: coffer rekey")
                 Output.line("Unlocked sessions stay valid until they expire; lock them with: coffer lock")
             } else {
-                Output.line("Passphrase changed, and the master key replaced (key generation \(report.generation)): all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s") re-encrypted.")
+                Output.line(
+                    "Passphrase changed, and the master key replaced (key generation \(report.generation)): all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s") re-encrypted."
+                )
                 Output.line("Revoked: the old passphrase no longer opens this vault, nor any archive made from now on.")
-                Output.line("Not revoked: archives made before today still open with the old passphrase: they hold the data of their time.")
+                Output.line(
+                    "Not revoked: archives made before today still open with the old passphrase: they hold the data of their time."
+                )
                 KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
             }
             Output.line("Key derivation: \(vault.kdfParameters.humanDescription)")
@@ -65,13 +78,19 @@ struct PassphraseCommands: ParsableCommand {
 enum KeyChangeMessages {
     static func afterNewMasterKey(_ report: KeyChangeReport, vault: Vault, options: VaultOptions) {
         let locked = SessionStore.removeAll(vaultID: vault.id, directory: options.sessionDirectory)
-        if locked > 0 { Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.") }
+        if locked > 0 {
+            Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.")
+        }
         if report.recoveryKeyKept { Output.line("The recovery key still works.") }
         if report.recoveryKeyDropped {
-            Output.line("The recovery key was of an older kind that cannot follow a new master key without itself: it no longer works.")
+            Output.line(
+                "The recovery key was of an older kind that cannot follow a new master key without itself: it no longer works."
+            )
             Output.line("Next: coffer recovery-key create")
         }
-        Output.line("Archives made from now on are signed with the new key; older ones still verify as this vault's (coffer backup list).")
+        Output.line(
+            "Archives made from now on are signed with the new key; older ones still verify as this vault's (coffer backup list)."
+        )
     }
 }
 
@@ -91,8 +110,12 @@ struct Rekey: ParsableCommand {
         let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
         let vault = try Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard)
         let report = try vault.rekey()
-        Output.line("Rekeyed: a new master key (key generation \(report.generation)) now protects all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s").")
-        Output.line("Revoked: the old master key (and every session and leaked copy of it) opens neither this vault nor any archive made from now on.")
+        Output.line(
+            "Rekeyed: a new master key (key generation \(report.generation)) now protects all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s")."
+        )
+        Output.line(
+            "Revoked: the old master key (and every session and leaked copy of it) opens neither this vault nor any archive made from now on."
+        )
         KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
     }
 }
@@ -124,15 +147,24 @@ struct RecoveryKeyCommands: ParsableCommand {
             Output.line()
             Output.line("    \(recoveryKey.displayText)")
             Output.line()
-            Output.line("Anyone holding it can open this vault without the passphrase. It keeps working after passphrase changes and rekeys.")
+            Output.line(
+                "Anyone holding it can open this vault without the passphrase. It keeps working after passphrase changes and rekeys."
+            )
             if replaced {
                 Output.line("The master key was replaced (key generation \(report.generation)).")
-                Output.line("Revoked: the previous recovery key opens neither this vault nor any archive made from now on.")
-                Output.line("Not revoked: archives made before today still open with the previous recovery key: they hold the data of their time.")
+                Output.line(
+                    "Revoked: the previous recovery key opens neither this vault nor any archive made from now on.")
+                Output.line(
+                    "Not revoked: archives made before today still open with the previous recovery key: they hold the data of their time."
+                )
                 let locked = SessionStore.removeAll(vaultID: vault.id, directory: options.sessionDirectory)
-                if locked > 0 { Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.") }
+                if locked > 0 {
+                    Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.")
+                }
             }
-            Output.line("To use it: save it in a file and pass --recovery-key-file FILE (e.g. coffer passphrase change --recovery-key-file FILE).")
+            Output.line(
+                "To use it: save it in a file and pass --recovery-key-file FILE (e.g. coffer passphrase change --recovery-key-file FILE)."
+            )
         }
     }
 
@@ -146,13 +178,18 @@ struct RecoveryKeyCommands: ParsableCommand {
         func run() throws {
             let vault = try options.openVault(allowSession: false)
             guard vault.hasRecoveryKey else {
-                throw CLIError(.invalidInput, "This vault has no recovery key; nothing was changed.",
-                               hint: "Create one with: coffer recovery-key create")
+                throw CLIError(
+                    .invalidInput, "This vault has no recovery key; nothing was changed.",
+                    hint: "Create one with: coffer recovery-key create")
             }
             let report = try vault.removeRecoveryKey()
-            Output.line("Recovery key removed, and the master key replaced (key generation \(report.generation)): only the passphrase opens this vault now.")
+            Output.line(
+                "Recovery key removed, and the master key replaced (key generation \(report.generation)): only the passphrase opens this vault now."
+            )
             Output.line("Revoked: the removed recovery key opens neither this vault nor any archive made from now on.")
-            Output.line("Not revoked: archives made before today still open with the removed recovery key: they hold the data of their time.")
+            Output.line(
+                "Not revoked: archives made before today still open with the removed recovery key: they hold the data of their time."
+            )
             KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
         }
     }

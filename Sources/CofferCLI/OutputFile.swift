@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where `--out` and `--html` write. A regular file (new, or replaced) is written whole under a
@@ -24,7 +25,10 @@ enum OutputFile {
         var link = stat()
         let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
         if isLink, !ownedByUsOrRoot(link) {
-            throw CLIError(.invalidInput, "\(path) is a symbolic link that belongs to another user; Coffer does not follow it. Nothing was written.")
+            throw CLIError(
+                .invalidInput,
+                "\(path) is a symbolic link that belongs to another user; Coffer does not follow it. Nothing was written."
+            )
         }
         var status = stat()
         if stat(path, &status) == 0 {
@@ -33,15 +37,21 @@ enum OutputFile {
             case S_IFDIR: throw CLIError(.invalidInput, "\(path) is a folder; give a file name. Nothing was written.")
             case S_IFCHR, S_IFIFO, S_IFBLK:
                 guard ownedByUsOrRoot(status) else {
-                    throw CLIError(.invalidInput, "\(path) is a FIFO or device that belongs to another user; Coffer does not write into it. Nothing was written.")
+                    throw CLIError(
+                        .invalidInput,
+                        "\(path) is a FIFO or device that belongs to another user; Coffer does not write into it. Nothing was written."
+                    )
                 }
                 return try writeInto(data, path: path, expected: status)
-            default: throw CLIError(.invalidInput, "\(path) is neither a file nor a device Coffer can write to. Nothing was written.")
+            default:
+                throw CLIError(
+                    .invalidInput, "\(path) is neither a file nor a device Coffer can write to. Nothing was written.")
             }
         }
         // Renamed onto the path exactly as given when it was no link (a link planted meanwhile is
         // replaced, never followed); onto the file named by a link of our own, resolved once.
-        try replace(isLink ? URL(fileURLWithPath: path).resolvingSymlinksInPath() : URL(fileURLWithPath: path), with: data)
+        try replace(
+            isLink ? URL(fileURLWithPath: path).resolvingSymlinksInPath() : URL(fileURLWithPath: path), with: data)
     }
 
     private static func ownedByUsOrRoot(_ status: stat) -> Bool { status.st_uid == geteuid() || status.st_uid == 0 }
@@ -60,7 +70,8 @@ enum OutputFile {
 
     private static func replace(_ url: URL, with data: Data) throws {
         let directory = url.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).partial")
+        let temporary = directory.appendingPathComponent(
+            ".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).partial")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure(url.path) }
         do {

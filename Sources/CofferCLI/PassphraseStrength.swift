@@ -21,7 +21,8 @@ enum PassphraseStrength {
     static func weakness(of text: String) -> String? {
         let characters = Array(text)
         guard characters.count >= minimumLength else {
-            return "it has \(characters.count) character\(characters.count == 1 ? "" : "s"); at least \(minimumLength) are needed"
+            return
+                "it has \(characters.count) character\(characters.count == 1 ? "" : "s"); at least \(minimumLength) are needed"
         }
         let folded = text.lowercased().filter { !$0.isWhitespace }
         if common.contains(folded) || common.contains(where: { folded.hasPrefix($0) && folded.count - $0.count <= 4 }) {
@@ -51,7 +52,8 @@ enum PassphraseStrength {
                 continue  // "aaaa"
             }
             if let a = previous.unicodeScalars.first?.value, let b = character.unicodeScalars.first?.value,
-               a.distance(to: b) == 1 || b.distance(to: a) == 1 {
+                a.distance(to: b) == 1 || b.distance(to: a) == 1
+            {
                 bits += 1  // "abcd", "4321"
                 continue
             }

@@ -1,7 +1,8 @@
-import Foundation
 import FinanceCore
+import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How human output looks: colour only as an extra (never the only carrier of meaning), none
@@ -14,7 +15,8 @@ struct Style {
         let terminal = isatty(STDOUT_FILENO) == 1
         let color = terminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
         var size = winsize()
-        let columns = terminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
+        let columns =
+            terminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
             ? Int(size.ws_col) : Int(environment["COLUMNS"] ?? "") ?? 80
         return Style(color: color, width: max(40, min(columns, 120)))
     }
@@ -40,10 +42,11 @@ enum Render {
         guard let columns = rows.map(\.count).max() else { return [] }
         let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
         return rows.map { row in
-            indent + row.enumerated().map { column, cell in
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                return rightAligned.contains(column) ? padding + cell : cell + padding
-            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+            indent
+                + row.enumerated().map { column, cell in
+                    let padding = String(repeating: " ", count: widths[column] - cell.count)
+                    return rightAligned.contains(column) ? padding + cell : cell + padding
+                }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
         }
     }
 

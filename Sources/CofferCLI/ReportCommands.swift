@@ -1,7 +1,7 @@
 import ArgumentParser
-import Foundation
 import CofferKit
 import FinanceCore
+import Foundation
 import VaultStore
 
 /// `coffer overview` (and `coffer` alone): where am I, in one screen.
@@ -10,7 +10,9 @@ struct Overview: ParsableCommand {
         abstract: "Net worth, change since last month, one projection, where it sits, top assets.")
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions
-    @Option(name: .customLong("as-of"), help: ArgumentHelp("Show the overview as it was on this date, YYYY-MM-DD.", valueName: "date"))
+    @Option(
+        name: .customLong("as-of"),
+        help: ArgumentHelp("Show the overview as it was on this date, YYYY-MM-DD.", valueName: "date"))
     var asOf: String?
 
     struct Report: Encodable {
@@ -52,25 +54,35 @@ struct Overview: ParsableCommand {
         let history = try netWorth.monthEndSeries(through: date)
         let money = currency.decimalString
         if json {
-            return try Output.json(Report(
-                asOf: date.description, currency: currency.code, netWorth: money(totals.netWorth), assets: money(totals.assets),
-                liabilities: money(totals.liabilities), changeSinceLastMonth: money(change),
-                invoicesReceivable: money(totals.receivable),
-                invoices: ledger.invoices.isEmpty ? nil : try {
-                    let receivables = try Receivables(invoices: ledger.invoices, today: date)
-                    return .init(outstanding: money(receivables.outstanding), overdue: money(receivables.overdue), overdueCount: receivables.overdueCount)
-                }(),
-                projection: .init(years: 1, netWorth: money(projected)),
-                categories: distribution.map { .init(name: $0.name, kind: $0.kind.rawValue, total: money($0.total),
-                                                     share: Render.percentNumber(perMille: $0.sharePerMille),
-                                                     accounts: $0.accountCount) },
-                accounts: ledger.accounts.map { account in
-                    .init(name: account.name, category: account.category, kind: account.kind.rawValue,
-                          value: portfolio.value(of: account, on: date).map(money), closed: !account.isOpen(on: date))
-                },
-                backups: BackupCommands.ages(ledger: ledger),
-                budget: try budgetLine(ledger: ledger, date: date),
-                history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
+            return try Output.json(
+                Report(
+                    asOf: date.description, currency: currency.code, netWorth: money(totals.netWorth),
+                    assets: money(totals.assets),
+                    liabilities: money(totals.liabilities), changeSinceLastMonth: money(change),
+                    invoicesReceivable: money(totals.receivable),
+                    invoices: ledger.invoices.isEmpty
+                        ? nil
+                        : try {
+                            let receivables = try Receivables(invoices: ledger.invoices, today: date)
+                            return .init(
+                                outstanding: money(receivables.outstanding), overdue: money(receivables.overdue),
+                                overdueCount: receivables.overdueCount)
+                        }(),
+                    projection: .init(years: 1, netWorth: money(projected)),
+                    categories: distribution.map {
+                        .init(
+                            name: $0.name, kind: $0.kind.rawValue, total: money($0.total),
+                            share: Render.percentNumber(perMille: $0.sharePerMille),
+                            accounts: $0.accountCount)
+                    },
+                    accounts: ledger.accounts.map { account in
+                        .init(
+                            name: account.name, category: account.category, kind: account.kind.rawValue,
+                            value: portfolio.value(of: account, on: date).map(money), closed: !account.isOpen(on: date))
+                    },
+                    backups: BackupCommands.ages(ledger: ledger),
+                    budget: try budgetLine(ledger: ledger, date: date),
+                    history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
         }
         let style = Style.current()
         guard !ledger.accounts.isEmpty || totals.receivable > .zero else {
@@ -78,21 +90,30 @@ struct Overview: ParsableCommand {
             Output.line()
             Output.line("No accounts yet — add your first one:")
             Output.line("  coffer account add \"Current account\" --category Cash --value 1200")
-            Output.line("Suggested categories: \(Account.defaultAssetCategories.joined(separator: ", ")); owed: \(Account.defaultLiabilityCategories.joined(separator: ", ")).")
+            Output.line(
+                "Suggested categories: \(Account.defaultAssetCategories.joined(separator: ", ")); owed: \(Account.defaultLiabilityCategories.joined(separator: ", "))."
+            )
             return
         }
         Output.line(style.bold("Net worth  \(currency.format(totals.netWorth))"))
         let magnitude = Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))
-        Output.line("as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month")
+        Output.line(
+            "as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month"
+        )
         if totals.liabilities != .zero {
-            Output.line(style.dim("assets \(currency.format(totals.assets)) − owed \(currency.format(totals.liabilities))"))
+            Output.line(
+                style.dim("assets \(currency.format(totals.assets)) − owed \(currency.format(totals.liabilities))"))
         }
         if totals.receivable > .zero {
-            Output.line(style.dim("including invoices receivable \(currency.format(totals.receivable)) (coffer settings --receivables off to leave them out)"))
+            Output.line(
+                style.dim(
+                    "including invoices receivable \(currency.format(totals.receivable)) (coffer settings --receivables off to leave them out)"
+                ))
         }
         let recent = history.suffix(13)
         if recent.count >= 3 {
-            Output.line("\(Render.sparkline(recent.map(\.netWorth.minorUnits)))  month ends since \(recent.first!.date)")
+            Output.line(
+                "\(Render.sparkline(recent.map(\.netWorth.minorUnits)))  month ends since \(recent.first!.date)")
         }
         Output.line()
         Output.line("In 1 year: \(currency.format(projected)) at your growth rates. Assumptions, not guarantees.")
@@ -102,9 +123,15 @@ struct Overview: ParsableCommand {
             Output.line()
             Output.line(style.bold("Where it sits"))
             let barWidth = max(8, min(24, style.width - 60))
-            Render.table(assets.map { [$0.name, currency.format($0.total), Render.percent(perMille: $0.sharePerMille),
-                                       Render.bar(perMille: $0.sharePerMille, width: barWidth)] },
-                         rightAligned: [1, 2]).forEach { Output.line($0) }
+            Render.table(
+                assets.map {
+                    [
+                        $0.name, currency.format($0.total), Render.percent(perMille: $0.sharePerMille),
+                        Render.bar(perMille: $0.sharePerMille, width: barWidth),
+                    ]
+                },
+                rightAligned: [1, 2]
+            ).forEach { Output.line($0) }
         }
         let owed = distribution.filter { $0.kind == .liability }
         if !owed.isEmpty {
@@ -117,8 +144,10 @@ struct Overview: ParsableCommand {
             Output.line()
             Output.line(style.bold("Top assets"))
             let nameWidth = max(12, style.width - 40)
-            Render.table(top.map { [Render.truncated($0.0.name, to: nameWidth), $0.0.category, currency.format($0.1)] },
-                         rightAligned: [2]).forEach { Output.line($0) }
+            Render.table(
+                top.map { [Render.truncated($0.0.name, to: nameWidth), $0.0.category, currency.format($0.1)] },
+                rightAligned: [2]
+            ).forEach { Output.line($0) }
         }
         if !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty {
             let month = try ledger.budget.summary(for: BudgetMonth(containing: date))
@@ -127,9 +156,12 @@ struct Overview: ParsableCommand {
         }
         if !ledger.invoices.isEmpty {
             let receivables = try Receivables(invoices: ledger.invoices, today: date)
-            Output.line("Invoices: \(currency.format(receivables.outstanding)) outstanding"
-                + (receivables.overdueCount > 0 ? ", ⚠ \(currency.format(receivables.overdue)) overdue (\(receivables.overdueCount))" : ", none overdue")
-                + " (coffer invoices dashboard)")
+            Output.line(
+                "Invoices: \(currency.format(receivables.outstanding)) outstanding"
+                    + (receivables.overdueCount > 0
+                        ? ", ⚠ \(currency.format(receivables.overdue)) overdue (\(receivables.overdueCount))"
+                        : ", none overdue")
+                    + " (coffer invoices dashboard)")
         }
         let backups = BackupCommands.ageLines(ledger: ledger)
         if !backups.isEmpty {
@@ -146,13 +178,16 @@ extension Overview {
         guard !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty else { return nil }
         let summary = try ledger.budget.summary(for: BudgetMonth(containing: date))
         let money = ledger.currency.decimalString
-        return .init(month: summary.month.description, income: money(summary.income), spent: money(summary.spent), remaining: money(summary.remaining))
+        return .init(
+            month: summary.month.description, income: money(summary.income), spent: money(summary.spent),
+            remaining: money(summary.remaining))
     }
 }
 
 /// `coffer assets [CATEGORY]`: categories, then the accounts in one.
 struct Assets: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Categories with totals and shares; or the accounts in one category.")
+    static let configuration = CommandConfiguration(
+        abstract: "Categories with totals and shares; or the accounts in one category.")
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions
     @Argument(help: "A category to list the accounts of.") var category: String?
@@ -168,38 +203,59 @@ struct Assets: ParsableCommand {
         let currency = ledger.currency
         let distribution = try ledger.netWorth.distribution(on: today)
         if let category {
-            let members = ledger.accounts.filter { $0.category.caseInsensitiveCompare(category) == .orderedSame && $0.isOpen(on: today) }
+            let members = ledger.accounts.filter {
+                $0.category.caseInsensitiveCompare(category) == .orderedSame && $0.isOpen(on: today)
+            }
             guard !members.isEmpty else {
                 let known = distribution.map(\.name)
-                throw CLIError(.invalidInput, "No open accounts in a category called '\(category)'.",
-                               hint: known.isEmpty ? "Add one with: coffer account add NAME --category \(category)" : "Categories: \(known.joined(separator: ", "))")
+                throw CLIError(
+                    .invalidInput, "No open accounts in a category called '\(category)'.",
+                    hint: known.isEmpty
+                        ? "Add one with: coffer account add NAME --category \(category)"
+                        : "Categories: \(known.joined(separator: ", "))")
             }
             let valued = members.map { ($0, portfolio.value(of: $0, on: today) ?? .zero) }.sorted { $0.1 > $1.1 }
             let shares = Portfolio.shares(valued.map(\.1))
             if report.json {
-                return try Output.json(CategoryReport(category: members[0].category, accounts: zip(valued, shares).map {
-                    AccountRow(name: $0.0.name, value: currency.decimalString($0.1), share: Render.percentNumber(perMille: $1))
-                }))
+                return try Output.json(
+                    CategoryReport(
+                        category: members[0].category,
+                        accounts: zip(valued, shares).map {
+                            AccountRow(
+                                name: $0.0.name, value: currency.decimalString($0.1),
+                                share: Render.percentNumber(perMille: $1))
+                        }))
             }
             Output.line(Style.current().bold(members[0].category))
-            Render.table(zip(valued, shares).map { [$0.0.name, currency.format($0.1), Render.percent(perMille: $1)] },
-                         rightAligned: [1, 2]).forEach { Output.line($0) }
+            Render.table(
+                zip(valued, shares).map { [$0.0.name, currency.format($0.1), Render.percent(perMille: $1)] },
+                rightAligned: [1, 2]
+            ).forEach { Output.line($0) }
             Output.line()
             Output.line("Next: coffer account show NAME · coffer update NAME AMOUNT")
             return
         }
         if report.json {
-            return try Output.json(["categories": distribution.map {
-                Row(name: $0.name, kind: $0.kind.rawValue, total: currency.decimalString($0.total),
-                    share: Render.percentNumber(perMille: $0.sharePerMille), accounts: $0.accountCount)
-            }])
+            return try Output.json([
+                "categories": distribution.map {
+                    Row(
+                        name: $0.name, kind: $0.kind.rawValue, total: currency.decimalString($0.total),
+                        share: Render.percentNumber(perMille: $0.sharePerMille), accounts: $0.accountCount)
+                }
+            ])
         }
         guard !distribution.isEmpty else {
-            Output.line("No accounts yet — add one with: coffer account add \"Current account\" --category Cash --value 1200")
+            Output.line(
+                "No accounts yet — add one with: coffer account add \"Current account\" --category Cash --value 1200")
             return
         }
-        let rows = distribution.map { [$0.name + ($0.kind == .liability ? " (owed)" : ""), currency.format($0.total),
-                                        Render.percent(perMille: $0.sharePerMille), "\($0.accountCount) account\($0.accountCount == 1 ? "" : "s")"] }
+        let rows = distribution.map {
+            [
+                $0.name + ($0.kind == .liability ? " (owed)" : ""), currency.format($0.total),
+                Render.percent(perMille: $0.sharePerMille),
+                "\($0.accountCount) account\($0.accountCount == 1 ? "" : "s")",
+            ]
+        }
         Render.table([["Category", "Total", "Share", ""]] + rows, rightAligned: [1, 2]).forEach { Output.line($0) }
         Output.line()
         Output.line("Shares are of total assets (or of total owed); they add up to 100%.")
@@ -249,7 +305,8 @@ struct GrowthCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the rate each account grows at, and where it comes from.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show the rate each account grows at, and where it comes from.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
 
@@ -259,19 +316,28 @@ struct GrowthCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let portfolio = ledger.portfolio
             let rows = ledger.accounts.filter { $0.closed == nil }.map { account in
-                Row(account: account.name, category: account.category, rate: portfolio.rate(for: account).description,
+                Row(
+                    account: account.name, category: account.category, rate: portfolio.rate(for: account).description,
                     source: ledger.growthRateSource(of: account))
             }
             if report.json {
-                return try Output.json(["categories": ledger.categoryRates.values.sorted { $0.category < $1.category }
-                    .map { ["category": $0.category, "rate": $0.rate.description] }, "accounts": rows.map { ["account": $0.account, "category": $0.category, "rate": $0.rate, "source": $0.source] }])
+                return try Output.json([
+                    "categories": ledger.categoryRates.values.sorted { $0.category < $1.category }
+                        .map { ["category": $0.category, "rate": $0.rate.description] },
+                    "accounts": rows.map {
+                        ["account": $0.account, "category": $0.category, "rate": $0.rate, "source": $0.source]
+                    },
+                ])
             }
             let categoryRates = ledger.categoryRates.values.sorted { $0.category < $1.category }
             if !categoryRates.isEmpty {
                 Output.line("Categories: " + categoryRates.map { "\($0.category) \($0.rate)" }.joined(separator: " · "))
             }
-            Render.table([["Account", "Category", "Rate", "From"]] + rows.map { [$0.account, $0.category, $0.rate, $0.source == "none" ? "default 0%" : $0.source] },
-                         rightAligned: [2]).forEach { Output.line($0) }
+            Render.table(
+                [["Account", "Category", "Rate", "From"]]
+                    + rows.map { [$0.account, $0.category, $0.rate, $0.source == "none" ? "default 0%" : $0.source] },
+                rightAligned: [2]
+            ).forEach { Output.line($0) }
             Output.line()
             Output.line("Next: coffer growth set CATEGORY|ACCOUNT RATE · coffer projection")
         }
@@ -298,16 +364,27 @@ struct Projection: ParsableCommand {
         let currency = ledger.currency
         let horizons = years.map { [$0] } ?? [1, 5, 10]
         let netWorth = ledger.netWorth
-        let rows = try horizons.map { Row(years: $0, netWorth: currency.decimalString(try netWorth.projected(years: $0, from: today))) }
+        let rows = try horizons.map {
+            Row(years: $0, netWorth: currency.decimalString(try netWorth.projected(years: $0, from: today)))
+        }
         if report.json {
-            return try Output.json(["asOf": AnyEncodable(today.description), "netWorth": AnyEncodable(currency.decimalString(try netWorth.totals(on: today).netWorth)),
-                                    "projections": AnyEncodable(rows), "note": AnyEncodable("Assumptions, not guarantees")])
+            return try Output.json([
+                "asOf": AnyEncodable(today.description),
+                "netWorth": AnyEncodable(currency.decimalString(try netWorth.totals(on: today).netWorth)),
+                "projections": AnyEncodable(rows), "note": AnyEncodable("Assumptions, not guarantees"),
+            ])
         }
         Output.line("Net worth today  \(currency.format(try netWorth.totals(on: today).netWorth))")
-        Render.table(try horizons.map { ["In \($0) year\($0 == 1 ? "" : "s")", currency.format(try netWorth.projected(years: $0, from: today))] },
-                     rightAligned: [1]).forEach { Output.line($0) }
+        Render.table(
+            try horizons.map {
+                ["In \($0) year\($0 == 1 ? "" : "s")", currency.format(try netWorth.projected(years: $0, from: today))]
+            },
+            rightAligned: [1]
+        ).forEach { Output.line($0) }
         Output.line()
-        Output.line("Assumptions, not guarantees: each account compounds monthly at its rate (coffer growth list); no new saving or spending.")
+        Output.line(
+            "Assumptions, not guarantees: each account compounds monthly at its rate (coffer growth list); no new saving or spending."
+        )
         Output.line("Next: coffer growth set CATEGORY|ACCOUNT RATE")
     }
 }

@@ -16,7 +16,9 @@ struct Unlock: ParsableCommand {
 
     @OptionGroup var options: VaultOptions
 
-    @Option(help: ArgumentHelp("How long the session lasts, e.g. 90s, 15m, 2h, 1h30m (at most 24h).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp("How long the session lasts, e.g. 90s, 15m, 2h, 1h30m (at most 24h).", valueName: "duration")
+    )
     var timeout: String = "15m"
 
     func run() throws {
@@ -54,7 +56,10 @@ struct Lock: ParsableCommand {
         }
         if all {
             removed += SessionStore.removeEverySession(directory: directory)
-            Output.line(removed == 0 ? "No sessions to lock." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s") (every vault).")
+            Output.line(
+                removed == 0
+                    ? "No sessions to lock."
+                    : "Locked: removed \(removed) session\(removed == 1 ? "" : "s") (every vault).")
             return nextHint()
         }
         let path = options.vaultURL.path
@@ -64,7 +69,9 @@ struct Lock: ParsableCommand {
         } catch {
             // The vault cannot be read (moved, damaged, planted): end the sessions of the vault its
             // header still names, and of every vault this computer last saw at this path.
-            let candidates = ([Vault.unverifiedVaultID(at: options.vaultURL)].compactMap { $0 } + options.rollbackGuard.vaultIDs(lastSeenAt: path))
+            let candidates =
+                ([Vault.unverifiedVaultID(at: options.vaultURL)].compactMap { $0 }
+                    + options.rollbackGuard.vaultIDs(lastSeenAt: path))
             var seen = Set<String>()
             for vaultID in candidates where seen.insert(vaultID.hex).inserted {
                 removed += SessionStore.removeAll(vaultID: vaultID, directory: directory)
@@ -72,12 +79,20 @@ struct Lock: ParsableCommand {
             Terminal.note("warning: \(CLIError(error).message)")
             let left = SessionStore.remainingSessions(directory: directory)
             if !left.isEmpty {
-                Output.line(removed == 0 ? "Nothing was locked." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s") of the vault last seen at \(path).")
-                throw CLIError(.failure, "\(left.count) session\(left.count == 1 ? "" : "s") of other vaults (or of this one, if it was never opened on this computer) remain: \(left.map(\.url.lastPathComponent).joined(separator: ", ")).",
-                               hint: "End every session with: coffer lock --all")
+                Output.line(
+                    removed == 0
+                        ? "Nothing was locked."
+                        : "Locked: removed \(removed) session\(removed == 1 ? "" : "s") of the vault last seen at \(path)."
+                )
+                throw CLIError(
+                    .failure,
+                    "\(left.count) session\(left.count == 1 ? "" : "s") of other vaults (or of this one, if it was never opened on this computer) remain: \(left.map(\.url.lastPathComponent).joined(separator: ", ")).",
+                    hint: "End every session with: coffer lock --all")
             }
         }
-        Output.line(removed == 0 ? "No unlocked session to lock." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s").")
+        Output.line(
+            removed == 0
+                ? "No unlocked session to lock." : "Locked: removed \(removed) session\(removed == 1 ? "" : "s").")
         nextHint()
     }
 

@@ -7,7 +7,8 @@ import Foundation
 struct Settings: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show or change vault settings.")
     @OptionGroup var options: VaultOptions
-    @Option(help: "Count unpaid sent invoices in net worth as \"Invoices receivable\": on or off.") var receivables: Toggle?
+    @Option(help: "Count unpaid sent invoices in net worth as \"Invoices receivable\": on or off.") var receivables:
+        Toggle?
 
     enum Toggle: String, ExpressibleByArgument { case on, off }
 
@@ -16,6 +17,8 @@ struct Settings: ParsableCommand {
         if let receivables { try ledger.setIncludeReceivables(receivables == .on) }
         let settings = ledger.currentSettings
         Output.line("Currency              \(settings.currency.code)")
-        Output.line("Invoices receivable   \(settings.includeReceivables ? "on (unpaid sent invoices count in net worth)" : "off")")
+        Output.line(
+            "Invoices receivable   \(settings.includeReceivables ? "on (unpaid sent invoices count in net worth)" : "off")"
+        )
     }
 }

@@ -1,12 +1,13 @@
-import CofferKit
 import ArgumentParser
+import CofferKit
 import Foundation
 import VaultCrypto
 import VaultStore
 
 /// `coffer status`: what the vault is and whether it is unlocked, without asking for anything.
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the vault's path, format, key derivation, records and session state.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the vault's path, format, key derivation, records and session state.")
 
     @OptionGroup var options: VaultOptions
 
@@ -38,13 +39,21 @@ struct Status: ParsableCommand {
         let url = options.vaultURL
         let summary = try Vault.summary(at: url)
         let session = sessionState(vaultID: summary.vaultID)
-        let unlocked: Ledger? = session.state == "unlocked"
-            ? (try? options.sessionToken).flatMap { token in try? Ledger(vault: Vault.open(at: url, with: .session(token, directory: options.sessionDirectory), guard: options.rollbackGuard)) }
+        let unlocked: Ledger? =
+            session.state == "unlocked"
+            ? (try? options.sessionToken).flatMap { token in
+                try? Ledger(
+                    vault: Vault.open(
+                        at: url, with: .session(token, directory: options.sessionDirectory),
+                        guard: options.rollbackGuard))
+            }
             : nil
         let report = Report(
-            path: url.path, formatVersion: summary.formatVersion, keyGeneration: summary.keyGeneration, vaultId: summary.vaultID.hex,
-            kdf: .init(algorithm: "argon2id13", profile: summary.kdfParameters.profile?.rawValue ?? "custom",
-                       opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
+            path: url.path, formatVersion: summary.formatVersion, keyGeneration: summary.keyGeneration,
+            vaultId: summary.vaultID.hex,
+            kdf: .init(
+                algorithm: "argon2id13", profile: summary.kdfParameters.profile?.rawValue ?? "custom",
+                opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
             records: summary.storedRecordCount, recoveryKey: summary.hasRecoveryKey, session: session,
             backups: unlocked.map { BackupCommands.ages(ledger: $0) })
         if json { return try Output.json(report) }
@@ -83,8 +92,9 @@ struct Status: ParsableCommand {
         }
         switch SessionStore.status(token: token, directory: options.sessionDirectory, vaultID: vaultID) {
         case .active(let expiry):
-            return .init(state: "unlocked", expiresAt: ISO8601DateFormatter().string(from: expiry),
-                         remaining: Duration.format(expiry.timeIntervalSinceNow))
+            return .init(
+                state: "unlocked", expiresAt: ISO8601DateFormatter().string(from: expiry),
+                remaining: Duration.format(expiry.timeIntervalSinceNow))
         case .expired: return .init(state: "expired", expiresAt: nil)
         case .notFound: return .init(state: "locked", expiresAt: nil)
         case .invalid: return .init(state: "invalid", expiresAt: nil)
@@ -96,7 +106,8 @@ struct Status: ParsableCommand {
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every record, the manifest, the commit record and the header; name anything damaged.",
-        discussion: "Exit status 65 when anything fails, with each damaged, missing, injected or rolled-back record named."
+        discussion:
+            "Exit status 65 when anything fails, with each damaged, missing, injected or rolled-back record named."
     )
 
     @OptionGroup var options: VaultOptions
@@ -117,15 +128,24 @@ struct Verify: ParsableCommand {
             let vault = try options.openVault()
             let report = try vault.verify()
             if json {
-                return try Output.json(Report(ok: true, records: report.recordCount, commit: report.commitCounter, problems: []))
+                return try Output.json(
+                    Report(ok: true, records: report.recordCount, commit: report.commitCounter, problems: []))
             }
-            Output.line("Vault OK: \(report.recordCount) record\(report.recordCount == 1 ? "" : "s") verified at commit #\(report.commitCounter).")
-            Output.line("Proved: the header is intact and authentic, every record decrypts and authenticates as itself,")
-            Output.line("and the set of records is exactly the one last committed (none missing, added, duplicated or rolled back).")
+            Output.line(
+                "Vault OK: \(report.recordCount) record\(report.recordCount == 1 ? "" : "s") verified at commit #\(report.commitCounter)."
+            )
+            Output.line(
+                "Proved: the header is intact and authentic, every record decrypts and authenticates as itself,")
+            Output.line(
+                "and the set of records is exactly the one last committed (none missing, added, duplicated or rolled back)."
+            )
         } catch let error as VaultError where error.code == .integrityFailure && json {
-            try Output.json(Report(ok: false, records: nil, commit: nil, problems: error.problems.map {
-                .init(kind: $0.kind.rawValue, record: $0.recordID?.hex, detail: $0.detail)
-            }))
+            try Output.json(
+                Report(
+                    ok: false, records: nil, commit: nil,
+                    problems: error.problems.map {
+                        .init(kind: $0.kind.rawValue, record: $0.recordID?.hex, detail: $0.detail)
+                    }))
             throw CLIError(error)
         }
     }

@@ -1,8 +1,9 @@
 import FinanceCore
 import Foundation
 import VaultCrypto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Terminal input and output: the no-echo passphrase prompt, and messages on stderr.
@@ -20,7 +21,9 @@ enum Terminal {
     /// exit 64 and the `--yes` hint, so a script never hangs or deletes by accident.
     static func confirm(_ question: String, refusal: String) throws -> Bool {
         guard standardInputIsTerminal else {
-            throw CLIError(.invalidInput, "\(refusal) needs confirmation. Nothing was changed.", hint: "Add --yes to go ahead without asking.")
+            throw CLIError(
+                .invalidInput, "\(refusal) needs confirmation. Nothing was changed.",
+                hint: "Add --yes to go ahead without asking.")
         }
         FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
         guard let answer = readLine() else { return false }

@@ -15,24 +15,32 @@ struct TransactionCommands: ParsableCommand {
         @OptionGroup var monthOptions: BudgetCommands.MonthOptions
         @OptionGroup var report: ReportOptions
         @Option(help: "Only this category.") var category: String?
-        @Flag(help: "Every uncategorised transaction, of any month (unless --month is given).") var uncategorised = false
+        @Flag(help: "Every uncategorised transaction, of any month (unless --month is given).") var uncategorised =
+            false
         func run() throws {
             let today = try CommandContext.today()
             let ledger = try options.openLedger()
             let summary = try ledger.budget.summary(for: try monthOptions.resolve(today: today))
             var transactions = summary.transactions
             if uncategorised {
-                let pool = monthOptions.month == nil ? ledger.transactions.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) } : transactions
+                let pool =
+                    monthOptions.month == nil
+                    ? ledger.transactions.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) } : transactions
                 transactions = pool.filter { $0.target == .uncategorised }
                 if report.json {
                     let items = transactions.map { BudgetCommands.item($0, ledger: ledger) }
-                    return try Output.json(["month": AnyEncodable(monthOptions.month == nil ? nil : summary.month.description), "transactions": AnyEncodable(items)])
+                    return try Output.json([
+                        "month": AnyEncodable(monthOptions.month == nil ? nil : summary.month.description),
+                        "transactions": AnyEncodable(items),
+                    ])
                 }
                 guard !transactions.isEmpty else {
                     Output.line("No uncategorised transactions.")
                     return
                 }
-                BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach { Output.line($0) }
+                BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach {
+                    Output.line($0)
+                }
                 Output.line()
                 Output.line("Next: coffer transaction edit ID --category C · coffer import recategorise --rules NAME")
                 return
@@ -44,20 +52,28 @@ struct TransactionCommands: ParsableCommand {
             if report.json {
                 let items = BudgetCommands.report(summary, ledger: ledger).transactions
                 let wanted = Set(transactions.map { BudgetCommands.shortID($0.id) })
-                return try Output.json(["month": AnyEncodable(summary.month.description), "transactions": AnyEncodable(items.filter { wanted.contains($0.id) })])
+                return try Output.json([
+                    "month": AnyEncodable(summary.month.description),
+                    "transactions": AnyEncodable(items.filter { wanted.contains($0.id) }),
+                ])
             }
             guard !transactions.isEmpty else {
-                Output.line("No transactions in \(summary.month.title)\(category.map { " for \($0)" } ?? ""). Add one: coffer spend AMOUNT CATEGORY")
+                Output.line(
+                    "No transactions in \(summary.month.title)\(category.map { " for \($0)" } ?? ""). Add one: coffer spend AMOUNT CATEGORY"
+                )
                 return
             }
-            BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach { Output.line($0) }
+            BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach {
+                Output.line($0)
+            }
             Output.line()
             Output.line("Next: coffer transaction edit ID --amount A · coffer transaction delete ID")
         }
     }
 
     struct Edit: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Correct a transaction's amount, date, note or category.")
+        static let configuration = CommandConfiguration(
+            abstract: "Correct a transaction's amount, date, note or category.")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The id shown by coffer transaction list (its first characters are enough).") var id: String
         @Option(help: "A new amount.") var amount: String?
@@ -69,26 +85,32 @@ struct TransactionCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let transaction = try ledger.transaction(withID: id)
             guard amount != nil || date != nil || note != nil || category != nil || source != nil else {
-                throw CLIError(.invalidInput, "Say what to change: --amount, --date, --note, --category or --source. Nothing was changed.")
+                throw CLIError(
+                    .invalidInput,
+                    "Say what to change: --amount, --date, --note, --category or --source. Nothing was changed.")
             }
             let edit = Ledger.TransactionEdit(
                 amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
                 date: try date.map { try CommandContext.date($0, default: transaction.date) }, note: note,
-                category: try category.map { try ledger.category(named: $0) }, source: try source.map { try ledger.incomeSource(named: $0) })
+                category: try category.map { try ledger.category(named: $0) },
+                source: try source.map { try ledger.incomeSource(named: $0) })
             let edited = try ledger.editTransaction(transaction, edit)
-            Output.line("Updated: \(ledger.label(of: edited)) \(ledger.currency.format(edited.amount)) on \(edited.date).")
+            Output.line(
+                "Updated: \(ledger.label(of: edited)) \(ledger.currency.format(edited.amount)) on \(edited.date).")
         }
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a transaction (asks on a terminal; --yes otherwise; undoable).")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a transaction (asks on a terminal; --yes otherwise; undoable).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
         @Flag(help: "Do not ask for confirmation.") var yes = false
         func run() throws {
             let ledger = try options.openLedger()
             let transaction = try ledger.transaction(withID: id)
-            let label = "\(ledger.label(of: transaction)) \(ledger.currency.format(transaction.amount)) on \(transaction.date)"
+            let label =
+                "\(ledger.label(of: transaction)) \(ledger.currency.format(transaction.amount)) on \(transaction.date)"
             if !yes, !(try Terminal.confirm("Delete \(label)?", refusal: "Deleting a transaction")) {
                 Output.line("Kept it. Nothing was changed.")
                 return

@@ -13,7 +13,8 @@ enum FuzzTarget: String, CaseIterable {
     func run(_ bytes: [UInt8]) {
         switch self {
         case .archive: fuzzArchiveReader(bytes)
-        case .payload: _ = try? RecordCodec.decode(bytes, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .payload:
+            _ = try? RecordCodec.decode(bytes, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .header: fuzzVaultHeaderParser(bytes)
         case .csv: fuzzStatementImport(bytes)
         }
@@ -21,18 +22,21 @@ enum FuzzTarget: String, CaseIterable {
 }
 
 #if FUZZING
-/// libFuzzer calls this for every input, with the parser `COFFER_FUZZ_TARGET` names.
-let fuzzOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
-    selectedTarget.run(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
-    return 0
-}
+    /// libFuzzer calls this for every input, with the parser `COFFER_FUZZ_TARGET` names.
+    let fuzzOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
+        selectedTarget.run(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+        return 0
+    }
 
-nonisolated(unsafe) var selectedTarget = FuzzTarget.archive
+    nonisolated(unsafe) var selectedTarget = FuzzTarget.archive
 
-/// libFuzzer's entry when the program keeps its own `main` (SwiftPM renames an executable's).
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+    /// libFuzzer's entry when the program keeps its own `main` (SwiftPM renames an executable's).
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
 #endif
 
 /// Fuzzing build: `COFFER_FUZZ_TARGET=csv CofferFuzz [libFuzzer flags] CORPUS`. Ordinary build:
@@ -40,22 +44,30 @@ func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePo
 @main struct FuzzMain {
     static func main() {
         #if FUZZING
-        guard let name = ProcessInfo.processInfo.environment["COFFER_FUZZ_TARGET"], let target = FuzzTarget(rawValue: name) else {
-            FileHandle.standardError.write(Data("Set COFFER_FUZZ_TARGET to one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
-            exit(64)
-        }
-        selectedTarget = target
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(runFuzzerDriver(&argc, &argv, fuzzOneInput))
+            guard let name = ProcessInfo.processInfo.environment["COFFER_FUZZ_TARGET"],
+                let target = FuzzTarget(rawValue: name)
+            else {
+                FileHandle.standardError.write(
+                    Data(
+                        "Set COFFER_FUZZ_TARGET to one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n"
+                            .utf8))
+                exit(64)
+            }
+            selectedTarget = target
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(runFuzzerDriver(&argc, &argv, fuzzOneInput))
         #else
-        replay(Array(CommandLine.arguments.dropFirst()))
+            replay(Array(CommandLine.arguments.dropFirst()))
         #endif
     }
 
     static func replay(_ arguments: [String]) {
         guard let name = arguments.first, let target = FuzzTarget(rawValue: name) else {
-            FileHandle.standardError.write(Data("usage: CofferFuzz \(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")) FILE|DIR...\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "usage: CofferFuzz \(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")) FILE|DIR...\n".utf8
+                ))
             exit(64)
         }
         var count = 0
@@ -65,8 +77,10 @@ func runFuzzerDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePo
                 FileHandle.standardError.write(Data("no file at \(path)\n".utf8))
                 exit(66)
             }
-            let files = isDirectory.boolValue
-                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }.sorted().map { path + "/" + $0 } : [path]
+            let files =
+                isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }
+                    .sorted().map { path + "/" + $0 } : [path]
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file) else { continue }
                 target.run([UInt8](data))

@@ -26,7 +26,9 @@ public struct GrowthRate: Hashable, Sendable, Comparable, CustomStringConvertibl
             body.removeFirst()
         }
         let parts = body.split(separator: ".", omittingEmptySubsequences: false)
-        guard !body.isEmpty, parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
+        guard !body.isEmpty, parts.count <= 2,
+            parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } })
+        else {
             throw invalid
         }
         guard parts.count == 1 || parts[1].count <= 2 else {
@@ -67,8 +69,10 @@ public struct Account: Identifiable, Hashable, Sendable {
     /// From this date on the account no longer counts towards totals; it stays in history.
     public var closed: CalendarDate?
 
-    public init(id: UUID = UUID(), name: String, category: String, kind: AccountKind, growthRate: GrowthRate? = nil,
-                created: CalendarDate, closed: CalendarDate? = nil) {
+    public init(
+        id: UUID = UUID(), name: String, category: String, kind: AccountKind, growthRate: GrowthRate? = nil,
+        created: CalendarDate, closed: CalendarDate? = nil
+    ) {
         self.id = id
         self.name = name
         self.category = category
@@ -78,7 +82,9 @@ public struct Account: Identifiable, Hashable, Sendable {
         self.closed = closed
     }
 
-    public static let defaultAssetCategories = ["Cash", "Savings", "Investments", "Pensions", "Property", "Crypto", "Other"]
+    public static let defaultAssetCategories = [
+        "Cash", "Savings", "Investments", "Pensions", "Property", "Crypto", "Other",
+    ]
     public static let defaultLiabilityCategories = ["Mortgage", "Loans", "Credit cards"]
 
     /// Whether the account counts towards totals on `date`.
@@ -88,14 +94,19 @@ public struct Account: Identifiable, Hashable, Sendable {
     public static func validatedName(_ text: String, what: String = "account name") throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw FinanceError(.invalidName, "Enter a \(what); it cannot be empty.") }
-        guard trimmed.count <= 100 else { throw FinanceError(.invalidName, "A \(what) has at most 100 characters; this one has \(trimmed.count).") }
+        guard trimmed.count <= 100 else {
+            throw FinanceError(.invalidName, "A \(what) has at most 100 characters; this one has \(trimmed.count).")
+        }
         guard !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
             throw FinanceError(.invalidName, "A \(what) cannot contain control characters such as tabs or line breaks.")
         }
         // U+FFFD is what bytes that are not UTF-8 become on the command line: a name typed in
         // another encoding would otherwise be stored already garbled.
         guard !trimmed.unicodeScalars.contains("\u{FFFD}") else {
-            throw FinanceError(.invalidName, "A \(what) must be UTF-8 text; this one has bytes in another encoding (shown as �). Retype it, or convert with iconv.")
+            throw FinanceError(
+                .invalidName,
+                "A \(what) must be UTF-8 text; this one has bytes in another encoding (shown as �). Retype it, or convert with iconv."
+            )
         }
         return trimmed
     }
@@ -112,7 +123,9 @@ public struct ValueUpdate: Identifiable, Hashable, Sendable {
     /// Why the value changed ("annual statement", "sold shares"); added in payload version 2.
     public var note: String?
 
-    public init(id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64, note: String? = nil) {
+    public init(
+        id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64, note: String? = nil
+    ) {
         self.id = id
         self.accountID = accountID
         self.date = date

@@ -25,7 +25,9 @@ public struct BudgetCategory: Identifiable, Hashable, Sendable {
     public var isDefault: Bool
     public var isHidden: Bool
 
-    public init(id: UUID = UUID(), name: String, type: BudgetType, sortOrder: Int, isDefault: Bool, isHidden: Bool = false) {
+    public init(
+        id: UUID = UUID(), name: String, type: BudgetType, sortOrder: Int, isDefault: Bool, isHidden: Bool = false
+    ) {
         self.id = id
         self.name = name
         self.type = type
@@ -39,7 +41,9 @@ public struct BudgetCategory: Identifiable, Hashable, Sendable {
     /// The design's default lists, in order.
     public static func defaults() -> [BudgetCategory] {
         BudgetType.allCases.flatMap { type in
-            type.defaultCategories.enumerated().map { BudgetCategory(name: $1, type: type, sortOrder: $0, isDefault: true) }
+            type.defaultCategories.enumerated().map {
+                BudgetCategory(name: $1, type: type, sortOrder: $0, isDefault: true)
+            }
         }
     }
 }
@@ -127,8 +131,10 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     /// nothing; nil for transactions entered by hand.
     public var origin: StatementOrigin?
 
-    public init(id: UUID = UUID(), amount: Money, type: TransactionType, target: Target, note: String? = nil,
-                date: CalendarDate, sequence: UInt64, origin: StatementOrigin? = nil) {
+    public init(
+        id: UUID = UUID(), amount: Money, type: TransactionType, target: Target, note: String? = nil,
+        date: CalendarDate, sequence: UInt64, origin: StatementOrigin? = nil
+    ) {
         self.id = id
         self.amount = amount
         self.type = type
@@ -183,8 +189,10 @@ public struct BudgetMonth: Hashable, Comparable, Sendable, CustomStringConvertib
     /// Parses `YYYY-MM`.
     public init(parsing text: String) throws {
         let parts = text.split(separator: "-")
-        guard parts.count == 2, parts[0].count == 4, parts[1].count == 2, let year = Int(parts[0]), let month = Int(parts[1]),
-              (1...12).contains(month), (1...9999).contains(year) else {
+        guard parts.count == 2, parts[0].count == 4, parts[1].count == 2, let year = Int(parts[0]),
+            let month = Int(parts[1]),
+            (1...12).contains(month), (1...9999).contains(year)
+        else {
             throw FinanceError(.invalidDate, "Enter a month as YYYY-MM, such as 2025-01: '\(text)' is not one.")
         }
         self.year = year
@@ -250,9 +258,13 @@ public struct Budget: Sendable {
     public let goals: [SavingsGoal]
     public let transactions: [Transaction]
 
-    public init(sources: [IncomeSource], categories: [BudgetCategory], goals: [SavingsGoal], transactions: [Transaction]) {
+    public init(
+        sources: [IncomeSource], categories: [BudgetCategory], goals: [SavingsGoal], transactions: [Transaction]
+    ) {
         self.sources = sources
-        self.categories = categories.sorted { ($0.type.rawValue, $0.sortOrder, $0.name) < ($1.type.rawValue, $1.sortOrder, $1.name) }
+        self.categories = categories.sorted {
+            ($0.type.rawValue, $0.sortOrder, $0.name) < ($1.type.rawValue, $1.sortOrder, $1.name)
+        }
         self.goals = goals.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         self.transactions = transactions
     }
@@ -269,7 +281,9 @@ public struct Budget: Sendable {
     }
 
     public func summary(for month: BudgetMonth) throws -> MonthSummary {
-        let inMonth = transactions.filter { month.contains($0.date) }.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) }
+        let inMonth = transactions.filter { month.contains($0.date) }.sorted {
+            ($0.date, $0.sequence) > ($1.date, $1.sequence)
+        }
         var income = Money.zero
         var totals: [BudgetType: Money] = [.needs: .zero, .wants: .zero, .savings: .zero]
         var byCategory: [UUID: (Money, Int)] = [:]
@@ -295,11 +309,14 @@ public struct Budget: Sendable {
         let spent = try Money.sum([totals[.needs]!, totals[.wants]!, totals[.savings]!, uncategorised])
         // Visible categories always; hidden ones only in months where they were used.
         let lines = categories.filter { !$0.isHidden || byCategory[$0.id] != nil }.map {
-            MonthSummary.CategoryLine(category: $0, total: byCategory[$0.id]?.0 ?? .zero, count: byCategory[$0.id]?.1 ?? 0)
+            MonthSummary.CategoryLine(
+                category: $0, total: byCategory[$0.id]?.0 ?? .zero, count: byCategory[$0.id]?.1 ?? 0)
         }
-        return MonthSummary(month: month, income: income, expectedIncome: expected, needs: totals[.needs]!, wants: totals[.wants]!,
-                            savings: totals[.savings]!, uncategorised: uncategorised, uncategorisedCount: uncategorisedCount, spent: spent, remaining: try income.subtracting(spent),
-                            categories: lines, goals: try goals.map { try goalLine($0, month: month) }, transactions: inMonth)
+        return MonthSummary(
+            month: month, income: income, expectedIncome: expected, needs: totals[.needs]!, wants: totals[.wants]!,
+            savings: totals[.savings]!, uncategorised: uncategorised, uncategorisedCount: uncategorisedCount,
+            spent: spent, remaining: try income.subtracting(spent),
+            categories: lines, goals: try goals.map { try goalLine($0, month: month) }, transactions: inMonth)
     }
 
     func goalLine(_ goal: SavingsGoal, month: BudgetMonth) throws -> MonthSummary.GoalLine {
@@ -320,14 +337,21 @@ public struct Budget: Sendable {
 
     /// Deleting a custom category: its transactions move to its type's "Other" (created when
     /// missing). Returns the moved transactions and the "Other" category (new or existing).
-    public func deletion(of category: BudgetCategory) throws -> (other: BudgetCategory, isNew: Bool, moved: [Transaction]) {
+    public func deletion(of category: BudgetCategory) throws -> (
+        other: BudgetCategory, isNew: Bool, moved: [Transaction]
+    ) {
         guard !category.isDefault else {
             throw FinanceError(.invalidName, "\(category.name) is a default category: it can be hidden, not deleted.")
         }
-        let existing = categories.first { $0.type == category.type && $0.name.caseInsensitiveCompare(BudgetCategory.otherName) == .orderedSame }
-        let other = existing ?? BudgetCategory(name: BudgetCategory.otherName, type: category.type,
-                                               sortOrder: (categories.filter { $0.type == category.type }.map(\.sortOrder).max() ?? 0) + 1,
-                                               isDefault: true)
+        let existing = categories.first {
+            $0.type == category.type && $0.name.caseInsensitiveCompare(BudgetCategory.otherName) == .orderedSame
+        }
+        let other =
+            existing
+            ?? BudgetCategory(
+                name: BudgetCategory.otherName, type: category.type,
+                sortOrder: (categories.filter { $0.type == category.type }.map(\.sortOrder).max() ?? 0) + 1,
+                isDefault: true)
         let moved = transactions.filter { $0.target == .category(category.id) }.map { transaction -> Transaction in
             var moved = transaction
             moved.target = .category(other.id)

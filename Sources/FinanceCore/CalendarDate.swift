@@ -9,7 +9,8 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
 
     public init(year: Int, month: Int, day: Int) throws {
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...Self.daysIn(month: month, year: year)).contains(day) else {
+            (1...Self.daysIn(month: month, year: year)).contains(day)
+        else {
             throw FinanceError(.invalidDate, "\(year)-\(month)-\(day) is not a date in the calendar.")
         }
         self.year = year
@@ -20,21 +21,27 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
     /// Parses `YYYY-MM-DD` (ISO 8601), the one format that reads the same everywhere.
     public init(parsing text: String) throws {
         // Fast path for the canonical form, which bulk imports are made of.
-        if text.utf8.count == 10, let parsed = text.utf8.withContiguousStorageIfAvailable(Self.canonical), let date = parsed {
+        if text.utf8.count == 10, let parsed = text.utf8.withContiguousStorageIfAvailable(Self.canonical),
+            let date = parsed
+        {
             self = date
             return
         }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]) else {
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
+        else {
             throw FinanceError(.invalidDate, "Enter a date as YYYY-MM-DD, such as 2026-03-31: '\(text)' is not one.")
         }
         do {
             try self.init(year: year, month: month, day: day)
         } catch {
-            throw FinanceError(.invalidDate, "'\(text)' is not a real date: \(Self.monthNames[month - 1 < 12 && month >= 1 ? month - 1 : 0]) \(year) has no day \(day).")
+            throw FinanceError(
+                .invalidDate,
+                "'\(text)' is not a real date: \(Self.monthNames[month - 1 < 12 && month >= 1 ? month - 1 : 0]) \(year) has no day \(day)."
+            )
         }
     }
 
@@ -63,8 +70,10 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
 
-    public static let monthNames = ["January", "February", "March", "April", "May", "June", "July", "August",
-                             "September", "October", "November", "December"]
+    public static let monthNames = [
+        "January", "February", "March", "April", "May", "June", "July", "August",
+        "September", "October", "November", "December",
+    ]
 
     static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
 
@@ -105,7 +114,8 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
     public func adding(months: Int) -> CalendarDate {
         let total = year * 12 + (month - 1) + months
         let newYear = total / 12, newMonth = total % 12 + 1
-        return try! CalendarDate(year: newYear, month: newMonth, day: min(day, Self.daysIn(month: newMonth, year: newYear)))
+        return try! CalendarDate(
+            year: newYear, month: newMonth, day: min(day, Self.daysIn(month: newMonth, year: newYear)))
     }
 
     public var endOfMonth: CalendarDate {

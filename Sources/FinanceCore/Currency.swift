@@ -29,8 +29,10 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
     public static func named(_ code: String) throws -> Currency {
         let upper = code.uppercased()
         guard let currency = known.first(where: { $0.code == upper }) else {
-            throw FinanceError(.unknownCurrency,
-                "'\(code)' is not a currency Coffer knows; use an ISO code such as \(known.prefix(4).map(\.code).joined(separator: ", ")).")
+            throw FinanceError(
+                .unknownCurrency,
+                "'\(code)' is not a currency Coffer knows; use an ISO code such as \(known.prefix(4).map(\.code).joined(separator: ", "))."
+            )
         }
         return currency
     }

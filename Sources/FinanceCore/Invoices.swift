@@ -26,12 +26,17 @@ public struct Quantity: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws {
         let invalid = FinanceError(.invalidAmount, "Enter a quantity such as 1, 2.5 or 0.25: '\(text)' is not one.")
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              parts[0].count <= 7 else { throw invalid }
+        guard (1...2).contains(parts.count),
+            parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            parts[0].count <= 7
+        else { throw invalid }
         guard parts.count == 1 || parts[1].count <= 3 else {
-            throw FinanceError(.invalidAmount, "Enter a quantity with at most three decimals: '\(text)' has \(parts[1].count).")
+            throw FinanceError(
+                .invalidAmount, "Enter a quantity with at most three decimals: '\(text)' has \(parts[1].count).")
         }
-        let value = Int64(parts[0])! * 1000 + (parts.count == 2 ? Int64(parts[1].padding(toLength: 3, withPad: "0", startingAt: 0))! : 0)
+        let value =
+            Int64(parts[0])! * 1000
+            + (parts.count == 2 ? Int64(parts[1].padding(toLength: 3, withPad: "0", startingAt: 0))! : 0)
         guard value > 0 else { throw FinanceError(.invalidAmount, "Enter a quantity above zero: '\(text)' is not.") }
         thousandths = value
     }
@@ -105,9 +110,12 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     public var voidedOn: CalendarDate?
     public var payments: [Payment]
 
-    public init(id: UUID = UUID(), number: Int, clientID: UUID, items: [LineItem], taxBasisPoints: Int? = nil, issued: CalendarDate,
-                due: CalendarDate, notes: String? = nil, stored: StoredStatus = .draft, sentOn: CalendarDate? = nil,
-                voidedOn: CalendarDate? = nil, payments: [Payment] = []) {
+    public init(
+        id: UUID = UUID(), number: Int, clientID: UUID, items: [LineItem], taxBasisPoints: Int? = nil,
+        issued: CalendarDate,
+        due: CalendarDate, notes: String? = nil, stored: StoredStatus = .draft, sentOn: CalendarDate? = nil,
+        voidedOn: CalendarDate? = nil, payments: [Payment] = []
+    ) {
         self.id = id
         self.number = number
         self.clientID = clientID
@@ -139,7 +147,9 @@ public struct Invoice: Identifiable, Hashable, Sendable {
         try Money.sum(payments.filter { date == nil || $0.date <= date! }.map(\.amount))
     }
 
-    public func outstanding(on date: CalendarDate? = nil) throws -> Money { try total().subtracting(try paid(through: date)) }
+    public func outstanding(on date: CalendarDate? = nil) throws -> Money {
+        try total().subtracting(try paid(through: date))
+    }
 
     /// The status on `today`.
     public func status(on today: CalendarDate) throws -> Status {
@@ -188,7 +198,10 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     // MARK: Lifecycle
 
     public func sending(on date: CalendarDate) throws -> Invoice {
-        guard stored == .draft else { throw Self.refused("\(reference) is \(stored == .void ? "void" : "already sent"); only a draft can be sent.") }
+        guard stored == .draft else {
+            throw Self.refused(
+                "\(reference) is \(stored == .void ? "void" : "already sent"); only a draft can be sent.")
+        }
         var sent = self
         sent.stored = .sent
         sent.sentOn = date
@@ -197,7 +210,9 @@ public struct Invoice: Identifiable, Hashable, Sendable {
 
     public func voiding(on date: CalendarDate) throws -> Invoice {
         guard stored != .void else { throw Self.refused("\(reference) is already void.") }
-        guard payments.isEmpty else { throw Self.refused("\(reference) has payments recorded; a paid or part-paid invoice cannot be voided.") }
+        guard payments.isEmpty else {
+            throw Self.refused("\(reference) has payments recorded; a paid or part-paid invoice cannot be voided.")
+        }
         var voided = self
         voided.stored = .void
         voided.voidedOn = date
@@ -206,12 +221,15 @@ public struct Invoice: Identifiable, Hashable, Sendable {
 
     /// Records a payment; refuses drafts, void and paid invoices, and overpayment.
     public func paying(_ amount: Money, on date: CalendarDate) throws -> Invoice {
-        guard stored == .sent else { throw Self.refused("\(reference) is \(stored.rawValue); only a sent invoice can be paid.") }
+        guard stored == .sent else {
+            throw Self.refused("\(reference) is \(stored.rawValue); only a sent invoice can be paid.")
+        }
         let outstanding = try outstanding()
         guard outstanding > .zero else { throw Self.refused("\(reference) is already paid in full.") }
         guard amount > .zero else { throw FinanceError(.invalidAmount, "Enter a payment above zero.") }
         guard amount <= outstanding else {
-            throw FinanceError(.overpayment, "That is more than is outstanding on \(reference); overpayment is refused.")
+            throw FinanceError(
+                .overpayment, "That is more than is outstanding on \(reference); overpayment is refused.")
         }
         var paid = self
         paid.payments.append(Payment(date: date, amount: amount))
@@ -220,7 +238,9 @@ public struct Invoice: Identifiable, Hashable, Sendable {
 
     /// Items and amounts can change only while it is a draft: once sent, correct by voiding and
     /// issuing a new invoice.
-    public func editing(items: [LineItem]?, taxBasisPoints: Int??, due: CalendarDate?, notes: String??) throws -> Invoice {
+    public func editing(items: [LineItem]?, taxBasisPoints: Int??, due: CalendarDate?, notes: String??) throws
+        -> Invoice
+    {
         guard stored == .draft else {
             throw Self.refused("\(reference) was sent, so it is frozen: void it and issue a new invoice to correct it.")
         }
@@ -241,7 +261,9 @@ public struct Invoice: Identifiable, Hashable, Sendable {
         let (quotient, remainder) = wide.quotientAndRemainder(dividingBy: Int128(denominator))
         var rounded = quotient
         if 2 * abs(remainder) >= Int128(denominator) { rounded += wide < 0 ? -1 : 1 }
-        guard let result = Int64(exactly: rounded) else { throw FinanceError(.overflow, "The invoice total is too large to represent.") }
+        guard let result = Int64(exactly: rounded) else {
+            throw FinanceError(.overflow, "The invoice total is too large to represent.")
+        }
         return Money(minorUnits: result)
     }
 }

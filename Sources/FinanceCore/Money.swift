@@ -41,7 +41,9 @@ extension Currency {
     /// more decimals than the currency has, each with a message that quotes the input.
     public func parse(_ input: String) throws -> Money {
         // Fast path for the plain form exports are made of: [-]digits[.fraction].
-        if let parsed = input.utf8.withContiguousStorageIfAvailable({ plainDecimal($0) }), let money = parsed { return money }
+        if let parsed = input.utf8.withContiguousStorageIfAvailable({ plainDecimal($0) }), let money = parsed {
+            return money
+        }
         let quoted = "'\(input)'"
         var text = Substring(input.trimmingCharacters(in: .whitespaces))
         guard !text.isEmpty else { throw FinanceError(.invalidAmount, "Enter an amount, such as 1234.56.") }
@@ -70,43 +72,56 @@ extension Currency {
         let allowed = Set("0123456789,.")
         guard !text.isEmpty, text.allSatisfy(allowed.contains) else {
             if let last = text.last, "kKmMbB".contains(last), text.dropLast().allSatisfy({ allowed.contains($0) }) {
-                throw FinanceError(.invalidAmount, "Enter the full amount, not shorthand: \(quoted) uses '\(last)'; write 20000 rather than 20k.")
+                throw FinanceError(
+                    .invalidAmount,
+                    "Enter the full amount, not shorthand: \(quoted) uses '\(last)'; write 20000 rather than 20k.")
             }
             throw FinanceError(.invalidAmount, "Enter an amount such as 1234.56: \(quoted) is not a number.")
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= 2 else {
-            throw FinanceError(.invalidAmount, "Enter an amount with at most one decimal point: \(quoted) has \(parts.count - 1).")
+            throw FinanceError(
+                .invalidAmount, "Enter an amount with at most one decimal point: \(quoted) has \(parts.count - 1).")
         }
         let whole = parts[0]
         let fraction = parts.count == 2 ? parts[1] : ""
         guard !fraction.contains(",") else {
-            throw FinanceError(.invalidAmount, "Enter an amount such as 1234.56: \(quoted) has a comma after the decimal point.")
+            throw FinanceError(
+                .invalidAmount, "Enter an amount such as 1234.56: \(quoted) has a comma after the decimal point.")
         }
         if parts.count == 2, fraction.isEmpty {
             throw FinanceError(.invalidAmount, "Enter digits after the decimal point: \(quoted) ends with '.'.")
         }
         guard !whole.isEmpty else {
-            throw FinanceError(.invalidAmount, "Enter a digit before the decimal point: write 0\(text) rather than \(text).")
+            throw FinanceError(
+                .invalidAmount, "Enter a digit before the decimal point: write 0\(text) rather than \(text).")
         }
         let groups = whole.split(separator: ",", omittingEmptySubsequences: false)
         if groups.count > 1 {
             let wellGrouped = (1...3).contains(groups[0].count) && groups.dropFirst().allSatisfy { $0.count == 3 }
             guard wellGrouped else {
                 if parts.count == 1, groups.count == 2, (1...minorDigits).contains(groups[1].count) {
-                    throw FinanceError(.invalidAmount, "Use a point for decimals: \(quoted) looks like a decimal comma; write \(groups[0]).\(groups[1]).")
+                    throw FinanceError(
+                        .invalidAmount,
+                        "Use a point for decimals: \(quoted) looks like a decimal comma; write \(groups[0]).\(groups[1])."
+                    )
                 }
-                throw FinanceError(.invalidAmount, "Enter an amount such as 1,234.56: the thousands separators in \(quoted) are misplaced.")
+                throw FinanceError(
+                    .invalidAmount,
+                    "Enter an amount such as 1,234.56: the thousands separators in \(quoted) are misplaced.")
             }
         }
         guard fraction.count <= minorDigits else {
-            throw FinanceError(.invalidAmount, minorDigits == 0
-                ? "\(code) has no minor units: enter a whole amount, not \(quoted)."
-                : "Enter at most \(minorDigits) decimal places for \(code): \(quoted) has \(fraction.count).")
+            throw FinanceError(
+                .invalidAmount,
+                minorDigits == 0
+                    ? "\(code) has no minor units: enter a whole amount, not \(quoted)."
+                    : "Enter at most \(minorDigits) decimal places for \(code): \(quoted) has \(fraction.count).")
         }
         let digits = groups.joined()
         guard digits.count <= 13, let major = Int64(digits), major <= maximumInputMajorUnits else {
-            throw FinanceError(.invalidAmount, "\(quoted) is too large: Coffer accepts amounts up to 1,000,000,000,000.")
+            throw FinanceError(
+                .invalidAmount, "\(quoted) is too large: Coffer accepts amounts up to 1,000,000,000,000.")
         }
         let minor = Int64(fraction.padding(toLength: minorDigits, withPad: "0", startingAt: 0)) ?? 0
         let units = major * unitsPerMajor + minor

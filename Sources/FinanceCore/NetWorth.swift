@@ -29,8 +29,9 @@ public struct NetWorth: Sendable {
     public func totals(on date: CalendarDate) throws -> Totals {
         let accounts = try portfolio.totals(on: date)
         let receivable = try receivable(on: date)
-        return Totals(assets: try accounts.assets.adding(receivable), liabilities: accounts.liabilities, receivable: receivable,
-                      netWorth: try accounts.netWorth.adding(receivable))
+        return Totals(
+            assets: try accounts.assets.adding(receivable), liabilities: accounts.liabilities, receivable: receivable,
+            netWorth: try accounts.netWorth.adding(receivable))
     }
 
     /// Unpaid sent invoices on `date` (zero when receivables are left out).
@@ -51,9 +52,13 @@ public struct NetWorth: Sendable {
     /// One point per date on which any value changed, an account closed, or (when counted) an
     /// invoice was sent, paid or voided, up to `date`.
     public func history(through date: CalendarDate) throws -> [Point] {
-        let accountDates = portfolio.accounts.flatMap { portfolio.updates(of: $0).map(\.date) } + portfolio.accounts.compactMap(\.closed)
+        let accountDates =
+            portfolio.accounts.flatMap { portfolio.updates(of: $0).map(\.date) }
+            + portfolio.accounts.compactMap(\.closed)
         let invoiceDates = invoices.flatMap { [$0.sentOn, $0.voidedOn].compactMap { $0 } + $0.payments.map(\.date) }
-        return try Set(accountDates + invoiceDates).filter { $0 <= date }.sorted().map { Point(date: $0, netWorth: try totals(on: $0).netWorth) }
+        return try Set(accountDates + invoiceDates).filter { $0 <= date }.sorted().map {
+            Point(date: $0, netWorth: try totals(on: $0).netWorth)
+        }
     }
 
     /// Net worth at each month end from the first value's month to `date`'s month, the last
@@ -61,7 +66,9 @@ public struct NetWorth: Sendable {
     public func monthEndSeries(through date: CalendarDate) throws -> [Point] {
         let firstAccountDate = portfolio.accounts.compactMap { portfolio.updates(of: $0).first?.date }.min()
         let firstInvoiceDate = invoices.compactMap(\.sentOn).min()
-        guard let first = [firstAccountDate, firstInvoiceDate].compactMap({ $0 }).min(), first <= date else { return [] }
+        guard let first = [firstAccountDate, firstInvoiceDate].compactMap({ $0 }).min(), first <= date else {
+            return []
+        }
         var points: [Point] = []
         var monthEnd = first.endOfMonth
         while monthEnd < date {
@@ -83,7 +90,9 @@ public struct NetWorth: Sendable {
         assets.append((Self.receivablesCategory, receivable, count))
         assets.sort { ($0.1, $1.0) > ($1.1, $0.0) }
         let shares = Portfolio.perMilleShares(assets.map(\.1.minorUnits))
-        return zip(assets, shares).map { Portfolio.CategoryTotal(name: $0.0, kind: .asset, total: $0.1, sharePerMille: $1, accountCount: $0.2) }
+        return zip(assets, shares).map {
+            Portfolio.CategoryTotal(name: $0.0, kind: .asset, total: $0.1, sharePerMille: $1, accountCount: $0.2)
+        }
             + accounts.filter { $0.kind == .liability }
     }
 

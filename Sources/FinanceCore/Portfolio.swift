@@ -11,7 +11,9 @@ public struct Portfolio: Sendable {
     /// Per account, its updates sorted by (date, sequence).
     private let updatesByAccount: [UUID: [ValueUpdate]]
 
-    public init(currency: Currency, accounts: [Account], updates: [ValueUpdate], categoryRates: [String: GrowthRate] = [:]) {
+    public init(
+        currency: Currency, accounts: [Account], updates: [ValueUpdate], categoryRates: [String: GrowthRate] = [:]
+    ) {
         self.currency = currency
         self.accounts = accounts
         self.categoryRates = Dictionary(categoryRates.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
@@ -74,11 +76,15 @@ public struct Portfolio: Sendable {
             for account in accounts where account.kind == kind && account.isOpen(on: date) {
                 let key = account.category.lowercased()
                 let current = totals[key] ?? (account.category, .zero, 0)
-                totals[key] = (current.name, try current.total.adding(value(of: account, on: date) ?? .zero), current.count + 1)
+                totals[key] = (
+                    current.name, try current.total.adding(value(of: account, on: date) ?? .zero), current.count + 1
+                )
             }
             let ordered = totals.values.sorted { ($0.total, $1.name) > ($1.total, $0.name) }
             let shares = Self.perMilleShares(ordered.map(\.total.minorUnits))
-            result += zip(ordered, shares).map { CategoryTotal(name: $0.name, kind: kind, total: $0.total, sharePerMille: $1, accountCount: $0.count) }
+            result += zip(ordered, shares).map {
+                CategoryTotal(name: $0.name, kind: kind, total: $0.total, sharePerMille: $1, accountCount: $0.count)
+            }
         }
         return result
     }

@@ -21,21 +21,39 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
         var tokens: [Token] = []
         var rest = Substring(Self.fromStrftime(pattern).uppercased())
         while let first = rest.first {
-            if rest.hasPrefix("YYYY") { tokens.append(.year4); rest = rest.dropFirst(4) }
-            else if rest.hasPrefix("YY") { tokens.append(.year2); rest = rest.dropFirst(2) }
-            else if rest.hasPrefix("MMM") { tokens.append(.monthName); rest = rest.drop { $0 == "M" } }
-            else if rest.hasPrefix("MM") { tokens.append(.month); rest = rest.dropFirst(2) }
-            else if first == "M" { tokens.append(.month); rest = rest.dropFirst() }
-            else if rest.hasPrefix("DD") { tokens.append(.day); rest = rest.dropFirst(2) }
-            else if first == "D" { tokens.append(.day); rest = rest.dropFirst() }
-            else if first.isLetter || first.isNumber {
-                throw FinanceError(.invalidDate, "A date format is made of YYYY, YY, MM, MMM and DD with separators, such as DD/MM/YYYY: '\(pattern)' uses '\(first)'.")
-            } else { tokens.append(.literal(first)); rest = rest.dropFirst() }
+            if rest.hasPrefix("YYYY") {
+                tokens.append(.year4); rest = rest.dropFirst(4)
+            } else if rest.hasPrefix("YY") {
+                tokens.append(.year2); rest = rest.dropFirst(2)
+            } else if rest.hasPrefix("MMM") {
+                tokens.append(.monthName); rest = rest.drop { $0 == "M" }
+            } else if rest.hasPrefix("MM") {
+                tokens.append(.month); rest = rest.dropFirst(2)
+            } else if first == "M" {
+                tokens.append(.month); rest = rest.dropFirst()
+            } else if rest.hasPrefix("DD") {
+                tokens.append(.day); rest = rest.dropFirst(2)
+            } else if first == "D" {
+                tokens.append(.day); rest = rest.dropFirst()
+            } else if first.isLetter || first.isNumber {
+                throw FinanceError(
+                    .invalidDate,
+                    "A date format is made of YYYY, YY, MM, MMM and DD with separators, such as DD/MM/YYYY: '\(pattern)' uses '\(first)'."
+                )
+            } else {
+                tokens.append(.literal(first)); rest = rest.dropFirst()
+            }
         }
-        let counts = (tokens.filter { $0 == .year4 || $0 == .year2 }.count, tokens.filter { $0 == .month || $0 == .monthName }.count,
-                      tokens.filter { $0 == .day }.count)
+        let counts = (
+            tokens.filter { $0 == .year4 || $0 == .year2 }.count,
+            tokens.filter { $0 == .month || $0 == .monthName }.count,
+            tokens.filter { $0 == .day }.count
+        )
         guard counts == (1, 1, 1) else {
-            throw FinanceError(.invalidDate, "A date format needs one year, one month and one day, such as DD/MM/YYYY: '\(pattern)' does not have them.")
+            throw FinanceError(
+                .invalidDate,
+                "A date format needs one year, one month and one day, such as DD/MM/YYYY: '\(pattern)' does not have them."
+            )
         }
         self.tokens = tokens
         description = pattern
@@ -45,11 +63,14 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
     /// `%Y-%m-%d`, `%e %b %Y`, `%-d/%-m/%y`), in this type's own tokens.
     static func fromStrftime(_ pattern: String) -> String {
         guard pattern.contains("%") else { return pattern }
-        let directives: [String: String] = ["%Y": "YYYY", "%y": "YY", "%m": "MM", "%-m": "M", "%d": "DD", "%-d": "D", "%e": "D",
-                                            "%b": "MMM", "%B": "MMM", "%h": "MMM"]
+        let directives: [String: String] = [
+            "%Y": "YYYY", "%y": "YY", "%m": "MM", "%-m": "M", "%d": "DD", "%-d": "D", "%e": "D",
+            "%b": "MMM", "%B": "MMM", "%h": "MMM",
+        ]
         var result = "", rest = Substring(pattern)
         while let first = rest.first {
-            if first == "%", let match = directives.keys.filter({ rest.hasPrefix($0) }).max(by: { $0.count < $1.count }) {
+            if first == "%", let match = directives.keys.filter({ rest.hasPrefix($0) }).max(by: { $0.count < $1.count })
+            {
                 result += directives[match]!
                 rest = rest.dropFirst(match.count)
             } else {
@@ -89,7 +110,9 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
                 day = value
             case .monthName:
                 let word = rest.prefix { $0.isLetter }.lowercased()
-                guard word.count >= 3, let index = Self.monthNames.firstIndex(where: { $0.hasPrefix(word) }) else { return nil }
+                guard word.count >= 3, let index = Self.monthNames.firstIndex(where: { $0.hasPrefix(word) }) else {
+                    return nil
+                }
                 month = index + 1
                 rest = rest.dropFirst(word.count)
             case .literal(let character):
@@ -121,10 +144,13 @@ extension Currency {
         }
         // Thousands written with (narrow) no-break spaces, spaces or apostrophes.
         let characters = Array(text)
-        text = String(characters.enumerated().filter { index, character in
-            guard [" ", "\u{00A0}", "\u{202F}", "'", "\u{2019}"].contains(character), index > 0, index + 1 < characters.count else { return true }
-            return !(characters[index - 1].isNumber && characters[index + 1].isNumber)
-        }.map(\.element))
+        text = String(
+            characters.enumerated().filter { index, character in
+                guard [" ", "\u{00A0}", "\u{202F}", "'", "\u{2019}"].contains(character), index > 0,
+                    index + 1 < characters.count
+                else { return true }
+                return !(characters[index - 1].isNumber && characters[index + 1].isNumber)
+            }.map(\.element))
         if decimalComma {
             text = String(text.map { $0 == "," ? "." : ($0 == "." ? "," : $0) })
         }
@@ -230,8 +256,10 @@ public struct StatementLayout: Sendable {
     /// Flip every sign: for card statements that show purchases as positive amounts.
     public var negate: Bool
 
-    public init(date: Int, amounts: Amounts, description: Int?, titles: [String] = [], datePattern: DatePattern = .iso,
-                decimalComma: Bool = false, negate: Bool = false) {
+    public init(
+        date: Int, amounts: Amounts, description: Int?, titles: [String] = [], datePattern: DatePattern = .iso,
+        decimalComma: Bool = false, negate: Bool = false
+    ) {
         self.date = date
         self.amounts = amounts
         self.description = description
@@ -268,13 +296,17 @@ public struct StatementLayout: Sendable {
     public func row(_ fields: [String], line: Int, rowHash: [UInt8], currency: Currency) throws -> Row {
         func field(_ index: Int) throws -> String {
             guard index < fields.count else {
-                throw FinanceError(.invalidAmount, "line \(line): has \(fields.count) column\(fields.count == 1 ? "" : "s"); \(columnName(index)) is missing")
+                throw FinanceError(
+                    .invalidAmount,
+                    "line \(line): has \(fields.count) column\(fields.count == 1 ? "" : "s"); \(columnName(index)) is missing"
+                )
             }
             return fields[index].trimmingCharacters(in: .whitespacesAndNewlines)
         }
         let dateText = try field(date)
         guard let day = datePattern.date(from: dateText) else {
-            let message = dateText.isEmpty ? "the date is empty" : "'\(dateText)' is not a date in the format \(datePattern)"
+            let message =
+                dateText.isEmpty ? "the date is empty" : "'\(dateText)' is not a date in the format \(datePattern)"
             throw FinanceError(.invalidDate, "line \(line): \(message) (\(columnName(date)))")
         }
         func amount(_ index: Int) throws -> Money? {
@@ -284,7 +316,8 @@ public struct StatementLayout: Sendable {
                 return try currency.parseStatementAmount(text, decimalComma: decimalComma)
             } catch let error as FinanceError {
                 let reason = error.errorDescription.map(Self.reason) ?? ""
-                throw FinanceError(.invalidAmount, "line \(line): '\(text)' is not an amount\(reason) (\(columnName(index)))")
+                throw FinanceError(
+                    .invalidAmount, "line \(line): '\(text)' is not an amount\(reason) (\(columnName(index)))")
             }
         }
         var value: Money
@@ -301,12 +334,16 @@ public struct StatementLayout: Sendable {
             case (nil, let income?): value = Money(minorUnits: abs(income.minorUnits))
             case (nil, nil): value = .zero
             case (_?, _?):
-                throw FinanceError(.invalidAmount, "line \(line): both \(columnName(debitColumn)) and \(columnName(creditColumn)) hold an amount")
+                throw FinanceError(
+                    .invalidAmount,
+                    "line \(line): both \(columnName(debitColumn)) and \(columnName(creditColumn)) hold an amount")
             }
         }
         if negate { value = value.negated }
         let text = try description.map { try field($0) } ?? ""
-        return Row(line: line, date: day, amount: value, description: text.split(whereSeparator: \.isWhitespace).joined(separator: " "), rowHash: rowHash)
+        return Row(
+            line: line, date: day, amount: value,
+            description: text.split(whereSeparator: \.isWhitespace).joined(separator: " "), rowHash: rowHash)
     }
 
     /// The parse message as a reason after "is not an amount", unless it only says that again.
@@ -336,8 +373,10 @@ public struct TransactionImportPlan: Sendable {
     /// Matches `rows` against `existing`. Identical rows within one file are distinct
     /// transactions (two coffees on one day), so matching counts occurrences: a statement that
     /// overlaps an earlier one adds only the rows the earlier one did not have.
-    public init(rows: [StatementLayout.Row], account: String, existing: [Transaction], rules: CategoryRuleSet?,
-                categories: [BudgetCategory], firstSequence: UInt64) {
+    public init(
+        rows: [StatementLayout.Row], account: String, existing: [Transaction], rules: CategoryRuleSet?,
+        categories: [BudgetCategory], firstSequence: UInt64
+    ) {
         let accountKey = account.lowercased()
         var pool = existing.filter { $0.origin.map { $0.account.lowercased() == accountKey } ?? false }
         var byHash: [[UInt8]: [Int]] = [:]
@@ -358,7 +397,9 @@ public struct TransactionImportPlan: Sendable {
         }
         pool = pool.enumerated().filter { !consumed.contains($0.offset) }.map(\.element)
         var byFacts: [Facts: Int] = [:]
-        for transaction in pool { byFacts[Facts(transaction.date, transaction.signedAmount, transaction.note ?? ""), default: 0] += 1 }
+        for transaction in pool {
+            byFacts[Facts(transaction.date, transaction.signedAmount, transaction.note ?? ""), default: 0] += 1
+        }
         var added: [Added] = []
         var sequence = firstSequence
         for row in pending {
@@ -368,11 +409,15 @@ public struct TransactionImportPlan: Sendable {
                 duplicates.append(row)
                 continue
             }
-            let unplaced = Transaction(amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
-                                       target: .uncategorised, note: row.description.isEmpty ? nil : row.description, date: row.date,
-                                       sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
+            let unplaced = Transaction(
+                amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
+                target: .uncategorised, note: row.description.isEmpty ? nil : row.description, date: row.date,
+                sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
             let target = rules?.target(for: row.description, amount: row.amount)
-            added.append(Added(line: row.line, transaction: target.map { unplaced.placed(at: $0, categories: categories) } ?? unplaced))
+            added.append(
+                Added(
+                    line: row.line,
+                    transaction: target.map { unplaced.placed(at: $0, categories: categories) } ?? unplaced))
             sequence += 1
         }
         self.added = added
@@ -409,7 +454,9 @@ public struct UpdateImportPlan: Sendable {
 
     public init(rows: [StatementLayout.Row], accountID: UUID, existing: [ValueUpdate], firstSequence: UInt64) {
         // Newest-first files (most banks) are read oldest first.
-        let chronological = (rows.first.map { first in rows.last.map { first.date > $0.date } ?? false } ?? false) ? rows.reversed() : rows
+        let chronological =
+            (rows.first.map { first in rows.last.map { first.date > $0.date } ?? false } ?? false)
+            ? rows.reversed() : rows
         var lastOfDay: [CalendarDate: StatementLayout.Row] = [:]
         var superseded: [StatementLayout.Row] = []
         for row in chronological {
@@ -424,8 +471,12 @@ public struct UpdateImportPlan: Sendable {
                 duplicates.append(row)
                 continue
             }
-            added.append(Added(line: row.line, update: ValueUpdate(accountID: accountID, date: row.date, amount: row.amount, sequence: sequence,
-                                                                   note: row.description.isEmpty ? nil : row.description)))
+            added.append(
+                Added(
+                    line: row.line,
+                    update: ValueUpdate(
+                        accountID: accountID, date: row.date, amount: row.amount, sequence: sequence,
+                        note: row.description.isEmpty ? nil : row.description)))
             sequence += 1
         }
         self.added = added

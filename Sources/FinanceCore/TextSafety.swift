@@ -23,7 +23,10 @@ public enum TextSafety {
     public static func check(field: String, text: String) throws {
         let multiLine = multiLineFields.contains(field)
         guard text.unicodeScalars.contains(where: { isForbidden($0, multiLine: multiLine) }) else { return }
-        throw FinanceError(.invalidName, "The \(field) contains a control character (such as ESC or BEL), which could rewrite a terminal or break an invoice. Nothing was changed.")
+        throw FinanceError(
+            .invalidName,
+            "The \(field) contains a control character (such as ESC or BEL), which could rewrite a terminal or break an invoice. Nothing was changed."
+        )
     }
 
     /// `text` with every control character a terminal would act on replaced by U+FFFD (line

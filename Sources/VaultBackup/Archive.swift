@@ -1,8 +1,9 @@
 import Foundation
 import VaultCrypto
 import VaultStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What checking an archive's signature and structure proved, without any passphrase.
@@ -68,27 +69,36 @@ public enum Archive {
     static func signatureURL(for url: URL) -> URL { URL(fileURLWithPath: url.path + ".minisig") }
 
     /// The trusted comment: what the signature vouches for besides the bytes.
-    static func trustedComment(vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String, device: DeviceID?, commitCounter: UInt64) -> String {
+    static func trustedComment(
+        vaultID: [UInt8], sequence: UInt64, created: UInt64, fileName: String, device: DeviceID?, commitCounter: UInt64
+    ) -> String {
         "coffer-archive v1 vault=\(vaultID.hexString) seq=\(sequence) time=\(created) file=\(fileName)"
             + (device.map { " device=\($0.hex) commit=\(commitCounter)" } ?? "")
     }
 
     /// Builds the archive bytes and its signature (pure: no I/O).
-    static func build(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64, device: DeviceID?,
-                      keys: BackupKeys, sequence: UInt64, created: Date, fileName: String) throws -> (archive: [UInt8], signature: String) {
-        let export = ExportFormat.encode(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter)
-        return try seal(compressed: try XZ.compress(export), plaintextLength: UInt64(export.count), keys: keys,
-                        sequence: sequence, created: created, fileName: fileName, device: device, commitCounter: commitCounter)
+    static func build(
+        records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64, device: DeviceID?,
+        keys: BackupKeys, sequence: UInt64, created: Date, fileName: String
+    ) throws -> (archive: [UInt8], signature: String) {
+        let export = ExportFormat.encode(
+            records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter)
+        return try seal(
+            compressed: try XZ.compress(export), plaintextLength: UInt64(export.count), keys: keys,
+            sequence: sequence, created: created, fileName: fileName, device: device, commitCounter: commitCounter)
     }
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
-    static func seal(compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
-                     fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0) throws -> (archive: [UInt8], signature: String) {
+    static func seal(
+        compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
+        fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0
+    ) throws -> (archive: [UInt8], signature: String) {
         let fileKey = SymmetricKey.random()
         let encryptor = SecretStreamEncryptor(key: fileKey)
-        var header = ArchiveHeader(vaultID: keys.vaultID.bytes, sequence: sequence, created: UInt64(created.timeIntervalSince1970),
-                                   plaintextLength: plaintextLength, vaultHeader: keys.headerBytes, fileKeyNonce: .random(),
-                                   wrappedFileKey: [], streamHeader: encryptor.header, signer: keys.signingKey.publicKey)
+        var header = ArchiveHeader(
+            vaultID: keys.vaultID.bytes, sequence: sequence, created: UInt64(created.timeIntervalSince1970),
+            plaintextLength: plaintextLength, vaultHeader: keys.headerBytes, fileKeyNonce: .random(),
+            wrappedFileKey: [], streamHeader: encryptor.header, signer: keys.signingKey.publicKey)
         let wrapped = fileKey.withUnsafeBytes { plain in
             ArchiveHeader.fileKeyAssociatedData(header.boundPrefix).withUnsafeBytes {
                 XChaCha20Poly1305.seal(plain, key: keys.backupKey, nonce: header.fileKeyNonce, associatedData: $0)
@@ -103,7 +113,9 @@ public enum Archive {
         repeat {
             let end = min(offset + chunkSize, compressed.count)
             let sealed = try compressed[offset..<end].withUnsafeBytes { chunk in
-                try chunkAD.withUnsafeBytes { try encryptor.push(chunk, associatedData: $0, isFinal: end == compressed.count) }
+                try chunkAD.withUnsafeBytes {
+                    try encryptor.push(chunk, associatedData: $0, isFinal: end == compressed.count)
+                }
             }
             withUnsafeBytes(of: UInt32(sealed.count).littleEndian) { output += $0 }
             output += sealed
@@ -111,20 +123,25 @@ public enum Archive {
         } while offset < compressed.count
         let signature = MinisignSignature.sign(
             fileDigest: BLAKE2b.hash(output, outputByteCount: 64), with: keys.signingKey,
-            trustedComment: trustedComment(vaultID: keys.vaultID.bytes, sequence: sequence, created: header.created, fileName: fileName,
-                                           device: device, commitCounter: commitCounter),
-            untrustedComment: "signature from Coffer vault key \(MinisignPublicKey(key: keys.signingKey.publicKey).keyIDText)")
+            trustedComment: trustedComment(
+                vaultID: keys.vaultID.bytes, sequence: sequence, created: header.created, fileName: fileName,
+                device: device, commitCounter: commitCounter),
+            untrustedComment:
+                "signature from Coffer vault key \(MinisignPublicKey(key: keys.signingKey.publicKey).keyIDText)")
         return (output, signature.fileContents)
     }
 
     /// Writes a new archive and its `.minisig` into `directory`: each under a `.partial` name,
     /// fsynced, then renamed, then the directory fsynced. On failure nothing with a final name
     /// is left. The caller must still read it back and verify it before calling it a backup.
-    public static func write(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
-                             device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64, created: Date, to directory: URL) throws -> URL {
+    public static func write(
+        records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
+        device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64, created: Date, to directory: URL
+    ) throws -> URL {
         let name = fileName(sequence: sequence, created: created)
-        let (bytes, signature) = try build(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
-                                           device: device, keys: keys, sequence: sequence, created: created, fileName: name)
+        let (bytes, signature) = try build(
+            records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
+            device: device, keys: keys, sequence: sequence, created: created, fileName: name)
         let url = directory.appendingPathComponent(name)
         let signatureURL = signatureURL(for: url)
         guard !FileManager.default.fileExists(atPath: url.path) else {
@@ -178,8 +195,9 @@ public enum Archive {
         let (signature, trusted) = try trustedSignature(for: url, trust: trust)
         let file = try openBounded(url)
         let (header, chunkCount) = try checkStructure(of: file)
-        return try checkSignature(signature, by: trusted, trust: trust, header: header, digest: try file.digest(),
-                                  url: url, size: file.size, chunkCount: chunkCount)
+        return try checkSignature(
+            signature, by: trusted, trust: trust, header: header, digest: try file.digest(),
+            url: url, size: file.size, chunkCount: chunkCount)
     }
 
     /// Verifies and opens an archive in one read of the file: everything `verify(at:trust:)`
@@ -189,7 +207,9 @@ public enum Archive {
     /// its key looked up first (an unsigned or foreign archive costs one small read), then the
     /// size cap and the structure (small reads), then the one whole read, whose signature is
     /// checked before any of its contents is decrypted or trusted.
-    public static func open(at url: URL, keys: BackupKeys, trust: ArchiveTrust) throws -> (contents: ArchiveContents, info: ArchiveInfo) {
+    public static func open(at url: URL, keys: BackupKeys, trust: ArchiveTrust) throws -> (
+        contents: ArchiveContents, info: ArchiveInfo
+    ) {
         let (signature, trusted) = try trustedSignature(for: url, trust: trust)
         let file = try openBounded(url)
         _ = try checkStructure(of: file)
@@ -197,9 +217,14 @@ public enum Archive {
         // Everything from here on reads these bytes, not the file, which may change meanwhile.
         let (header, headerLength) = try ArchiveHeader.parse(bytes)
         let chunks = try chunkRanges(bytes, from: headerLength)
-        let info = try checkSignature(signature, by: trusted, trust: trust, header: header, digest: BLAKE2b.hash(bytes, outputByteCount: 64),
-                                      url: url, size: bytes.count, chunkCount: chunks.count)
-        return (try decrypt(bytes, header: header, headerLength: headerLength, chunks: chunks, keys: keys, name: url.lastPathComponent), info)
+        let info = try checkSignature(
+            signature, by: trusted, trust: trust, header: header, digest: BLAKE2b.hash(bytes, outputByteCount: 64),
+            url: url, size: bytes.count, chunkCount: chunks.count)
+        return (
+            try decrypt(
+                bytes, header: header, headerLength: headerLength, chunks: chunks, keys: keys,
+                name: url.lastPathComponent), info
+        )
     }
 
     /// The signature beside the archive and the trusted key that made it: read and looked up
@@ -207,7 +232,10 @@ public enum Archive {
     static func trustedSignature(for url: URL, trust: ArchiveTrust) throws -> (MinisignSignature, ArchiveTrust.Key) {
         let signature = try MinisignSignature(parsing: try readSignature(for: url))
         guard let trusted = trust.key(withID: signature.keyID) else {
-            throw BackupError(.untrusted, "\(url.lastPathComponent) fails its signature: it was signed by another key (key id \(signature.keyIDText)), not one of this vault's \(trust.keys.count) key\(trust.keys.count == 1 ? "" : "s").")
+            throw BackupError(
+                .untrusted,
+                "\(url.lastPathComponent) fails its signature: it was signed by another key (key id \(signature.keyIDText)), not one of this vault's \(trust.keys.count) key\(trust.keys.count == 1 ? "" : "s")."
+            )
         }
         return (signature, trusted)
     }
@@ -216,7 +244,10 @@ public enum Archive {
     static func openBounded(_ url: URL) throws -> ArchiveFile {
         let file = try ArchiveFile(url)
         guard file.size <= maximumArchiveSize else {
-            throw BackupError(.damaged, "\(url.lastPathComponent) is \(file.size) bytes, larger than any archive Coffer writes; it was not read.")
+            throw BackupError(
+                .damaged,
+                "\(url.lastPathComponent) is \(file.size) bytes, larger than any archive Coffer writes; it was not read."
+            )
         }
         return file
     }
@@ -224,14 +255,17 @@ public enum Archive {
     /// The header and the chunk framing to the exact end of the file, in a few small reads, so a
     /// planted file of gigabytes that is no archive is refused before it is read whole or hashed.
     static func checkStructure(of file: borrowing ArchiveFile) throws -> (header: ArchiveHeader, chunkCount: Int) {
-        let (header, headerLength) = try ArchiveHeader.parse(try file.read(at: 0, count: min(file.size, maximumHeaderLength)))
+        let (header, headerLength) = try ArchiveHeader.parse(
+            try file.read(at: 0, count: min(file.size, maximumHeaderLength)))
         return (header, try chunkRanges(size: file.size, from: headerLength) { try file.read(at: $0, count: 4) }.count)
     }
 
     /// What a good signature by `trusted` over `digest` proves, checked against the header: the
     /// signer it names, the vault, the signed description, and the key's time of trust.
-    static func checkSignature(_ signature: MinisignSignature, by trusted: ArchiveTrust.Key, trust: ArchiveTrust, header: ArchiveHeader,
-                               digest: [UInt8], url: URL, size: Int, chunkCount: Int) throws -> ArchiveInfo {
+    static func checkSignature(
+        _ signature: MinisignSignature, by trusted: ArchiveTrust.Key, trust: ArchiveTrust, header: ArchiveHeader,
+        digest: [UInt8], url: URL, size: Int, chunkCount: Int
+    ) throws -> ArchiveInfo {
         let name = url.lastPathComponent
         if let failure = signature.failure(fileDigest: digest, publicKey: trusted.publicKey) {
             throw BackupError(.damaged, "\(name) fails its signature: \(failure).")
@@ -244,24 +278,37 @@ public enum Archive {
         }
         let fields = try checkTrustedComment(signature.trustedComment, header: header, fileName: name)
         if let supersededAt = trusted.supersededAt, TimeInterval(header.created) > supersededAt.timeIntervalSince1970 {
-            throw BackupError(.untrusted, "\(name) is signed by key generation \(trusted.generation ?? 0) with a time after that key was superseded (\(ISO8601DateFormatter().string(from: supersededAt))): the vault did not make it; whoever still holds that old key (a session or the passphrase of before a rekey) could have.")
+            throw BackupError(
+                .untrusted,
+                "\(name) is signed by key generation \(trusted.generation ?? 0) with a time after that key was superseded (\(ISO8601DateFormatter().string(from: supersededAt))): the vault did not make it; whoever still holds that old key (a session or the passphrase of before a rekey) could have."
+            )
         }
-        return ArchiveInfo(url: url, vaultID: header.vaultID.hexString, sequence: header.sequence,
-                           created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: size, chunkCount: chunkCount,
-                           digest: digest, signedName: fields["file"], device: fields["device"],
-                           commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: trusted.generation)
+        return ArchiveInfo(
+            url: url, vaultID: header.vaultID.hexString, sequence: header.sequence,
+            created: Date(timeIntervalSince1970: TimeInterval(header.created)), size: size, chunkCount: chunkCount,
+            digest: digest, signedName: fields["file"], device: fields["device"],
+            commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: trusted.generation)
     }
 
     /// The signed description's fields, after checking them against the header.
-    static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws -> [String: String] {
+    static func checkTrustedComment(_ comment: String, header: ArchiveHeader, fileName: String) throws -> [String:
+        String]
+    {
         let fields = trustedCommentFields(comment)
         let vaultHex = header.vaultID.hexString
         guard comment.hasPrefix("coffer-archive v1 "), fields["vault"] == vaultHex, header.sequence <= maximumSequence,
-              fields["seq"] == String(header.sequence), fields["time"] == String(header.created) else {
-            throw BackupError(.damaged, "\(fileName): its signed description (vault, sequence, time) does not match its header: the header or body was spliced from another archive.")
+            fields["seq"] == String(header.sequence), fields["time"] == String(header.created)
+        else {
+            throw BackupError(
+                .damaged,
+                "\(fileName): its signed description (vault, sequence, time) does not match its header: the header or body was spliced from another archive."
+            )
         }
         if let nameSequence = sequence(inFileName: fileName), nameSequence != header.sequence {
-            throw BackupError(.damaged, "\(fileName): its name says sequence \(nameSequence) but it is signed as sequence \(header.sequence): an older archive replayed under a newer name.")
+            throw BackupError(
+                .damaged,
+                "\(fileName): its name says sequence \(nameSequence) but it is signed as sequence \(header.sequence): an older archive replayed under a newer name."
+            )
         }
         return fields
     }
@@ -283,13 +330,17 @@ public enum Archive {
         var ranges: [Range<Int>] = []
         var offset = start
         while offset < size {
-            guard size - offset >= 4 else { throw BackupError(.damaged, "The archive is truncated inside a chunk header.") }
+            guard size - offset >= 4 else {
+                throw BackupError(.damaged, "The archive is truncated inside a chunk header.")
+            }
             let length = Int(try lengthAt(offset).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
             offset += 4
             guard length >= SecretStream.overheadByteCount, length <= chunkSize + SecretStream.overheadByteCount else {
                 throw BackupError(.damaged, "The archive has a malformed chunk at byte \(offset - 4).")
             }
-            guard size - offset >= length else { throw BackupError(.damaged, "The archive is truncated: its last chunk is incomplete.") }
+            guard size - offset >= length else {
+                throw BackupError(.damaged, "The archive is truncated: its last chunk is incomplete.")
+            }
             ranges.append(offset..<offset + length)
             offset += length
         }
@@ -314,8 +365,10 @@ public enum Archive {
     public static func peek(at url: URL) throws -> Peek {
         let file = try ArchiveFile(url)
         let (header, _) = try ArchiveHeader.parse(try file.read(at: 0, count: min(file.size, maximumHeaderLength)))
-        return Peek(vaultID: header.vaultID, sequence: header.sequence, created: Date(timeIntervalSince1970: TimeInterval(header.created)),
-                    vaultHeader: header.vaultHeader)
+        return Peek(
+            vaultID: header.vaultID, sequence: header.sequence,
+            created: Date(timeIntervalSince1970: TimeInterval(header.created)),
+            vaultHeader: header.vaultHeader)
     }
 
     /// Whether a signature file sits beside the archive (checked before any key work: an unsigned
@@ -331,13 +384,16 @@ public enum Archive {
     public static func open(at url: URL, keys: BackupKeys) throws -> ArchiveContents {
         let bytes = try readFile(url)
         let (header, headerLength) = try ArchiveHeader.parse(bytes)
-        return try decrypt(bytes, header: header, headerLength: headerLength, chunks: try chunkRanges(bytes, from: headerLength),
-                           keys: keys, name: url.lastPathComponent)
+        return try decrypt(
+            bytes, header: header, headerLength: headerLength, chunks: try chunkRanges(bytes, from: headerLength),
+            keys: keys, name: url.lastPathComponent)
     }
 
     /// Everything `open(at:keys:)` checks, on an archive's bytes already read and parsed.
-    static func decrypt(_ bytes: [UInt8], header: ArchiveHeader, headerLength: Int, chunks: [Range<Int>], keys: BackupKeys,
-                        name: String) throws -> ArchiveContents {
+    static func decrypt(
+        _ bytes: [UInt8], header: ArchiveHeader, headerLength: Int, chunks: [Range<Int>], keys: BackupKeys,
+        name: String
+    ) throws -> ArchiveContents {
         guard header.vaultID == keys.vaultID.bytes else {
             throw BackupError(.untrusted, "\(name) belongs to another vault.")
         }
@@ -345,15 +401,20 @@ public enum Archive {
             throw BackupError(.untrusted, "\(name) names a signer that is not this vault's key.")
         }
         guard header.plaintextLength <= maximumPlaintextLength else {
-            throw BackupError(.damaged, "\(name) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
+            throw BackupError(
+                .damaged, "\(name) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
         }
         guard header.plaintextLength <= UInt64(bytes.count - headerLength) * maximumCompressionRatio + (1 << 20) else {
-            throw BackupError(.damaged, "\(name) declares \(header.plaintextLength) bytes of content in \(bytes.count - headerLength) compressed: far more than Coffer's archives ever compress. It was not decompressed.")
+            throw BackupError(
+                .damaged,
+                "\(name) declares \(header.plaintextLength) bytes of content in \(bytes.count - headerLength) compressed: far more than Coffer's archives ever compress. It was not decompressed."
+            )
         }
         let fileKeySecret: SecureBytes
         do {
-            fileKeySecret = try XChaCha20Poly1305.openSecret(header.wrappedFileKey, key: keys.backupKey, nonce: header.fileKeyNonce,
-                                                             associatedData: ArchiveHeader.fileKeyAssociatedData(header.boundPrefix))
+            fileKeySecret = try XChaCha20Poly1305.openSecret(
+                header.wrappedFileKey, key: keys.backupKey, nonce: header.fileKeyNonce,
+                associatedData: ArchiveHeader.fileKeyAssociatedData(header.boundPrefix))
         } catch {
             throw BackupError(.damaged, "\(name): the archive key does not unwrap: its header was altered.")
         }
@@ -370,7 +431,9 @@ public enum Archive {
                 }
                 compressed += plain
             } catch {
-                throw BackupError(.damaged, "\(name): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive).")
+                throw BackupError(
+                    .damaged,
+                    "\(name): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive).")
             }
         }
         guard decryptor.isFinished else {
@@ -378,10 +441,11 @@ public enum Archive {
         }
         let export = try XZ.decompress(compressed, expectedLength: Int(header.plaintextLength))
         let (manifest, records) = try ExportFormat.decode(export)
-        return ArchiveContents(vaultID: header.vaultID.hexString, sequence: header.sequence,
-                               created: Date(timeIntervalSince1970: TimeInterval(header.created)), vaultHeader: header.vaultHeader,
-                               records: records, recordCount: records.count, countsByKind: manifest.countsByKind,
-                               netWorth: manifest.netWorth, appVersion: manifest.appVersion, commitCounter: manifest.commitCounter)
+        return ArchiveContents(
+            vaultID: header.vaultID.hexString, sequence: header.sequence,
+            created: Date(timeIntervalSince1970: TimeInterval(header.created)), vaultHeader: header.vaultHeader,
+            records: records, recordCount: records.count, countsByKind: manifest.countsByKind,
+            netWorth: manifest.netWorth, appVersion: manifest.appVersion, commitCounter: manifest.commitCounter)
     }
 
     // MARK: Files
@@ -395,10 +459,14 @@ public enum Archive {
     static func readSignature(for url: URL) throws -> String {
         let signatureURL = signatureURL(for: url)
         guard FileManager.default.fileExists(atPath: signatureURL.path) else {
-            throw BackupError(.untrusted, "\(url.lastPathComponent) is unsigned: there is no \(url.lastPathComponent).minisig beside it.")
+            throw BackupError(
+                .untrusted,
+                "\(url.lastPathComponent) is unsigned: there is no \(url.lastPathComponent).minisig beside it.")
         }
         let file = try ArchiveFile(signatureURL)
-        guard file.size <= maximumSignatureFileSize else { throw BackupError(.damaged, "\(signatureURL.lastPathComponent) is too large to be a signature.") }
+        guard file.size <= maximumSignatureFileSize else {
+            throw BackupError(.damaged, "\(signatureURL.lastPathComponent) is too large to be a signature.")
+        }
         return String(decoding: try file.read(at: 0, count: file.size), as: UTF8.self)
     }
 
@@ -416,7 +484,10 @@ public enum Archive {
     }
 
     static func writeError(_ url: URL, code: Int32) -> BackupError {
-        let reason = code == ENOSPC || code == EFBIG || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
-        return BackupError(.writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason).")
+        let reason =
+            code == ENOSPC || code == EFBIG || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
+        return BackupError(
+            .writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason)."
+        )
     }
 }

@@ -65,25 +65,41 @@ struct ArchiveHeader: Equatable {
         reader.offset = magic.count
         let version = try reader.u16()
         guard version >= 1, version <= currentFormatVersion else {
-            throw BackupError(.unsupported, "This archive uses format version \(version); this Coffer reads up to version \(currentFormatVersion). Upgrade Coffer.")
+            throw BackupError(
+                .unsupported,
+                "This archive uses format version \(version); this Coffer reads up to version \(currentFormatVersion). Upgrade Coffer."
+            )
         }
         let critical = try reader.u16()
         guard critical & ~knownCriticalFlags == 0 else {
-            throw BackupError(.unsupported, "This archive needs a feature this Coffer does not have (critical flags \(String(critical, radix: 16))). Upgrade Coffer.")
+            throw BackupError(
+                .unsupported,
+                "This archive needs a feature this Coffer does not have (critical flags \(String(critical, radix: 16))). Upgrade Coffer."
+            )
         }
         let optional = try reader.u16()
         let codec = try reader.u8()
-        guard codec == xzCodec else { throw BackupError(.unsupported, "This archive uses compression codec \(codec), which this Coffer does not read.") }
+        guard codec == xzCodec else {
+            throw BackupError(
+                .unsupported, "This archive uses compression codec \(codec), which this Coffer does not read.")
+        }
         let schema = try reader.u16()
         guard schema >= 1, schema <= ExportFormat.schemaVersion else {
-            throw BackupError(.unsupported, "This archive's records use schema version \(schema); this Coffer reads up to \(ExportFormat.schemaVersion). Upgrade Coffer.")
+            throw BackupError(
+                .unsupported,
+                "This archive's records use schema version \(schema); this Coffer reads up to \(ExportFormat.schemaVersion). Upgrade Coffer."
+            )
         }
         let header = ArchiveHeader(
-            formatVersion: version, criticalFlags: critical, optionalFlags: optional, codec: codec, schemaVersion: schema,
-            vaultID: try reader.bytes(16), sequence: try reader.u64(), created: try reader.u64(), plaintextLength: try reader.u64(),
-            vaultHeader: try reader.bytes(Int(try reader.u16())), fileKeyNonce: try AEADNonce(try reader.bytes(AEADNonce.byteCount)),
+            formatVersion: version, criticalFlags: critical, optionalFlags: optional, codec: codec,
+            schemaVersion: schema,
+            vaultID: try reader.bytes(16), sequence: try reader.u64(), created: try reader.u64(),
+            plaintextLength: try reader.u64(),
+            vaultHeader: try reader.bytes(Int(try reader.u16())),
+            fileKeyNonce: try AEADNonce(try reader.bytes(AEADNonce.byteCount)),
             wrappedFileKey: try reader.bytes(SymmetricKey.byteCount + XChaCha20Poly1305.tagByteCount),
-            streamHeader: try reader.bytes(SecretStream.headerByteCount), signer: try SigningPublicKey(try reader.bytes(32)))
+            streamHeader: try reader.bytes(SecretStream.headerByteCount),
+            signer: try SigningPublicKey(try reader.bytes(32)))
         let checked = reader.offset
         guard try reader.bytes(32) == BLAKE2b.hash(Array(bytes[..<checked])) else {
             throw BackupError(.damaged, "The archive header is damaged: its checksum does not match.")
@@ -112,7 +128,9 @@ enum ExportFormat {
         var appVersion: String
     }
 
-    static func encode(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64) -> [UInt8] {
+    static func encode(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64)
+        -> [UInt8]
+    {
         var section = Writer()
         var counts: [UInt8: UInt64] = [:]
         for (id, payload) in records.sorted(by: { $0.0 < $1.0 }) {
@@ -145,15 +163,21 @@ enum ExportFormat {
     /// counts and digest exactly.
     static func decode(_ bytes: [UInt8]) throws -> (Manifest, [(RecordID, Data)]) {
         var reader = Reader(bytes)
-        guard try reader.bytes(magic.count) == magic else { throw BackupError(.damaged, "The archive's content is not a Coffer export.") }
-        guard try reader.u16() == schemaVersion else { throw BackupError(.unsupported, "The archive's export schema is not one this Coffer reads.") }
+        guard try reader.bytes(magic.count) == magic else {
+            throw BackupError(.damaged, "The archive's content is not a Coffer export.")
+        }
+        guard try reader.u16() == schemaVersion else {
+            throw BackupError(.unsupported, "The archive's export schema is not one this Coffer reads.")
+        }
         let manifestLength = Int(try reader.u32())
         var manifestReader = Reader(try reader.bytes(manifestLength))
         let count = try manifestReader.u64()
         var counts: [UInt8: UInt64] = [:]
         for _ in 0..<(try manifestReader.u8()) { counts[try manifestReader.u8()] = try manifestReader.u64() }
-        let manifest = Manifest(recordCount: count, countsByKind: counts, contentDigest: try manifestReader.bytes(32),
-                                commitCounter: try manifestReader.u64(), netWorth: try manifestReader.string(), appVersion: try manifestReader.string())
+        let manifest = Manifest(
+            recordCount: count, countsByKind: counts, contentDigest: try manifestReader.bytes(32),
+            commitCounter: try manifestReader.u64(), netWorth: try manifestReader.string(),
+            appVersion: try manifestReader.string())
         let sectionStart = reader.offset
         guard BLAKE2b.hash(Array(bytes[sectionStart...])) == manifest.contentDigest else {
             throw BackupError(.damaged, "The archive's records do not match its manifest's digest.")
@@ -163,14 +187,17 @@ enum ExportFormat {
         var previous: RecordID?
         while reader.offset < bytes.count {
             let id = try RecordID(try reader.bytes(RecordID.byteCount))
-            guard previous.map({ $0 < id }) ?? true else { throw BackupError(.damaged, "The archive's records are out of order or duplicated.") }
+            guard previous.map({ $0 < id }) ?? true else {
+                throw BackupError(.damaged, "The archive's records are out of order or duplicated.")
+            }
             previous = id
             let payload = try reader.bytes(Int(try reader.u32()))
             seenCounts[payload.first ?? 0, default: 0] += 1
             records.append((id, Data(payload)))
         }
         guard UInt64(records.count) == manifest.recordCount, seenCounts == manifest.countsByKind else {
-            throw BackupError(.damaged, "The archive holds \(records.count) records but its manifest lists \(manifest.recordCount).")
+            throw BackupError(
+                .damaged, "The archive holds \(records.count) records but its manifest lists \(manifest.recordCount).")
         }
         return (manifest, records)
     }
@@ -197,7 +224,9 @@ struct Reader {
     init(_ input: [UInt8]) { self.input = input }
 
     mutating func bytes(_ count: Int) throws -> [UInt8] {
-        guard count >= 0, input.count - offset >= count else { throw BackupError(.damaged, "The archive is truncated.") }
+        guard count >= 0, input.count - offset >= count else {
+            throw BackupError(.damaged, "The archive is truncated.")
+        }
         defer { offset += count }
         return Array(input[offset..<offset + count])
     }
@@ -206,7 +235,9 @@ struct Reader {
     mutating func u32() throws -> UInt32 { try bytes(4).reversed().reduce(0) { $0 << 8 | UInt32($1) } }
     mutating func u64() throws -> UInt64 { try bytes(8).reversed().reduce(0) { $0 << 8 | UInt64($1) } }
     mutating func string() throws -> String {
-        guard let text = String(validating: try bytes(Int(try u16())), as: UTF8.self) else { throw BackupError(.damaged, "The archive holds malformed text.") }
+        guard let text = String(validating: try bytes(Int(try u16())), as: UTF8.self) else {
+            throw BackupError(.damaged, "The archive holds malformed text.")
+        }
         return text
     }
 }
@@ -216,7 +247,9 @@ struct Reader {
 /// decrypted content format (which a self-made archive with a known passphrase can reach).
 /// Package-only: the fuzzer is part of this package, no client of the library is.
 package func fuzzArchiveReader(_ bytes: [UInt8]) {
-    if let (_, headerLength) = try? ArchiveHeader.parse(bytes) { _ = try? Archive.chunkRanges(bytes, from: headerLength) }
+    if let (_, headerLength) = try? ArchiveHeader.parse(bytes) {
+        _ = try? Archive.chunkRanges(bytes, from: headerLength)
+    }
     _ = try? MinisignSignature(parsing: String(decoding: bytes, as: UTF8.self))
     _ = try? XZ.decompress(bytes, expectedLength: 1 << 20, memoryLimit: 32 << 20)
     _ = try? ExportFormat.decode(bytes)

@@ -1,8 +1,9 @@
 import Foundation
 import VaultCrypto
 import VaultStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The keys an archive may be signed by: every generation of one vault's signing key, from the
@@ -33,7 +34,9 @@ public struct ArchiveTrust: Sendable {
     }
 
     public init(publicKeys: [MinisignPublicKey]) {
-        self.init(vaultID: nil, keys: publicKeys.map { Key(generation: nil, publicKey: $0, supersededAt: nil) }, conflictAfter: nil)
+        self.init(
+            vaultID: nil, keys: publicKeys.map { Key(generation: nil, publicKey: $0, supersededAt: nil) },
+            conflictAfter: nil)
     }
 
     private init(vaultID: [UInt8]?, keys: [Key], conflictAfter: UInt32?) {
@@ -44,8 +47,10 @@ public struct ArchiveTrust: Sendable {
 
     private static func keys(_ history: [KeyGeneration]) -> [Key] {
         history.indices.map { index in
-            Key(generation: history[index].number, publicKey: MinisignPublicKey(key: history[index].signingKey),
-                supersededAt: index + 1 < history.count ? Date(timeIntervalSince1970: TimeInterval(history[index + 1].created)) : nil)
+            Key(
+                generation: history[index].number, publicKey: MinisignPublicKey(key: history[index].signingKey),
+                supersededAt: index + 1 < history.count
+                    ? Date(timeIntervalSince1970: TimeInterval(history[index + 1].created)) : nil)
         }
     }
 
@@ -73,14 +78,14 @@ public struct ArchiveTrust: Sendable {
             for name in Archive.archiveNames(in: folder) {
                 let url = folder.appendingPathComponent(name)
                 guard FileManager.default.fileExists(atPath: Archive.signatureURL(for: url).path),
-                      let peek = try? Archive.peek(at: url), peek.vaultID == vaultID,
-                      // A history entry is 108 bytes: a header too long to hold at most the
-                      // allowed generations is skipped before a single certificate is checked.
-                      peek.vaultHeader.count <= 1024 + 108 * (keys.count + Self.maximumLearnedGenerations),
-                      seenHeaders.insert(peek.vaultHeader).inserted,
-                      let (_, history) = try? Vault.keyHistory(ofHeader: peek.vaultHeader),
-                      history.count > keys.count, history.count <= keys.count + Self.maximumLearnedGenerations,
-                      zip(keys, history).allSatisfy({ $0.generation == $1.number && $0.publicKey.key == $1.signingKey })
+                    let peek = try? Archive.peek(at: url), peek.vaultID == vaultID,
+                    // A history entry is 108 bytes: a header too long to hold at most the
+                    // allowed generations is skipped before a single certificate is checked.
+                    peek.vaultHeader.count <= 1024 + 108 * (keys.count + Self.maximumLearnedGenerations),
+                    seenHeaders.insert(peek.vaultHeader).inserted,
+                    let (_, history) = try? Vault.keyHistory(ofHeader: peek.vaultHeader),
+                    history.count > keys.count, history.count <= keys.count + Self.maximumLearnedGenerations,
+                    zip(keys, history).allSatisfy({ $0.generation == $1.number && $0.publicKey.key == $1.signingKey })
                 else { continue }
                 candidates.append(history)
             }
@@ -88,14 +93,16 @@ public struct ArchiveTrust: Sendable {
         guard let longest = candidates.max(by: { $0.count < $1.count }) else { return self }
         var agreed = longest.count
         for candidate in candidates {
-            let shared = zip(candidate, longest).prefix { $0.signingKey == $1.signingKey && $0.number == $1.number }.count
-            if shared < candidate.count { agreed = min(agreed, shared) }   // it diverges from the longest
+            let shared = zip(candidate, longest).prefix { $0.signingKey == $1.signingKey && $0.number == $1.number }
+                .count
+            if shared < candidate.count { agreed = min(agreed, shared) }  // it diverges from the longest
         }
         let learnt = Array(longest.prefix(max(agreed, keys.count)))
         let conflict = learnt.count < longest.count ? learnt.last?.number : nil
         // The vault's own key stays unbounded: a vault restored from before a rekey signs with
         // it, and must read back what it writes. The keys learnt after it are bounded as usual.
-        return ArchiveTrust(vaultID: vaultID, keys: keys + Self.keys(learnt).dropFirst(keys.count), conflictAfter: conflict)
+        return ArchiveTrust(
+            vaultID: vaultID, keys: keys + Self.keys(learnt).dropFirst(keys.count), conflictAfter: conflict)
     }
 }
 
@@ -126,7 +133,9 @@ struct ArchiveFile: ~Copyable {
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let got = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            let got = buffer.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done))
+            }
             if got < 0, errno == EINTR { continue }
             guard got > 0 else { throw BackupError(.damaged, "\(url.lastPathComponent) is truncated.") }
             done += got
@@ -171,17 +180,22 @@ extension Archive {
         return archiveNames(in: folder).compactMap { name in
             let url = folder.appendingPathComponent(name)
             guard let signature = try? MinisignSignature(parsing: readSignature(for: url)),
-                  let key = trust.key(withID: signature.keyID),
-                  key.publicKey.key.isValidSignature(signature.globalSignature, for: signature.signature.bytes + Array(signature.trustedComment.utf8))
+                let key = trust.key(withID: signature.keyID),
+                key.publicKey.key.isValidSignature(
+                    signature.globalSignature, for: signature.signature.bytes + Array(signature.trustedComment.utf8))
             else { return nil }
             let fields = trustedCommentFields(signature.trustedComment)
-            guard signature.trustedComment.hasPrefix("coffer-archive v1 "), vaultHex == nil || fields["vault"] == vaultHex,
-                  let sequence = fields["seq"].flatMap({ UInt64($0) }), sequence <= maximumSequence,
-                  let time = fields["time"].flatMap({ UInt64($0) }),
-                  key.supersededAt.map({ TimeInterval(time) <= $0.timeIntervalSince1970 }) ?? true else { return nil }
-            return SignedDescription(url: url, sequence: sequence, created: Date(timeIntervalSince1970: TimeInterval(time)),
-                                     device: fields["device"], commitCounter: fields["commit"].flatMap { UInt64($0) }, generation: key.generation,
-                                     bySupersededKey: key.supersededAt != nil)
+            guard signature.trustedComment.hasPrefix("coffer-archive v1 "),
+                vaultHex == nil || fields["vault"] == vaultHex,
+                let sequence = fields["seq"].flatMap({ UInt64($0) }), sequence <= maximumSequence,
+                let time = fields["time"].flatMap({ UInt64($0) }),
+                key.supersededAt.map({ TimeInterval(time) <= $0.timeIntervalSince1970 }) ?? true
+            else { return nil }
+            return SignedDescription(
+                url: url, sequence: sequence, created: Date(timeIntervalSince1970: TimeInterval(time)),
+                device: fields["device"], commitCounter: fields["commit"].flatMap { UInt64($0) },
+                generation: key.generation,
+                bySupersededKey: key.supersededAt != nil)
         }
     }
 
@@ -208,7 +222,8 @@ extension Archive {
     /// One generation's public key in minisign's format, its comment naming vault and generation
     /// (the same bytes beside the vault, beside the archives and from `backup pubkey`).
     public static func publicKeyFileContents(_ generation: KeyGeneration, vaultID: VaultID) -> String {
-        MinisignPublicKey(key: generation.signingKey).fileContents(describing: "Coffer vault \(vaultID.hex), key generation \(generation.number)")
+        MinisignPublicKey(key: generation.signingKey).fileContents(
+            describing: "Coffer vault \(vaultID.hex), key generation \(generation.number)")
     }
 
     /// Writes every generation's public key beside the archives (missing or different files
@@ -236,7 +251,8 @@ extension Archive {
             .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".pub") }
             .compactMap { name -> MinisignPublicKey? in
                 guard let file = try? ArchiveFile(folder.appendingPathComponent(name)), file.size <= 4096,
-                      let bytes = try? file.read(at: 0, count: file.size) else { return nil }
+                    let bytes = try? file.read(at: 0, count: file.size)
+                else { return nil }
                 return try? MinisignPublicKey(parsing: String(decoding: bytes, as: UTF8.self))
             }
     }

@@ -59,9 +59,13 @@ public enum BackupFolder {
                 checked.append((url, size, .failure(BackupError(.damaged, "\(name) cannot be read."))))
             }
         }
-        let signed = checked.compactMap { entry -> ArchiveInfo? in if case .success(let info) = entry.result { info } else { nil } }
+        let signed = checked.compactMap { entry -> ArchiveInfo? in
+            if case .success(let info) = entry.result { info } else { nil }
+        }
         var representative: [[UInt8]: URL] = [:]
-        for info in signed.sorted(by: { ($0.hasSignedName ? 0 : 1, $0.url.lastPathComponent) < ($1.hasSignedName ? 0 : 1, $1.url.lastPathComponent) })
+        for info in signed.sorted(by: {
+            ($0.hasSignedName ? 0 : 1, $0.url.lastPathComponent) < ($1.hasSignedName ? 0 : 1, $1.url.lastPathComponent)
+        })
         where representative[info.digest] == nil {
             representative[info.digest] = info.url
         }
@@ -79,7 +83,10 @@ public enum BackupFolder {
             case .failure(let error):
                 let status: Status
                 switch error.code {
-                case .untrusted: status = FileManager.default.fileExists(atPath: Archive.signatureURL(for: url).path) ? .foreign : .unsigned
+                case .untrusted:
+                    status =
+                        FileManager.default.fileExists(atPath: Archive.signatureURL(for: url).path)
+                        ? .foreign : .unsigned
                 case .unsupported: status = .newerFormat
                 default: status = .damaged(error.errorDescription ?? "damaged")
                 }

@@ -13,7 +13,8 @@ public struct MinisignPublicKey: Equatable, Sendable {
     /// The key id is derived from the key (minisign draws it at random; any 8 bytes will do).
     public init(key: SigningPublicKey) {
         self.key = key
-        self.keyID = Array(BLAKE2b.hash(Array("coffer-minisign-key-id".utf8) + key.bytes, outputByteCount: 16).prefix(8))
+        self.keyID = Array(
+            BLAKE2b.hash(Array("coffer-minisign-key-id".utf8) + key.bytes, outputByteCount: 16).prefix(8))
     }
 
     /// As minisign prints it: the id read as a little-endian integer, in upper-case hex.
@@ -31,25 +32,33 @@ public struct MinisignPublicKey: Equatable, Sendable {
     /// Every key in a file of one or more minisign public keys (as `coffer backup pubkey --all`
     /// prints them), each a comment line and a base64 line; a bare base64 line is accepted too.
     public static func parseAll(_ text: String) throws -> [MinisignPublicKey] {
-        let lines = text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let lines = text.split(whereSeparator: \.isNewline).map(String.init).filter {
+            !$0.trimmingCharacters(in: .whitespaces).isEmpty
+        }
         let keys = try lines.filter { !$0.hasPrefix("untrusted comment:") }.map { try MinisignPublicKey(parsing: $0) }
         guard !keys.isEmpty else {
-            throw BackupError(.invalidRequest, "This is not a minisign public key (expected a comment line and a base64 line).")
+            throw BackupError(
+                .invalidRequest, "This is not a minisign public key (expected a comment line and a base64 line).")
         }
         return keys
     }
 
     public init(parsing text: String) throws {
         let lines = text.split(whereSeparator: \.isNewline).map(String.init)
-        let encoded = lines.count == 1 ? lines[0] : (lines.count >= 2 && lines[0].hasPrefix("untrusted comment:") ? lines[1] : "")
-        guard let raw = Data(base64Encoded: encoded.trimmingCharacters(in: .whitespaces)).map(Array.init), raw.count == 42,
-              raw[0] == UInt8(ascii: "E"), raw[1] == UInt8(ascii: "d") else {
-            throw BackupError(.invalidRequest, "This is not a minisign public key (expected a comment line and a base64 line).")
+        let encoded =
+            lines.count == 1 ? lines[0] : (lines.count >= 2 && lines[0].hasPrefix("untrusted comment:") ? lines[1] : "")
+        guard let raw = Data(base64Encoded: encoded.trimmingCharacters(in: .whitespaces)).map(Array.init),
+            raw.count == 42,
+            raw[0] == UInt8(ascii: "E"), raw[1] == UInt8(ascii: "d")
+        else {
+            throw BackupError(
+                .invalidRequest, "This is not a minisign public key (expected a comment line and a base64 line).")
         }
         let key = try SigningPublicKey(raw[10...])
         self.init(key: key)
         guard keyID == Array(raw[2..<10]) else {
-            throw BackupError(.invalidRequest, "This minisign public key was not exported by Coffer (its key id does not match).")
+            throw BackupError(
+                .invalidRequest, "This minisign public key was not exported by Coffer (its key id does not match).")
         }
     }
 }
@@ -63,12 +72,15 @@ public struct MinisignSignature: Equatable, Sendable {
     public let globalSignature: Signature
     public let untrustedComment: String
 
-    public static func sign(fileDigest: [UInt8], with key: SigningKey, trustedComment: String, untrustedComment: String) -> MinisignSignature {
+    public static func sign(fileDigest: [UInt8], with key: SigningKey, trustedComment: String, untrustedComment: String)
+        -> MinisignSignature
+    {
         let publicKey = MinisignPublicKey(key: key.publicKey)
         let signature = key.signature(for: fileDigest)
         let global = key.signature(for: signature.bytes + Array(trustedComment.utf8))
-        return MinisignSignature(keyID: publicKey.keyID, signature: signature, trustedComment: trustedComment,
-                                 globalSignature: global, untrustedComment: untrustedComment)
+        return MinisignSignature(
+            keyID: publicKey.keyID, signature: signature, trustedComment: trustedComment,
+            globalSignature: global, untrustedComment: untrustedComment)
     }
 
     public var fileContents: String {
@@ -80,12 +92,16 @@ public struct MinisignSignature: Equatable, Sendable {
 
     public init(parsing text: String) throws {
         let malformed = BackupError(.damaged, "The signature file is malformed.")
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+        }
         guard lines.count >= 4, lines[0].hasPrefix("untrusted comment: "), lines[2].hasPrefix("trusted comment: "),
-              let raw = Data(base64Encoded: lines[1]).map(Array.init), raw.count == 74,
-              let global = Data(base64Encoded: lines[3]).map(Array.init), global.count == 64 else { throw malformed }
+            let raw = Data(base64Encoded: lines[1]).map(Array.init), raw.count == 74,
+            let global = Data(base64Encoded: lines[3]).map(Array.init), global.count == 64
+        else { throw malformed }
         guard raw[0] == UInt8(ascii: "E"), raw[1] == UInt8(ascii: "D") else {
-            throw BackupError(.untrusted, "The signature is not a prehashed minisign signature (Coffer writes only those).")
+            throw BackupError(
+                .untrusted, "The signature is not a prehashed minisign signature (Coffer writes only those).")
         }
         keyID = Array(raw[2..<10])
         signature = try Signature(raw[10...])
@@ -94,7 +110,10 @@ public struct MinisignSignature: Equatable, Sendable {
         globalSignature = try Signature(global)
     }
 
-    private init(keyID: [UInt8], signature: Signature, trustedComment: String, globalSignature: Signature, untrustedComment: String) {
+    private init(
+        keyID: [UInt8], signature: Signature, trustedComment: String, globalSignature: Signature,
+        untrustedComment: String
+    ) {
         self.keyID = keyID
         self.signature = signature
         self.trustedComment = trustedComment
@@ -108,7 +127,9 @@ public struct MinisignSignature: Equatable, Sendable {
     /// Why the signature does not hold for `fileDigest` under `publicKey`, or nil when it does.
     public func failure(fileDigest: [UInt8], publicKey: MinisignPublicKey) -> String? {
         guard keyID == publicKey.keyID else { return "it was signed by another key (key id \(keyIDText))" }
-        guard publicKey.key.isValidSignature(signature, for: fileDigest) else { return "the signature does not match the file (it was altered after signing)" }
+        guard publicKey.key.isValidSignature(signature, for: fileDigest) else {
+            return "the signature does not match the file (it was altered after signing)"
+        }
         guard publicKey.key.isValidSignature(globalSignature, for: signature.bytes + Array(trustedComment.utf8)) else {
             return "the trusted comment was altered"
         }

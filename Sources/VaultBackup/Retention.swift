@@ -34,10 +34,14 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// one) are always kept, and so is the newest archive of all.
     public func keep(_ candidates: [Candidate], protected: Set<String>) throws -> [String: [String]] {
         guard Set(candidates.map(\.identity)).count == candidates.count else {
-            throw BackupError(.invalidRequest, "The same archive was offered twice: copies must be grouped before retention.")
+            throw BackupError(
+                .invalidRequest, "The same archive was offered twice: copies must be grouped before retention.")
         }
-        guard keepLast + keepDaily + keepWeekly + keepMonthly > 0, [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 }) else {
-            throw BackupError(.invalidRequest, "A retention policy needs at least one keep rule, and no negative count.")
+        guard keepLast + keepDaily + keepWeekly + keepMonthly > 0,
+            [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy({ $0 >= 0 })
+        else {
+            throw BackupError(
+                .invalidRequest, "A retention policy needs at least one keep rule, and no negative count.")
         }
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -60,7 +64,9 @@ public struct RetentionPolicy: Sendable, Equatable {
         bucketed(keepWeekly, "weekly") { calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: $0) }
         bucketed(keepMonthly, "monthly") { calendar.dateComponents([.year, .month], from: $0) }
         if let newest = newestFirst.first { mark(newest.identity, "newest") }
-        for identity in protected where candidates.contains(where: { $0.identity == identity }) { mark(identity, "newest verified") }
+        for identity in protected where candidates.contains(where: { $0.identity == identity }) {
+            mark(identity, "newest verified")
+        }
         return reasons
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 internal import CLZMA
+import Foundation
 
 /// xz compression through liblzma.
 public enum XZ {
@@ -8,7 +8,10 @@ public enum XZ {
         let version = lzma_version_number()  // XYYYZZZS: major, minor, patch, stability
         let (major, minor, patch) = (version / 10_000_000, version / 10_000 % 1000, version / 10 % 1000)
         if major == 5, minor == 6, patch <= 1 {
-            throw BackupError(.unsafeLibrary, "The installed liblzma \(versionString) is a compromised release (CVE-2024-3094). Upgrade xz-utils/liblzma before using Coffer.")
+            throw BackupError(
+                .unsafeLibrary,
+                "The installed liblzma \(versionString) is a compromised release (CVE-2024-3094). Upgrade xz-utils/liblzma before using Coffer."
+            )
         }
     }
 
@@ -16,17 +19,22 @@ public enum XZ {
 
     /// Compresses with preset 6 and a CRC64 check, on up to `threads` threads for inputs large
     /// enough to split (liblzma's multithreaded encoder works in blocks).
-    public static func compress(_ input: [UInt8], threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> [UInt8] {
+    public static func compress(_ input: [UInt8], threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws
+        -> [UInt8]
+    {
         var stream = lzma_stream()
         var options = lzma_mt()
         options.threads = UInt32(max(1, min(threads, 8)))
         options.preset = 6
         options.check = LZMA_CHECK_CRC64
         options.block_size = 0
-        let initialised = input.count >= 4 << 20 && options.threads > 1
+        let initialised =
+            input.count >= 4 << 20 && options.threads > 1
             ? lzma_stream_encoder_mt(&stream, &options)
             : lzma_easy_encoder(&stream, 6, LZMA_CHECK_CRC64)
-        guard initialised == LZMA_OK else { throw BackupError(.writeFailed, "Could not start the xz encoder (liblzma error \(initialised.rawValue)).") }
+        guard initialised == LZMA_OK else {
+            throw BackupError(.writeFailed, "Could not start the xz encoder (liblzma error \(initialised.rawValue)).")
+        }
         defer { lzma_end(&stream) }
         return try run(&stream, input: input, outputLimit: Int.max, finish: true)
     }
@@ -34,7 +42,9 @@ public enum XZ {
     /// Decompresses at most `expectedLength` bytes using at most `memoryLimit` bytes of memory,
     /// and insists on exactly `expectedLength`: a stream that would produce more, or less, is
     /// refused. Only ever called on bytes that have already been authenticated.
-    public static func decompress(_ input: [UInt8], expectedLength: Int, memoryLimit: UInt64 = 256 << 20) throws -> [UInt8] {
+    public static func decompress(_ input: [UInt8], expectedLength: Int, memoryLimit: UInt64 = 256 << 20) throws
+        -> [UInt8]
+    {
         var stream = lzma_stream()
         guard lzma_stream_decoder(&stream, memoryLimit, 0) == LZMA_OK else {
             throw BackupError(.damaged, "Could not start the xz decoder.")
@@ -42,12 +52,16 @@ public enum XZ {
         defer { lzma_end(&stream) }
         let output = try run(&stream, input: input, outputLimit: expectedLength, finish: true)
         guard output.count == expectedLength else {
-            throw BackupError(.damaged, "The archive's content is \(output.count) bytes long, not the \(expectedLength) its header declares.")
+            throw BackupError(
+                .damaged,
+                "The archive's content is \(output.count) bytes long, not the \(expectedLength) its header declares.")
         }
         return output
     }
 
-    private static func run(_ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool) throws -> [UInt8] {
+    private static func run(_ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool) throws
+        -> [UInt8]
+    {
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         return try input.withUnsafeBufferPointer { inputBuffer in
@@ -61,7 +75,8 @@ public enum XZ {
                 }
                 let produced = buffer.count - stream.avail_out
                 guard output.count + produced <= outputLimit else {
-                    throw BackupError(.damaged, "The archive's content is longer than its header declares; stopped decompressing.")
+                    throw BackupError(
+                        .damaged, "The archive's content is longer than its header declares; stopped decompressing.")
                 }
                 output.append(contentsOf: buffer[..<produced])
                 switch status {
@@ -74,7 +89,8 @@ public enum XZ {
                 case LZMA_BUF_ERROR:
                     throw BackupError(.damaged, "The compressed content is truncated.")
                 default:
-                    throw BackupError(.damaged, "The compressed content is malformed (liblzma error \(status.rawValue)).")
+                    throw BackupError(
+                        .damaged, "The compressed content is malformed (liblzma error \(status.rawValue)).")
                 }
             }
         }

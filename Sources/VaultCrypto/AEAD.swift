@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// XChaCha20-Poly1305 (IETF construction) with associated data.
 ///
@@ -46,8 +46,9 @@ public enum XChaCha20Poly1305 {
                 combined.withUnsafeMutableBytes { out in
                     let nonce = UnsafeMutableRawBufferPointer(rebasing: out[..<AEADNonce.byteCount])
                     SecureRandom.fill(nonce)
-                    encrypt(p, key: key, nonce: UnsafeRawBufferPointer(nonce), associatedData: ad,
-                            into: UnsafeMutableRawBufferPointer(rebasing: out[AEADNonce.byteCount...]))
+                    encrypt(
+                        p, key: key, nonce: UnsafeRawBufferPointer(nonce), associatedData: ad,
+                        into: UnsafeMutableRawBufferPointer(rebasing: out[AEADNonce.byteCount...]))
                 }
                 return SealedBox(checked: combined)
             }
@@ -55,39 +56,53 @@ public enum XChaCha20Poly1305 {
     }
 
     /// Verifies and decrypts a box holding a non-secret payload.
-    public static func open<AD: ContiguousBytes>(_ box: SealedBox, key: SymmetricKey, associatedData: AD) throws -> Data {
-        try open(box, key: key, associatedData: associatedData,
-                 allocate: { Data(count: $0) }, fill: { data, body in try data.withUnsafeMutableBytes(body) })
+    public static func open<AD: ContiguousBytes>(_ box: SealedBox, key: SymmetricKey, associatedData: AD) throws -> Data
+    {
+        try open(
+            box, key: key, associatedData: associatedData,
+            allocate: { Data(count: $0) }, fill: { data, body in try data.withUnsafeMutableBytes(body) })
     }
 
     /// Verifies and decrypts a box holding a secret (a key) straight into secure memory.
-    public static func openSecret<AD: ContiguousBytes>(_ box: SealedBox, key: SymmetricKey, associatedData: AD) throws -> SecureBytes {
-        try open(box, key: key, associatedData: associatedData,
-                 allocate: { SecureBytes(count: $0) }, fill: { bytes, body in try bytes.withUnsafeMutableBytes(body) })
+    public static func openSecret<AD: ContiguousBytes>(_ box: SealedBox, key: SymmetricKey, associatedData: AD) throws
+        -> SecureBytes
+    {
+        try open(
+            box, key: key, associatedData: associatedData,
+            allocate: { SecureBytes(count: $0) }, fill: { bytes, body in try bytes.withUnsafeMutableBytes(body) })
     }
 
     /// Verifies and decrypts stored nonce ‖ ciphertext ‖ tag bytes into `output`, which must
     /// hold at least `combined.count - SealedBox.overheadByteCount` bytes: for bulk paths that
     /// open many records without an allocation each. Returns whether the tag verified; no
     /// plaintext reaches `output` otherwise.
-    public static func open(combined: UnsafeRawBufferPointer, key: SymmetricKey, associatedData: UnsafeRawBufferPointer,
-                            into output: UnsafeMutableRawBufferPointer) -> Bool {
-        guard combined.count >= SealedBox.overheadByteCount, output.count >= combined.count - SealedBox.overheadByteCount else {
+    public static func open(
+        combined: UnsafeRawBufferPointer, key: SymmetricKey, associatedData: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        guard combined.count >= SealedBox.overheadByteCount,
+            output.count >= combined.count - SealedBox.overheadByteCount
+        else {
             return false
         }
-        return decrypt(UnsafeRawBufferPointer(rebasing: combined[AEADNonce.byteCount...]), key: key,
-                       nonce: UnsafeRawBufferPointer(rebasing: combined[..<AEADNonce.byteCount]),
-                       associatedData: associatedData, into: output)
+        return decrypt(
+            UnsafeRawBufferPointer(rebasing: combined[AEADNonce.byteCount...]), key: key,
+            nonce: UnsafeRawBufferPointer(rebasing: combined[..<AEADNonce.byteCount]),
+            associatedData: associatedData, into: output)
     }
 
     /// Encrypts and authenticates `plaintext` under a nonce the caller chose; the result is
     /// ciphertext followed by the 16-byte tag. For layouts that store the nonce apart from the
     /// ciphertext, and for known-answer tests; everything else uses a `SealedBox`.
-    public static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: AEADNonce,
-                            associatedData: UnsafeRawBufferPointer) -> Data {
+    public static func seal(
+        _ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: AEADNonce,
+        associatedData: UnsafeRawBufferPointer
+    ) -> Data {
         var output = Data(count: plaintext.count + tagByteCount)
         output.withUnsafeMutableBytes { out in
-            nonce.bytes.withUnsafeBytes { encrypt(plaintext, key: key, nonce: $0, associatedData: associatedData, into: out) }
+            nonce.bytes.withUnsafeBytes {
+                encrypt(plaintext, key: key, nonce: $0, associatedData: associatedData, into: out)
+            }
         }
         return output
     }
@@ -102,12 +117,18 @@ public enum XChaCha20Poly1305 {
 
     /// Verifies and decrypts into `output`, which must hold `ciphertext.count - tagByteCount` bytes.
     /// Nothing is written to `output` unless the tag verifies.
-    public static func open(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: AEADNonce,
-                            associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+    public static func open(
+        _ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: AEADNonce,
+        associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws {
         guard ciphertext.count >= tagByteCount, output.count == ciphertext.count - tagByteCount else {
             throw CryptoError(.authenticationFailed, "The ciphertext is too short to be authentic.")
         }
-        guard nonce.bytes.withUnsafeBytes({ decrypt(ciphertext, key: key, nonce: $0, associatedData: associatedData, into: output) }) else {
+        guard
+            nonce.bytes.withUnsafeBytes({
+                decrypt(ciphertext, key: key, nonce: $0, associatedData: associatedData, into: output)
+            })
+        else {
             throw CryptoError(.authenticationFailed, "The ciphertext did not authenticate.")
         }
     }
@@ -116,16 +137,18 @@ public enum XChaCha20Poly1305 {
     public static func open<Ciphertext: ContiguousBytes, AD: ContiguousBytes>(
         _ ciphertext: Ciphertext, key: SymmetricKey, nonce: AEADNonce, associatedData: AD
     ) throws -> Data {
-        try open(ciphertext, key: key, nonce: nonce, associatedData: associatedData,
-                 allocate: { Data(count: $0) }, fill: { data, body in try data.withUnsafeMutableBytes(body) })
+        try open(
+            ciphertext, key: key, nonce: nonce, associatedData: associatedData,
+            allocate: { Data(count: $0) }, fill: { data, body in try data.withUnsafeMutableBytes(body) })
     }
 
     /// Verifies and decrypts a secret (a wrapped key) straight into secure memory.
     public static func openSecret<Ciphertext: ContiguousBytes, AD: ContiguousBytes>(
         _ ciphertext: Ciphertext, key: SymmetricKey, nonce: AEADNonce, associatedData: AD
     ) throws -> SecureBytes {
-        try open(ciphertext, key: key, nonce: nonce, associatedData: associatedData,
-                 allocate: { SecureBytes(count: $0) }, fill: { bytes, body in try bytes.withUnsafeMutableBytes(body) })
+        try open(
+            ciphertext, key: key, nonce: nonce, associatedData: associatedData,
+            allocate: { SecureBytes(count: $0) }, fill: { bytes, body in try bytes.withUnsafeMutableBytes(body) })
     }
 
     /// Shared by the `open` variants that take the nonce apart: allocate the output, then
@@ -167,8 +190,10 @@ public enum XChaCha20Poly1305 {
     }
 
     /// `crypto_aead_xchacha20poly1305_ietf_encrypt` into `output` (plaintext length + tag).
-    private static func encrypt(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: UnsafeRawBufferPointer,
-                                associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+    private static func encrypt(
+        _ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) {
         precondition(nonce.count == AEADNonce.byteCount && output.count == plaintext.count + tagByteCount)
         key.withUnsafeBytes { keyBytes in
             // Cannot fail for valid lengths; the key and nonce lengths are checked.
@@ -176,22 +201,27 @@ public enum XChaCha20Poly1305 {
                 output.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
                 plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
                 associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
-                nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
             precondition(result == 0, "crypto_aead_xchacha20poly1305_ietf_encrypt failed")
         }
     }
 
     /// `crypto_aead_xchacha20poly1305_ietf_decrypt` into `output`; whether the tag verified.
-    private static func decrypt(_ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: UnsafeRawBufferPointer,
-                                associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+    private static func decrypt(
+        _ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
         guard ciphertext.count >= tagByteCount, output.count >= ciphertext.count - tagByteCount,
-              nonce.count == AEADNonce.byteCount else { return false }
+            nonce.count == AEADNonce.byteCount
+        else { return false }
         return key.withUnsafeBytes { keyBytes in
             crypto_aead_xchacha20poly1305_ietf_decrypt(
                 output.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, nil,
                 ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
                 associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
-                nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+                nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
         }
     }
 }

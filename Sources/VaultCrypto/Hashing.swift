@@ -1,26 +1,32 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// BLAKE2b through libsodium's `crypto_generichash`, unkeyed (a digest) or keyed (a MAC).
 public enum BLAKE2b {
     public static let minimumOutputByteCount = Int(crypto_generichash_BYTES_MIN)
     public static let maximumOutputByteCount = Int(crypto_generichash_BYTES_MAX)
 
-    public static func hash(_ input: UnsafeRawBufferPointer, outputByteCount: Int = 32, key: SymmetricKey? = nil) -> [UInt8] {
-        precondition((minimumOutputByteCount...maximumOutputByteCount).contains(outputByteCount), "BLAKE2b output length")
+    public static func hash(_ input: UnsafeRawBufferPointer, outputByteCount: Int = 32, key: SymmetricKey? = nil)
+        -> [UInt8]
+    {
+        precondition(
+            (minimumOutputByteCount...maximumOutputByteCount).contains(outputByteCount), "BLAKE2b output length")
         Sodium.ensureInitialised()
         var output = [UInt8](repeating: 0, count: outputByteCount)
         let compute = { (keyBytes: UnsafeRawBufferPointer?) -> Int32 in
-            crypto_generichash(&output, outputByteCount,
-                               input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
-                               keyBytes?.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes?.count ?? 0)
+            crypto_generichash(
+                &output, outputByteCount,
+                input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                keyBytes?.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes?.count ?? 0)
         }
         let result = key.map { $0.withUnsafeBytes { compute($0) } } ?? compute(nil)
         precondition(result == 0, "crypto_generichash failed")
         return output
     }
 
-    public static func hash<Input: ContiguousBytes>(_ input: Input, outputByteCount: Int = 32, key: SymmetricKey? = nil) -> [UInt8] {
+    public static func hash<Input: ContiguousBytes>(_ input: Input, outputByteCount: Int = 32, key: SymmetricKey? = nil)
+        -> [UInt8]
+    {
         input.withUnsafeBytes { hash($0, outputByteCount: outputByteCount, key: key) }
     }
 }
@@ -43,7 +49,8 @@ public final class BLAKE2bHasher {
             let statePointer = OpaquePointer(s.baseAddress!)
             if let key {
                 return key.withUnsafeBytes {
-                    crypto_generichash_init(statePointer, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, outputByteCount)
+                    crypto_generichash_init(
+                        statePointer, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, outputByteCount)
                 }
             }
             return crypto_generichash_init(statePointer, nil, 0, outputByteCount)
@@ -54,8 +61,9 @@ public final class BLAKE2bHasher {
     public func update(_ input: UnsafeRawBufferPointer) {
         precondition(!finished, "BLAKE2bHasher used after finalize()")
         let result: Int32 = state.withUnsafeMutableBytes { s in
-            crypto_generichash_update(OpaquePointer(s.baseAddress!),
-                                      input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count))
+            crypto_generichash_update(
+                OpaquePointer(s.baseAddress!),
+                input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count))
         }
         precondition(result == 0, "crypto_generichash_update failed")
     }
@@ -82,7 +90,8 @@ public final class BLAKE2bHasher {
         precondition(!finished, "BLAKE2bHasher finalised twice")
         finished = true
         let result: Int32 = state.withUnsafeMutableBytes { s in
-            crypto_generichash_final(OpaquePointer(s.baseAddress!), output.baseAddress!.assumingMemoryBound(to: UInt8.self), outputByteCount)
+            crypto_generichash_final(
+                OpaquePointer(s.baseAddress!), output.baseAddress!.assumingMemoryBound(to: UInt8.self), outputByteCount)
         }
         precondition(result == 0, "crypto_generichash_final failed")
     }

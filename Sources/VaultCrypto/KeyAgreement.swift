@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// An X25519 public key (32 bytes).
 public struct KeyAgreementPublicKey: FixedLengthBytes {
@@ -22,7 +22,9 @@ public struct KeyAgreementPrivateKey: Sendable {
         let scalar = SecureBytes(count: Int(crypto_scalarmult_SCALARBYTES))
         scalar.withUnsafeMutableBytes { out in seed.withUnsafeBytes { out.copyMemory(from: $0) } }
         var publicBytes = [UInt8](repeating: 0, count: KeyAgreementPublicKey.byteCount)
-        let result: Int32 = scalar.withUnsafeBytes { crypto_scalarmult_base(&publicBytes, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        let result: Int32 = scalar.withUnsafeBytes {
+            crypto_scalarmult_base(&publicBytes, $0.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
         // Cannot fail for the base point; a failure would mean a broken libsodium.
         precondition(result == 0, "crypto_scalarmult_base failed")
         self.scalar = scalar
@@ -39,8 +41,9 @@ public struct KeyAgreementPrivateKey: Sendable {
         let result: Int32 = shared.withUnsafeMutableBytes { out in
             scalar.withUnsafeBytes { secret in
                 peer.bytes.withUnsafeBufferPointer { peerBytes in
-                    crypto_scalarmult(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                      secret.baseAddress!.assumingMemoryBound(to: UInt8.self), peerBytes.baseAddress!)
+                    crypto_scalarmult(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        secret.baseAddress!.assumingMemoryBound(to: UInt8.self), peerBytes.baseAddress!)
                 }
             }
         }

@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// A 256-bit secret key (master key, key-encryption key or subkey).
 ///

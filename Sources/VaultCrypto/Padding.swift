@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// ISO/IEC 7816-4 padding (`sodium_pad`): hides a payload's exact length inside a bucket of
 /// `blockSize` bytes. At least one byte is always added, so a payload of exactly one block grows

@@ -1,6 +1,6 @@
+internal import CSodium
 import Foundation
 import Synchronization
-internal import CSodium
 
 /// A passphrase, Unicode-NFC-normalised and held as UTF-8 in secure memory.
 ///
@@ -55,12 +55,16 @@ public struct Argon2idParameters: Sendable, Equatable, Hashable {
     /// Validates parameters read from a file before anything is allocated.
     public init(opsLimit: UInt64, memLimit: UInt64) throws {
         guard opsLimit >= Self.minimumOpsLimit, opsLimit <= Self.maximumOpsLimit else {
-            throw CryptoError(.unsafeParameters,
-                "Refusing Argon2id with \(opsLimit) passes: the accepted range is \(Self.minimumOpsLimit)–\(Self.maximumOpsLimit).")
+            throw CryptoError(
+                .unsafeParameters,
+                "Refusing Argon2id with \(opsLimit) passes: the accepted range is \(Self.minimumOpsLimit)–\(Self.maximumOpsLimit)."
+            )
         }
         guard memLimit >= Self.minimumMemLimit, memLimit <= Self.maximumMemLimit else {
-            throw CryptoError(.unsafeParameters,
-                "Refusing Argon2id with \(memLimit) bytes of memory: the accepted range is \(Self.minimumMemLimit) bytes to 4 GiB.")
+            throw CryptoError(
+                .unsafeParameters,
+                "Refusing Argon2id with \(memLimit) bytes of memory: the accepted range is \(Self.minimumMemLimit) bytes to 4 GiB."
+            )
         }
         self.opsLimit = opsLimit
         self.memLimit = memLimit
@@ -82,14 +86,17 @@ public enum KDFProfile: String, CaseIterable, Sendable {
     public var parameters: Argon2idParameters {
         switch self {
         case .interactive:
-            try! Argon2idParameters(opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_INTERACTIVE),
-                                    memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_INTERACTIVE))
+            try! Argon2idParameters(
+                opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_INTERACTIVE),
+                memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_INTERACTIVE))
         case .moderate:
-            try! Argon2idParameters(opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_MODERATE),
-                                    memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_MODERATE))
+            try! Argon2idParameters(
+                opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_MODERATE),
+                memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_MODERATE))
         case .sensitive:
-            try! Argon2idParameters(opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_SENSITIVE),
-                                    memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_SENSITIVE))
+            try! Argon2idParameters(
+                opsLimit: UInt64(crypto_pwhash_argon2id_OPSLIMIT_SENSITIVE),
+                memLimit: UInt64(crypto_pwhash_argon2id_MEMLIMIT_SENSITIVE))
         }
     }
 }
@@ -110,8 +117,10 @@ public enum Argon2id {
     }
 
     /// Stretches `passphrase` into a 256-bit key. Deliberately slow; see `KDFProfile`.
-    public static func deriveKey(from passphrase: Passphrase, salt: Salt,
-                                 parameters: Argon2idParameters) throws -> SymmetricKey {
+    public static func deriveKey(
+        from passphrase: Passphrase, salt: Salt,
+        parameters: Argon2idParameters
+    ) throws -> SymmetricKey {
         Sodium.ensureInitialised()
         derivations?.increment()
         let key = SecureBytes(count: SymmetricKey.byteCount)
@@ -126,7 +135,8 @@ public enum Argon2id {
                 }
             }
         }
-        try Sodium.check(result, .keyDerivationFailed,
+        try Sodium.check(
+            result, .keyDerivationFailed,
             "Argon2id could not run: \(parameters.memLimit >> 20) MiB of memory may not be available.")
         return try SymmetricKey(key)
     }

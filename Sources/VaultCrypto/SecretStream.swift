@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// `crypto_secretstream_xchacha20poly1305`: a sequence of authenticated chunks in which
 /// reordering, dropping, duplicating or truncating chunks is detected, and the last chunk is
@@ -32,8 +32,11 @@ public final class SecretStreamEncryptor {
     }
 
     /// Encrypts one chunk. The final chunk must be pushed with `isFinal: true`.
-    public func push(_ chunk: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
-                     isFinal: Bool) throws -> Data {
+    public func push(
+        _ chunk: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+        isFinal: Bool
+    ) throws -> Data {
         guard !finished else { throw CryptoError(.streamState, "The stream was already finished.") }
         var output = Data(count: chunk.count + SecretStream.overheadByteCount)
         let result: Int32 = output.withUnsafeMutableBytes { out in
@@ -65,13 +68,15 @@ public final class SecretStreamDecryptor {
     public init<Header: ContiguousBytes>(key: SymmetricKey, header: Header) throws {
         let result: Int32 = try header.withUnsafeBytes { h in
             guard h.count == SecretStream.headerByteCount else {
-                throw CryptoError(.invalidLength, "A secret-stream header is \(SecretStream.headerByteCount) bytes, not \(h.count).")
+                throw CryptoError(
+                    .invalidLength, "A secret-stream header is \(SecretStream.headerByteCount) bytes, not \(h.count).")
             }
             return state.withUnsafeMutableBytes { s in
                 key.withUnsafeBytes { k in
                     crypto_secretstream_xchacha20poly1305_init_pull(
                         s.baseAddress!.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self),
-                        h.baseAddress!.assumingMemoryBound(to: UInt8.self), k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        h.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
         }
@@ -79,8 +84,10 @@ public final class SecretStreamDecryptor {
     }
 
     /// Authenticates and decrypts one chunk; throws on any altered, reordered or extra chunk.
-    public func pull(_ chunk: UnsafeRawBufferPointer,
-                     associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws -> Data {
+    public func pull(
+        _ chunk: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    ) throws -> Data {
         guard !isFinished else { throw CryptoError(.streamState, "Data follows the final chunk of the stream.") }
         guard chunk.count >= SecretStream.overheadByteCount else {
             throw CryptoError(.authenticationFailed, "A stream chunk is too short to be authentic.")

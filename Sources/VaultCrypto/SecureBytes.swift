@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// Secret bytes in `sodium_malloc` memory: guard pages around the buffer, locked out of swap
 /// where the kernel allows it, and zeroed by `sodium_free` when the last reference goes away.

@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// An Ed25519 public key (32 bytes).
 public struct SigningPublicKey: FixedLengthBytes {
@@ -13,8 +13,9 @@ public struct SigningPublicKey: FixedLengthBytes {
         return message.withUnsafeBytes { m in
             signature.bytes.withUnsafeBufferPointer { sig in
                 bytes.withUnsafeBufferPointer { pk in
-                    crypto_sign_verify_detached(sig.baseAddress!, m.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                                UInt64(m.count), pk.baseAddress!) == 0
+                    crypto_sign_verify_detached(
+                        sig.baseAddress!, m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        UInt64(m.count), pk.baseAddress!) == 0
                 }
             }
         }
@@ -41,8 +42,9 @@ public struct SigningKey: Sendable {
         var publicBytes = [UInt8](repeating: 0, count: Int(crypto_sign_PUBLICKEYBYTES))
         let result: Int32 = secret.withUnsafeMutableBytes { sk in
             seed.withUnsafeBytes { seedBytes in
-                crypto_sign_seed_keypair(&publicBytes, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                         seedBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                crypto_sign_seed_keypair(
+                    &publicBytes, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    seedBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         precondition(result == 0, "crypto_sign_seed_keypair failed")
@@ -57,8 +59,9 @@ public struct SigningKey: Sendable {
         var signature = [UInt8](repeating: 0, count: Signature.byteCount)
         let result: Int32 = message.withUnsafeBytes { m in
             secret.withUnsafeBytes { sk in
-                crypto_sign_detached(&signature, nil, m.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                     UInt64(m.count), sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                crypto_sign_detached(
+                    &signature, nil, m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    UInt64(m.count), sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         precondition(result == 0, "crypto_sign_detached failed")

@@ -1,5 +1,5 @@
-import Foundation
 internal import CSodium
+import Foundation
 
 /// One-time libsodium set-up and the single place where C return codes become Swift errors.
 enum Sodium {

@@ -36,8 +36,9 @@ let archiveArgon2Ceiling = (opsLimit: UInt64(4), memLimit: UInt64(1) << 30)
 
 extension Vault {
     public var backupKeys: BackupKeys {
-        BackupKeys(vaultID: id, headerBytes: headerBytesForBackup, backupKey: operationalKeys.backup,
-                   signingKey: operationalKeys.signing, keyHistory: keyHistory)
+        BackupKeys(
+            vaultID: id, headerBytes: headerBytesForBackup, backupKey: operationalKeys.backup,
+            signingKey: operationalKeys.signing, keyHistory: keyHistory)
     }
 
     /// Opens the vault at `url` with the keys an archive of the same vault unlocked, with no
@@ -47,8 +48,10 @@ extension Vault {
     public static func open(at url: URL, unlocked: ArchiveUnlock) throws -> Vault {
         try open(at: url, guard: nil) { header in
             guard header.vaultID == unlocked.header.vaultID, let master = unlocked.keys.master,
-                  constantTimeEqual(master.operational.masterKeyID, header.masterKeyID) else {
-                throw VaultError(.wrongPassphrase, "The archive's keys do not open this vault: its keys were changed since.")
+                constantTimeEqual(master.operational.masterKeyID, header.masterKeyID)
+            else {
+                throw VaultError(
+                    .wrongPassphrase, "The archive's keys do not open this vault: its keys were changed since.")
             }
             return UnlockedKeys(operational: master.operational, master: master, passphraseKEK: nil, recoveryKey: nil)
         }
@@ -56,7 +59,9 @@ extension Vault {
 
     /// The backup keys of the vault an archived header belongs to (see
     /// `unlockArchivedHeader(_:credential:now:)`, which this runs).
-    public static func backupKeys(fromArchivedHeader bytes: [UInt8], credential: Credential, now: Date = Date()) throws -> BackupKeys {
+    public static func backupKeys(fromArchivedHeader bytes: [UInt8], credential: Credential, now: Date = Date()) throws
+        -> BackupKeys
+    {
         try unlockArchivedHeader(bytes, credential: credential, now: now).backupKeys
     }
 
@@ -67,17 +72,25 @@ extension Vault {
     /// the header was archived; a session of the same key generation gives the backup keys but
     /// cannot restore. The header's Argon2id cost is bounded before any work, and with the
     /// passphrase or recovery key its MAC is checked, so an edited header is refused.
-    public static func unlockArchivedHeader(_ bytes: [UInt8], credential: Credential, now: Date = Date()) throws -> ArchiveUnlock {
+    public static func unlockArchivedHeader(_ bytes: [UInt8], credential: Credential, now: Date = Date()) throws
+        -> ArchiveUnlock
+    {
         let header = try VaultHeader.decode(bytes)
         let parameters = header.passphraseSlot.parameters
-        guard parameters.opsLimit <= archiveArgon2Ceiling.opsLimit, parameters.memLimit <= archiveArgon2Ceiling.memLimit else {
-            throw VaultError(.unsafeParameters, "The vault header inside the archive asks for Argon2id with \(parameters.opsLimit) passes and \(parameters.memLimit >> 20) MiB, more than Coffer ever writes; it was not run.")
+        guard parameters.opsLimit <= archiveArgon2Ceiling.opsLimit, parameters.memLimit <= archiveArgon2Ceiling.memLimit
+        else {
+            throw VaultError(
+                .unsafeParameters,
+                "The vault header inside the archive asks for Argon2id with \(parameters.opsLimit) passes and \(parameters.memLimit >> 20) MiB, more than Coffer ever writes; it was not run."
+            )
         }
         let unlocked: UnlockedKeys
         do {
             unlocked = try unlock(header: header, credential: credential, clock: .system(now: now))
             if let master = unlocked.master {
-                guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: master) else {
+                guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID),
+                    header.hasValidMAC(keys: master)
+                else {
                     throw VaultError(.headerTampered, "The vault header inside the archive has been altered.")
                 }
             }
@@ -87,11 +100,15 @@ extension Vault {
         let keys = unlocked.operational
         let history = header.keyHistory(orFirstSignedBy: keys.signing)
         guard history.last?.signingKey == keys.signing.publicKey else {
-            throw VaultError(.headerTampered, "The vault header inside the archive names a signing key that its own keys do not give.")
+            throw VaultError(
+                .headerTampered,
+                "The vault header inside the archive names a signing key that its own keys do not give.")
         }
-        return ArchiveUnlock(backupKeys: BackupKeys(vaultID: header.vaultID, headerBytes: bytes, backupKey: keys.backup,
-                                                    signingKey: keys.signing, keyHistory: history),
-                             header: header, keys: unlocked)
+        return ArchiveUnlock(
+            backupKeys: BackupKeys(
+                vaultID: header.vaultID, headerBytes: bytes, backupKey: keys.backup,
+                signingKey: keys.signing, keyHistory: history),
+            header: header, keys: unlocked)
     }
 
     /// The vault id and key history in an archived header, read without any key. Each
@@ -113,13 +130,17 @@ extension Vault {
     ///
     /// Returns the vault open, with the keys `unlocked` already holds: no key derivation at all.
     /// Needs the master key, so an unlock made with a session is refused (`.passphraseRequired`).
-    public static func restore(at url: URL, unlocked: ArchiveUnlock, records: [(RecordID, Data)], replacing: Bool,
-                               keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+    public static func restore(
+        at url: URL, unlocked: ArchiveUnlock, records: [(RecordID, Data)], replacing: Bool,
+        keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
+    ) throws -> Vault {
         guard let master = unlocked.keys.master else {
-            throw VaultError(.passphraseRequired, "Restoring needs the passphrase (or recovery key) of the archive, not a session.")
+            throw VaultError(
+                .passphraseRequired, "Restoring needs the passphrase (or recovery key) of the archive, not a session.")
         }
         let archived = unlocked.header
-        let header = archived.replacingSlots(passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
+        let header = archived.replacingSlots(
+            passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
         try build(at: url, header: header, keys: master, records: records, replacing: replacing, keepingOldAt: oldCopy)
         var accepting = rollbackGuard
         accepting?.acceptRollback = true
@@ -127,9 +148,12 @@ extension Vault {
     }
 
     /// The same restore from the header and a credential (one unlock, then the restore above).
-    public static func restore(at url: URL, headerBytes: [UInt8], credential: Credential, records: [(RecordID, Data)],
-                               replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
-        try restore(at: url, unlocked: unlockArchivedHeader(headerBytes, credential: credential), records: records,
-                    replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard)
+    public static func restore(
+        at url: URL, headerBytes: [UInt8], credential: Credential, records: [(RecordID, Data)],
+        replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
+    ) throws -> Vault {
+        try restore(
+            at: url, unlocked: unlockArchivedHeader(headerBytes, credential: credential), records: records,
+            replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard)
     }
 }

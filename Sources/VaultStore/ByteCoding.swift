@@ -20,7 +20,8 @@ struct ByteReader {
     private(set) var offset = 0
     private let makeError: () -> Error
 
-    init<Bytes: Collection>(_ bytes: Bytes, onTruncation makeError: @escaping () -> Error) where Bytes.Element == UInt8 {
+    init<Bytes: Collection>(_ bytes: Bytes, onTruncation makeError: @escaping () -> Error)
+    where Bytes.Element == UInt8 {
         self.bytes = Array(bytes)
         self.makeError = makeError
     }

@@ -1,7 +1,8 @@
 import Foundation
 import VaultCrypto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Files written so that a crash or a power cut leaves either the old file or the whole new one:

@@ -29,15 +29,20 @@ enum RecordCipher {
 
     /// The sealed box as stored (nonce ‖ ciphertext ‖ tag), and the tag alone (the manifest's
     /// fingerprint of the ciphertext).
-    static func seal(_ payload: Data, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> (sealed: Data, tag: RecordTag) {
+    static func seal(_ payload: Data, id: RecordID, version: UInt64, key: SymmetricKey, vaultID: VaultID) -> (
+        sealed: Data, tag: RecordTag
+    ) {
         var padded = Padding.pad(payload, blockSize: paddingBlockSize)
         defer { secureWipe(&padded) }
-        let box = XChaCha20Poly1305.seal(padded, key: key, associatedData: associatedData(vaultID: vaultID, id: id, version: version))
+        let box = XChaCha20Poly1305.seal(
+            padded, key: key, associatedData: associatedData(vaultID: vaultID, id: id, version: version))
         return (box.combined, box.combined.withUnsafeBytes { tag(of: $0) })
     }
 
     /// Seals every put of `changes` at its version, on all cores; nil for deletes.
-    static func sealAll(_ changes: [RecordChange], versions: [UInt64], key: SymmetricKey, vaultID: VaultID) -> [(Data, RecordTag)?] {
+    static func sealAll(_ changes: [RecordChange], versions: [UInt64], key: SymmetricKey, vaultID: VaultID) -> [(
+        Data, RecordTag
+    )?] {
         var results = [(Data, RecordTag)?](repeating: nil, count: changes.count)
         let chunkSize = 1024
         let chunks = (changes.count + chunkSize - 1) / chunkSize
@@ -57,7 +62,9 @@ enum RecordCipher {
     /// (as long as `sealed`; a row's payload starts where its sealed bytes do). The result is in
     /// the rows' order: each payload's range in `plain`, or nil where the bytes do not
     /// authenticate.
-    static func openAll(_ sealed: [UInt8], rows: [SealedRow], into plain: inout [UInt8], key: SymmetricKey, vaultID: VaultID) -> [Range<Int>?] {
+    static func openAll(
+        _ sealed: [UInt8], rows: [SealedRow], into plain: inout [UInt8], key: SymmetricKey, vaultID: VaultID
+    ) -> [Range<Int>?] {
         var results = [Range<Int>?](repeating: nil, count: rows.count)
         guard !rows.isEmpty else { return results }
         if plain.count < sealed.count { plain = [UInt8](repeating: 0, count: sealed.count) }
@@ -79,16 +86,28 @@ enum RecordCipher {
                             for index in chunk * chunkSize..<min(rows.count, (chunk + 1) * chunkSize) {
                                 let row = rows[index]
                                 let bytes = UnsafeRawBufferPointer(rebasing: all[row.range])
-                                guard bytes.count >= XChaCha20Poly1305.SealedBox.overheadByteCount + paddingBlockSize else { continue }
+                                guard bytes.count >= XChaCha20Poly1305.SealedBox.overheadByteCount + paddingBlockSize
+                                else { continue }
                                 // Associated data: vault id ‖ record id ‖ version ‖ format (see associatedData).
-                                withUnsafeBytes(of: (row.id.high.bigEndian, row.id.low.bigEndian, UInt64(clamping: row.storedVersion).littleEndian)) {
+                                withUnsafeBytes(
+                                    of: (
+                                        row.id.high.bigEndian, row.id.low.bigEndian,
+                                        UInt64(clamping: row.storedVersion).littleEndian
+                                    )
+                                ) {
                                     UnsafeMutableRawBufferPointer(rebasing: ad[16..<40]).copyMemory(from: $0)
                                 }
                                 let start = row.range.lowerBound
                                 let padded = UnsafeMutableRawBufferPointer(
-                                    rebasing: plain[start..<start + bytes.count - XChaCha20Poly1305.SealedBox.overheadByteCount])
-                                guard XChaCha20Poly1305.open(combined: bytes, key: key, associatedData: UnsafeRawBufferPointer(ad), into: padded),
-                                      let length = try? Padding.unpaddedLength(of: UnsafeRawBufferPointer(padded), blockSize: paddingBlockSize) else { continue }
+                                    rebasing: plain[
+                                        start..<start + bytes.count - XChaCha20Poly1305.SealedBox.overheadByteCount])
+                                guard
+                                    XChaCha20Poly1305.open(
+                                        combined: bytes, key: key, associatedData: UnsafeRawBufferPointer(ad),
+                                        into: padded),
+                                    let length = try? Padding.unpaddedLength(
+                                        of: UnsafeRawBufferPointer(padded), blockSize: paddingBlockSize)
+                                else { continue }
                                 output[index] = start..<start + length
                             }
                         }
@@ -168,7 +187,9 @@ enum Manifest {
             writer.append(entry.version)
             writer.append(entry.tag.bytes)
         }
-        return XChaCha20Poly1305.seal(writer.bytes, key: key, associatedData: associatedData(vaultID: vaultID, bucket: bucket)).combined
+        return XChaCha20Poly1305.seal(
+            writer.bytes, key: key, associatedData: associatedData(vaultID: vaultID, bucket: bucket)
+        ).combined
     }
 
     enum Checked: Sendable {
@@ -178,14 +199,19 @@ enum Manifest {
     }
 
     /// Checks each sealed bucket against the commit record's digest and opens it, on all cores.
-    static func openAll(_ sealed: [(index: Int, sealed: Data)], digests: [[UInt8]], key: SymmetricKey, vaultID: VaultID) -> [Checked] {
+    static func openAll(_ sealed: [(index: Int, sealed: Data)], digests: [[UInt8]], key: SymmetricKey, vaultID: VaultID)
+        -> [Checked]
+    {
         var results = [Checked](repeating: .damaged, count: sealed.count)
         results.withUnsafeMutableBufferPointer { output in
             nonisolated(unsafe) let output = output  // each iteration writes only its own index
             DispatchQueue.concurrentPerform(iterations: sealed.count) { position in
                 let (index, bytes) = sealed[position]
-                guard constantTimeEqual(digest(ofSealed: bytes), digests[index]) else { return output[position] = .digestMismatch }
-                output[position] = open(bytes, bucket: index, key: key, vaultID: vaultID).map(Checked.opened) ?? .damaged
+                guard constantTimeEqual(digest(ofSealed: bytes), digests[index]) else {
+                    return output[position] = .digestMismatch
+                }
+                output[position] =
+                    open(bytes, bucket: index, key: key, vaultID: vaultID).map(Checked.opened) ?? .damaged
             }
         }
         return results
@@ -194,8 +220,10 @@ enum Manifest {
     /// The bucket's entries, or nil when it does not authenticate or is malformed.
     static func open(_ sealed: Data, bucket: Int, key: SymmetricKey, vaultID: VaultID) -> [ManifestEntry]? {
         guard let box = try? XChaCha20Poly1305.SealedBox(combined: sealed),
-              let plain = try? XChaCha20Poly1305.open(box, key: key, associatedData: associatedData(vaultID: vaultID, bucket: bucket)),
-              plain.count % ManifestEntry.byteCount == 0 else { return nil }
+            let plain = try? XChaCha20Poly1305.open(
+                box, key: key, associatedData: associatedData(vaultID: vaultID, bucket: bucket)),
+            plain.count % ManifestEntry.byteCount == 0
+        else { return nil }
         let count = plain.count / ManifestEntry.byteCount
         var entries: [ManifestEntry] = []
         entries.reserveCapacity(count)
@@ -204,8 +232,10 @@ enum Manifest {
                 let base = raw.baseAddress! + index * ManifestEntry.byteCount
                 let id = RecordID(unsafe: base)
                 guard id.bucket == bucket, entries.last.map({ $0.id < id }) ?? true else { return false }
-                let version = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: RecordID.byteCount, as: UInt64.self))
-                entries.append(ManifestEntry(id: id, version: version, tag: RecordTag(unsafe: base + RecordID.byteCount + 8)))
+                let version = UInt64(
+                    littleEndian: base.loadUnaligned(fromByteOffset: RecordID.byteCount, as: UInt64.self))
+                entries.append(
+                    ManifestEntry(id: id, version: version, tag: RecordTag(unsafe: base + RecordID.byteCount + 8)))
             }
             return true
         }
@@ -269,14 +299,18 @@ struct CommitRecord: Equatable {
         } else {
             formatVersion = 1
         }
-        return XChaCha20Poly1305.seal(writer.bytes, key: key,
-                                      associatedData: Self.associatedData(vaultID: vaultID, formatVersion: formatVersion)).combined
+        return XChaCha20Poly1305.seal(
+            writer.bytes, key: key,
+            associatedData: Self.associatedData(vaultID: vaultID, formatVersion: formatVersion)
+        ).combined
     }
 
     static func open(_ sealed: Data, key: SymmetricKey, vaultID: VaultID, formatVersion: UInt16) -> CommitRecord? {
         guard let box = try? XChaCha20Poly1305.SealedBox(combined: sealed),
-              let plain = try? XChaCha20Poly1305.open(box, key: key, associatedData: associatedData(vaultID: vaultID, formatVersion: formatVersion)),
-              plain.count == (formatVersion >= 2 ? format2ByteCount : format1ByteCount) else { return nil }
+            let plain = try? XChaCha20Poly1305.open(
+                box, key: key, associatedData: associatedData(vaultID: vaultID, formatVersion: formatVersion)),
+            plain.count == (formatVersion >= 2 ? format2ByteCount : format1ByteCount)
+        else { return nil }
         var reader = ByteReader(plain, onTruncation: { VaultError(.integrityFailure, "truncated commit record") })
         guard let counter = try? reader.readUInt64(), let count = try? reader.readUInt64() else { return nil }
         var digests: [[UInt8]] = []
@@ -286,7 +320,9 @@ struct CommitRecord: Equatable {
         }
         var record = CommitRecord(counter: counter, recordCount: count, bucketDigests: digests)
         if formatVersion >= 2 {
-            guard let header = try? reader.read(32), let device = try? reader.read(DeviceID.byteCount) else { return nil }
+            guard let header = try? reader.read(32), let device = try? reader.read(DeviceID.byteCount) else {
+                return nil
+            }
             record.headerDigest = header
             record.deviceID = DeviceID(unchecked: device)
         }

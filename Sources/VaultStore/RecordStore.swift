@@ -80,7 +80,9 @@ struct RecordStore {
         var next = changes.startIndex
         func take(_ change: (id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)) {
             guard let (record, tag) = change.written else { return }
-            record.payload.withUnsafeBytes { merged.append(id: record.id, version: record.version, tag: tag, payload: $0) }
+            record.payload.withUnsafeBytes {
+                merged.append(id: record.id, version: record.version, tag: tag, payload: $0)
+            }
         }
         bytes.withUnsafeBytes { all in
             for index in ids.indices {
@@ -92,7 +94,9 @@ struct RecordStore {
                     take(changes[next])
                     next += 1
                 } else {
-                    merged.append(id: ids[index], version: versions[index], tag: tags[index], payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
+                    merged.append(
+                        id: ids[index], version: versions[index], tag: tags[index],
+                        payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
                 }
             }
         }

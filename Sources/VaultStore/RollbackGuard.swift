@@ -1,7 +1,8 @@
 import Foundation
 import VaultCrypto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The high-water mark kept outside the vault file (Specs/vault-format.md §7).
@@ -27,7 +28,8 @@ public struct RollbackGuard: Sendable {
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
             return URL(fileURLWithPath: state).appendingPathComponent("coffer")
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let home =
+            environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".local/state/coffer")
     }
@@ -69,9 +71,10 @@ public struct RollbackGuard: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: marksDirectory.path)) ?? []
         return names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name -> VaultID? in
             guard let data = FileManager.default.contents(atPath: marksDirectory.appendingPathComponent(name).path),
-                  let mark = try? JSONDecoder().decode(Mark.self, from: data),
-                  mark.paths[path] != nil || mark.devices.values.contains(where: { $0.path == path }),
-                  let bytes = [UInt8](hexString: mark.vault), bytes.count == VaultID.byteCount else { return nil }
+                let mark = try? JSONDecoder().decode(Mark.self, from: data),
+                mark.paths[path] != nil || mark.devices.values.contains(where: { $0.path == path }),
+                let bytes = [UInt8](hexString: mark.vault), bytes.count == VaultID.byteCount
+            else { return nil }
             return VaultID(unchecked: bytes)
         }
     }
@@ -82,9 +85,14 @@ public struct RollbackGuard: Sendable {
     func mark(for vaultID: VaultID) throws -> Mark? {
         var status = stat()
         guard lstat(markURL(vaultID).path, &status) == 0 || errno != ENOENT else { return nil }
-        guard status.st_mode & S_IFMT == S_IFREG, let data = FileManager.default.contents(atPath: markURL(vaultID).path),
-              let mark = try? JSONDecoder().decode(Mark.self, from: data), mark.vault == vaultID.hex else {
-            throw VaultError(.rolledBack, "This computer's high-water mark for this vault (\(markURL(vaultID).path)) is unreadable: damaged or edited, so whether the vault file was rolled back cannot be told.")
+        guard status.st_mode & S_IFMT == S_IFREG,
+            let data = FileManager.default.contents(atPath: markURL(vaultID).path),
+            let mark = try? JSONDecoder().decode(Mark.self, from: data), mark.vault == vaultID.hex
+        else {
+            throw VaultError(
+                .rolledBack,
+                "This computer's high-water mark for this vault (\(markURL(vaultID).path)) is unreadable: damaged or edited, so whether the vault file was rolled back cannot be told."
+            )
         }
         return mark
     }
@@ -94,7 +102,9 @@ public struct RollbackGuard: Sendable {
     func checkHeader(vaultID: VaultID, path: String, format: UInt16, generation: UInt32) throws {
         guard !acceptRollback, let seen = try mark(for: vaultID)?.paths[path] else { return }
         if generation < seen.generation || format < seen.format {
-            throw VaultError(.rolledBack, """
+            throw VaultError(
+                .rolledBack,
+                """
                 This vault's header is older than the one this computer last saw here: it is \(Self.describe(format: format, generation: generation)), \
                 but \(Self.describe(format: seen.format, generation: seen.generation)) was seen at \(path) on \(Self.time(seen.seen)). \
                 An older copy of the vault, or of its header, was put back; it may open only with a passphrase or recovery key that was since revoked.
@@ -105,21 +115,33 @@ public struct RollbackGuard: Sendable {
     /// After the commit record is authenticated: the state must not be older than this device's
     /// mark, nor a different state at the same counter.
     func checkState(vaultID: VaultID, device: DeviceID?, counter: UInt64, state: [UInt8], path: String) throws {
-        guard !acceptRollback, let mark = try mark(for: vaultID), let seen = mark.devices[Self.key(device)] else { return }
+        guard !acceptRollback, let mark = try mark(for: vaultID), let seen = mark.devices[Self.key(device)] else {
+            return
+        }
         let stateHex = state.hexString
         let here = "commit #\(counter) (state \(stateHex.prefix(12)))"
-        let there = "commit #\(seen.counter) (state \(seen.state.prefix(12))) seen here on \(Self.time(seen.seen)) at \(seen.path)"
+        let there =
+            "commit #\(seen.counter) (state \(seen.state.prefix(12))) seen here on \(Self.time(seen.seen)) at \(seen.path)"
         if counter < seen.counter {
-            throw VaultError(.rolledBack, "This vault file is older than the one this computer last saw: it is at \(here), but \(there). An older copy of the file was put back (rolled back).")
+            throw VaultError(
+                .rolledBack,
+                "This vault file is older than the one this computer last saw: it is at \(here), but \(there). An older copy of the file was put back (rolled back)."
+            )
         }
         if counter == seen.counter, stateHex != seen.state {
-            throw VaultError(.rolledBack, "This vault file is at \(here), a different state from \(there): two copies of the vault were changed separately (a fork).")
+            throw VaultError(
+                .rolledBack,
+                "This vault file is at \(here), a different state from \(there): two copies of the vault were changed separately (a fork)."
+            )
         }
     }
 
     /// Raises the mark to the state just read or written (never lowers it, unless accepting).
-    func record(vaultID: VaultID, format: UInt16, generation: UInt32, device: DeviceID?, counter: UInt64, state: [UInt8], path: String,
-                now: Date = Date()) {
+    func record(
+        vaultID: VaultID, format: UInt16, generation: UInt32, device: DeviceID?, counter: UInt64, state: [UInt8],
+        path: String,
+        now: Date = Date()
+    ) {
         guard (try? ensurePrivateDirectory(marksDirectory, what: "state directory")) != nil else { return }
         withLock(vaultID) {
             let seconds = Int64(now.timeIntervalSince1970)
@@ -134,13 +156,15 @@ public struct RollbackGuard: Sendable {
             var mark = stored ?? Mark(vault: vaultID.hex, devices: [:], paths: [:])
             let pathMark = mark.paths[path]
             if pathMark.map({ ($0.format, $0.generation) != (format, generation) }) ?? true,
-               acceptRollback || pathMark.map({ (format, generation) >= ($0.format, $0.generation) }) ?? true {
+                acceptRollback || pathMark.map({ (format, generation) >= ($0.format, $0.generation) }) ?? true
+            {
                 mark.paths[path] = PathMark(format: format, generation: generation, seen: seconds)
             }
             let key = Self.key(device)
             let deviceMark = mark.devices[key]
             if deviceMark.map({ ($0.counter, $0.state, $0.path) != (counter, state.hexString, path) }) ?? true,
-               acceptRollback || deviceMark.map({ $0.counter <= counter }) ?? true {
+                acceptRollback || deviceMark.map({ $0.counter <= counter }) ?? true
+            {
                 mark.devices[key] = DeviceMark(counter: counter, state: state.hexString, path: path, seen: seconds)
             }
             // A read that found what was last seen writes nothing.
@@ -152,7 +176,8 @@ public struct RollbackGuard: Sendable {
     }
 
     private func withLock(_ vaultID: VaultID, _ body: () -> Void) {
-        let descriptor = Glibc.open(marksDirectory.appendingPathComponent("\(vaultID.hex).lock").path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+        let descriptor = Glibc.open(
+            marksDirectory.appendingPathComponent("\(vaultID.hex).lock").path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
         defer { if descriptor >= 0 { close(descriptor) } }
         if descriptor >= 0 { flock(descriptor, LOCK_EX) }
         body()

@@ -1,6 +1,6 @@
+internal import CSQLiteHardening
 import Foundation
 import GRDB
-internal import CSQLiteHardening
 
 /// The SQLite schema. Migrations are append-only: a migration that has shipped is never edited,
 /// and each new one gets a committed fixture vault (Specs/vault-format.md, "Migrations").
@@ -8,25 +8,26 @@ enum Schema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE header (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    body BLOB NOT NULL
-                );
-                CREATE TABLE record (
-                    id BLOB PRIMARY KEY NOT NULL,
-                    version INTEGER NOT NULL,
-                    sealed BLOB NOT NULL
-                ) WITHOUT ROWID;
-                CREATE TABLE manifest (
-                    bucket INTEGER PRIMARY KEY CHECK (bucket BETWEEN 0 AND 255),
-                    sealed BLOB NOT NULL
-                );
-                CREATE TABLE commit_record (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    sealed BLOB NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE header (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        body BLOB NOT NULL
+                    );
+                    CREATE TABLE record (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        version INTEGER NOT NULL,
+                        sealed BLOB NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE manifest (
+                        bucket INTEGER PRIMARY KEY CHECK (bucket BETWEEN 0 AND 255),
+                        sealed BLOB NOT NULL
+                    );
+                    CREATE TABLE commit_record (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        sealed BLOB NOT NULL
+                    );
+                    """)
         }
         return migrator
     }
@@ -42,14 +43,16 @@ enum Schema {
         configuration.prepareDatabase { db in
             // trusted_schema OFF: nothing stored in the schema (a view, a trigger, a default) may
             // call a function with side effects. DEFENSIVE: no SQL can corrupt the file.
-            try db.execute(sql: """
-                PRAGMA trusted_schema = OFF;
-                PRAGMA secure_delete = ON;
-                PRAGMA temp_store = MEMORY;
-                PRAGMA synchronous = FULL;
-                """)
+            try db.execute(
+                sql: """
+                    PRAGMA trusted_schema = OFF;
+                    PRAGMA secure_delete = ON;
+                    PRAGMA temp_store = MEMORY;
+                    PRAGMA synchronous = FULL;
+                    """)
             guard let connection = db.sqliteConnection, coffer_sqlite_enable_defensive(connection) == 0 else {
-                throw VaultError(.storageFailure, "SQLite refused its defensive mode; this SQLite cannot be used safely.")
+                throw VaultError(
+                    .storageFailure, "SQLite refused its defensive mode; this SQLite cannot be used safely.")
             }
         }
         return configuration
@@ -77,10 +80,14 @@ enum Schema {
         let sql: String?
 
         static func all(_ db: Database) throws -> Set<SchemaObject> {
-            Set(try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master").map { row in
-                SchemaObject(type: row[0], name: row[1], table: row[2],
-                             sql: (row[3] as String?).map { String($0.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }) })
-            })
+            Set(
+                try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master").map { row in
+                    SchemaObject(
+                        type: row[0], name: row[1], table: row[2],
+                        sql: (row[3] as String?).map {
+                            String($0.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+                        })
+                })
         }
     }
 
@@ -94,11 +101,19 @@ enum Schema {
         var parts: [String] = []
         if let first = planted.first {
             let altered = expected.contains { $0.type == first.type && $0.name == first.name }
-            parts.append(altered ? "its \(first.type) '\(first.name)' was altered" : "it holds a \(first.type) '\(first.name)' that Coffer never makes")
+            parts.append(
+                altered
+                    ? "its \(first.type) '\(first.name)' was altered"
+                    : "it holds a \(first.type) '\(first.name)' that Coffer never makes")
         }
-        if planted.count > 1 { parts.append("and \(planted.count - 1) more unexpected object\(planted.count == 2 ? "" : "s")") }
+        if planted.count > 1 {
+            parts.append("and \(planted.count - 1) more unexpected object\(planted.count == 2 ? "" : "s")")
+        }
         if planted.isEmpty, let first = missing.first { parts.append("its \(first.type) '\(first.name)' is missing") }
-        throw VaultError(.schemaTampered, "The vault file's database schema has been tampered with: \(parts.joined(separator: " ")). It was not opened.")
+        throw VaultError(
+            .schemaTampered,
+            "The vault file's database schema has been tampered with: \(parts.joined(separator: " ")). It was not opened."
+        )
     }
 }
 
@@ -118,16 +133,28 @@ func withStorageErrors<T>(_ body: () throws -> T) throws -> T {
         case .SQLITE_FULL:
             throw VaultError(.storageFailure, "The disk is full. Nothing was changed; free some space and try again.")
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            throw VaultError(.busy, "The vault is busy: another process held it for over \(Int(Vault.busyTimeout)) seconds. Nothing was changed; try again.")
+            throw VaultError(
+                .busy,
+                "The vault is busy: another process held it for over \(Int(Vault.busyTimeout)) seconds. Nothing was changed; try again."
+            )
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
-            throw VaultError(.storageFailure, "The vault file cannot be opened for writing (check its permissions and the disk). Nothing was changed.")
-        case .SQLITE_IOERR where [.SQLITE_IOERR_WRITE, .SQLITE_IOERR_TRUNCATE, .SQLITE_IOERR_SHMSIZE].contains(error.extendedResultCode):
+            throw VaultError(
+                .storageFailure,
+                "The vault file cannot be opened for writing (check its permissions and the disk). Nothing was changed."
+            )
+        case .SQLITE_IOERR
+        where [.SQLITE_IOERR_WRITE, .SQLITE_IOERR_TRUNCATE, .SQLITE_IOERR_SHMSIZE].contains(error.extendedResultCode):
             // What a full disk, a quota or a file-size limit looks like from inside SQLite.
-            throw VaultError(.storageFailure, "Writing to the disk failed (is it full, or over a quota or file-size limit?). Nothing was changed; free some space and try again.")
+            throw VaultError(
+                .storageFailure,
+                "Writing to the disk failed (is it full, or over a quota or file-size limit?). Nothing was changed; free some space and try again."
+            )
         case .SQLITE_IOERR:
             throw VaultError(.storageFailure, "A disk error occurred while using the vault. Nothing was changed.")
         default:
-            throw VaultError(.storageFailure, "The vault's database failed (SQLite code \(error.resultCode.rawValue)). Nothing was changed.")
+            throw VaultError(
+                .storageFailure,
+                "The vault's database failed (SQLite code \(error.resultCode.rawValue)). Nothing was changed.")
         }
     } catch let error as CocoaError where error.code == .fileWriteOutOfSpace {
         throw VaultError(.storageFailure, "The disk is full. Nothing was changed; free some space and try again.")

@@ -1,7 +1,8 @@
 import Foundation
 import VaultCrypto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The secret half of an unlock session, handed to the user as `COFFER_SESSION`.
@@ -32,7 +33,8 @@ public struct SessionToken: Sendable {
             .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard var raw = Data(base64Encoded: base64).map(Array.init),
-              raw.count == Self.idByteCount + SymmetricKey.byteCount else { throw invalid }
+            raw.count == Self.idByteCount + SymmetricKey.byteCount
+        else { throw invalid }
         defer { secureWipe(&raw) }
         id = Array(raw[..<Self.idByteCount])
         secret = try SymmetricKey(SecureBytes(copying: Array(raw[Self.idByteCount...])))
@@ -69,13 +71,17 @@ struct SessionClock {
 
     static func readUptime() -> TimeInterval? {
         guard let text = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
-              let first = text.split(separator: " ").first else { return nil }
+            let first = text.split(separator: " ").first
+        else { return nil }
         return TimeInterval(first)
     }
 
     static func readBootID() -> [UInt8]? {
-        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
-        let bytes = [UInt8](hexString: text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "-", with: ""))
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else {
+            return nil
+        }
+        let bytes = [UInt8](
+            hexString: text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "-", with: ""))
         return bytes?.count == 16 ? bytes : nil
     }
 }
@@ -118,10 +124,14 @@ public enum SessionStore {
         directory.appendingPathComponent("\(id.hexString).\(fileExtension)")
     }
 
-    private static func associatedData(id: [UInt8], clear: [UInt8]) -> [UInt8] { magic + id + clear.dropFirst(magic.count) }
+    private static func associatedData(id: [UInt8], clear: [UInt8]) -> [UInt8] {
+        magic + id + clear.dropFirst(magic.count)
+    }
 
-    static func create(keys: OperationalKeys, vaultID: VaultID, generation: UInt32, lifetime: TimeInterval, directory: URL,
-                       clock: SessionClock) throws -> SessionToken {
+    static func create(
+        keys: OperationalKeys, vaultID: VaultID, generation: UInt32, lifetime: TimeInterval, directory: URL,
+        clock: SessionClock
+    ) throws -> SessionToken {
         try preparePrivateDirectory(directory)
         removeExpired(directory: directory, clock: clock)
         let token = SessionToken.generate()
@@ -137,10 +147,14 @@ public enum SessionStore {
         plain.withUnsafeMutableBytes { out in
             var offset = 0
             for key in [keys.records, keys.integrity, keys.backup, keys.signingSeed] {
-                key.withUnsafeBytes { (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                key.withUnsafeBytes {
+                    (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+                }
                 offset += SymmetricKey.byteCount
             }
-            keys.masterKeyID.withUnsafeBytes { (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            keys.masterKeyID.withUnsafeBytes {
+                (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+            }
         }
         let sealed = plain.withUnsafeBytes {
             XChaCha20Poly1305.seal($0, key: token.secret, associatedData: associatedData(id: token.id, clear: clear))
@@ -160,11 +174,15 @@ public enum SessionStore {
         let sealed: XChaCha20Poly1305.SealedBox
 
         init?(_ bytes: [UInt8]) {
-            guard bytes.count == SessionStore.fileByteCount, Array(bytes[0..<8]) == SessionStore.magic else { return nil }
+            guard bytes.count == SessionStore.fileByteCount, Array(bytes[0..<8]) == SessionStore.magic else {
+                return nil
+            }
             var reader = ByteReader(bytes[8...], onTruncation: { VaultError(.sessionInvalid, "truncated") })
             guard let vault = try? reader.read(VaultID.byteCount), let generation = try? reader.readUInt32(),
-                  let expiry = try? reader.readUInt64(), let bootID = try? reader.read(16), let deadline = try? reader.readUInt64(),
-                  let sealed = try? XChaCha20Poly1305.SealedBox(combined: reader.read(reader.remaining)) else { return nil }
+                let expiry = try? reader.readUInt64(), let bootID = try? reader.read(16),
+                let deadline = try? reader.readUInt64(),
+                let sealed = try? XChaCha20Poly1305.SealedBox(combined: reader.read(reader.remaining))
+            else { return nil }
             clear = Array(bytes[..<SessionStore.clearByteCount])
             vaultID = VaultID(unchecked: vault)
             self.generation = generation
@@ -182,29 +200,41 @@ public enum SessionStore {
             if let recordedBoot, let current = clock.bootID, recordedBoot != current {
                 return "The session ended when the computer restarted."
             }
-            if recordedBoot != nil, clock.bootID == nil { return "The session cannot be checked against this computer's boot clock." }
-            if bootDeadline > 0, let uptime = clock.uptime, uptime * 1000 >= Double(bootDeadline) { return "The session has expired." }
+            if recordedBoot != nil, clock.bootID == nil {
+                return "The session cannot be checked against this computer's boot clock."
+            }
+            if bootDeadline > 0, let uptime = clock.uptime, uptime * 1000 >= Double(bootDeadline) {
+                return "The session has expired."
+            }
             return nil
         }
     }
 
-    static func unwrapKeys(token: SessionToken, directory: URL, header: VaultHeader, clock: SessionClock) throws -> OperationalKeys {
+    static func unwrapKeys(token: SessionToken, directory: URL, header: VaultHeader, clock: SessionClock) throws
+        -> OperationalKeys
+    {
         defer { removeExpired(directory: directory, clock: clock) }
         let url = fileURL(id: token.id, directory: directory)
         guard let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) else {
-            throw VaultError(.sessionNotFound, "No unlocked session matches the session token: it was locked, or has expired.")
+            throw VaultError(
+                .sessionNotFound, "No unlocked session matches the session token: it was locked, or has expired.")
         }
         if bytes.count >= 8, Array(bytes[0..<8]) == formerMagic {
             wipeAndRemove(url)
-            throw VaultError(.sessionInvalid, "This session was made by an older Coffer, whose sessions held the master key; it has been removed.")
+            throw VaultError(
+                .sessionInvalid,
+                "This session was made by an older Coffer, whose sessions held the master key; it has been removed.")
         }
         guard let file = SessionFile(bytes) else {
             throw VaultError(.sessionInvalid, "The session file is damaged.")
         }
         let ad = associatedData(id: token.id, clear: file.clear)
         guard let plain = try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret, associatedData: ad),
-              plain.count == plaintextByteCount else {
-            throw VaultError(.sessionInvalid, "The session token does not open its session file (the file was altered or the token mistyped).")
+            plain.count == plaintextByteCount
+        else {
+            throw VaultError(
+                .sessionInvalid,
+                "The session token does not open its session file (the file was altered or the token mistyped).")
         }
         guard file.vaultID == header.vaultID else {
             throw VaultError(.sessionInvalid, "The session token was unlocked for a different vault.")
@@ -215,10 +245,12 @@ public enum SessionStore {
         }
         let keys = plain.withUnsafeBytes { raw -> OperationalKeys in
             func key(_ index: Int) -> SymmetricKey {
-                try! SymmetricKey(SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[index * 32..<(index + 1) * 32])))
+                try! SymmetricKey(
+                    SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[index * 32..<(index + 1) * 32])))
             }
-            return OperationalKeys(records: key(0), integrity: key(1), backup: key(2), signingSeed: key(3),
-                                   masterKeyID: Array(raw[128..<144]))
+            return OperationalKeys(
+                records: key(0), integrity: key(1), backup: key(2), signingSeed: key(3),
+                masterKeyID: Array(raw[128..<144]))
         }
         guard file.generation == header.generation, constantTimeEqual(keys.masterKeyID, header.masterKeyID) else {
             throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked.")
@@ -235,12 +267,16 @@ public enum SessionStore {
     }
 
     public static func status(token: SessionToken, directory: URL, vaultID: VaultID, now: Date = Date()) -> Status {
-        guard let bytes = FileManager.default.contents(atPath: fileURL(id: token.id, directory: directory).path).map(Array.init) else {
+        guard
+            let bytes = FileManager.default.contents(atPath: fileURL(id: token.id, directory: directory).path).map(
+                Array.init)
+        else {
             return .notFound
         }
         guard let file = SessionFile(bytes), file.vaultID == vaultID,
-              (try? XChaCha20Poly1305.openSecret(file.sealed, key: token.secret,
-                                                 associatedData: associatedData(id: token.id, clear: file.clear))) != nil
+            (try? XChaCha20Poly1305.openSecret(
+                file.sealed, key: token.secret,
+                associatedData: associatedData(id: token.id, clear: file.clear))) != nil
         else { return .invalid }
         guard file.expiryReason(clock: .system(now: now)) == nil else { return .expired }
         return .active(expiresAt: Date(timeIntervalSince1970: Double(file.expiry)))
@@ -277,7 +313,8 @@ public enum SessionStore {
     }
 
     static func removeExpired(directory: URL, clock: SessionClock) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasSuffix("." + fileExtension) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        where name.hasSuffix("." + fileExtension) {
             let url = directory.appendingPathComponent(name)
             guard let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) else { continue }
             if let file = SessionFile(bytes) {
@@ -293,7 +330,8 @@ public enum SessionStore {
         return names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { name in
             let url = directory.appendingPathComponent(name)
             let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) ?? []
-            let vaultID = bytes.count >= 24 && (Array(bytes[0..<8]) == magic || Array(bytes[0..<8]) == formerMagic)
+            let vaultID =
+                bytes.count >= 24 && (Array(bytes[0..<8]) == magic || Array(bytes[0..<8]) == formerMagic)
                 ? VaultID(unchecked: Array(bytes[8..<24])) : nil
             return (url, vaultID)
         }
@@ -320,8 +358,9 @@ public enum SessionStore {
 /// to another user, or that others can read or write.
 func ensurePrivateDirectory(_ directory: URL, what: String) throws {
     do {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
     } catch {
         throw VaultError(.storageFailure, "Cannot create the \(what) \(directory.path).")
     }
@@ -330,7 +369,8 @@ func ensurePrivateDirectory(_ directory: URL, what: String) throws {
         throw VaultError(.insecureDirectory, "The \(what) \(directory.path) is not a directory.")
     }
     guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
-        throw VaultError(.insecureDirectory,
+        throw VaultError(
+            .insecureDirectory,
             "The \(what) \(directory.path) must belong to you and be private (mode 0700). Fix it or remove it.")
     }
 }
@@ -340,6 +380,7 @@ func writePrivateFile(_ bytes: [UInt8], to url: URL) throws {
     do {
         try DurableFile.replace(url, with: bytes)
     } catch {
-        throw VaultError(.storageFailure, "Cannot write \(url.path): \(String(cString: strerror(error.code.rawValue))).")
+        throw VaultError(
+            .storageFailure, "Cannot write \(url.path): \(String(cString: strerror(error.code.rawValue))).")
     }
 }

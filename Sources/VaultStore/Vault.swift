@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 internal import GRDBSQLite
 import VaultCrypto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What unlocks a vault.
@@ -116,8 +117,11 @@ public final class Vault {
     private var state: VaultState
     private let rollbackGuard: RollbackGuard?
 
-    private init(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys, state: VaultState,
-                 rollbackGuard: RollbackGuard?) {
+    private init(
+        url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
+        state: VaultState,
+        rollbackGuard: RollbackGuard?
+    ) {
         self.url = url
         self.database = database
         self.headerBytes = headerBytes
@@ -165,27 +169,33 @@ public final class Vault {
 
     /// Creates a new, empty vault. The file is built under a temporary name and linked into
     /// place only when complete, so a crash never leaves a half-made vault at `url`.
-    public static func create(at url: URL, passphrase: Passphrase, parameters: Argon2idParameters,
-                              guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
+    public static func create(
+        at url: URL, passphrase: Passphrase, parameters: Argon2idParameters,
+        guard rollbackGuard: RollbackGuard? = nil
+    ) throws -> Vault {
         let salt = Salt.random()
         let kek = try MasterKeys.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
         let vaultID = VaultID.random()
         let keys = MasterKeys(master: .random())
         let slot = PassphraseSlot.wrapping(keys.master, kek: kek, parameters: parameters, salt: salt, vaultID: vaultID)
-        let header = VaultHeader(vaultID: vaultID, keys: keys, generation: 1, passphraseSlot: slot, recoverySlot: nil,
-                                 keyHistory: [KeyGeneration.first(signedBy: keys.operational.signing, vaultID: vaultID)])
+        let header = VaultHeader(
+            vaultID: vaultID, keys: keys, generation: 1, passphraseSlot: slot, recoverySlot: nil,
+            keyHistory: [KeyGeneration.first(signedBy: keys.operational.signing, vaultID: vaultID)])
         try build(at: url, header: header, keys: keys, records: [], replacing: false, keepingOldAt: nil)
         let (database, headerBytes, storedHeader) = try connect(url)
-        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: storedHeader,
-                                 keys: UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: kek, recoveryKey: nil),
-                                 rollbackGuard: rollbackGuard)
+        return try finishOpening(
+            url: url, database: database, headerBytes: headerBytes, header: storedHeader,
+            keys: UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: kek, recoveryKey: nil),
+            rollbackGuard: rollbackGuard)
     }
 
     /// Writes a complete vault (header, records at version 1, manifest, a commit record with a
     /// new device id) under a temporary name, checks it, and moves it to `url`: linked when
     /// nothing is there, renamed over the old file with `replacing` (kept as `oldCopy` first).
-    static func build(at url: URL, header: VaultHeader, keys: MasterKeys, records: [(RecordID, Data)], replacing: Bool,
-                      keepingOldAt oldCopy: URL?) throws {
+    static func build(
+        at url: URL, header: VaultHeader, keys: MasterKeys, records: [(RecordID, Data)], replacing: Bool,
+        keepingOldAt oldCopy: URL?
+    ) throws {
         let fileManager = FileManager.default
         let exists = fileManager.fileExists(atPath: url.path)
         guard !exists || replacing else {
@@ -194,13 +204,15 @@ public final class Vault {
         let directory = url.deletingLastPathComponent()
         try withStorageErrors {
             if !fileManager.fileExists(atPath: directory.path) {
-                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try fileManager.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
         }
         let vaultID = header.vaultID
         let headerBytes = header.encoded()
         let operational = keys.operational
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building")
+        let temporary = directory.appendingPathComponent(
+            ".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building")
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary.path + suffix) } }
         try withStorageErrors {
             let database = try DatabaseQueue(path: temporary.path, configuration: Schema.configuration())
@@ -210,28 +222,36 @@ public final class Vault {
                 try db.execute(sql: "INSERT INTO header (id, body) VALUES (1, ?)", arguments: [Data(headerBytes)])
                 var buckets = [[ManifestEntry]](repeating: [], count: Manifest.bucketCount)
                 for (id, payload) in records.sorted(by: { $0.0 < $1.0 }) {
-                    let (sealed, tag) = RecordCipher.seal(payload, id: id, version: 1, key: operational.records, vaultID: vaultID)
-                    try db.execute(sql: "INSERT INTO record (id, version, sealed) VALUES (?, 1, ?)", arguments: [Data(id.bytes), sealed])
+                    let (sealed, tag) = RecordCipher.seal(
+                        payload, id: id, version: 1, key: operational.records, vaultID: vaultID)
+                    try db.execute(
+                        sql: "INSERT INTO record (id, version, sealed) VALUES (?, 1, ?)",
+                        arguments: [Data(id.bytes), sealed])
                     buckets[id.bucket].append(ManifestEntry(id: id, version: 1, tag: tag))
                 }
                 var digests: [[UInt8]] = []
                 for bucket in 0..<Manifest.bucketCount {
-                    let sealed = Manifest.seal(buckets[bucket], bucket: bucket, key: operational.integrity, vaultID: vaultID)
+                    let sealed = Manifest.seal(
+                        buckets[bucket], bucket: bucket, key: operational.integrity, vaultID: vaultID)
                     digests.append(Manifest.digest(ofSealed: sealed))
-                    try db.execute(sql: "INSERT INTO manifest (bucket, sealed) VALUES (?, ?)", arguments: [bucket, sealed])
+                    try db.execute(
+                        sql: "INSERT INTO manifest (bucket, sealed) VALUES (?, ?)", arguments: [bucket, sealed])
                 }
-                let commit = CommitRecord(counter: 0, recordCount: UInt64(records.count), bucketDigests: digests,
-                                          headerDigest: BLAKE2b.hash(headerBytes), deviceID: .random())
-                try db.execute(sql: "INSERT INTO commit_record (id, sealed) VALUES (1, ?)",
-                               arguments: [commit.sealed(key: operational.integrity, vaultID: vaultID)])
+                let commit = CommitRecord(
+                    counter: 0, recordCount: UInt64(records.count), bucketDigests: digests,
+                    headerDigest: BLAKE2b.hash(headerBytes), deviceID: .random())
+                try db.execute(
+                    sql: "INSERT INTO commit_record (id, sealed) VALUES (1, ?)",
+                    arguments: [commit.sealed(key: operational.integrity, vaultID: vaultID)])
             }
             try database.close()
         }
         // Check the new vault before it goes anywhere.
         let (checkDatabase, checkHeaderBytes, checkHeader) = try connect(temporary)
-        let checked = try finishOpening(url: temporary, database: checkDatabase, headerBytes: checkHeaderBytes, header: checkHeader,
-                                        keys: UnlockedKeys(operational: operational, master: keys, passphraseKEK: nil, recoveryKey: nil),
-                                        rollbackGuard: nil)
+        let checked = try finishOpening(
+            url: temporary, database: checkDatabase, headerBytes: checkHeaderBytes, header: checkHeader,
+            keys: UnlockedKeys(operational: operational, master: keys, passphraseKEK: nil, recoveryKey: nil),
+            rollbackGuard: nil)
         guard checked.recordCount == records.count else {
             throw VaultError(.integrityFailure, "The new vault did not verify; nothing was written.")
         }
@@ -243,7 +263,8 @@ public final class Vault {
                 if errno == EEXIST {
                     throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
                 }
-                throw VaultError(.storageFailure, "Could not create the vault at \(url.path): \(String(cString: strerror(errno))).")
+                throw VaultError(
+                    .storageFailure, "Could not create the vault at \(url.path): \(String(cString: strerror(errno))).")
             }
         } else {
             // Fold any write-ahead log into the old file first: otherwise the kept copy could
@@ -255,11 +276,17 @@ public final class Vault {
             }
             if let oldCopy {
                 guard link(url.path, oldCopy.path) == 0 else {
-                    throw VaultError(.storageFailure, "Could not keep the old vault as \(oldCopy.path): \(String(cString: strerror(errno))). Nothing was replaced.")
+                    throw VaultError(
+                        .storageFailure,
+                        "Could not keep the old vault as \(oldCopy.path): \(String(cString: strerror(errno))). Nothing was replaced."
+                    )
                 }
             }
             guard rename(temporary.path, url.path) == 0 else {
-                throw VaultError(.storageFailure, "Could not move the new vault into place: \(String(cString: strerror(errno))). Nothing was replaced.")
+                throw VaultError(
+                    .storageFailure,
+                    "Could not move the new vault into place: \(String(cString: strerror(errno))). Nothing was replaced."
+                )
             }
             for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
         }
@@ -269,18 +296,27 @@ public final class Vault {
     /// Opens, unlocks and fully verifies the vault at `url`. With `guard`, the file is also
     /// checked against this machine's high-water mark (older, or forked: `.rolledBack`), and the
     /// mark raised to what was found.
-    public static func open(at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil) throws -> Vault {
-        try open(at: url, guard: rollbackGuard) { try unlock(header: $0, credential: credential, clock: .system(now: now)) }
+    public static func open(
+        at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil
+    ) throws -> Vault {
+        try open(at: url, guard: rollbackGuard) {
+            try unlock(header: $0, credential: credential, clock: .system(now: now))
+        }
     }
 
     /// Opening with the keys `unlocking` gives for the header found: from a credential, or
     /// (after a restore) keys already unlocked. The high-water mark is checked before them.
-    static func open(at url: URL, guard rollbackGuard: RollbackGuard?, unlocking: (VaultHeader) throws -> UnlockedKeys) throws -> Vault {
+    static func open(at url: URL, guard rollbackGuard: RollbackGuard?, unlocking: (VaultHeader) throws -> UnlockedKeys)
+        throws -> Vault
+    {
         let (database, headerBytes, header) = try connect(url)
-        try rollbackGuard?.checkHeader(vaultID: header.vaultID, path: url.standardizedFileURL.path,
-                                       format: header.formatVersion, generation: header.generation)
+        try rollbackGuard?.checkHeader(
+            vaultID: header.vaultID, path: url.standardizedFileURL.path,
+            format: header.formatVersion, generation: header.generation)
         let keys = try unlocking(header)
-        return try finishOpening(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, rollbackGuard: rollbackGuard)
+        return try finishOpening(
+            url: url, database: database, headerBytes: headerBytes, header: header, keys: keys,
+            rollbackGuard: rollbackGuard)
     }
 
     /// The keys a credential unlocks from `header` (wrong credential → 77-class errors).
@@ -299,15 +335,22 @@ public final class Vault {
                 throw VaultError(.noRecoveryKey, "This vault has no recovery key; unlock it with its passphrase.")
             }
             guard let master = slot.unwrap(with: recoveryKey, vaultID: header.vaultID) else {
-                throw VaultError(.wrongRecoveryKey, "The recovery key does not open this vault (it may belong to another vault, or have been replaced or removed).")
+                throw VaultError(
+                    .wrongRecoveryKey,
+                    "The recovery key does not open this vault (it may belong to another vault, or have been replaced or removed)."
+                )
             }
             let keys = MasterKeys(master: master)
-            return UnlockedKeys(operational: keys.operational, master: keys, passphraseKEK: nil, recoveryKey: recoveryKey)
+            return UnlockedKeys(
+                operational: keys.operational, master: keys, passphraseKEK: nil, recoveryKey: recoveryKey)
         case .session(let token, let directory):
             guard header.formatVersion >= 2 else {
-                throw VaultError(.sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for.")
+                throw VaultError(
+                    .sessionInvalid, "This vault's header is in format 1, which no session of this Coffer was made for."
+                )
             }
-            let operational = try SessionStore.unwrapKeys(token: token, directory: directory, header: header, clock: clock)
+            let operational = try SessionStore.unwrapKeys(
+                token: token, directory: directory, header: header, clock: clock)
             return UnlockedKeys(operational: operational, master: nil, passphraseKEK: nil, recoveryKey: nil)
         }
     }
@@ -315,21 +358,28 @@ public final class Vault {
     /// Reads what needs no key: format, KDF profile, recovery slot, row count.
     public static func summary(at url: URL) throws -> VaultSummary {
         let (database, _, header) = try connect(url)
-        let rows = try withStorageErrors { try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM record") ?? 0 } }
-        return VaultSummary(formatVersion: Int(header.formatVersion), vaultID: header.vaultID, kdfParameters: header.passphraseSlot.parameters,
-                            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows,
-                            keyHistory: header.keyHistory)
+        let rows = try withStorageErrors {
+            try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM record") ?? 0 }
+        }
+        return VaultSummary(
+            formatVersion: Int(header.formatVersion), vaultID: header.vaultID,
+            kdfParameters: header.passphraseSlot.parameters,
+            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows,
+            keyHistory: header.keyHistory)
     }
 
     /// The vault id in the header of a file that does not open (a damaged header, a planted
     /// schema), read with no check at all: only to find the sessions `coffer lock` must end.
     public static func unverifiedVaultID(at url: URL) -> VaultID? {
         guard FileManager.default.fileExists(atPath: url.path),
-              let database = try? DatabaseQueue(path: url.path, configuration: Schema.configuration(readOnly: true)),
-              let body = try? database.read({ try Data.fetchOne($0, sql: "SELECT body FROM header WHERE id = 1") }) else { return nil }
+            let database = try? DatabaseQueue(path: url.path, configuration: Schema.configuration(readOnly: true)),
+            let body = try? database.read({ try Data.fetchOne($0, sql: "SELECT body FROM header WHERE id = 1") })
+        else { return nil }
         let bytes = Array(body)
         let start = VaultHeader.magic.count + 2
-        guard bytes.count >= start + VaultID.byteCount, Array(bytes.prefix(VaultHeader.magic.count)) == VaultHeader.magic else { return nil }
+        guard bytes.count >= start + VaultID.byteCount,
+            Array(bytes.prefix(VaultHeader.magic.count)) == VaultHeader.magic
+        else { return nil }
         return VaultID(unchecked: Array(bytes[start..<start + VaultID.byteCount]))
     }
 
@@ -352,7 +402,8 @@ public final class Vault {
                     throw VaultError(.notAVault, "\(url.path) is an SQLite database but not a Coffer vault.")
                 }
                 if try migrator.hasBeenSuperseded(db) {
-                    throw VaultError(.unsupportedVersion, "This vault was written by a newer Coffer; upgrade Coffer to open it.")
+                    throw VaultError(
+                        .unsupportedVersion, "This vault was written by a newer Coffer; upgrade Coffer to open it.")
                 }
                 try Schema.checkPinned(db)
                 guard let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1") else {
@@ -366,18 +417,28 @@ public final class Vault {
         }
     }
 
-    static func finishOpening(url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
-                              rollbackGuard: RollbackGuard?) throws -> Vault {
+    static func finishOpening(
+        url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
+        rollbackGuard: RollbackGuard?
+    ) throws -> Vault {
         if let master = keys.master {
-            guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: master) else {
-                throw VaultError(.headerTampered, "The vault header has been altered: its authentication code does not match.")
+            guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID),
+                header.hasValidMAC(keys: master)
+            else {
+                throw VaultError(
+                    .headerTampered, "The vault header has been altered: its authentication code does not match.")
             }
         }
-        var state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational) } }
+        var state = try withStorageErrors {
+            try database.read {
+                try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational)
+            }
+        }
         if let rollbackGuard {
             let check = { (state: VaultState) throws in
-                try rollbackGuard.checkState(vaultID: header.vaultID, device: state.commit.deviceID, counter: state.commit.counter,
-                                             state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
+                try rollbackGuard.checkState(
+                    vaultID: header.vaultID, device: state.commit.deviceID, counter: state.commit.counter,
+                    state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
             }
             // Other processes may write, and raise the mark, after this one read the file (again
             // and again while they keep writing): only the file as it is now counts, so a refusal
@@ -387,22 +448,32 @@ public final class Vault {
                     try check(state)
                     break
                 } catch let error as VaultError where error.code == .rolledBack {
-                    let now = try withStorageErrors { try database.read { try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1") } }
+                    let now = try withStorageErrors {
+                        try database.read {
+                            try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1")
+                        }
+                    }
                     guard now != state.commitSealed else { throw error }
-                    state = try withStorageErrors { try database.read { try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational) } }
+                    state = try withStorageErrors {
+                        try database.read {
+                            try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational)
+                        }
+                    }
                 }
             }
         }
-        let vault = Vault(url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, state: state,
-                          rollbackGuard: rollbackGuard)
+        let vault = Vault(
+            url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, state: state,
+            rollbackGuard: rollbackGuard)
         vault.recordMark()
         return vault
     }
 
     /// Raises this machine's high-water mark to the state this process holds.
     private func recordMark() {
-        rollbackGuard?.record(vaultID: id, format: header.formatVersion, generation: header.generation, device: state.commit.deviceID,
-                              counter: state.commit.counter, state: stateDigest, path: url.standardizedFileURL.path)
+        rollbackGuard?.record(
+            vaultID: id, format: header.formatVersion, generation: header.generation, device: state.commit.deviceID,
+            counter: state.commit.counter, state: stateDigest, path: url.standardizedFileURL.path)
     }
 
     // MARK: Verification
@@ -420,15 +491,25 @@ public final class Vault {
         }
         let parsed = try VaultHeader.decode(current)
         if let master = keys.master {
-            guard constantTimeEqual(master.operational.masterKeyID, parsed.masterKeyID), parsed.hasValidMAC(keys: master) else {
-                throw VaultError(.headerTampered, "The vault header has been altered: its authentication code does not match.")
+            guard constantTimeEqual(master.operational.masterKeyID, parsed.masterKeyID),
+                parsed.hasValidMAC(keys: master)
+            else {
+                throw VaultError(
+                    .headerTampered, "The vault header has been altered: its authentication code does not match.")
             }
         } else {
-            guard parsed.generation == header.generation, constantTimeEqual(keys.operational.masterKeyID, parsed.masterKeyID) else {
-                throw VaultError(.headerTampered, "The vault header was replaced while this command ran: it names other keys.")
+            guard parsed.generation == header.generation,
+                constantTimeEqual(keys.operational.masterKeyID, parsed.masterKeyID)
+            else {
+                throw VaultError(
+                    .headerTampered, "The vault header was replaced while this command ran: it names other keys.")
             }
         }
-        let fresh = try withStorageErrors { try database.read { try Self.loadState(db: $0, header: parsed, headerBytes: current, keys: keys.operational) } }
+        let fresh = try withStorageErrors {
+            try database.read {
+                try Self.loadState(db: $0, header: parsed, headerBytes: current, keys: keys.operational)
+            }
+        }
         headerBytes = current
         header = parsed
         state = fresh
@@ -437,23 +518,37 @@ public final class Vault {
 
     /// Reads the commit record, manifest and records and checks each against the others.
     /// Collects every problem instead of stopping at the first, so `verify` can name them all.
-    private static func loadState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws -> VaultState {
+    private static func loadState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws
+        -> VaultState
+    {
         let vaultID = header.vaultID
         func failure(_ problems: [IntegrityProblem]) -> VaultError {
-            VaultError(.integrityFailure,
-                       "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
-                       problems: problems)
+            VaultError(
+                .integrityFailure,
+                "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
+                problems: problems)
         }
         guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") else {
-            throw failure([IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")])
+            throw failure([
+                IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")
+            ])
         }
-        guard let commit = CommitRecord.open(commitSealed, key: keys.integrity, vaultID: vaultID, formatVersion: header.formatVersion) else {
-            throw failure([IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: header.formatVersion >= 2
-                ? "the commit record does not authenticate under this header's keys (altered, from another vault, or the header is older or newer than the data)"
-                : "the commit record does not authenticate (altered, or from another vault)")])
+        guard
+            let commit = CommitRecord.open(
+                commitSealed, key: keys.integrity, vaultID: vaultID, formatVersion: header.formatVersion)
+        else {
+            throw failure([
+                IntegrityProblem(
+                    kind: .structureDamaged, recordID: nil,
+                    detail: header.formatVersion >= 2
+                        ? "the commit record does not authenticate under this header's keys (altered, from another vault, or the header is older or newer than the data)"
+                        : "the commit record does not authenticate (altered, or from another vault)")
+            ])
         }
         if let digest = commit.headerDigest, !constantTimeEqual(digest, BLAKE2b.hash(headerBytes)) {
-            throw VaultError(.headerTampered, "The vault header is not the one its commit record names: an older or edited header was put back.")
+            throw VaultError(
+                .headerTampered,
+                "The vault header is not the one its commit record names: an older or edited header was put back.")
         }
 
         var problems: [IntegrityProblem] = []
@@ -466,32 +561,42 @@ public final class Vault {
         while let row = try bucketRows.next() {
             let index: Int = row[0]
             guard (0..<Manifest.bucketCount).contains(index), !seen[index] else {
-                problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the manifest has an extra bucket \(index)"))
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil, detail: "the manifest has an extra bucket \(index)"))
                 continue
             }
             seen[index] = true
             sealedBuckets.append((index, row[1]))
         }
-        let checked = Manifest.openAll(sealedBuckets, digests: commit.bucketDigests, key: keys.integrity, vaultID: vaultID)
+        let checked = Manifest.openAll(
+            sealedBuckets, digests: commit.bucketDigests, key: keys.integrity, vaultID: vaultID)
         for ((index, _), result) in zip(sealedBuckets, checked) {
             switch result {
             case .digestMismatch:
-                problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil,
-                                                 detail: "manifest bucket \(index) does not match the commit record (altered or rolled back)"))
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil,
+                        detail: "manifest bucket \(index) does not match the commit record (altered or rolled back)"))
             case .damaged:
-                problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is damaged"))
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is damaged"))
             case .opened(let entries):
                 buckets[index] = entries
                 trusted[index] = true
             }
         }
         for index in 0..<Manifest.bucketCount where !seen[index] {
-            problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is missing"))
+            problems.append(
+                IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is missing"))
         }
         let listed = buckets.reduce(0) { $0 + $1.count }
         if problems.isEmpty, UInt64(listed) != commit.recordCount {
-            problems.append(IntegrityProblem(kind: .structureDamaged, recordID: nil,
-                                             detail: "the manifest lists \(listed) records but the commit record counts \(commit.recordCount)"))
+            problems.append(
+                IntegrityProblem(
+                    kind: .structureDamaged, recordID: nil,
+                    detail: "the manifest lists \(listed) records but the commit record counts \(commit.recordCount)"))
         }
 
         // Merge the id-ordered rows with the id-ordered manifest (buckets 0...255 in turn are in
@@ -501,8 +606,10 @@ public final class Vault {
         var previous: RecordID?
         func reportMissing(upTo id: RecordID?) {
             while let listedEntry = expected.current, id.map({ listedEntry.id < $0 }) ?? true {
-                problems.append(IntegrityProblem(kind: .recordMissing, recordID: listedEntry.id,
-                                                 detail: "is listed in the commit record but missing from the file (deleted)"))
+                problems.append(
+                    IntegrityProblem(
+                        kind: .recordMissing, recordID: listedEntry.id,
+                        detail: "is listed in the commit record but missing from the file (deleted)"))
                 expected.advance()
             }
         }
@@ -518,40 +625,57 @@ public final class Vault {
         // that bound once avoids copying the whole buffer as it grows (untouched capacity costs
         // no memory).
         let sealedTotal = try Int.fetchOne(db, sql: "SELECT sum(length(sealed)) FROM record") ?? 0
-        var records = RecordStore(reservingCapacity: listed, payloadBytes: max(0, sealedTotal - listed * XChaCha20Poly1305.SealedBox.overheadByteCount))
+        var records = RecordStore(
+            reservingCapacity: listed,
+            payloadBytes: max(0, sealedTotal - listed * XChaCha20Poly1305.SealedBox.overheadByteCount))
         var plain: [UInt8] = []
         func openPending() {
-            let opened = RecordCipher.openAll(sealedBytes, rows: pending, into: &plain, key: keys.records, vaultID: vaultID)
+            let opened = RecordCipher.openAll(
+                sealedBytes, rows: pending, into: &plain, key: keys.records, vaultID: vaultID)
             defer { secureWipe(&plain) }
             for (row, payload) in zip(pending, opened) {
                 let id = row.id, version = UInt64(clamping: row.storedVersion)
                 guard let entry = row.entry else {
-                    problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: id, detail: payload == nil
-                        ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
-                        : "is not listed in the commit record (a deleted record put back, or injected)"))
+                    problems.append(
+                        IntegrityProblem(
+                            kind: .recordUnexpected, recordID: id,
+                            detail: payload == nil
+                                ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
+                                : "is not listed in the commit record (a deleted record put back, or injected)"))
                     continue
                 }
                 guard let payload else {
-                    problems.append(IntegrityProblem(kind: .recordDamaged, recordID: id,
-                        detail: version == entry.version
-                            ? "does not authenticate (its bytes were altered, or swapped with another record's)"
-                            : "does not authenticate, and its version \(row.storedVersion) differs from the committed version \(entry.version)"))
+                    problems.append(
+                        IntegrityProblem(
+                            kind: .recordDamaged, recordID: id,
+                            detail: version == entry.version
+                                ? "does not authenticate (its bytes were altered, or swapped with another record's)"
+                                : "does not authenticate, and its version \(row.storedVersion) differs from the committed version \(entry.version)"
+                        ))
                     continue
                 }
-                let tagMatches = sealedBytes.withUnsafeBytes { RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag) }
+                let tagMatches = sealedBytes.withUnsafeBytes {
+                    RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag)
+                }
                 guard version == entry.version, tagMatches else {
                     let detail: String
                     if version == entry.version {
                         detail = "is authentic but not the copy the commit record lists (replaced by another copy)"
                     } else if version < entry.version {
-                        detail = "is an older version (\(version)) than the committed version \(entry.version) (this record was rolled back or replayed)"
+                        detail =
+                            "is an older version (\(version)) than the committed version \(entry.version) (this record was rolled back or replayed)"
                     } else {
-                        detail = "is newer (version \(version)) than the commit record lists (version \(entry.version)): the commit record and manifest were rolled back, not this record"
+                        detail =
+                            "is newer (version \(version)) than the commit record lists (version \(entry.version)): the commit record and manifest were rolled back, not this record"
                     }
                     problems.append(IntegrityProblem(kind: .recordStale, recordID: id, detail: detail))
                     continue
                 }
-                plain.withUnsafeBytes { records.append(id: id, version: version, tag: entry.tag, payload: UnsafeRawBufferPointer(rebasing: $0[payload])) }
+                plain.withUnsafeBytes {
+                    records.append(
+                        id: id, version: version, tag: entry.tag, payload: UnsafeRawBufferPointer(rebasing: $0[payload])
+                    )
+                }
             }
             pending.removeAll(keepingCapacity: true)
             sealedBytes.removeAll(keepingCapacity: true)
@@ -564,16 +688,23 @@ public final class Vault {
         while true {
             let step = sqlite3_step(handle)
             if step == SQLITE_DONE { break }
-            guard step == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: step)) }  // mapped by withStorageErrors
+            // Mapped by withStorageErrors.
+            guard step == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: step)) }
             let idLength = Int(sqlite3_column_bytes(handle, 0))
-            guard idLength == RecordID.byteCount, sqlite3_column_type(handle, 0) == SQLITE_BLOB, let idBytes = sqlite3_column_blob(handle, 0) else {
-                problems.append(IntegrityProblem(kind: .recordUnexpected, recordID: nil,
-                                                 detail: "a record with a malformed \(idLength)-byte id is in the file (injected)"))
+            guard idLength == RecordID.byteCount, sqlite3_column_type(handle, 0) == SQLITE_BLOB,
+                let idBytes = sqlite3_column_blob(handle, 0)
+            else {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .recordUnexpected, recordID: nil,
+                        detail: "a record with a malformed \(idLength)-byte id is in the file (injected)"))
                 continue
             }
             let id = RecordID(unsafe: idBytes)
             if id == previous {
-                problems.append(IntegrityProblem(kind: .recordDuplicated, recordID: id, detail: "appears more than once (duplicated)"))
+                problems.append(
+                    IntegrityProblem(
+                        kind: .recordDuplicated, recordID: id, detail: "appears more than once (duplicated)"))
                 continue
             }
             previous = id
@@ -587,7 +718,8 @@ public final class Vault {
             if length > 0, let blob = sqlite3_column_blob(handle, 2) {
                 sealedBytes.append(contentsOf: UnsafeRawBufferPointer(start: blob, count: length))
             }
-            pending.append(SealedRow(id: id, storedVersion: storedVersion, entry: entry, range: start..<sealedBytes.count))
+            pending.append(
+                SealedRow(id: id, storedVersion: storedVersion, entry: entry, range: start..<sealedBytes.count))
             if pending.count == batchSize { openPending() }
         }
         reportMissing(upTo: nil)
@@ -625,11 +757,13 @@ public final class Vault {
             }
             // Sealed on all cores, then written.
             let sealed = RecordCipher.sealAll(changes, versions: versions, key: keys.records, vaultID: vaultID)
-            let upsert = try db.makeStatement(sql: """
-                INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
-                """)
-            var finalStates: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)] = []  // id order, last change per id
+            let upsert = try db.makeStatement(
+                sql: """
+                    INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
+                    """)
+            // Id order, last change per id.
+            var finalStates: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)] = []
             finalStates.reserveCapacity(changes.count)
             var changedBuckets = Set<Int>()
             for position in order {
@@ -650,7 +784,8 @@ public final class Vault {
                 changedBuckets.insert(id.bucket)
             }
             updated.records = updated.records.merging(finalStates)
-            try self.writeManifest(db, state: &updated, buckets: changedBuckets, keys: keys, headerBytes: self.headerBytes)
+            try self.writeManifest(
+                db, state: &updated, buckets: changedBuckets, keys: keys, headerBytes: self.headerBytes)
         }
         state = updated
         recordMark()
@@ -665,9 +800,12 @@ public final class Vault {
             sqlite3_bind_blob(handle, 1, $0.baseAddress, Int32($0.count), transient)
         }
         if result == SQLITE_OK { result = sqlite3_bind_int64(handle, 2, Int64(version)) }
-        if result == SQLITE_OK { result = sealed.withUnsafeBytes { sqlite3_bind_blob(handle, 3, $0.baseAddress, Int32($0.count), transient) } }
+        if result == SQLITE_OK {
+            result = sealed.withUnsafeBytes { sqlite3_bind_blob(handle, 3, $0.baseAddress, Int32($0.count), transient) }
+        }
         if result == SQLITE_OK { result = sqlite3_step(handle) }
-        guard result == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: result)) }  // mapped by withStorageErrors
+        // Mapped by withStorageErrors.
+        guard result == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: result)) }
         guard sqlite3_changes(sqlite3_db_handle(handle)) == 1 else { throw Self.writeVanished("writing a record") }
     }
 
@@ -675,7 +813,10 @@ public final class Vault {
     /// SQLite reports success. The schema check refuses such files on open; this is the second
     /// line: every write must change exactly what it says.
     static func writeVanished(_ what: String) -> VaultError {
-        VaultError(.schemaTampered, "The vault file did not take a write (\(what) changed nothing): something in the file intercepts writes. Nothing was changed.")
+        VaultError(
+            .schemaTampered,
+            "The vault file did not take a write (\(what) changed nothing): something in the file intercepts writes. Nothing was changed."
+        )
     }
 
     static func expectOneChange(_ db: Database, _ what: String) throws {
@@ -689,7 +830,9 @@ public final class Vault {
         if onDisk == state.commitSealed { return state }
         let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1").map(Array.init)
         guard body == headerBytes else {
-            throw VaultError(.storageFailure, "Another process changed this vault's keys while it was open here. Nothing was written; try again.")
+            throw VaultError(
+                .storageFailure,
+                "Another process changed this vault's keys while it was open here. Nothing was written; try again.")
         }
         return try Self.loadState(db: db, header: header, headerBytes: headerBytes, keys: keys.operational)
     }
@@ -697,9 +840,12 @@ public final class Vault {
     /// Re-seals `buckets` and the commit record (counter + 1, naming `headerBytes` in format 2),
     /// then reads the commit record back inside the transaction: what was written must be what
     /// is there.
-    private func writeManifest(_ db: Database, state: inout VaultState, buckets: Set<Int>, keys: OperationalKeys, headerBytes: [UInt8]) throws {
+    private func writeManifest(
+        _ db: Database, state: inout VaultState, buckets: Set<Int>, keys: OperationalKeys, headerBytes: [UInt8]
+    ) throws {
         for bucket in buckets.sorted() {
-            let sealed = Manifest.seal(state.records.manifestEntries(inBucket: bucket), bucket: bucket, key: keys.integrity, vaultID: id)
+            let sealed = Manifest.seal(
+                state.records.manifestEntries(inBucket: bucket), bucket: bucket, key: keys.integrity, vaultID: id)
             state.commit.bucketDigests[bucket] = Manifest.digest(ofSealed: sealed)
             try db.execute(sql: "UPDATE manifest SET sealed = ? WHERE bucket = ?", arguments: [sealed, bucket])
             try Self.expectOneChange(db, "a manifest bucket")
@@ -735,7 +881,6 @@ public final class Vault {
         }
     }
 
-
     // MARK: Keys
     //
     // Everything here needs the master key: slots wrap it and the header MAC is keyed from it.
@@ -744,7 +889,9 @@ public final class Vault {
 
     private func requireMaster(_ action: String) throws -> MasterKeys {
         guard let master = keys.master else {
-            throw VaultError(.passphraseRequired, "\(action) needs the passphrase (or recovery key): a session does not hold the master key.")
+            throw VaultError(
+                .passphraseRequired,
+                "\(action) needs the passphrase (or recovery key): a session does not hold the master key.")
         }
         return master
     }
@@ -754,7 +901,8 @@ public final class Vault {
     /// device id. No record is re-sealed.
     private func upgradeFormat() throws {
         let master = try requireMaster("Upgrading the vault's format")
-        let newHeader = header.replacingSlots(passphrase: header.passphraseSlot, recovery: header.recoverySlot, keys: master)
+        let newHeader = header.replacingSlots(
+            passphrase: header.passphraseSlot, recovery: header.recoverySlot, keys: master)
         try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
     }
 
@@ -780,17 +928,23 @@ public final class Vault {
     /// old passphrase still opens any older copy of the header (every archive made before),
     /// and with it this vault's data.
     @discardableResult
-    public func changePassphrase(to newPassphrase: Passphrase, parameters: Argon2idParameters? = nil, keepMasterKey: Bool = false) throws -> KeyChangeReport {
+    public func changePassphrase(
+        to newPassphrase: Passphrase, parameters: Argon2idParameters? = nil, keepMasterKey: Bool = false
+    ) throws -> KeyChangeReport {
         let master = try requireMaster("Changing the passphrase")
         let parameters = parameters ?? kdfParameters
         let salt = Salt.random()
         let kek = try MasterKeys.deriveKEK(passphrase: newPassphrase, salt: salt, parameters: parameters)
         if keepMasterKey {
             let slot = PassphraseSlot.wrapping(master.master, kek: kek, parameters: parameters, salt: salt, vaultID: id)
-            try writeHeader(header.replacingSlots(passphrase: slot, recovery: header.recoverySlot, keys: master),
-                            keys: master, device: state.commit.deviceID ?? .random())
-            keys = UnlockedKeys(operational: keys.operational, master: master, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
-            return KeyChangeReport(replacedMasterKey: false, generation: header.generation, recoveryKeyKept: hasRecoveryKey, recoveryKeyDropped: false)
+            try writeHeader(
+                header.replacingSlots(passphrase: slot, recovery: header.recoverySlot, keys: master),
+                keys: master, device: state.commit.deviceID ?? .random())
+            keys = UnlockedKeys(
+                operational: keys.operational, master: master, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
+            return KeyChangeReport(
+                replacedMasterKey: false, generation: header.generation, recoveryKeyKept: hasRecoveryKey,
+                recoveryKeyDropped: false)
         }
         return try replaceMasterKey(kek: kek, parameters: parameters, salt: salt, recovery: .keep)
     }
@@ -805,13 +959,20 @@ public final class Vault {
             guard let kek = keys.passphraseKEK else {
                 throw VaultError(.passphraseRequired, "Replacing the recovery key needs the passphrase.")
             }
-            let report = try replaceMasterKey(kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .sealTo(recipient))
+            let report = try replaceMasterKey(
+                kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .sealTo(recipient))
             return (recoveryKey, report)
         }
         let slot = try RecoverySlot.sealing(master.master, to: recipient, vaultID: id)
-        try writeHeader(header.replacingSlots(passphrase: header.passphraseSlot, recovery: slot, keys: master),
-                        keys: master, device: state.commit.deviceID ?? .random())
-        return (recoveryKey, KeyChangeReport(replacedMasterKey: false, generation: header.generation, recoveryKeyKept: true, recoveryKeyDropped: false))
+        try writeHeader(
+            header.replacingSlots(passphrase: header.passphraseSlot, recovery: slot, keys: master),
+            keys: master, device: state.commit.deviceID ?? .random())
+        return (
+            recoveryKey,
+            KeyChangeReport(
+                replacedMasterKey: false, generation: header.generation, recoveryKeyKept: true,
+                recoveryKeyDropped: false)
+        )
     }
 
     /// Removes the recovery key and replaces the master key, so the removed key opens neither
@@ -823,9 +984,11 @@ public final class Vault {
         }
         _ = try requireMaster("Removing the recovery key")
         guard let kek = keys.passphraseKEK else {
-            throw VaultError(.passphraseRequired, "Removing the recovery key needs the passphrase, which keeps working after it.")
+            throw VaultError(
+                .passphraseRequired, "Removing the recovery key needs the passphrase, which keeps working after it.")
         }
-        return try replaceMasterKey(kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .drop)
+        return try replaceMasterKey(
+            kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .drop)
     }
 
     /// Replaces the master key: every record, the manifest, the commit record and the header are
@@ -836,9 +999,12 @@ public final class Vault {
     public func rekey() throws -> KeyChangeReport {
         _ = try requireMaster("Rekeying")
         guard let kek = keys.passphraseKEK else {
-            throw VaultError(.passphraseRequired, "Rekeying needs the passphrase (with the recovery key, change the passphrase instead).")
+            throw VaultError(
+                .passphraseRequired,
+                "Rekeying needs the passphrase (with the recovery key, change the passphrase instead).")
         }
-        return try replaceMasterKey(kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .keep)
+        return try replaceMasterKey(
+            kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .keep)
     }
 
     private enum RecoveryPlan {
@@ -847,11 +1013,14 @@ public final class Vault {
         case sealTo(KeyAgreementPublicKey)
     }
 
-    private func replaceMasterKey(kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, recovery plan: RecoveryPlan) throws -> KeyChangeReport {
+    private func replaceMasterKey(
+        kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, recovery plan: RecoveryPlan
+    ) throws -> KeyChangeReport {
         let old = try requireMaster("Replacing the master key")
         let newKeys = MasterKeys(master: .random())
         let vaultID = id
-        let passphraseSlot = PassphraseSlot.wrapping(newKeys.master, kek: kek, parameters: parameters, salt: salt, vaultID: vaultID)
+        let passphraseSlot = PassphraseSlot.wrapping(
+            newKeys.master, kek: kek, parameters: parameters, salt: salt, vaultID: vaultID)
         var recoverySlot: RecoverySlot?
         var dropped = false
         switch plan {
@@ -865,7 +1034,8 @@ public final class Vault {
                 recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recipient, vaultID: vaultID)
             case .legacy?:
                 if let recoveryKey = keys.recoveryKey {
-                    recoverySlot = try RecoverySlot.sealing(newKeys.master, to: recoveryKey.agreementKey(vaultID: vaultID).publicKey, vaultID: vaultID)
+                    recoverySlot = try RecoverySlot.sealing(
+                        newKeys.master, to: recoveryKey.agreementKey(vaultID: vaultID).publicKey, vaultID: vaultID)
                 } else {
                     dropped = true
                 }
@@ -875,11 +1045,16 @@ public final class Vault {
         }
         let previous = header.keyHistory(orFirstSignedBy: old.operational.signing)
         let generation = header.generation + 1
-        let history = previous + [KeyGeneration.certified(number: generation, created: UInt64(Date().timeIntervalSince1970),
-                                                          signingKey: newKeys.operational.signing.publicKey,
-                                                          by: old.operational.signing, vaultID: vaultID)]
-        let newHeader = VaultHeader(vaultID: vaultID, keys: newKeys, generation: generation, passphraseSlot: passphraseSlot,
-                                    recoverySlot: recoverySlot, keyHistory: history)
+        let history =
+            previous + [
+                KeyGeneration.certified(
+                    number: generation, created: UInt64(Date().timeIntervalSince1970),
+                    signingKey: newKeys.operational.signing.publicKey,
+                    by: old.operational.signing, vaultID: vaultID)
+            ]
+        let newHeader = VaultHeader(
+            vaultID: vaultID, keys: newKeys, generation: generation, passphraseSlot: passphraseSlot,
+            recoverySlot: recoverySlot, keyHistory: history)
         let newHeaderBytes = newHeader.encoded()
         let device = state.commit.deviceID ?? .random()
         var updated = state
@@ -889,22 +1064,29 @@ public final class Vault {
             let records = updated.records
             let newTags = try (0..<records.count).map { index in
                 let record = records.record(at: index)
-                let (sealed, tag) = RecordCipher.seal(record.payload, id: record.id, version: record.version,
-                                                      key: newKeys.operational.records, vaultID: vaultID)
-                try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(record.id.bytes)])
+                let (sealed, tag) = RecordCipher.seal(
+                    record.payload, id: record.id, version: record.version,
+                    key: newKeys.operational.records, vaultID: vaultID)
+                try db.execute(
+                    sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(record.id.bytes)])
                 try Self.expectOneChange(db, "re-sealing a record")
                 return tag
             }
             updated.records = records.replacingTags(newTags)
             try Self.writeHeader(db, newHeaderBytes)
-            try self.writeManifest(db, state: &updated, buckets: Set(0..<Manifest.bucketCount), keys: newKeys.operational, headerBytes: newHeaderBytes)
+            try self.writeManifest(
+                db, state: &updated, buckets: Set(0..<Manifest.bucketCount), keys: newKeys.operational,
+                headerBytes: newHeaderBytes)
         }
-        keys = UnlockedKeys(operational: newKeys.operational, master: newKeys, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
+        keys = UnlockedKeys(
+            operational: newKeys.operational, master: newKeys, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
         header = newHeader
         headerBytes = newHeaderBytes
         state = updated
         recordMark()
-        return KeyChangeReport(replacedMasterKey: true, generation: generation, recoveryKeyKept: recoverySlot != nil, recoveryKeyDropped: dropped)
+        return KeyChangeReport(
+            replacedMasterKey: true, generation: generation, recoveryKeyKept: recoverySlot != nil,
+            recoveryKeyDropped: dropped)
     }
 
     // MARK: Sessions
@@ -915,7 +1097,8 @@ public final class Vault {
     /// first, so every session has a commit record that authenticates the header.
     public func createSession(lifetime: TimeInterval, directory: URL, now: Date = Date()) throws -> SessionToken {
         if header.formatVersion < VaultHeader.currentFormatVersion { try upgradeFormat() }
-        return try SessionStore.create(keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
-                                       directory: directory, clock: .system(now: now))
+        return try SessionStore.create(
+            keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
+            directory: directory, clock: .system(now: now))
     }
 }

@@ -38,7 +38,9 @@ struct PassphraseSlot: Equatable {
     let wrappedKey: XChaCha20Poly1305.SealedBox
 
     var associatedData: [UInt8] {
-        legacySlotAssociatedData(kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt)
+        legacySlotAssociatedData(
+            kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit,
+            salt: salt)
     }
 
     func encode(into writer: inout ByteWriter) {
@@ -57,7 +59,8 @@ enum RecoverySlot: Equatable {
     case legacy(salt: Salt, wrappedKey: XChaCha20Poly1305.SealedBox)
     /// Kind 2 / KDF 3: the master key under a key agreed between an ephemeral X25519 key and the
     /// recovery key's public key (`recipient`).
-    case sealed(recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey, wrappedKey: XChaCha20Poly1305.SealedBox)
+    case sealed(
+        recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey, wrappedKey: XChaCha20Poly1305.SealedBox)
 
     static let legacyByteCount = PassphraseSlot.byteCount
     static let sealedByteCount = 1 + 1 + 32 + 32 + 24 + 48
@@ -85,7 +88,9 @@ enum RecoverySlot: Equatable {
 /// "coffer-slot-v1" ‖ vault id ‖ kind ‖ KDF ‖ opslimit ‖ memlimit ‖ salt: editing any parameter
 /// makes the slot fail to open instead of silently weakening it. (The vault id is appended by
 /// the caller that knows it.)
-private func legacySlotAssociatedData(kind: KeySlotKind, kdf: SlotKDF, opsLimit: UInt64, memLimit: UInt64, salt: Salt) -> [UInt8] {
+private func legacySlotAssociatedData(kind: KeySlotKind, kdf: SlotKDF, opsLimit: UInt64, memLimit: UInt64, salt: Salt)
+    -> [UInt8]
+{
     var writer = ByteWriter(capacity: 34)
     writer.append(kind.rawValue)
     writer.append(kdf.rawValue)
@@ -103,11 +108,14 @@ enum SlotCipher {
         Array("coffer-slot-v1".utf8) + vaultID.bytes + parameterBytes
     }
 
-    static func wrap(_ master: SymmetricKey, kek: SymmetricKey, associatedData: [UInt8]) -> XChaCha20Poly1305.SealedBox {
+    static func wrap(_ master: SymmetricKey, kek: SymmetricKey, associatedData: [UInt8]) -> XChaCha20Poly1305.SealedBox
+    {
         master.withUnsafeBytes { XChaCha20Poly1305.seal($0, key: kek, associatedData: associatedData) }
     }
 
-    static func unwrap(_ wrapped: XChaCha20Poly1305.SealedBox, kek: SymmetricKey, associatedData: [UInt8]) -> SymmetricKey? {
+    static func unwrap(_ wrapped: XChaCha20Poly1305.SealedBox, kek: SymmetricKey, associatedData: [UInt8])
+        -> SymmetricKey?
+    {
         guard let secret = try? XChaCha20Poly1305.openSecret(wrapped, key: kek, associatedData: associatedData) else {
             return nil
         }
@@ -116,52 +124,77 @@ enum SlotCipher {
 }
 
 extension PassphraseSlot {
-    static func wrapping(_ master: SymmetricKey, kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, vaultID: VaultID) -> PassphraseSlot {
-        let ad = SlotCipher.associatedData(vaultID: vaultID, parameterBytes: legacySlotAssociatedData(
-            kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit, salt: salt))
-        return PassphraseSlot(parameters: parameters, salt: salt, wrappedKey: SlotCipher.wrap(master, kek: kek, associatedData: ad))
+    static func wrapping(
+        _ master: SymmetricKey, kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, vaultID: VaultID
+    ) -> PassphraseSlot {
+        let ad = SlotCipher.associatedData(
+            vaultID: vaultID,
+            parameterBytes: legacySlotAssociatedData(
+                kind: .passphrase, kdf: .argon2id13, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit,
+                salt: salt))
+        return PassphraseSlot(
+            parameters: parameters, salt: salt, wrappedKey: SlotCipher.wrap(master, kek: kek, associatedData: ad))
     }
 
     func unwrap(with kek: SymmetricKey, vaultID: VaultID) -> SymmetricKey? {
-        SlotCipher.unwrap(wrappedKey, kek: kek, associatedData: SlotCipher.associatedData(vaultID: vaultID, parameterBytes: associatedData))
+        SlotCipher.unwrap(
+            wrappedKey, kek: kek,
+            associatedData: SlotCipher.associatedData(vaultID: vaultID, parameterBytes: associatedData))
     }
 }
 
 extension RecoverySlot {
     /// Seals `master` to the recovery key whose public half is `recipient`: no recovery secret
     /// is needed, which is what lets a rekey keep the recovery key working.
-    static func sealing(_ master: SymmetricKey, to recipient: KeyAgreementPublicKey, vaultID: VaultID) throws -> RecoverySlot {
+    static func sealing(_ master: SymmetricKey, to recipient: KeyAgreementPublicKey, vaultID: VaultID) throws
+        -> RecoverySlot
+    {
         let ephemeral = KeyAgreementPrivateKey.generate()
-        let kek = try sealedKEK(shared: ephemeral.sharedSecret(with: recipient), ephemeral: ephemeral.publicKey, recipient: recipient)
+        let kek = try sealedKEK(
+            shared: ephemeral.sharedSecret(with: recipient), ephemeral: ephemeral.publicKey, recipient: recipient)
         let ad = sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral.publicKey)
-        return .sealed(recipient: recipient, ephemeral: ephemeral.publicKey, wrappedKey: SlotCipher.wrap(master, kek: kek, associatedData: ad))
+        return .sealed(
+            recipient: recipient, ephemeral: ephemeral.publicKey,
+            wrappedKey: SlotCipher.wrap(master, kek: kek, associatedData: ad))
     }
 
     /// KEK = BLAKE2b-32("coffer-recovery-x25519-v1" ‖ ephemeral ‖ recipient, key = X25519 shared secret).
-    static func sealedKEK(shared: SymmetricKey, ephemeral: KeyAgreementPublicKey, recipient: KeyAgreementPublicKey) -> SymmetricKey {
+    static func sealedKEK(shared: SymmetricKey, ephemeral: KeyAgreementPublicKey, recipient: KeyAgreementPublicKey)
+        -> SymmetricKey
+    {
         let hasher = BLAKE2bHasher(outputByteCount: SymmetricKey.byteCount, key: shared)
         hasher.update(Array("coffer-recovery-x25519-v1".utf8) + ephemeral.bytes + recipient.bytes)
         return hasher.finalizeKey()
     }
 
-    static func sealedAssociatedData(vaultID: VaultID, recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey) -> [UInt8] {
-        SlotCipher.associatedData(vaultID: vaultID, parameterBytes: [KeySlotKind.recoveryKey.rawValue, SlotKDF.x25519RecoveryKey.rawValue]
-                                  + recipient.bytes + ephemeral.bytes)
+    static func sealedAssociatedData(
+        vaultID: VaultID, recipient: KeyAgreementPublicKey, ephemeral: KeyAgreementPublicKey
+    ) -> [UInt8] {
+        SlotCipher.associatedData(
+            vaultID: vaultID,
+            parameterBytes: [KeySlotKind.recoveryKey.rawValue, SlotKDF.x25519RecoveryKey.rawValue]
+                + recipient.bytes + ephemeral.bytes)
     }
 
     /// The master key, or nil when `recoveryKey` is not the key this slot was made for.
     func unwrap(with recoveryKey: RecoveryKey, vaultID: VaultID) -> SymmetricKey? {
         switch self {
         case .legacy(let salt, let wrapped):
-            let ad = SlotCipher.associatedData(vaultID: vaultID, parameterBytes: legacySlotAssociatedData(
-                kind: .recoveryKey, kdf: .blake2bRecoveryKey, opsLimit: 0, memLimit: 0, salt: salt))
-            return SlotCipher.unwrap(wrapped, kek: recoveryKey.legacyKeyEncryptionKey(salt: salt, vaultID: vaultID), associatedData: ad)
+            let ad = SlotCipher.associatedData(
+                vaultID: vaultID,
+                parameterBytes: legacySlotAssociatedData(
+                    kind: .recoveryKey, kdf: .blake2bRecoveryKey, opsLimit: 0, memLimit: 0, salt: salt))
+            return SlotCipher.unwrap(
+                wrapped, kek: recoveryKey.legacyKeyEncryptionKey(salt: salt, vaultID: vaultID), associatedData: ad)
         case .sealed(let recipient, let ephemeral, let wrapped):
             let agreement = recoveryKey.agreementKey(vaultID: vaultID)
-            guard agreement.publicKey == recipient, let shared = try? agreement.sharedSecret(with: ephemeral) else { return nil }
+            guard agreement.publicKey == recipient, let shared = try? agreement.sharedSecret(with: ephemeral) else {
+                return nil
+            }
             let kek = Self.sealedKEK(shared: shared, ephemeral: ephemeral, recipient: recipient)
-            return SlotCipher.unwrap(wrapped, kek: kek,
-                                     associatedData: Self.sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral))
+            return SlotCipher.unwrap(
+                wrapped, kek: kek,
+                associatedData: Self.sealedAssociatedData(vaultID: vaultID, recipient: recipient, ephemeral: ephemeral))
         }
     }
 }
@@ -191,14 +224,20 @@ public struct KeyGeneration: Equatable, Sendable {
 
     /// A new generation certified by `certifier` (the previous generation's key; for the first,
     /// the new key itself).
-    static func certified(number: UInt32, created: UInt64, signingKey: SigningPublicKey, by certifier: SigningKey, vaultID: VaultID) -> KeyGeneration {
-        KeyGeneration(number: number, created: created, signingKey: signingKey,
-                      certificate: certifier.signature(for: statement(vaultID: vaultID, number: number, created: created, signingKey: signingKey)))
+    static func certified(
+        number: UInt32, created: UInt64, signingKey: SigningPublicKey, by certifier: SigningKey, vaultID: VaultID
+    ) -> KeyGeneration {
+        KeyGeneration(
+            number: number, created: created, signingKey: signingKey,
+            certificate: certifier.signature(
+                for: statement(vaultID: vaultID, number: number, created: created, signingKey: signingKey)))
     }
 
     /// Generation 1 of the key pair `signing`, self-certified.
     static func first(signedBy signing: SigningKey, vaultID: VaultID, now: Date = Date()) -> KeyGeneration {
-        certified(number: 1, created: UInt64(now.timeIntervalSince1970), signingKey: signing.publicKey, by: signing, vaultID: vaultID)
+        certified(
+            number: 1, created: UInt64(now.timeIntervalSince1970), signingKey: signing.publicKey, by: signing,
+            vaultID: vaultID)
     }
 
     func encode(into writer: inout ByteWriter) {
@@ -238,17 +277,24 @@ struct VaultHeader {
     let mac: [UInt8]
 
     /// A current-format header for `keys`, with its MAC computed.
-    init(vaultID: VaultID, keys: MasterKeys, generation: UInt32, passphraseSlot: PassphraseSlot,
-         recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration]) {
-        let body = Self.body(formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.operational.masterKeyID,
-                             generation: generation, passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory)
-        self.init(formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.operational.masterKeyID,
-                  generation: generation, passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory,
-                  mac: BLAKE2b.hash(body, key: keys.header))
+    init(
+        vaultID: VaultID, keys: MasterKeys, generation: UInt32, passphraseSlot: PassphraseSlot,
+        recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration]
+    ) {
+        let body = Self.body(
+            formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.operational.masterKeyID,
+            generation: generation, passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory)
+        self.init(
+            formatVersion: Self.currentFormatVersion, vaultID: vaultID, masterKeyID: keys.operational.masterKeyID,
+            generation: generation, passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory,
+            mac: BLAKE2b.hash(body, key: keys.header))
     }
 
-    private init(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32, passphraseSlot: PassphraseSlot,
-                 recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration], mac: [UInt8]) {
+    private init(
+        formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32,
+        passphraseSlot: PassphraseSlot,
+        recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration], mac: [UInt8]
+    ) {
         self.formatVersion = formatVersion
         self.vaultID = vaultID
         self.masterKeyID = masterKeyID
@@ -262,8 +308,9 @@ struct VaultHeader {
     /// The same master key and generation with these slots, in the current format, MAC
     /// recomputed; a format 1 header gains its key history of one generation.
     func replacingSlots(passphrase: PassphraseSlot, recovery: RecoverySlot?, keys: MasterKeys) -> VaultHeader {
-        VaultHeader(vaultID: vaultID, keys: keys, generation: generation, passphraseSlot: passphrase, recoverySlot: recovery,
-                    keyHistory: keyHistory(orFirstSignedBy: keys.operational.signing))
+        VaultHeader(
+            vaultID: vaultID, keys: keys, generation: generation, passphraseSlot: passphrase, recoverySlot: recovery,
+            keyHistory: keyHistory(orFirstSignedBy: keys.operational.signing))
     }
 
     /// The key history, or for a format 1 header (which has none) generation 1 of `signing`,
@@ -272,8 +319,10 @@ struct VaultHeader {
         keyHistory.isEmpty ? [KeyGeneration.first(signedBy: signing, vaultID: vaultID)] : keyHistory
     }
 
-    private static func body(formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32,
-                             passphraseSlot: PassphraseSlot, recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration]) -> [UInt8] {
+    private static func body(
+        formatVersion: UInt16, vaultID: VaultID, masterKeyID: [UInt8], generation: UInt32,
+        passphraseSlot: PassphraseSlot, recoverySlot: RecoverySlot?, keyHistory: [KeyGeneration]
+    ) -> [UInt8] {
         var writer = ByteWriter(capacity: 256 + keyHistory.count * KeyGeneration.byteCount)
         writer.append(magic)
         writer.append(formatVersion)
@@ -291,8 +340,9 @@ struct VaultHeader {
     }
 
     var body: [UInt8] {
-        Self.body(formatVersion: formatVersion, vaultID: vaultID, masterKeyID: masterKeyID, generation: generation,
-                  passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory)
+        Self.body(
+            formatVersion: formatVersion, vaultID: vaultID, masterKeyID: masterKeyID, generation: generation,
+            passphraseSlot: passphraseSlot, recoverySlot: recoverySlot, keyHistory: keyHistory)
     }
 
     func encoded() -> [UInt8] {
@@ -320,13 +370,17 @@ struct VaultHeader {
         }
         let version = try reader.readUInt16()
         guard version >= 1, version <= currentFormatVersion else {
-            throw VaultError(.unsupportedVersion,
-                "This vault uses format version \(version); this Coffer reads up to version \(currentFormatVersion). Upgrade Coffer.")
+            throw VaultError(
+                .unsupportedVersion,
+                "This vault uses format version \(version); this Coffer reads up to version \(currentFormatVersion). Upgrade Coffer."
+            )
         }
         let vaultID = VaultID(unchecked: try reader.read(VaultID.byteCount))
         let keyID = try reader.read(16)
         let generation = version >= 2 ? try reader.readUInt32() : 1
-        guard generation >= 1 else { throw VaultError(.headerDamaged, "The vault header is damaged: its key generation is 0.") }
+        guard generation >= 1 else {
+            throw VaultError(.headerDamaged, "The vault header is damaged: its key generation is 0.")
+        }
         let slotCount = Int(try reader.readUInt8())
         var passphrase: PassphraseSlot?
         var recovery: RecoverySlot?
@@ -335,54 +389,83 @@ struct VaultHeader {
             let kdfByte = try reader.readUInt8()
             switch (KeySlotKind(rawValue: kindByte), SlotKDF(rawValue: kdfByte)) {
             case (.passphrase?, .argon2id13?):
-                guard passphrase == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two passphrase slots.") }
+                guard passphrase == nil else {
+                    throw VaultError(.headerDamaged, "The vault header is damaged: it has two passphrase slots.")
+                }
                 let ops = try reader.readUInt64(), mem = try reader.readUInt64()
                 let parameters: Argon2idParameters
                 do {
                     parameters = try Argon2idParameters(opsLimit: ops, memLimit: mem)
                 } catch let error as CryptoError {
-                    throw VaultError(.unsafeParameters, "The vault header is not safe to use: \(error.errorDescription ?? "")")
+                    throw VaultError(
+                        .unsafeParameters, "The vault header is not safe to use: \(error.errorDescription ?? "")")
                 }
-                passphrase = PassphraseSlot(parameters: parameters, salt: try Salt(reader.read(Salt.byteCount)),
-                                            wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
+                passphrase = PassphraseSlot(
+                    parameters: parameters, salt: try Salt(reader.read(Salt.byteCount)),
+                    wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
             case (.recoveryKey?, .blake2bRecoveryKey?):
-                guard recovery == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.") }
-                guard try reader.readUInt64() == 0, try reader.readUInt64() == 0 else {
-                    throw VaultError(.headerDamaged, "The vault header is damaged: its recovery slot has key-derivation parameters.")
+                guard recovery == nil else {
+                    throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.")
                 }
-                recovery = .legacy(salt: try Salt(reader.read(Salt.byteCount)),
-                                   wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
+                guard try reader.readUInt64() == 0, try reader.readUInt64() == 0 else {
+                    throw VaultError(
+                        .headerDamaged, "The vault header is damaged: its recovery slot has key-derivation parameters.")
+                }
+                recovery = .legacy(
+                    salt: try Salt(reader.read(Salt.byteCount)),
+                    wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
             case (.recoveryKey?, .x25519RecoveryKey?) where version >= 2:
-                guard recovery == nil else { throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.") }
-                recovery = .sealed(recipient: try KeyAgreementPublicKey(reader.read(32)), ephemeral: try KeyAgreementPublicKey(reader.read(32)),
-                                   wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
+                guard recovery == nil else {
+                    throw VaultError(.headerDamaged, "The vault header is damaged: it has two recovery slots.")
+                }
+                recovery = .sealed(
+                    recipient: try KeyAgreementPublicKey(reader.read(32)),
+                    ephemeral: try KeyAgreementPublicKey(reader.read(32)),
+                    wrappedKey: try .init(combined: reader.read(SlotCipher.sealedKeyByteCount)))
             default:
-                throw VaultError(.headerDamaged, "The vault header is damaged: it has a key slot of unknown type \(kindByte)/\(kdfByte).")
+                throw VaultError(
+                    .headerDamaged,
+                    "The vault header is damaged: it has a key slot of unknown type \(kindByte)/\(kdfByte).")
             }
         }
-        guard let passphrase else { throw VaultError(.headerDamaged, "The vault header is damaged: it has no passphrase slot.") }
+        guard let passphrase else {
+            throw VaultError(.headerDamaged, "The vault header is damaged: it has no passphrase slot.")
+        }
         var history: [KeyGeneration] = []
         if version >= 2 {
             let count = Int(try reader.readUInt16())
             guard count == Int(generation) else {
-                throw VaultError(.headerDamaged, "The vault header is damaged: its key history lists \(count) generations for generation \(generation).")
+                throw VaultError(
+                    .headerDamaged,
+                    "The vault header is damaged: its key history lists \(count) generations for generation \(generation)."
+                )
             }
             for index in 0..<count {
-                let entry = KeyGeneration(number: try reader.readUInt32(), created: try reader.readUInt64(),
-                                          signingKey: try SigningPublicKey(reader.read(32)), certificate: try Signature(reader.read(64)))
+                let entry = KeyGeneration(
+                    number: try reader.readUInt32(), created: try reader.readUInt64(),
+                    signingKey: try SigningPublicKey(reader.read(32)), certificate: try Signature(reader.read(64)))
                 let certifier = index == 0 ? entry.signingKey : history[index - 1].signingKey
                 guard entry.number == UInt32(index + 1),
-                      certifier.isValidSignature(entry.certificate, for: KeyGeneration.statement(
-                          vaultID: vaultID, number: entry.number, created: entry.created, signingKey: entry.signingKey)) else {
-                    throw VaultError(.headerDamaged, "The vault header is damaged: generation \(index + 1) of its key history is not certified by the key before it.")
+                    certifier.isValidSignature(
+                        entry.certificate,
+                        for: KeyGeneration.statement(
+                            vaultID: vaultID, number: entry.number, created: entry.created, signingKey: entry.signingKey
+                        ))
+                else {
+                    throw VaultError(
+                        .headerDamaged,
+                        "The vault header is damaged: generation \(index + 1) of its key history is not certified by the key before it."
+                    )
                 }
                 history.append(entry)
             }
         }
         let mac = try reader.read(digestByteCount)
         guard reader.remaining == 0 else { throw damaged() }
-        return VaultHeader(formatVersion: version, vaultID: vaultID, masterKeyID: keyID, generation: generation, passphraseSlot: passphrase,
-                           recoverySlot: recovery, keyHistory: history, mac: mac)
+        return VaultHeader(
+            formatVersion: version, vaultID: vaultID, masterKeyID: keyID, generation: generation,
+            passphraseSlot: passphrase,
+            recoverySlot: recovery, keyHistory: history, mac: mac)
     }
 
 }

@@ -30,7 +30,10 @@ struct OperationalKeys {
     /// A keyed fingerprint of the master key these came from (the header names it).
     let masterKeyID: [UInt8]
 
-    init(records: SymmetricKey, integrity: SymmetricKey, backup: SymmetricKey, signingSeed: SymmetricKey, masterKeyID: [UInt8]) {
+    init(
+        records: SymmetricKey, integrity: SymmetricKey, backup: SymmetricKey, signingSeed: SymmetricKey,
+        masterKeyID: [UInt8]
+    ) {
         self.records = records
         self.integrity = integrity
         self.backup = backup
@@ -98,14 +101,18 @@ public struct RecoveryKey: Sendable {
             case "I", "L": symbols.append(1)
             default:
                 guard scalar.isASCII, let index = Self.alphabet.firstIndex(of: UInt8(scalar.value)) else {
-                    throw VaultError(.wrongRecoveryKey, "The recovery key contains a character that is not part of any recovery key.")
+                    throw VaultError(
+                        .wrongRecoveryKey, "The recovery key contains a character that is not part of any recovery key."
+                    )
                 }
                 symbols.append(UInt8(index))
             }
         }
         defer { secureWipe(&symbols) }
         guard symbols.count == 32 else {
-            throw VaultError(.wrongRecoveryKey, "A recovery key has 32 characters (eight groups of four); this one has \(symbols.count).")
+            throw VaultError(
+                .wrongRecoveryKey,
+                "A recovery key has 32 characters (eight groups of four); this one has \(symbols.count).")
         }
         var bytes = [UInt8](repeating: 0, count: 20)
         defer { secureWipe(&bytes) }
@@ -120,9 +127,14 @@ public struct RecoveryKey: Sendable {
             }
         }
         let secretPart = Array(bytes[..<Self.secretByteCount])
-        guard constantTimeEqual(BLAKE2b.hash(secretPart, outputByteCount: 16).prefix(Self.checksumByteCount).map { $0 },
-                                Array(bytes[Self.secretByteCount...])) else {
-            throw VaultError(.wrongRecoveryKey, "The recovery key has a typo: its checksum does not match. Check each group of four.")
+        guard
+            constantTimeEqual(
+                BLAKE2b.hash(secretPart, outputByteCount: 16).prefix(Self.checksumByteCount).map { $0 },
+                Array(bytes[Self.secretByteCount...]))
+        else {
+            throw VaultError(
+                .wrongRecoveryKey, "The recovery key has a typo: its checksum does not match. Check each group of four."
+            )
         }
         secret = SecureBytes(copying: secretPart)
     }

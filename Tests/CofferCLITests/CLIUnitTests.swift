@@ -1,13 +1,16 @@
+import CofferKit
+import FinanceCore
 import Foundation
 import Testing
 import VaultCrypto
 import VaultStore
-import CofferKit
-import FinanceCore
+
 @testable import CofferCLI
 
 @Suite struct DurationTests {
-    @Test(arguments: [("90s", 90.0), ("15m", 900.0), ("2h", 7200.0), ("1h30m", 5400.0), ("1H", 3600.0), ("24h", 86400.0), ("1s", 1.0)])
+    @Test(arguments: [
+        ("90s", 90.0), ("15m", 900.0), ("2h", 7200.0), ("1h30m", 5400.0), ("1H", 3600.0), ("24h", 86400.0), ("1s", 1.0),
+    ])
     func parsesDurations(text: String, seconds: Double) throws {
         #expect(try Duration.parse(text) == seconds)
     }
@@ -36,19 +39,23 @@ import FinanceCore
     @Test func usesOnlyTheFirstLine() {
         #expect(PassphraseSource.firstLine(Array("secret\n".utf8)) == Array("secret".utf8))
         #expect(PassphraseSource.firstLine(Array("secret\r\nignored".utf8)) == Array("secret".utf8))
-        #expect(PassphraseSource.firstLine(Array("  spaced  ".utf8)) == Array("  spaced  ".utf8), "spaces are part of a passphrase")
+        #expect(
+            PassphraseSource.firstLine(Array("  spaced  ".utf8)) == Array("  spaced  ".utf8),
+            "spaces are part of a passphrase")
     }
 
     @Test func environmentVariableIsASource() throws {
-        let passphrase = try PassphraseSource.passphrase(file: nil, command: nil, environmentVariable: "COFFER_PASSPHRASE",
-                                                         environment: ["COFFER_PASSPHRASE": "from env"], prompt: "", confirm: false)
+        let passphrase = try PassphraseSource.passphrase(
+            file: nil, command: nil, environmentVariable: "COFFER_PASSPHRASE",
+            environment: ["COFFER_PASSPHRASE": "from env"], prompt: "", confirm: false)
         #expect(passphrase.byteCount == 8)
     }
 
     @Test func missingFileIsInvalidInput() {
         #expect(throws: CLIError.self) {
-            try PassphraseSource.passphrase(file: "/nonexistent/passphrase", command: nil, environmentVariable: "X",
-                                            environment: [:], prompt: "", confirm: false)
+            try PassphraseSource.passphrase(
+                file: "/nonexistent/passphrase", command: nil, environmentVariable: "X",
+                environment: [:], prompt: "", confirm: false)
         }
     }
 }
@@ -68,14 +75,20 @@ import FinanceCore
     }
 
     @Test func codesAreTheSysexitsValues() {
-        #expect([CofferCLI.ExitStatus.ok, .failure, .invalidInput, .damaged, .notFound, .noPermission].map(\.rawValue) == [0, 1, 64, 65, 66, 77])
+        #expect(
+            [CofferCLI.ExitStatus.ok, .failure, .invalidInput, .damaged, .notFound, .noPermission].map(\.rawValue) == [
+                0, 1, 64, 65, 66, 77,
+            ])
     }
 
     @Test func integrityProblemsBecomeDetailLines() throws {
         let id = RecordID.random()
-        let error = CLIError(VaultError(.integrityFailure, "damaged", problems: [
-            IntegrityProblem(kind: .recordMissing, recordID: id, detail: "is missing"),
-        ]))
+        let error = CLIError(
+            VaultError(
+                .integrityFailure, "damaged",
+                problems: [
+                    IntegrityProblem(kind: .recordMissing, recordID: id, detail: "is missing")
+                ]))
         #expect(error.details == ["record \(id.hex): is missing"])
     }
 }
@@ -84,7 +97,10 @@ import FinanceCore
     @Test(arguments: [
         (["--vault", "v", "init", "--kdf", "interactive"], ["init", "--vault", "v", "--kdf", "interactive"]),
         (["--vault=v", "passphrase", "change"], ["passphrase", "change", "--vault=v"]),
-        (["--passphrase-file", "p", "--vault", "v", "recovery-key", "create"], ["recovery-key", "create", "--passphrase-file", "p", "--vault", "v"]),
+        (
+            ["--passphrase-file", "p", "--vault", "v", "recovery-key", "create"],
+            ["recovery-key", "create", "--passphrase-file", "p", "--vault", "v"]
+        ),
         (["status", "--vault", "v"], ["status", "--vault", "v"]),
         (["--vault"], ["--vault"]),
         (["--help"], ["--help"]),

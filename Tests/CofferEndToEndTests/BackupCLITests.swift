@@ -1,6 +1,6 @@
 import CofferKit
-import FinanceCore
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import GRDB
 import Testing
@@ -72,7 +72,9 @@ import VaultStore
         #expect(full.status == 0)
         #expect(full.stdout.contains("every record parsed"))
         let list = try coffer(["backup", "list", "--json"])
-        let rows = (try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any])["archives"] as! [[String: Any]]
+        let rows =
+            (try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any])["archives"]
+            as! [[String: Any]]
         #expect(rows.map { $0["status"] as! String } == ["signed"])
 
         let restoredPath = sandbox.directory.path("fresh/restored.coffer")
@@ -82,16 +84,21 @@ import VaultStore
         let restored = try coffer(["overview", "--json", "--vault", restoredPath.path]).stdout
         #expect(original == restored)
         // Every record but the backup bookkeeping (which archives leave out and restore rebuilds).
-        let before = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("demo"))).records.filter { !RecordCodec.isBackupState($0.payload) }
-        let after = try Vault.open(at: restoredPath, with: .passphrase(try Passphrase("demo"))).records.filter { !RecordCodec.isBackupState($0.payload) }
+        let before = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("demo"))).records.filter {
+            !RecordCodec.isBackupState($0.payload)
+        }
+        let after = try Vault.open(at: restoredPath, with: .passphrase(try Passphrase("demo"))).records.filter {
+            !RecordCodec.isBackupState($0.payload)
+        }
         #expect(before.map(\.id) == after.map(\.id))
         #expect(before.map(\.payload) == after.map(\.payload))
 
         // --replace keeps the old vault beside the new one.
         #expect(try coffer(["restore", archive.path, "--to", restoredPath.path]).status == 64)
         #expect(try coffer(["restore", archive.path, "--to", restoredPath.path, "--replace"]).status == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: restoredPath.deletingLastPathComponent().path)
-            .contains { $0.hasPrefix("restored.coffer.before-restore-") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: restoredPath.deletingLastPathComponent().path)
+                .contains { $0.hasPrefix("restored.coffer.before-restore-") })
     }
 
     @Test func damagedArchivesExit65AndRestoreWritesNothing() throws {
@@ -101,7 +108,8 @@ import VaultStore
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         try Data("existing vault bytes".utf8).write(to: target.appendingPathComponent("vault.coffer"))
         let before = try directoryListing(target)
-        var damaged: [(String, Data)] = stride(from: 0, to: original.count, by: max(1, original.count / 12)).map { offset in
+        var damaged: [(String, Data)] = stride(from: 0, to: original.count, by: max(1, original.count / 12)).map {
+            offset in
             var bytes = original
             bytes[offset] ^= 0x01
             return ("flip at \(offset)", bytes)
@@ -112,7 +120,9 @@ import VaultStore
             try bytes.write(to: archive)
             let verify = try coffer(["backup", "verify", archive.path])
             #expect(verify.status == 65, "\(label): \(verify.stderr)")
-            let restore = try coffer(["restore", archive.path, "--to", target.appendingPathComponent("vault.coffer").path, "--replace"])
+            let restore = try coffer([
+                "restore", archive.path, "--to", target.appendingPathComponent("vault.coffer").path, "--replace",
+            ])
             #expect(restore.status == 65 || restore.status == 77, "\(label): \(restore.status) \(restore.stderr)")
             #expect(try directoryListing(target) == before, "\(label): the restore target must be untouched")
         }
@@ -133,11 +143,15 @@ import VaultStore
             var bytes = original
             bytes[offset] ^= 0x80
             try bytes.write(to: archive)
-            if try sandbox.run(["backup", "verify", archive.path], environment: environment).status != 65 { failures.append(offset) }
+            if try sandbox.run(["backup", "verify", archive.path], environment: environment).status != 65 {
+                failures.append(offset)
+            }
         }
         for length in stride(from: 0, to: original.count, by: 256) {
             try original.prefix(length).write(to: archive)
-            if try sandbox.run(["backup", "verify", archive.path], environment: environment).status != 65 { failures.append(-length) }
+            if try sandbox.run(["backup", "verify", archive.path], environment: environment).status != 65 {
+                failures.append(-length)
+            }
         }
         #expect(failures.isEmpty, "offsets not rejected with 65: \(failures)")
     }
@@ -145,7 +159,9 @@ import VaultStore
     @Test func anArchiveMadeBeforeAPassphraseChangeAsksForTheOldOne() throws {
         let archive = try makeVaultAndBackup()
         #expect(try coffer(["passphrase", "change"], ["COFFER_NEW_PASSPHRASE": "a brand new passphrase"]).status == 0)
-        let withNew = try coffer(["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path], ["COFFER_PASSPHRASE": "a brand new passphrase"])
+        let withNew = try coffer(
+            ["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path],
+            ["COFFER_PASSPHRASE": "a brand new passphrase"])
         #expect(withNew.status == 77)
         #expect(withNew.stderr.contains("before a passphrase change"))
         #expect(try coffer(["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path]).status == 0)
@@ -161,8 +177,10 @@ import VaultStore
         #expect(legitimate.count == 4)
         // Forged "newer" files: unsigned, a copy signed by nobody, and a conflicted copy.
         try Data("not an archive".utf8).write(to: usb.appendingPathComponent("coffer-20991231-235959-999999.cbak"))
-        try FileManager.default.copyItem(at: legitimate[0], to: usb.appendingPathComponent("coffer-20991231-235958-999998.cbak"))
-        try FileManager.default.copyItem(at: legitimate[1], to: usb.appendingPathComponent("coffer-20261122-000000-000002 (conflicted copy).cbak"))
+        try FileManager.default.copyItem(
+            at: legitimate[0], to: usb.appendingPathComponent("coffer-20991231-235958-999998.cbak"))
+        try FileManager.default.copyItem(
+            at: legitimate[1], to: usb.appendingPathComponent("coffer-20261122-000000-000002 (conflicted copy).cbak"))
 
         // And a genuine archive of another vault, with its own valid signature.
         let otherVault = sandbox.directory.path("other.coffer")
@@ -170,17 +188,25 @@ import VaultStore
         try FileManager.default.createDirectory(at: otherUSB, withIntermediateDirectories: true)
         #expect(try coffer(["demo", "--vault", otherVault.path]).status == 0)
         #expect(try coffer(["backup", "create", "--to", otherUSB.path, "--vault", otherVault.path]).status == 0)
-        let foreign = try FileManager.default.contentsOfDirectory(at: otherUSB, includingPropertiesForKeys: nil).first { $0.pathExtension == "cbak" }!
-        try FileManager.default.copyItem(at: foreign, to: usb.appendingPathComponent("coffer-20991231-235957-999997.cbak"))
-        try FileManager.default.copyItem(at: URL(fileURLWithPath: foreign.path + ".minisig"),
-                                         to: usb.appendingPathComponent("coffer-20991231-235957-999997.cbak.minisig"))
+        let foreign = try FileManager.default.contentsOfDirectory(at: otherUSB, includingPropertiesForKeys: nil).first {
+            $0.pathExtension == "cbak"
+        }!
+        try FileManager.default.copyItem(
+            at: foreign, to: usb.appendingPathComponent("coffer-20991231-235957-999997.cbak"))
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: foreign.path + ".minisig"),
+            to: usb.appendingPathComponent("coffer-20991231-235957-999997.cbak.minisig"))
 
         let listed = try coffer(["backup", "list", "--json"])
-        let statuses = Dictionary(uniqueKeysWithValues: ((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as! [String: Any])["archives"] as! [[String: Any]])
-            .map { (URL(fileURLWithPath: $0["file"] as! String).lastPathComponent, $0["status"] as! String) })
+        let statuses = Dictionary(
+            uniqueKeysWithValues: ((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as! [String: Any])[
+                "archives"] as! [[String: Any]])
+                .map { (URL(fileURLWithPath: $0["file"] as! String).lastPathComponent, $0["status"] as! String) })
         #expect(statuses["coffer-20991231-235959-999999.cbak"] == "unsigned")
         #expect(statuses["coffer-20991231-235958-999998.cbak"] == "unsigned")
-        #expect(statuses["coffer-20261122-000000-000002 (conflicted copy).cbak"] == "unsigned", "a copy without its signature proves nothing")
+        #expect(
+            statuses["coffer-20261122-000000-000002 (conflicted copy).cbak"] == "unsigned",
+            "a copy without its signature proves nothing")
         #expect(statuses["coffer-20991231-235957-999997.cbak"] == "foreign")
         #expect(legitimate.allSatisfy { statuses[$0.lastPathComponent] == "signed" })
 
@@ -194,7 +220,8 @@ import VaultStore
         let left = Set(try archives().map(\.lastPathComponent))
         #expect(left.contains(legitimate[3].lastPathComponent), "the newest verified archive is kept")
         #expect(!left.contains(legitimate[0].lastPathComponent) && !left.contains(legitimate[1].lastPathComponent))
-        #expect(left.contains("coffer-20991231-235959-999999.cbak") && left.contains("coffer-20991231-235958-999998.cbak")
+        #expect(
+            left.contains("coffer-20991231-235959-999999.cbak") && left.contains("coffer-20991231-235958-999998.cbak")
                 && left.contains("coffer-20991231-235957-999997.cbak"), "forged and foreign files are never touched")
         #expect(try coffer(["backup", "prune", usb.path]).status == 64, "no rule keeps nothing: refused")
     }
@@ -203,7 +230,9 @@ import VaultStore
         _ = try makeVaultAndBackup()
         let overview = try coffer(["overview"])
         #expect(overview.stdout.contains("Last verified backup to \(usb.path): today"))
-        let json = try JSONSerialization.jsonObject(with: Data(try coffer(["overview", "--json"]).stdout.utf8)) as! [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(try coffer(["overview", "--json"]).stdout.utf8))
+            as! [String: Any]
         #expect((json["backups"] as! [[String: Any]]).first?["days"] as? Int == 0)
     }
 

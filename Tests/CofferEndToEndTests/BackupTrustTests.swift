@@ -44,14 +44,18 @@ import VaultStore
     func listed(_ extra: [String] = [], without: [String] = []) throws -> [String: [String: Any]] {
         let result = try coffer(["backup", "list", folder.path, "--json"] + extra, without: without)
         #expect(result.status == 0, "\(result.stderr)")
-        let rows = (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["archives"] as? [[String: Any]] ?? []
-        return Dictionary(uniqueKeysWithValues: rows.map { (URL(fileURLWithPath: $0["file"] as! String).lastPathComponent, $0) })
+        let rows =
+            (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["archives"]
+            as? [[String: Any]] ?? []
+        return Dictionary(
+            uniqueKeysWithValues: rows.map { (URL(fileURLWithPath: $0["file"] as! String).lastPathComponent, $0) })
     }
 
     func copy(_ archive: URL, as name: String, withSignature: Bool = true) throws {
         try FileManager.default.copyItem(at: archive, to: folder.appendingPathComponent(name))
         if withSignature {
-            try FileManager.default.copyItem(atPath: archive.path + ".minisig", toPath: folder.appendingPathComponent(name).path + ".minisig")
+            try FileManager.default.copyItem(
+                atPath: archive.path + ".minisig", toPath: folder.appendingPathComponent(name).path + ".minisig")
         }
     }
 
@@ -70,7 +74,9 @@ import VaultStore
         #expect(names.map { rows[$0]?["keyGeneration"] as? Int } == [1, 1, 2])
         #expect(names.map { rows[$0]?["superseded"] as? Bool } == [true, true, false])
         let human = try coffer(["backup", "list", folder.path])
-        #expect(human.stdout.contains("✓ signed (key 1 of 2, superseded)") && human.stdout.contains("✓ signed (key 2 of 2)"), "\(human.stdout)")
+        #expect(
+            human.stdout.contains("✓ signed (key 1 of 2, superseded)")
+                && human.stdout.contains("✓ signed (key 2 of 2)"), "\(human.stdout)")
 
         // Without any passphrase or session: the key history in the vault's header.
         let verified = try coffer(["backup", "verify", try archives()[0].path], without: ["COFFER_PASSPHRASE"])
@@ -83,13 +89,18 @@ import VaultStore
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
         #expect(try coffer(["backup", "pubkey", "--all", "--out", keys.path]).status == 0)
         let keyFiles = try FileManager.default.contentsOfDirectory(atPath: keys.path).sorted()
-        #expect(keyFiles.count == 2 && keyFiles[0].hasSuffix("-key-1.pub") && keyFiles[1].hasSuffix("-key-2.pub"), "\(keyFiles)")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".pub") }) == Set(keyFiles))
+        #expect(
+            keyFiles.count == 2 && keyFiles[0].hasSuffix("-key-1.pub") && keyFiles[1].hasSuffix("-key-2.pub"),
+            "\(keyFiles)")
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".pub") })
+                == Set(keyFiles))
         let printed = try coffer(["backup", "pubkey", "--all"])
         #expect(printed.stdout.components(separatedBy: "untrusted comment:").count == 3)
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/minisign") {
             func minisign(_ archive: URL, _ key: String) throws -> Int32 {
-                try sandbox.runTool("/usr/bin/minisign", ["-Vqm", archive.path, "-p", keys.appendingPathComponent(key).path])
+                try sandbox.runTool(
+                    "/usr/bin/minisign", ["-Vqm", archive.path, "-p", keys.appendingPathComponent(key).path])
             }
             #expect(try minisign(try archives()[0], keyFiles[0]) == 0)
             #expect(try minisign(try archives()[0], keyFiles[1]) != 0)
@@ -118,15 +129,20 @@ import VaultStore
         let stolen = before.backupKeys, device = before.deviceID
         #expect(try coffer(["rekey"]).status == 0)
         try backup()
-        let forgedLater = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
-                                            keys: stolen, sequence: 50, created: Date().addingTimeInterval(3600), to: folder)
-        let backdated = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
-                                          keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder)
+        let forgedLater = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
+            keys: stolen, sequence: 50, created: Date().addingTimeInterval(3600), to: folder)
+        let backdated = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
+            keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder)
         let refused = try coffer(["backup", "verify", forgedLater.path])
-        #expect(refused.status == 65 && refused.stderr.contains("after that key was superseded"), "\(refused.stdout)\(refused.stderr)")
+        #expect(
+            refused.status == 65 && refused.stderr.contains("after that key was superseded"),
+            "\(refused.stdout)\(refused.stderr)")
         // Restore checks it against the vault's history before any key derivation.
         let restored = try coffer(["restore", forgedLater.path, "--to", sandbox.directory.path("forged.coffer").path])
-        #expect(restored.status == 65 && restored.stderr.contains("after that key was superseded"), "\(restored.stderr)")
+        #expect(
+            restored.status == 65 && restored.stderr.contains("after that key was superseded"), "\(restored.stderr)")
         let rows = try listed()
         #expect(rows[forgedLater.lastPathComponent]?["status"] as? String == "foreign")
         #expect(rows[backdated.lastPathComponent]?["superseded"] as? Bool == true)
@@ -148,13 +164,16 @@ import VaultStore
         try makeVault()
         try backup()
         let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase(Self.passphrase)))
-        let absurd = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
-                                       device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder)
+        let absurd = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+            device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder)
         #expect(try coffer(["backup", "verify", absurd.path]).status == 65)
         // The largest number accepted, signed with the current key (a stolen session could):
         // ignored for numbering, so the vault's numbers are never used up.
-        let nearLimit = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
-                                          device: vault.deviceID, keys: vault.backupKeys, sequence: Archive.maximumSequence, created: Date(), to: folder)
+        let nearLimit = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+            device: vault.deviceID, keys: vault.backupKeys, sequence: Archive.maximumSequence, created: Date(),
+            to: folder)
         #expect(try coffer(["backup", "verify", nearLimit.path]).status == 0)
         for expected in ["-000002.cbak", "-000003.cbak"] {
             let next = try backup()
@@ -170,17 +189,22 @@ import VaultStore
         try makeVault()
         try backup()
         let genuine = try archives()[0]
-        let attacker = sandbox.directory.path("attacker.coffer"), attackerFolder = sandbox.directory.path("attacker-usb")
+        let attacker = sandbox.directory.path("attacker.coffer"),
+            attackerFolder = sandbox.directory.path("attacker-usb")
         try FileManager.default.createDirectory(at: attackerFolder, withIntermediateDirectories: true)
         #expect(try coffer(["init", "--kdf", "interactive", "--vault", attacker.path]).status == 0)
         #expect(try coffer(["backup", "create", "--vault", attacker.path, "--to", attackerFolder.path]).status == 0)
-        let planted = try FileManager.default.contentsOfDirectory(atPath: attackerFolder.path).first { $0.hasSuffix(".cbak") }!
+        let planted = try FileManager.default.contentsOfDirectory(atPath: attackerFolder.path).first {
+            $0.hasSuffix(".cbak")
+        }!
         try copy(attackerFolder.appendingPathComponent(planted), as: "coffer-20991231-235959-000099.cbak")
         try FileManager.default.removeItem(atPath: sandbox.vault.path + ".pub")
         try FileManager.default.copyItem(atPath: attacker.path + ".pub", toPath: sandbox.vault.path + ".pub")
 
         for without in [["COFFER_PASSPHRASE"], []] {
-            let verify = try coffer(["backup", "verify", folder.appendingPathComponent("coffer-20991231-235959-000099.cbak").path], without: without)
+            let verify = try coffer(
+                ["backup", "verify", folder.appendingPathComponent("coffer-20991231-235959-000099.cbak").path],
+                without: without)
             #expect(verify.status == 65, "the attacker's archive verified: \(verify.stdout)")
             #expect(verify.stderr.contains("is not this vault's current key"), "\(verify.stderr)")
             #expect(try coffer(["backup", "verify", genuine.path], without: without).status == 0)
@@ -200,7 +224,9 @@ import VaultStore
         for _ in 0..<4 { try backup() }
         let genuine = try archives()
         try copy(genuine[3], as: genuine[3].deletingPathExtension().lastPathComponent + " (1).cbak")
-        try copy(genuine[3], as: genuine[3].deletingPathExtension().lastPathComponent + ".sync-conflict-20261122-101010-ABCDEFG.cbak")
+        try copy(
+            genuine[3],
+            as: genuine[3].deletingPathExtension().lastPathComponent + ".sync-conflict-20261122-101010-ABCDEFG.cbak")
         try copy(genuine[0], as: "coffer-20991231-235959-latest.cbak")
         let rows = try listed()
         #expect(genuine.allSatisfy { rows[$0.lastPathComponent]?["status"] as? String == "signed" })
@@ -211,7 +237,9 @@ import VaultStore
         let prune = try coffer(["backup", "prune", folder.path, "--keep-last", "3"])
         #expect(prune.status == 0, "\(prune.stderr)")
         let left = Set(try archives().map(\.lastPathComponent))
-        #expect(left.isSuperset(of: genuine[1...].map(\.lastPathComponent)), "three distinct archives are kept: \(prune.stdout)")
+        #expect(
+            left.isSuperset(of: genuine[1...].map(\.lastPathComponent)),
+            "three distinct archives are kept: \(prune.stdout)")
         #expect(!left.contains(genuine[0].lastPathComponent))
         #expect(left.count == 6, "copies are never touched")
     }
@@ -293,11 +321,14 @@ import VaultStore
         try FileManager.default.copyItem(atPath: try archives()[0].path + ".minisig", toPath: huge.path + ".minisig")
         defer { try? FileManager.default.removeItem(at: huge) }
         let report = sandbox.directory.path("rss")
-        let child = try sandbox.start(["backup", "list", folder.path, "--json"], environment: environment, peakMemoryReport: report)
+        let child = try sandbox.start(
+            ["backup", "list", folder.path, "--json"], environment: environment, peakMemoryReport: report)
         let result = try child.result()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\"damaged\""))
-        let peak = Int(try String(contentsOf: report, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? Int.max
+        let peak =
+            Int(try String(contentsOf: report, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+            ?? Int.max
         #expect(peak < 512 << 20, "listing peaked at \(peak >> 20) MiB")
     }
 }

@@ -1,5 +1,5 @@
-import FinanceCore
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import GRDB
 import Testing
@@ -37,7 +37,9 @@ import VaultStore
         try ok("category", "add", "Rent", "--type", "needs")
         try ok("earn", "5000", "Salary", "--date", "2025-01-01")
         try ok("spend", "800", "Rent", "--date", "2025-01-01")
-        for day in ["03", "06", "09", "12", "15", "18", "21"] { try ok("spend", "30", "Groceries", "--date", "2025-01-\(day)") }
+        for day in ["03", "06", "09", "12", "15", "18", "21"] {
+            try ok("spend", "30", "Groceries", "--date", "2025-01-\(day)")
+        }
         try ok("spend", "35", "groc", "--note", "Whole Foods", "--date", "2025-01-30")
         for amount in ["50", "55", "50"] { try ok("spend", amount, "Utilities", "--date", "2025-01-10") }
         try ok("spend", "400", "Dining", "--date", "2025-01-12")
@@ -45,10 +47,13 @@ import VaultStore
         try ok("goal", "add", "Emergency Fund")
         try ok("goal", "add", "Vacation")
         try ok("goal", "add", "Retirement", "--target", "10000")
-        for (goal, amount, earlier, months) in [("Emergency", "400", "400", 11), ("Vacation", "150", "150", 5), ("Retirement", "100", "100", 23)] {
+        for (goal, amount, earlier, months) in [
+            ("Emergency", "400", "400", 11), ("Vacation", "150", "150", 5), ("Retirement", "100", "100", 23),
+        ] {
             try ok("save", amount, goal, "--date", "2025-01-05")
             for month in 1...months {
-                let date = CalendarDate(dayNumber: try CalendarDate(parsing: "2025-01-05").adding(months: -month).dayNumber)
+                let date = CalendarDate(
+                    dayNumber: try CalendarDate(parsing: "2025-01-05").adding(months: -month).dayNumber)
                 try ok("save", earlier, goal, "--date", date.description)
             }
         }
@@ -72,7 +77,10 @@ import VaultStore
         #expect(line("Rent")! == ("800.00", 1))
         #expect(line("Groceries")! == ("245.00", 8))
         #expect(line("Utilities")! == ("155.00", 3))
-        let goals = Dictionary(uniqueKeysWithValues: (budget["goals"] as! [[String: Any]]).map { ($0["name"] as! String, ($0["thisMonth"] as! String, $0["total"] as! String)) })
+        let goals = Dictionary(
+            uniqueKeysWithValues: (budget["goals"] as! [[String: Any]]).map {
+                ($0["name"] as! String, ($0["thisMonth"] as! String, $0["total"] as! String))
+            })
         #expect(goals["Emergency Fund"]! == ("400.00", "4800.00"))
         #expect(goals["Vacation"]! == ("150.00", "900.00"))
         #expect(goals["Retirement"]! == ("100.00", "2400.00"))
@@ -113,16 +121,25 @@ import VaultStore
         #expect(deleted.status == 0, "\(deleted.stderr)")
         #expect(deleted.stdout.contains("2 transactions moved to Other (Wants)"))
         let categories = try json("budget")["categories"] as! [[String: Any]]
-        #expect(categories.contains { $0["name"] as? String == "Other" && $0["type"] as? String == "wants" && $0["count"] as? Int == 2 })
+        #expect(
+            categories.contains {
+                $0["name"] as? String == "Other" && $0["type"] as? String == "wants" && $0["count"] as? Int == 2
+            })
         try ok("undo")
-        #expect((try json("budget")["categories"] as! [[String: Any]]).contains { $0["name"] as? String == "Pet Supplies" && $0["count"] as? Int == 2 })
+        #expect(
+            (try json("budget")["categories"] as! [[String: Any]]).contains {
+                $0["name"] as? String == "Pet Supplies" && $0["count"] as? Int == 2
+            })
 
         try ok("spend", "25", "Hobbies", "--date", "2025-01-15")
         try ok("category", "hide", "Hobbies")
         #expect(try coffer("spend", "5", "Hobbies").status == 64, "a hidden category takes no new spending")
         let january = try json("budget")
         #expect(january["wants"] as? String == "45.00", "hidden, but its January spending still counts")
-        #expect((january["categories"] as! [[String: Any]]).contains { $0["name"] as? String == "Hobbies" && $0["hidden"] as? Bool == true })
+        #expect(
+            (january["categories"] as! [[String: Any]]).contains {
+                $0["name"] as? String == "Hobbies" && $0["hidden"] as? Bool == true
+            })
         try ok("category", "move", "Healthcare", "1")
         let listed = try json("category", "list")["categories"] as! [[String: Any]]
         #expect(listed.first { $0["type"] as? String == "needs" }?["name"] as? String == "Healthcare")
@@ -134,11 +151,14 @@ import VaultStore
             try Row.fetchAll(db, sql: "SELECT * FROM record ORDER BY id").map { $0.description }
         }
         let attempts: [[String]] = [
-            ["spend", "", "Groceries"], ["spend", "abc", "Groceries"], ["spend", "-5", "Groceries"], ["spend", "0", "Groceries"],
-            ["spend", "5", "Nowhere"], ["spend", "5", "Re"],                      // Rent/Mortgage, Rent... ambiguous "Re"
+            ["spend", "", "Groceries"], ["spend", "abc", "Groceries"], ["spend", "-5", "Groceries"],
+            ["spend", "0", "Groceries"],
+            ["spend", "5", "Nowhere"], ["spend", "5", "Re"],  // Rent/Mortgage, Rent... ambiguous "Re"
             ["spend", "5", "Groceries", "--date", "2025-13-01"], ["earn", "5", "Nobody"], ["save", "5", "Moon"],
-            ["income", "add", "Salary", "1", "--frequency", "monthly"], ["income", "add", "X", "1", "--frequency", "weekly"],
-            ["income", "add", " ", "1", "--frequency", "monthly"], ["income", "add", "Y", "1", "--frequency", "monthly", "--anchor", "2025-01-01"],
+            ["income", "add", "Salary", "1", "--frequency", "monthly"],
+            ["income", "add", "X", "1", "--frequency", "weekly"],
+            ["income", "add", " ", "1", "--frequency", "monthly"],
+            ["income", "add", "Y", "1", "--frequency", "monthly", "--anchor", "2025-01-01"],
             ["category", "add", "Rent", "--type", "needs"], ["category", "add", "Z", "--type", "luxuries"],
             ["goal", "add", "Vacation"], ["goal", "remove", "Vacation"], ["budget", "--month", "2025-1"],
             ["transaction", "delete", "zzzz", "--yes"], ["transaction", "edit", "zz"],

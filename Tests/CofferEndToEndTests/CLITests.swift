@@ -80,9 +80,14 @@ import VaultStore
         let command = "cat /proc/$PPID/limits > '\(limits.path)'; cat '\(store)'"
         let result = try sandbox.run(["verify", "--passphrase-command", command])
         #expect(result.status == 0, "\(result.stderr)")
-        let coreLine = try String(contentsOf: limits, encoding: .utf8).split(separator: "\n").first { $0.hasPrefix("Max core file size") }
-        #expect(coreLine.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"] } == true,
-                "\(coreLine ?? "no line")")
+        let coreLine = try String(contentsOf: limits, encoding: .utf8).split(separator: "\n").first {
+            $0.hasPrefix("Max core file size")
+        }
+        #expect(
+            coreLine.map {
+                $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"]
+            } == true,
+            "\(coreLine ?? "no line")")
 
         let failing = try sandbox.run(["verify", "--passphrase-command", "exit 3"])
         #expect(failing.status == 77)
@@ -93,12 +98,19 @@ import VaultStore
     @Test func thePassphraseCommandGetsNoCofferSecrets() throws {
         let sandbox = Sandbox()
         let passphraseFile = try sandbox.initVault(passphrase: "from a command")
-        let token = try #require(try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout
-            .split(whereSeparator: { $0 == "\"" || $0 == " " || $0 == "\n" || $0 == "=" }).first { $0.hasPrefix("cs1_") }.map(String.init))
+        let token = try #require(
+            try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout
+                .split(whereSeparator: { $0 == "\"" || $0 == " " || $0 == "\n" || $0 == "=" }).first {
+                    $0.hasPrefix("cs1_")
+                }.map(String.init))
         let seen = sandbox.directory.path("child-environment.txt")
         let command = "env > '\(seen.path)'; cat '\(passphraseFile)'"
-        let result = try sandbox.run(["account", "list", "--passphrase-command", command],
-                                     environment: ["COFFER_SESSION": token, "COFFER_PASSPHRASE": "from a command", "COFFER_NEW_PASSPHRASE": "something else"])
+        let result = try sandbox.run(
+            ["account", "list", "--passphrase-command", command],
+            environment: [
+                "COFFER_SESSION": token, "COFFER_PASSPHRASE": "from a command",
+                "COFFER_NEW_PASSPHRASE": "something else",
+            ])
         #expect(result.status == 0, "\(result.stderr)")
         let environment = try String(contentsOf: seen, encoding: .utf8)
         #expect(environment.contains("HOME="), "the command did run and wrote its environment")
@@ -118,12 +130,18 @@ import VaultStore
             #expect(result.stderr.contains("too weak") && result.stderr.contains("--allow-weak-passphrase"))
             #expect(!FileManager.default.fileExists(atPath: sandbox.vault.path))
         }
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase"], environment: ["COFFER_PASSPHRASE": "pw\n"]).status == 0)
+        #expect(
+            try sandbox.run(
+                ["init", "--kdf", "interactive", "--allow-weak-passphrase"], environment: ["COFFER_PASSPHRASE": "pw\n"]
+            ).status == 0)
         let file = sandbox.directory.secretFile("pw-file", "pw\n")
-        #expect(try sandbox.run(["verify", "--passphrase-file", file]).status == 0, "the newline is not part of the passphrase from either source")
+        #expect(
+            try sandbox.run(["verify", "--passphrase-file", file]).status == 0,
+            "the newline is not part of the passphrase from either source")
         #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "pw\r\n"]).status == 0)
         // Changing to a weak one is refused too, and the old passphrase keeps working.
-        let change = try sandbox.run(["passphrase", "change"], environment: ["COFFER_PASSPHRASE": "pw", "COFFER_NEW_PASSPHRASE": "abc"])
+        let change = try sandbox.run(
+            ["passphrase", "change"], environment: ["COFFER_PASSPHRASE": "pw", "COFFER_NEW_PASSPHRASE": "abc"])
         #expect(change.status == 64)
         #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "pw"]).status == 0)
     }
@@ -133,7 +151,8 @@ import VaultStore
         let result = try sandbox.run(["status"])
         #expect(result.status == 66)
         #expect(result.stderr.contains("coffer init"))
-        let verify = try sandbox.run(["verify", "--vault", sandbox.directory.path("nope.coffer").path], environment: ["COFFER_PASSPHRASE": "x"])
+        let verify = try sandbox.run(
+            ["verify", "--vault", sandbox.directory.path("nope.coffer").path], environment: ["COFFER_PASSPHRASE": "x"])
         #expect(verify.status == 66)
     }
 
@@ -141,11 +160,19 @@ import VaultStore
         let sandbox = Sandbox()
         _ = try sandbox.initVault()
         #expect(try sandbox.run(["init", "--kdf", "extreme"]).status == 64)
-        #expect(try sandbox.run(["unlock", "--timeout", "forever"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
-        #expect(try sandbox.run(["unlock", "--timeout", "48h"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
+        #expect(
+            try sandbox.run(["unlock", "--timeout", "forever"], environment: ["COFFER_PASSPHRASE": "old passphrase"])
+                .status == 64)
+        #expect(
+            try sandbox.run(["unlock", "--timeout", "48h"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status
+                == 64)
         #expect(try sandbox.run(["no-such-command"]).status == 64)
-        #expect(try sandbox.run(["--vault", sandbox.vault.path, "status", "--json"]).status == 0, "global option before the subcommand")
-        #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status == 64)
+        #expect(
+            try sandbox.run(["--vault", sandbox.vault.path, "status", "--json"]).status == 0,
+            "global option before the subcommand")
+        #expect(
+            try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "old passphrase"]).status
+                == 64)
     }
 }
 
@@ -169,31 +196,44 @@ import VaultStore
         switch attack {
         case .flipByte:
             try withRawDatabase(sandbox.vault) { db in
-                try db.execute(sql: "UPDATE record SET sealed = CAST(substr(sealed, 1, 40) || X'FF' || substr(sealed, 42) AS BLOB) WHERE id = ?",
-                               arguments: [Data(target.bytes)])
+                try db.execute(
+                    sql:
+                        "UPDATE record SET sealed = CAST(substr(sealed, 1, 40) || X'FF' || substr(sealed, 42) AS BLOB) WHERE id = ?",
+                    arguments: [Data(target.bytes)])
             }
         case .swap:
             try withRawDatabase(sandbox.vault) { db in
-                let a = try Data.fetchOne(db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])!
-                let b = try Data.fetchOne(db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])!
+                let a = try Data.fetchOne(
+                    db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])!
+                let b = try Data.fetchOne(
+                    db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])!
                 try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [b, Data(ids[0].bytes)])
                 try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [a, Data(target.bytes)])
             }
             named.append(ids[0])
         case .olderVersion:
-            let old = try withRawDatabase(sandbox.vault) { try Row.fetchOne($0, sql: "SELECT version, sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])! }
-            try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase"))).apply([.put(target, Data("newer".utf8))])
+            let old = try withRawDatabase(sandbox.vault) {
+                try Row.fetchOne(
+                    $0, sql: "SELECT version, sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])!
+            }
+            try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase"))).apply([
+                .put(target, Data("newer".utf8))
+            ])
             try withRawDatabase(sandbox.vault) { db in
-                try db.execute(sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
-                               arguments: [old["version"] as Int64, old["sealed"] as Data, Data(target.bytes)])
+                try db.execute(
+                    sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
+                    arguments: [old["version"] as Int64, old["sealed"] as Data, Data(target.bytes)])
             }
         case .delete:
-            try withRawDatabase(sandbox.vault) { try $0.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(target.bytes)]) }
+            try withRawDatabase(sandbox.vault) {
+                try $0.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(target.bytes)])
+            }
         case .duplicate:
             let copy = RecordID.random()
             try withRawDatabase(sandbox.vault) { db in
-                try db.execute(sql: "INSERT INTO record SELECT ?, version, sealed FROM record WHERE id = ?",
-                               arguments: [Data(copy.bytes), Data(target.bytes)])
+                try db.execute(
+                    sql: "INSERT INTO record SELECT ?, version, sealed FROM record WHERE id = ?",
+                    arguments: [Data(copy.bytes), Data(target.bytes)])
             }
             named = [copy]
         case .foreign:
@@ -203,14 +243,18 @@ import VaultStore
                 .apply([.put(foreignID, Data("theirs".utf8))])
             let row = try withRawDatabase(other) { try Row.fetchOne($0, sql: "SELECT * FROM record")! }
             try withRawDatabase(sandbox.vault) { db in
-                try db.execute(sql: "INSERT INTO record VALUES (?, ?, ?)", arguments: [row["id"] as Data, row["version"] as Int64, row["sealed"] as Data])
+                try db.execute(
+                    sql: "INSERT INTO record VALUES (?, ?, ?)",
+                    arguments: [row["id"] as Data, row["version"] as Int64, row["sealed"] as Data])
             }
             named = [foreignID]
         }
         let result = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
         #expect(result.status == 65, "\(attack): \(result.stderr)")
         #expect(result.stderr.contains("damaged or has been tampered with"))
-        for id in named { #expect(result.stderr.contains("record \(id.hex)"), "\(attack) should name \(id.hex): \(result.stderr)") }
+        for id in named {
+            #expect(result.stderr.contains("record \(id.hex)"), "\(attack) should name \(id.hex): \(result.stderr)")
+        }
 
         let json = try sandbox.run(["verify", "--json", "--passphrase-file", passphraseFile])
         #expect(json.status == 65)
@@ -247,7 +291,9 @@ import VaultStore
 
 @Suite struct SessionAndKeyCommandTests {
     func exportedToken(_ stdout: String) -> String? {
-        guard let range = stdout.range(of: #"export COFFER_SESSION="(cs1_[A-Za-z0-9_-]+)""#, options: .regularExpression) else { return nil }
+        guard
+            let range = stdout.range(of: #"export COFFER_SESSION="(cs1_[A-Za-z0-9_-]+)""#, options: .regularExpression)
+        else { return nil }
         return String(stdout[range]).components(separatedBy: "\"")[1]
     }
 
@@ -258,7 +304,8 @@ import VaultStore
         let sandbox = Sandbox()
         let passphraseFile = try sandbox.initVault()
         func unlock(_ vault: [String] = []) throws -> String {
-            try #require(exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile] + vault).stdout))
+            try #require(
+                exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile] + vault).stdout))
         }
         // Moved: nothing at the path any more.
         let moved = try unlock()
@@ -267,7 +314,9 @@ import VaultStore
         let lock = try sandbox.run(["lock"])
         #expect(lock.status == 0, "\(lock.stdout)\(lock.stderr)")
         #expect(lock.stdout.contains("removed 1 session"), "\(lock.stdout)")
-        #expect(try sandbox.run(["account", "list", "--vault", elsewhere.path], environment: ["COFFER_SESSION": moved]).status == 77)
+        #expect(
+            try sandbox.run(["account", "list", "--vault", elsewhere.path], environment: ["COFFER_SESSION": moved])
+                .status == 77)
 
         // Damaged: a header checksum that no longer holds.
         let damaged = try unlock(["--vault", elsewhere.path])
@@ -280,18 +329,25 @@ import VaultStore
         try database.close()
         #expect(try sandbox.run(["status", "--vault", elsewhere.path]).status == 65)
         let lockDamaged = try sandbox.run(["lock", "--vault", elsewhere.path])
-        #expect(lockDamaged.status == 0 && lockDamaged.stdout.contains("removed 1 session"), "\(lockDamaged.stdout)\(lockDamaged.stderr)")
+        #expect(
+            lockDamaged.status == 0 && lockDamaged.stdout.contains("removed 1 session"),
+            "\(lockDamaged.stdout)\(lockDamaged.stderr)")
         #expect(lockDamaged.stderr.contains("warning:"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.sessions.path).isEmpty, "\(damaged) was wiped")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: sandbox.sessions.path).isEmpty, "\(damaged) was wiped")
 
         // Sessions nobody can attribute are named, and --all ends them.
         let other = sandbox.directory.path("other.coffer")
         let otherFile = sandbox.directory.secretFile("other-passphrase", "other vault passphrase words\n")
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", other.path, "--passphrase-file", otherFile]).status == 0)
+        #expect(
+            try sandbox.run(["init", "--kdf", "interactive", "--vault", other.path, "--passphrase-file", otherFile])
+                .status == 0)
         #expect(try sandbox.run(["unlock", "--vault", other.path, "--passphrase-file", otherFile]).status == 0)
         let unattributed = try sandbox.run(["lock", "--vault", sandbox.directory.path("never-was.coffer").path])
         #expect(unattributed.status == 1)
-        #expect(unattributed.stderr.contains(".session") && unattributed.stderr.contains("coffer lock --all"), "\(unattributed.stderr)")
+        #expect(
+            unattributed.stderr.contains(".session") && unattributed.stderr.contains("coffer lock --all"),
+            "\(unattributed.stderr)")
         let all = try sandbox.run(["lock", "--all"])
         #expect(all.status == 0 && all.stdout.contains("removed 1 session"), "\(all.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.sessions.path).isEmpty)
@@ -307,7 +363,9 @@ import VaultStore
         kill(child.pid, SIGSEGV)
         let result = try child.result()
         #expect(result.status == 70, "\(result.stderr)")
-        #expect(result.stderr == "coffer: internal error: stopped on a fatal signal (nothing from memory was printed).\n", "\(result.stderr)")
+        #expect(
+            result.stderr == "coffer: internal error: stopped on a fatal signal (nothing from memory was printed).\n",
+            "\(result.stderr)")
     }
 
     @Test func unlockLockAndExpiry() throws {
@@ -346,31 +404,43 @@ import VaultStore
         let sandbox = Sandbox()
         let oldFile = try sandbox.initVault()
         let newFile = sandbox.directory.secretFile("new", "new passphrase\n")
-        let change = try sandbox.run(["passphrase", "change", "--passphrase-file", oldFile, "--new-passphrase-file", newFile])
+        let change = try sandbox.run([
+            "passphrase", "change", "--passphrase-file", oldFile, "--new-passphrase-file", newFile,
+        ])
         #expect(change.status == 0, "\(change.stderr)")
         #expect(try sandbox.run(["verify", "--passphrase-file", oldFile]).status == 77)
         #expect(try sandbox.run(["verify", "--passphrase-file", newFile]).status == 0)
-        let viaEnvironment = try sandbox.run(["passphrase", "change", "--passphrase-file", newFile],
-                                             environment: ["COFFER_NEW_PASSPHRASE": "third passphrase"])
+        let viaEnvironment = try sandbox.run(
+            ["passphrase", "change", "--passphrase-file", newFile],
+            environment: ["COFFER_NEW_PASSPHRASE": "third passphrase"])
         #expect(viaEnvironment.status == 0)
         #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "third passphrase"]).status == 0)
 
         // Key management never accepts a session in place of the passphrase.
-        let token = try #require(exportedToken(try sandbox.run(["unlock"], environment: ["COFFER_PASSPHRASE": "third passphrase"]).stdout))
+        let token = try #require(
+            exportedToken(try sandbox.run(["unlock"], environment: ["COFFER_PASSPHRASE": "third passphrase"]).stdout))
         #expect(try sandbox.run(["recovery-key", "create"], environment: ["COFFER_SESSION": token]).status == 77)
 
-        let create = try sandbox.run(["recovery-key", "create"], environment: ["COFFER_PASSPHRASE": "third passphrase"])
+        let create = try sandbox.run(
+            ["recovery-key", "create"], environment: ["COFFER_PASSPHRASE": "third passphrase"])
         #expect(create.status == 0)
-        let keyText = try #require(create.stdout.range(of: #"([0-9A-Z]{4}-){7}[0-9A-Z]{4}"#, options: .regularExpression).map { String(create.stdout[$0]) })
+        let keyText = try #require(
+            create.stdout.range(of: #"([0-9A-Z]{4}-){7}[0-9A-Z]{4}"#, options: .regularExpression).map {
+                String(create.stdout[$0])
+            })
         let keyFile = sandbox.directory.secretFile("recovery", keyText + "\n")
         #expect(try sandbox.run(["verify", "--recovery-key-file", keyFile]).status == 0)
 
         // Forgotten passphrase: the recovery key sets a new one.
-        let reset = try sandbox.run(["passphrase", "change", "--recovery-key-file", keyFile], environment: ["COFFER_NEW_PASSPHRASE": "fresh and remembered"])
+        let reset = try sandbox.run(
+            ["passphrase", "change", "--recovery-key-file", keyFile],
+            environment: ["COFFER_NEW_PASSPHRASE": "fresh and remembered"])
         #expect(reset.status == 0, "\(reset.stderr)")
         #expect(try sandbox.run(["verify"], environment: ["COFFER_PASSPHRASE": "fresh and remembered"]).status == 0)
 
-        #expect(try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "fresh and remembered"]).status == 0)
+        #expect(
+            try sandbox.run(["recovery-key", "remove"], environment: ["COFFER_PASSPHRASE": "fresh and remembered"])
+                .status == 0)
         let afterRemove = try sandbox.run(["verify", "--recovery-key-file", keyFile])
         #expect(afterRemove.status == 77)
         #expect(afterRemove.stderr.contains("no recovery key"))
@@ -382,12 +452,15 @@ import VaultStore
         let payloads = (0..<20).map { Data("record \($0)".utf8) }
         try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
             .apply(payloads.map { .put(.random(), $0) })
-        let token = try #require(exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout))
+        let token = try #require(
+            exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout))
         let before = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
 
         let rekey = try sandbox.run(["rekey", "--passphrase-file", passphraseFile])
         #expect(rekey.status == 0, "\(rekey.stderr)")
-        #expect(rekey.stdout.contains("39 records"), "20 test records, and the settings and 18 default categories made by init")
+        #expect(
+            rekey.stdout.contains("39 records"),
+            "20 test records, and the settings and 18 default categories made by init")
 
         let after = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
         #expect(Set(after).isDisjoint(with: Set(before)))

@@ -6,7 +6,9 @@ import Testing
 @Suite struct CSVImportTests {
     let sandbox = Sandbox()
     let environment = ["COFFER_PASSPHRASE": "old passphrase", "COFFER_TODAY": "2025-03-20"]
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/csv").standardized
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../Fixtures/csv"
+    ).standardized
 
     func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
 
@@ -24,8 +26,10 @@ import Testing
     func setUp() throws {
         _ = try sandbox.initVault()
         #expect(try coffer("income", "add", "Salary", "2500", "--frequency", "monthly").status == 0)
-        for (pattern, category) in [("TESCO", "Groceries"), ("NETFLIX*", "Subscriptions"), ("rent", "Rent/Mortgage"), ("rewe", "Groceries"),
-                                    ("Miete", "Rent/Mortgage"), ("water", "Utilities")] {
+        for (pattern, category) in [
+            ("TESCO", "Groceries"), ("NETFLIX*", "Subscriptions"), ("rent", "Rent/Mortgage"), ("rewe", "Groceries"),
+            ("Miete", "Rent/Mortgage"), ("water", "Utilities"),
+        ] {
             #expect(try coffer("import", "rules", "add", "bank", pattern, "--category", category).status == 0)
         }
         for pattern in ["payroll", "gehalt", "employer"] {
@@ -35,16 +39,26 @@ import Testing
 
     @Test func commaSeparatedWithBOMQuotesLineBreaksAndBlankLines() throws {
         try setUp()
-        let report = try json("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--account", "Current",
-                              "--rules", "bank", "--date-format", "DD/MM/YYYY")
+        let report = try json(
+            "import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--account", "Current",
+            "--rules", "bank", "--date-format", "DD/MM/YYYY")
         #expect(report["added"] as? Int == 6)
         #expect(report["uncategorised"] as? Int == 1)
         let added = rows(report).filter { $0["status"] as? String == "add" }
-        #expect(added.map { $0["line"] as? Int } == [2, 3, 4, 5, 7, 8], "lines count the line break inside the quoted field")
-        #expect(added.map { $0["description"] as? String } == ["TESCO STORES 3297, LONDON", "TESCO STORES 3297, LONDON", "ACME LTD \"PAYROLL\"",
-                                                             "PRET A MANGER KINGS CROSS", "NETFLIX.COM", "RENT JANUARY"])
-        #expect(added.map { $0["category"] as? String } == ["Groceries", "Groceries", "Salary", "Uncategorised", "Subscriptions", "Rent/Mortgage"])
-        #expect(added.map { $0["amount"] as? String } == ["-42.10", "-42.10", "2500.00", "-6.45", "-10.99", "-1250.00"])
+        #expect(
+            added.map { $0["line"] as? Int } == [2, 3, 4, 5, 7, 8], "lines count the line break inside the quoted field"
+        )
+        #expect(
+            added.map { $0["description"] as? String } == [
+                "TESCO STORES 3297, LONDON", "TESCO STORES 3297, LONDON", "ACME LTD \"PAYROLL\"",
+                "PRET A MANGER KINGS CROSS", "NETFLIX.COM", "RENT JANUARY",
+            ])
+        #expect(
+            added.map { $0["category"] as? String } == [
+                "Groceries", "Groceries", "Salary", "Uncategorised", "Subscriptions", "Rent/Mortgage",
+            ])
+        #expect(
+            added.map { $0["amount"] as? String } == ["-42.10", "-42.10", "2500.00", "-6.45", "-10.99", "-1250.00"])
 
         let budget = try json("budget", "--month", "2025-01")
         #expect(budget["income"] as? String == "2500.00")
@@ -54,18 +68,21 @@ import Testing
         #expect(budget["needs"] as? String == "1334.20")
 
         // Importing the same file again adds nothing.
-        let again = try json("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--account", "Current",
-                             "--rules", "bank", "--date-format", "DD/MM/YYYY")
+        let again = try json(
+            "import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--account", "Current",
+            "--rules", "bank", "--date-format", "DD/MM/YYYY")
         #expect(again["added"] as? Int == 0)
         #expect(again["duplicates"] as? Int == 6)
     }
 
     @Test func semicolonDecimalCommaDebitCreditAndPreamble() throws {
         try setUp()
-        let report = try json("import", "csv", fixture("de-semicolon-decimal-comma.csv"), "--into", "transactions", "--account", "Girokonto",
-                              "--rules", "bank", "--skip-rows", "3", "--date-format", "DD.MM.YYYY", "--decimal-comma",
-                              "--date-column", "Buchungstag", "--description-column", "Verwendungszweck",
-                              "--debit-column", "Soll", "--credit-column", "Haben")
+        let report = try json(
+            "import", "csv", fixture("de-semicolon-decimal-comma.csv"), "--into", "transactions", "--account",
+            "Girokonto",
+            "--rules", "bank", "--skip-rows", "3", "--date-format", "DD.MM.YYYY", "--decimal-comma",
+            "--date-column", "Buchungstag", "--description-column", "Verwendungszweck",
+            "--debit-column", "Soll", "--credit-column", "Haben")
         let added = rows(report).filter { $0["status"] as? String == "add" }
         #expect(added.map { $0["line"] as? Int } == [5, 6, 7])
         #expect(added.map { $0["amount"] as? String } == ["-23.45", "3100.00", "-1050.00"])
@@ -76,8 +93,9 @@ import Testing
 
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
-        let report = try json("import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "transactions", "--rules", "bank",
-                              "--date-format", "MM/DD/YYYY")
+        let report = try json(
+            "import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "transactions", "--rules", "bank",
+            "--date-format", "MM/DD/YYYY")
         let byStatus = Dictionary(grouping: rows(report)) { $0["status"] as? String ?? "" }
         #expect(byStatus["add"]?.map { $0["amount"] as? String } == ["-55.20", "2000.00"])
         #expect(byStatus["add"]?.map { $0["date"] as? String } == ["2025-01-31", "2025-01-15"])
@@ -85,43 +103,59 @@ import Testing
 
         // The same statement's balances as the account's value history: one value a day.
         #expect(try coffer("account", "add", "Checking", "--category", "Cash").status == 0)
-        let values = try json("import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "updates", "--account", "Checking",
-                              "--date-format", "MM/DD/YYYY")
+        let values = try json(
+            "import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "updates", "--account", "Checking",
+            "--date-format", "MM/DD/YYYY")
         let statuses = rows(values).map { "\($0["line"] as? Int ?? 0):\($0["status"] as? String ?? "")" }
-        #expect(statuses == ["2:add", "3:add", "4:superseded"], "on 15 January the opening 0.00 came before the 2000.00")
+        #expect(
+            statuses == ["2:add", "3:add", "4:superseded"], "on 15 January the opening 0.00 came before the 2000.00")
         let account = try json("account", "show", "Checking")
         #expect(account["value"] as? String == "1944.80", "\(account)")
-        #expect(try json("import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "updates", "--account", "Checking",
-                         "--date-format", "MM/DD/YYYY")["added"] as? Int == 0)
+        #expect(
+            try json(
+                "import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "updates", "--account",
+                "Checking",
+                "--date-format", "MM/DD/YYYY")["added"] as? Int == 0)
     }
 
     @Test func overlappingStatementsAddNothingTwice() throws {
         try setUp()
-        let first = try json("import", "csv", fixture("overlap-jan-feb.csv"), "--into", "transactions", "--account", "Joint")
+        let first = try json(
+            "import", "csv", fixture("overlap-jan-feb.csv"), "--into", "transactions", "--account", "Joint")
         #expect(first["added"] as? Int == 5)
-        let second = try json("import", "csv", fixture("overlap-feb-mar.csv"), "--into", "transactions", "--account", "joint")
+        let second = try json(
+            "import", "csv", fixture("overlap-feb-mar.csv"), "--into", "transactions", "--account", "joint")
         // Two of the three coffees of 2 February and the salary were already there.
         #expect(second["added"] as? Int == 2)
         #expect(second["duplicates"] as? Int == 3)
-        #expect(rows(second).filter { $0["status"] as? String == "add" }.map { $0["description"] as? String } == ["COFFEE SHOP", "GYM"])
+        #expect(
+            rows(second).filter { $0["status"] as? String == "add" }.map { $0["description"] as? String } == [
+                "COFFEE SHOP", "GYM",
+            ])
         #expect(try json("budget", "--month", "2025-02")["spent"] as? String == "9.00")
 
         // Another account's statement with the same lines is its own.
-        #expect(try json("import", "csv", fixture("overlap-jan-feb.csv"), "--into", "transactions", "--account", "Other bank")["added"] as? Int == 5)
+        #expect(
+            try json(
+                "import", "csv", fixture("overlap-jan-feb.csv"), "--into", "transactions", "--account", "Other bank")[
+                    "added"] as? Int == 5)
 
         // A transaction corrected after import is still recognised by its row.
         let listed = try json("transaction", "list", "--month", "2025-03")
         let gym = (listed["transactions"] as? [[String: Any]])?.first { $0["note"] as? String == "GYM" }
         let id = try #require(gym?["id"] as? String)
         #expect(try coffer("transaction", "edit", id, "--date", "2025-03-02", "--amount", "31").status == 0)
-        #expect(try json("import", "csv", fixture("overlap-feb-mar.csv"), "--into", "transactions", "--account", "Joint")["added"] as? Int == 0)
+        #expect(
+            try json("import", "csv", fixture("overlap-feb-mar.csv"), "--into", "transactions", "--account", "Joint")[
+                "added"] as? Int == 0)
     }
 
     @Test func dryRunWritesNothing() throws {
         try setUp()
         let before = try storedRowsDigest(sandbox.vault)
-        let result = try coffer("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--rules", "bank",
-                                "--date-format", "DD/MM/YYYY", "--dry-run")
+        let result = try coffer(
+            "import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--rules", "bank",
+            "--date-format", "DD/MM/YYYY", "--dry-run")
         #expect(result.status == 0)
         #expect(result.stdout.contains("Would add 6 transactions"))
         #expect(result.stdout.contains("1 would be uncategorised"))
@@ -141,7 +175,8 @@ import Testing
         #expect(result.stderr.contains("Nothing was imported"))
         #expect(try storedRowsDigest(sandbox.vault) == before)
 
-        let skipping = try coffer("import", "csv", fixture("one-bad-row.csv"), "--into", "transactions", "--skip-invalid")
+        let skipping = try coffer(
+            "import", "csv", fixture("one-bad-row.csv"), "--into", "transactions", "--skip-invalid")
         #expect(skipping.status == 0)
         #expect(skipping.stderr.contains("Skipped line 4: 'abc' is not an amount"))
         #expect(skipping.stdout.contains("Added 3 transactions"))
@@ -151,16 +186,22 @@ import Testing
         try Data("Date,Description,Amount\n2025-01-01,A,1.005\n2025-02-30,B,1\n2025-01-02,C\n".utf8).write(to: bad)
         let several = try coffer("import", "csv", bad.path, "--into", "transactions")
         #expect(several.status == 64)
-        for expected in ["line 2: '1.005' is not an amount", "line 3: '2025-02-30' is not a date in the format YYYY-MM-DD (column 1 \"Date\")",
-                         "line 4: has 2 columns; column 3 \"Amount\" is missing"] {
+        for expected in [
+            "line 2: '1.005' is not an amount",
+            "line 3: '2025-02-30' is not a date in the format YYYY-MM-DD (column 1 \"Date\")",
+            "line 4: has 2 columns; column 3 \"Amount\" is missing",
+        ] {
             #expect(several.stderr.contains(expected), "\(several.stderr)")
         }
         let unclosed = sandbox.directory.path("unclosed.csv")
-        try Data("Date,Description,Amount\n2025-01-01,A,-1\n2025-01-03,\"D,-2\n2025-01-04,E,-3\n".utf8).write(to: unclosed)
+        try Data("Date,Description,Amount\n2025-01-01,A,-1\n2025-01-03,\"D,-2\n2025-01-04,E,-3\n".utf8).write(
+            to: unclosed)
         let open = try coffer("import", "csv", unclosed.path, "--into", "transactions")
         #expect(open.status == 64)
         #expect(open.stderr.contains("line 3: a quoted field is never closed"), "\(open.stderr)")
-        #expect(try coffer("import", "csv", sandbox.directory.path("missing.csv").path, "--into", "transactions").status == 66)
+        #expect(
+            try coffer("import", "csv", sandbox.directory.path("missing.csv").path, "--into", "transactions").status
+                == 66)
         let afterSkipping = try storedRowsDigest(sandbox.vault)
         let empty = sandbox.directory.path("empty.csv")
         try Data().write(to: empty)
@@ -182,19 +223,35 @@ import Testing
         #expect(try coffer("import", "rules", "add", "bank", "x", "--category", "Nope").status == 64)
         #expect(try coffer("import", "rules", "add", "bank", "*", "--category", "Groceries").status == 64)
         // The other spellings: --pattern/--match, and the place as a third argument.
-        #expect(try coffer("import", "rules", "add", "alt", "--pattern", "SPOTIFY", "--category", "Subscriptions").status == 0)
-        #expect(try coffer("import", "rules", "add", "alt", "--match", "DELIVEROO", "--category", "Dining Out").status == 0)
+        #expect(
+            try coffer("import", "rules", "add", "alt", "--pattern", "SPOTIFY", "--category", "Subscriptions").status
+                == 0)
+        #expect(
+            try coffer("import", "rules", "add", "alt", "--match", "DELIVEROO", "--category", "Dining Out").status == 0)
         #expect(try coffer("import", "rules", "add", "alt", "WAITROSE", "Groceries").status == 0)
         #expect(try coffer("import", "rules", "add", "alt", "ACME", "Salary").status == 0)
         #expect(try coffer("import", "rules", "add", "alt", "X", "Nowhere").status == 64)
-        #expect(try coffer("import", "rules", "add", "alt", "X", "--pattern", "Y", "--category", "Groceries").status == 64)
-        let alt = (try json("import", "rules", "show", "alt")["rules"] as? [[String: Any]] ?? []).map { "\($0["pattern"]!)→\($0["target"]!):\($0["kind"]!)" }
-        #expect(alt == ["SPOTIFY→Subscriptions:category", "DELIVEROO→Dining Out:category", "WAITROSE→Groceries:category", "ACME→Salary:source"])
+        #expect(
+            try coffer("import", "rules", "add", "alt", "X", "--pattern", "Y", "--category", "Groceries").status == 64)
+        let alt = (try json("import", "rules", "show", "alt")["rules"] as? [[String: Any]] ?? []).map {
+            "\($0["pattern"]!)→\($0["target"]!):\($0["kind"]!)"
+        }
+        #expect(
+            alt == [
+                "SPOTIFY→Subscriptions:category", "DELIVEROO→Dining Out:category", "WAITROSE→Groceries:category",
+                "ACME→Salary:source",
+            ])
         #expect(try coffer("import", "rules", "remove", "alt").status == 0)
 
-        #expect(try coffer("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--date-format", "DD/MM/YYYY").status == 0)
+        #expect(
+            try coffer(
+                "import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--date-format",
+                "DD/MM/YYYY"
+            ).status == 0)
         var budget = try json("budget", "--month", "2025-01")
-        #expect(budget["uncategorisedCount"] as? Int == 5, "no --rules: all five purchases wait in Uncategorised (the salary too, as income)")
+        #expect(
+            budget["uncategorisedCount"] as? Int == 5,
+            "no --rules: all five purchases wait in Uncategorised (the salary too, as income)")
         #expect(budget["spent"] as? String == "1351.64")
         #expect(budget["income"] as? String == "2500.00")
         let waiting = try coffer("transaction", "list", "--uncategorised")
@@ -230,9 +287,14 @@ import Testing
 
     @Test func csvExportRoundTripsTransactionsAndQuotes() throws {
         try setUp()
-        #expect(try coffer("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--account", "Current",
-                           "--rules", "bank", "--date-format", "DD/MM/YYYY").status == 0)
-        #expect(try coffer("account", "add", "Savings", "--category", "Savings", "--value", "1000", "--date", "2025-01-01").status == 0)
+        #expect(
+            try coffer(
+                "import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions", "--account", "Current",
+                "--rules", "bank", "--date-format", "DD/MM/YYYY"
+            ).status == 0)
+        #expect(
+            try coffer("account", "add", "Savings", "--category", "Savings", "--value", "1000", "--date", "2025-01-01")
+                .status == 0)
         let exported = sandbox.directory.path("all.csv")
         let export = try coffer("export", "csv", "--out", exported.path)
         #expect(export.status == 0 && export.stderr.contains("not encrypted"))
@@ -249,12 +311,21 @@ import Testing
         try Data(only.stdout.utf8).write(to: transactionsFile)
 
         let other = sandbox.directory.path("other.coffer")
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--vault", other.path], environment: environment).status == 0)
-        let imported = try sandbox.run(["import", "csv", transactionsFile.path, "--into", "transactions", "--vault", other.path, "--json"], environment: environment)
+        #expect(
+            try sandbox.run(["init", "--kdf", "interactive", "--vault", other.path], environment: environment).status
+                == 0)
+        let imported = try sandbox.run(
+            ["import", "csv", transactionsFile.path, "--into", "transactions", "--vault", other.path, "--json"],
+            environment: environment)
         #expect(imported.status == 0, "\(imported.stderr)")
         let before = try json("budget", "--month", "2025-01")
-        let after = try JSONSerialization.jsonObject(with: Data(try sandbox.run(["budget", "--month", "2025-01", "--json", "--vault", other.path],
-                                                                                 environment: environment).stdout.utf8)) as? [String: Any]
+        let after =
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    try sandbox.run(
+                        ["budget", "--month", "2025-01", "--json", "--vault", other.path],
+                        environment: environment
+                    ).stdout.utf8)) as? [String: Any]
         #expect(after?["spent"] as? String == before["spent"] as? String)
         #expect(after?["income"] as? String == before["income"] as? String)
     }

@@ -26,9 +26,12 @@ import Testing
         #expect(stdout.contains("net worth £450.50, as before"))
         #expect(stdout.hasSuffix("Tour complete.\n"))
         // The restored vault opens with the CLI too: the two front ends share one format.
-        let overview = try sandbox.run(["overview", "--json", "--vault", folder.appendingPathComponent("restored.coffer").path],
-                                       environment: ["COFFER_PASSPHRASE": "a tour of the application layer", "COFFER_TODAY": "2026-11-22"])
-        #expect(overview.status == 0 && overview.stdout.contains("\"netWorth\" : \"450.50\""), "\(overview.stdout)\(overview.stderr)")
+        let overview = try sandbox.run(
+            ["overview", "--json", "--vault", folder.appendingPathComponent("restored.coffer").path],
+            environment: ["COFFER_PASSPHRASE": "a tour of the application layer", "COFFER_TODAY": "2026-11-22"])
+        #expect(
+            overview.status == 0 && overview.stdout.contains("\"netWorth\" : \"450.50\""),
+            "\(overview.stdout)\(overview.stderr)")
     }
 
     /// The example links the application layer and nothing of the CLI: no CofferCLI and no

@@ -1,5 +1,5 @@
-import FinanceCore
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import Testing
 import VaultCrypto
@@ -14,11 +14,14 @@ import VaultStore
     func fixtureStillVerifiesAndRestores(name: String) throws {
         let sandbox = Sandbox()
         let folder = Self.fixtures.appendingPathComponent(name)
-        let archive = try #require(try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
-            .first { $0.pathExtension == "cbak" })
+        let archive = try #require(
+            try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+                .first { $0.pathExtension == "cbak" })
         let environment = ["COFFER_PASSPHRASE": "fixture passphrase v1", "COFFER_TODAY": "2026-11-22"]
 
-        let signature = try sandbox.run(["backup", "verify", archive.path, "--pubkey", folder.appendingPathComponent("coffer.pub").path])
+        let signature = try sandbox.run([
+            "backup", "verify", archive.path, "--pubkey", folder.appendingPathComponent("coffer.pub").path,
+        ])
         #expect(signature.status == 0, "\(signature.stderr)")
         let full = try sandbox.run(["backup", "verify", "--full", archive.path], environment: environment)
         #expect(full.status == 0, "\(full.stderr)")
@@ -28,20 +31,30 @@ import VaultStore
         #expect(restore.status == 0, "\(restore.stderr)")
         let overview = try sandbox.run(["overview", "--json", "--vault", restored.path], environment: environment)
         let actual = try JSONSerialization.jsonObject(with: Data(overview.stdout.utf8)) as! [String: Any]
-        let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("overview.json"))) as! [String: Any]
+        let expected =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("overview.json")))
+            as! [String: Any]
         // Every value the reference holds must come back; later versions may add keys.
         for (key, value) in expected {
-            #expect(NSDictionary(dictionary: [key: actual[key] ?? NSNull()]).isEqual(to: [key: value]), "\(key): \(overview.stdout)")
+            #expect(
+                NSDictionary(dictionary: [key: actual[key] ?? NSNull()]).isEqual(to: [key: value]),
+                "\(key): \(overview.stdout)")
         }
-        #expect((actual["accounts"] as? [[String: Any]])?.contains { $0["name"] as? String == "Fixture Closed ISA" && $0["closed"] as? Bool == true } == true)
+        #expect(
+            (actual["accounts"] as? [[String: Any]])?.contains {
+                $0["name"] as? String == "Fixture Closed ISA" && $0["closed"] as? Bool == true
+            } == true)
 
         // The archive's value updates are payload version 1; the restore migrated them forward.
         let vault = try Vault.open(at: restored, with: .passphrase(try Passphrase("fixture passphrase v1")))
         let updates = vault.records.filter { $0.payload.first == 3 }
         #expect(updates.count == 43)
         #expect(updates.allSatisfy { $0.payload[1] == 2 }, "every update re-encoded at version 2")
-        let shown = try sandbox.run(["account", "show", "Fixture Closed", "--json", "--vault", restored.path], environment: environment)
-        let history = (try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as! [String: Any])["history"] as! [[String: Any]]
+        let shown = try sandbox.run(
+            ["account", "show", "Fixture Closed", "--json", "--vault", restored.path], environment: environment)
+        let history =
+            (try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as! [String: Any])["history"]
+            as! [[String: Any]]
         #expect(history.count == 1)
         #expect(history[0]["value"] as? String == "512.34")
         #expect(history[0]["date"] as? String == "2026-06-01")
@@ -53,10 +66,14 @@ import VaultStore
     func restoredReportsMatch(_ name: String, reports: [String: [String]]) throws -> Vault {
         let sandbox = Sandbox()
         let folder = Self.fixtures.appendingPathComponent(name)
-        let archive = try #require(try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
-            .first { $0.pathExtension == "cbak" })
+        let archive = try #require(
+            try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+                .first { $0.pathExtension == "cbak" })
         let environment = ["COFFER_PASSPHRASE": "fixture passphrase v1", "COFFER_TODAY": "2026-11-22"]
-        #expect(try sandbox.run(["backup", "verify", archive.path, "--pubkey", folder.appendingPathComponent("coffer.pub").path]).status == 0)
+        #expect(
+            try sandbox.run([
+                "backup", "verify", archive.path, "--pubkey", folder.appendingPathComponent("coffer.pub").path,
+            ]).status == 0)
         #expect(try sandbox.run(["backup", "verify", "--full", archive.path], environment: environment).status == 0)
         let restored = sandbox.directory.path("restored.coffer")
         let restore = try sandbox.run(["restore", archive.path, "--to", restored.path], environment: environment)
@@ -64,17 +81,25 @@ import VaultStore
         for (file, arguments) in reports {
             let output = try sandbox.run(arguments + ["--json", "--vault", restored.path], environment: environment)
             let actual = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as! [String: Any]
-            let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(file))) as! [String: Any]
+            let expected =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(file)))
+                as! [String: Any]
             for (key, value) in expected {
-                #expect(NSDictionary(dictionary: [key: actual[key] ?? NSNull()]).isEqual(to: [key: value]), "\(file) \(key): \(output.stdout)")
+                #expect(
+                    NSDictionary(dictionary: [key: actual[key] ?? NSNull()]).isEqual(to: [key: value]),
+                    "\(file) \(key): \(output.stdout)")
             }
         }
         return try Vault.open(at: restored, with: .passphrase(try Passphrase("fixture passphrase v1")))
     }
 
     @Test func budgetFixtureWithVersionOneTransactionsStillRestores() throws {
-        let vault = try restoredReportsMatch("backup-v1-budget", reports: ["overview.json": ["overview"], "budget.json": ["budget"],
-                                                                          "invoices.json": ["invoices"]])
+        let vault = try restoredReportsMatch(
+            "backup-v1-budget",
+            reports: [
+                "overview.json": ["overview"], "budget.json": ["budget"],
+                "invoices.json": ["invoices"],
+            ])
         let transactions = vault.records.filter { $0.payload.first == 10 }
         #expect(transactions.count == 10)
         #expect(transactions.allSatisfy { $0.payload[1] == 2 }, "every transaction re-encoded at version 2")

@@ -1,12 +1,13 @@
-import FinanceCore
 import CofferTestSupport
+import FinanceCore
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import GRDB
 import Testing
 import VaultStore
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// Invoices through the real binary, with COFFER_TODAY moving across the due date.
 @Suite struct InvoiceCLITests {
@@ -32,7 +33,9 @@ import VaultStore
         #expect(try run(["invoices"]).stdout.contains("let's get you paid"))
         try ok("client", "add", "Acme Ltd", "--email", "ap@acme.example", "--address", "1 High St", "--terms", "14")
         // 2.5 × 120.00 + 1 × 19.99 = 319.99; 20% tax 64.00 (63.998 rounded half away from zero); total 383.99.
-        try ok("invoice", "new", "acme", "--item", "Design <work> & more", "2.5", "120", "--item", "Hosting", "1", "19.99", "--tax", "20%", "--send")
+        try ok(
+            "invoice", "new", "acme", "--item", "Design <work> & more", "2.5", "120", "--item", "Hosting", "1", "19.99",
+            "--tax", "20%", "--send")
     }
 
     @Test func lifecycleDashboardAndOverview() throws {
@@ -46,7 +49,9 @@ import VaultStore
         #expect(invoice["due"] as? String == "2026-11-15")
         #expect(invoice["status"] as? String == "sent")
         #expect(invoice["relativeDue"] as? String == "Due in 14 days")
-        for key in ["outstanding", "overdue", "overdueCount", "paidThisMonth", "ageing", "invoices"] { #expect(list[key] != nil, "\(key)") }
+        for key in ["outstanding", "overdue", "overdueCount", "paidThisMonth", "ageing", "invoices"] {
+            #expect(list[key] != nil, "\(key)")
+        }
 
         // Across the due date it becomes overdue, without anything being written.
         list = try json("invoices", today: "2026-11-17")
@@ -55,21 +60,27 @@ import VaultStore
         #expect(invoice["relativeDue"] as? String == "Overdue by 2 days")
         #expect(list["overdueCount"] as? Int == 1)
         #expect((list["ageing"] as! [String: String])["days1to30"] == "383.99")
-        #expect(try run(["invoices", "--overdue"], today: "2026-11-10").stdout.contains("No overdue invoices. All caught up."))
+        #expect(
+            try run(["invoices", "--overdue"], today: "2026-11-10").stdout.contains(
+                "No overdue invoices. All caught up."))
 
         // Net worth counts it as receivable, and the overview says what is outstanding.
         let overview = try json("overview", today: "2026-11-17")
         #expect(overview["invoicesReceivable"] as? String == "383.99")
         #expect(overview["netWorth"] as? String == "383.99")
         #expect((overview["invoices"] as? [String: Any])?["overdueCount"] as? Int == 1)
-        #expect(try run(["overview"], today: "2026-11-17").stdout.contains("Invoices: £383.99 outstanding, ⚠ £383.99 overdue (1)"))
+        #expect(
+            try run(["overview"], today: "2026-11-17").stdout.contains(
+                "Invoices: £383.99 outstanding, ⚠ £383.99 overdue (1)"))
         try ok("settings", "--receivables", "off")
         #expect(try json("overview", today: "2026-11-17")["netWorth"] as? String == "0.00")
         try ok("settings", "--receivables", "on")
 
         // Partial, then full payment; overpayment refused.
         try ok("invoice", "pay", "INV-0001", "--amount", "100", today: "2026-11-20")
-        #expect((try json("invoices", today: "2026-11-20")["invoices"] as! [[String: Any]])[0]["paid"] as? String == "100.00")
+        #expect(
+            (try json("invoices", today: "2026-11-20")["invoices"] as! [[String: Any]])[0]["paid"] as? String
+                == "100.00")
         #expect(try run(["invoice", "pay", "1", "--amount", "300"], today: "2026-11-20").status == 64)
         try ok("invoice", "pay", "1", today: "2026-11-25")
         let paid = try json("invoices", today: "2026-11-30")
@@ -81,7 +92,9 @@ import VaultStore
 
         // Undo takes the last payment back.
         try ok("undo")
-        #expect((try json("invoices", today: "2026-11-30")["invoices"] as! [[String: Any]])[0]["paid"] as? String == "100.00")
+        #expect(
+            (try json("invoices", today: "2026-11-30")["invoices"] as! [[String: Any]])[0]["paid"] as? String
+                == "100.00")
     }
 
     @Test func numbersAreSequentialAndNeverReused() throws {
@@ -111,27 +124,37 @@ import VaultStore
         #expect(try text("//*[@id='number']") == ["Invoice INV-0001"])
         #expect(try text("//*[@id='client']") == ["Acme Ltd"])
         #expect(try text("//*[@id='total']") == ["£383.99"])
-        #expect(try text("//*[@class='description']") == ["Design <work> & more", "Hosting"], "escaped text comes back intact")
+        #expect(
+            try text("//*[@class='description']") == ["Design <work> & more", "Hosting"],
+            "escaped text comes back intact")
         #expect(try text("//*[@class='item']/*[@class='amount']") == ["£300.00", "£19.99"])
     }
 
     @Test func invalidInputExits64AndChangesNothing() throws {
         try setUp()
-        let before = try withRawDatabase(sandbox.vault) { try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY id").map(\.description) }
+        let before = try withRawDatabase(sandbox.vault) {
+            try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY id").map(\.description)
+        }
         let attempts: [[String]] = [
             ["client", "add", "Acme Ltd"], ["client", "add", ""], ["client", "add", "X", "--terms", "-3"],
-            ["invoice", "new", "Nobody", "--item", "A", "1", "1"], ["invoice", "new", "Acme"], ["invoice", "new", "Acme", "--item", "A", "1"],
-            ["invoice", "new", "Acme", "--item", "A", "zero", "1"], ["invoice", "new", "Acme", "--item", "A", "1", "12,5O"],
-            ["invoice", "new", "Acme", "--item", "A", "1", "1", "--tax", "lots"], ["invoice", "new", "Acme", "--item", "A", "1", "1", "--terms", "5", "--due", "2026-12-01"],
+            ["invoice", "new", "Nobody", "--item", "A", "1", "1"], ["invoice", "new", "Acme"],
+            ["invoice", "new", "Acme", "--item", "A", "1"],
+            ["invoice", "new", "Acme", "--item", "A", "zero", "1"],
+            ["invoice", "new", "Acme", "--item", "A", "1", "12,5O"],
+            ["invoice", "new", "Acme", "--item", "A", "1", "1", "--tax", "lots"],
+            ["invoice", "new", "Acme", "--item", "A", "1", "1", "--terms", "5", "--due", "2026-12-01"],
             ["invoice", "new", "Acme", "--item", "A", "1", "1", "--due", "2020-01-01"], ["invoice", "pay", "INV-0009"],
-            ["invoice", "pay", "1", "--amount", "0"], ["invoice", "pay", "1", "--amount", "9999"], ["invoice", "send", "1"],
+            ["invoice", "pay", "1", "--amount", "0"], ["invoice", "pay", "1", "--amount", "9999"],
+            ["invoice", "send", "1"],
             ["invoice", "remind", "42"], ["invoices", "--client", "Nobody"], ["settings", "--receivables", "maybe"],
         ]
         for arguments in attempts {
             let result = try run(arguments)
             #expect(result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
         }
-        let after = try withRawDatabase(sandbox.vault) { try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY id").map(\.description) }
+        let after = try withRawDatabase(sandbox.vault) {
+            try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY id").map(\.description)
+        }
         #expect(before == after)
     }
 }

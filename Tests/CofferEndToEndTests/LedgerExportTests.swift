@@ -4,7 +4,10 @@ import Testing
 
 /// The exported journal parses in both ledger and hledger, and their Assets + Liabilities
 /// balance equals Coffer's own net worth.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ledger") && FileManager.default.isExecutableFile(atPath: "/usr/bin/hledger")))
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ledger")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/hledger")))
 struct LedgerExportTests {
     let sandbox = Sandbox()
     let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-11-22"]
@@ -24,7 +27,11 @@ struct LedgerExportTests {
 
     /// The last amount a `bal` report prints (its total, or the only account's balance).
     func total(_ report: String) -> String? {
-        guard let line = report.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).last(where: { $0.hasPrefix("GBP") }) else {
+        guard
+            let line = report.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).last(where: {
+                $0.hasPrefix("GBP")
+            })
+        else {
             return nil
         }
         return line.split(separator: " ").prefix(2).joined(separator: " ")
@@ -33,28 +40,52 @@ struct LedgerExportTests {
     @Test func balancesMatchCoffersNetWorth() throws {
         let vault = sandbox.directory.path("v.coffer")
         let steps: [[String]] = [
-            ["demo"], ["account", "add", "Old ISA: closed; really", "--category", "Savings", "--value", "1234.56", "--date", "2026-07-01"],
+            ["demo"],
+            [
+                "account", "add", "Old ISA: closed; really", "--category", "Savings", "--value", "1234.56", "--date",
+                "2026-07-01",
+            ],
             ["account", "close", "Old ISA", "--date", "2026-10-01"],
-            ["client", "add", "Acme  Ltd"], ["invoice", "new", "Acme", "--item", "Design", "2.5", "120", "--tax", "20%", "--date", "2026-11-01", "--send"],
-            ["invoice", "pay", "1", "--amount", "100"], ["invoice", "new", "Acme", "--item", "Logo", "1", "300", "--send"],
-            ["invoice", "new", "Acme", "--item", "Draft only", "1", "999"], ["invoice", "new", "Acme", "--item", "Cancelled", "1", "50", "--send"],
+            ["client", "add", "Acme  Ltd"],
+            [
+                "invoice", "new", "Acme", "--item", "Design", "2.5", "120", "--tax", "20%", "--date", "2026-11-01",
+                "--send",
+            ],
+            ["invoice", "pay", "1", "--amount", "100"],
+            ["invoice", "new", "Acme", "--item", "Logo", "1", "300", "--send"],
+            ["invoice", "new", "Acme", "--item", "Draft only", "1", "999"],
+            ["invoice", "new", "Acme", "--item", "Cancelled", "1", "50", "--send"],
             ["invoice", "void", "4"], ["update", "Coinbase", "0"],
-            ["import", "csv", URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/csv/uk-comma-bom-crlf.csv").path,
-             "--into", "transactions", "--date-format", "DD/MM/YYYY"],
+            [
+                "import", "csv",
+                URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                    "../Fixtures/csv/uk-comma-bom-crlf.csv"
+                ).path,
+                "--into", "transactions", "--date-format", "DD/MM/YYYY",
+            ],
         ]
         for step in steps {
             let result = try sandbox.run(step + ["--vault", vault.path], environment: environment)
             #expect(result.status == 0, "\(step): \(result.stderr)")
         }
         let journal = sandbox.directory.path("coffer.journal")
-        #expect(try sandbox.run(["export", "ledger", "--out", journal.path, "--vault", vault.path], environment: environment).status == 0)
-        let overview = try JSONSerialization.jsonObject(with: Data(try sandbox.run(["overview", "--json", "--vault", vault.path], environment: environment).stdout.utf8)) as! [String: Any]
+        #expect(
+            try sandbox.run(
+                ["export", "ledger", "--out", journal.path, "--vault", vault.path], environment: environment
+            ).status == 0)
+        let overview =
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    try sandbox.run(["overview", "--json", "--vault", vault.path], environment: environment).stdout.utf8
+                )) as! [String: Any]
         let netWorth = "GBP \(overview["netWorth"] as! String)"
 
-        let (ledgerStatus, ledgerOutput) = try tool("/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
+        let (ledgerStatus, ledgerOutput) = try tool(
+            "/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
         #expect(ledgerStatus == 0, "\(ledgerOutput)")
         #expect(total(ledgerOutput) == netWorth, "ledger: \(ledgerOutput)")
-        let (hledgerStatus, hledgerOutput) = try tool("/usr/bin/hledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
+        let (hledgerStatus, hledgerOutput) = try tool(
+            "/usr/bin/hledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
         #expect(hledgerStatus == 0, "\(hledgerOutput)")
         #expect(total(hledgerOutput) == netWorth, "hledger: \(hledgerOutput)")
         let (_, receivable) = try tool("/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets:Invoices receivable"])
@@ -62,7 +93,11 @@ struct LedgerExportTests {
 
         // Only the budget flows: imported spending no rule placed sits under Expenses:Uncategorised.
         let flows = sandbox.directory.path("flows.journal")
-        #expect(try sandbox.run(["export", "ledger", "--only", "transactions", "--out", flows.path, "--vault", vault.path], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["export", "ledger", "--only", "transactions", "--out", flows.path, "--vault", vault.path],
+                environment: environment
+            ).status == 0)
         for path in ["/usr/bin/ledger", "/usr/bin/hledger"] {
             let (status, output) = try tool(path, ["-f", flows.path, "bal", "^Expenses:Uncategorised"])
             #expect(status == 0 && total(output) == "GBP 1351.64", "\(path): \(output)")

@@ -20,7 +20,8 @@ struct TerminalTests {
         posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         // The server socket lives in the sandbox, which is removed with the test: nothing is left behind.
-        let argv = (["/usr/bin/tmux", "-S", sandbox.directory.path("tmux.socket").path] + arguments).map { strdup($0) } + [nil]
+        let argv =
+            (["/usr/bin/tmux", "-S", sandbox.directory.path("tmux.socket").path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         // The test runner's threads block most signals and a spawned child inherits that mask:
         // a tmux server started so ignores kill-server's shutdown and outlives the test. Start
@@ -59,7 +60,8 @@ struct TerminalTests {
 
     @Test func promptsWithoutEchoAndConfirmsANewPassphrase() throws {
         let environment = sandbox.baseEnvironment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        try tmux(
+            "new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
         defer { _ = try? tmux("kill-server") }
         let secret = "tty-secret-\(UInt32.random(in: 0...UInt32.max))"
 
@@ -80,7 +82,10 @@ struct TerminalTests {
         #expect(!shown.contains(secret))
 
         // Mismatched confirmation: refused with 64, nothing created.
-        try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) init --vault \(sandbox.directory.path("second.coffer").path); echo MISMATCH-EXIT=$?", "Enter")
+        try tmux(
+            "send-keys", "-t", session,
+            "clear; \(cofferBinary.path) init --vault \(sandbox.directory.path("second.coffer").path); echo MISMATCH-EXIT=$?",
+            "Enter")
         _ = try waitFor("New passphrase for")
         try tmux("send-keys", "-t", session, "one", "Enter")
         _ = try waitFor("Repeat it:")
@@ -94,10 +99,14 @@ struct TerminalTests {
     @Test func deleteAsksForConfirmationOnATerminal() throws {
         let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "terminal passphrase"]) { $1 }
             .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        try tmux(
+            "new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
         defer { _ = try? tmux("kill-server") }
         let coffer = cofferBinary.path
-        try tmux("send-keys", "-t", session, "\(coffer) init --kdf interactive && \(coffer) account add Spare --category Cash --value 5; echo SETUP=$?", "Enter")
+        try tmux(
+            "send-keys", "-t", session,
+            "\(coffer) init --kdf interactive && \(coffer) account add Spare --category Cash --value 5; echo SETUP=$?",
+            "Enter")
         _ = try waitFor("SETUP=0")
 
         try tmux("send-keys", "-t", session, "\(coffer) account delete Spare; echo KEEP=$?", "Enter")
@@ -114,16 +123,25 @@ struct TerminalTests {
     }
 
     @Test func aLargeImportShowsProgressOnATerminalAndIsOneChange() throws {
-        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "terminal passphrase", "COFFER_TODAY": "2025-12-31"]) { $1 }
-            .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let environment = sandbox.baseEnvironment.merging([
+            "COFFER_PASSPHRASE": "terminal passphrase", "COFFER_TODAY": "2025-12-31",
+        ]) { $1 }
+        .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let statement = sandbox.directory.path("big.csv")
         var text = "Date,Description,Amount\n"
-        for index in 0..<3000 { text += "2025-\(String(format: "%02d", index % 12 + 1))-\(String(format: "%02d", index % 28 + 1)),SHOP \(index),-\(index % 90 + 1).25\n" }
+        for index in 0..<3000 {
+            text +=
+                "2025-\(String(format: "%02d", index % 12 + 1))-\(String(format: "%02d", index % 28 + 1)),SHOP \(index),-\(index % 90 + 1).25\n"
+        }
         try Data(text.utf8).write(to: statement)
-        try tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        try tmux(
+            "new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
         defer { _ = try? tmux("kill-server") }
         let coffer = cofferBinary.path
-        try tmux("send-keys", "-t", session, "\(coffer) init --kdf interactive >/dev/null; \(coffer) import csv \(statement.path) --into transactions >/dev/null; echo IMPORT=$?", "Enter")
+        try tmux(
+            "send-keys", "-t", session,
+            "\(coffer) init --kdf interactive >/dev/null; \(coffer) import csv \(statement.path) --into transactions >/dev/null; echo IMPORT=$?",
+            "Enter")
         let shown = try waitFor("IMPORT=0", timeout: 60)
         #expect(shown.contains("IMPORT=0"))
         #expect(shown.contains("… Checking 3000 lines"))
@@ -131,11 +149,14 @@ struct TerminalTests {
         #expect(shown.contains("… done in"))
 
         // Not on a terminal: no progress at all, and the 3,000 rows are one undoable change.
-        let piped = try sandbox.run(["import", "csv", statement.path, "--into", "transactions"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
+        let piped = try sandbox.run(
+            ["import", "csv", statement.path, "--into", "transactions"],
+            environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(piped.status == 0 && piped.stderr.isEmpty && piped.stdout.contains("3000 already in the vault"))
         let undo = try sandbox.run(["undo"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(undo.stdout.contains("Undone: Imported 3000 transactions"), "\(undo.stdout)")
-        let budget = try sandbox.run(["budget", "--month", "2025-01", "--json"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
+        let budget = try sandbox.run(
+            ["budget", "--month", "2025-01", "--json"], environment: ["COFFER_PASSPHRASE": "terminal passphrase"])
         #expect(budget.stdout.contains("\"spent\" : \"0.00\""))
     }
 
@@ -146,17 +167,31 @@ struct TerminalTests {
         let passphrase = "restore passphrase \(UInt32.random(in: 0...UInt32.max))"
         let backups = sandbox.directory.path("backups")
         try FileManager.default.createDirectory(at: backups, withIntermediateDirectories: true)
-        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
-        #expect(try sandbox.run(["account", "add", "Savings", "--category", "Savings", "--value", "100"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
-        #expect(try sandbox.run(["backup", "create", "--to", backups.path], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
-        #expect(try sandbox.run(["update", "Savings", "150"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
-        let archive = try #require(try FileManager.default.contentsOfDirectory(atPath: backups.path).first { $0.hasSuffix(".cbak") })
+        #expect(
+            try sandbox.run(["init", "--kdf", "interactive"], environment: ["COFFER_PASSPHRASE": passphrase]).status
+                == 0)
+        #expect(
+            try sandbox.run(
+                ["account", "add", "Savings", "--category", "Savings", "--value", "100"],
+                environment: ["COFFER_PASSPHRASE": passphrase]
+            ).status == 0)
+        #expect(
+            try sandbox.run(["backup", "create", "--to", backups.path], environment: ["COFFER_PASSPHRASE": passphrase])
+                .status == 0)
+        #expect(
+            try sandbox.run(["update", "Savings", "150"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
+        let archive = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: backups.path).first { $0.hasSuffix(".cbak") })
         let environment = sandbox.baseEnvironment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        try tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "40", "env -i TERM=xterm \(environment) /bin/sh")
+        try tmux(
+            "new-session", "-d", "-s", session, "-x", "200", "-y", "40", "env -i TERM=xterm \(environment) /bin/sh")
         defer { _ = try? tmux("kill-server") }
         let coffer = cofferBinary.path
         let fresh = sandbox.directory.path("fresh.coffer").path
-        try tmux("send-keys", "-t", session, "\(coffer) restore \(backups.path)/\(archive) --to \(fresh) --vault /nonexistent/vault.coffer; echo RESTORED=$((100 + $?))", "Enter")
+        try tmux(
+            "send-keys", "-t", session,
+            "\(coffer) restore \(backups.path)/\(archive) --to \(fresh) --vault /nonexistent/vault.coffer; echo RESTORED=$((100 + $?))",
+            "Enter")
         var shown = try waitFor("Passphrase for archive \(archive)")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         // The exit status plus 100, so the typed command line never matches what is awaited.
@@ -171,7 +206,10 @@ struct TerminalTests {
         try tmux("send-keys", "-t", session, "clear", "Enter")
         let cleared = Date().addingTimeInterval(20)
         while try screen().contains("Passphrase for archive"), Date() < cleared { usleep(100_000) }
-        try tmux("send-keys", "-t", session, "\(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))", "Enter")
+        try tmux(
+            "send-keys", "-t", session,
+            "\(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))",
+            "Enter")
         _ = try waitFor("Passphrase for archive")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         shown = try waitFor("[y/N]", timeout: 60)

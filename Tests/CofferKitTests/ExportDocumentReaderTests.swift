@@ -1,33 +1,47 @@
+import FinanceCore
 import Foundation
 import Testing
-import FinanceCore
 import VaultCrypto
 import VaultStore
+
 @testable import CofferKit
 
 /// The import reads big exports on every core; it must read exactly what `JSONDecoder` reads and
 /// refuse exactly what it refuses.
 @Suite struct ExportDocumentReaderTests {
     /// Notes full of the characters the boundary scan has to step over.
-    static let awkward = ["plain", "a ] b } c", "quote \" inside", "back\\slash\\", "[{\"key\": [1, 2]}]", "ünïcødé ✓", "tab\tand\nnewline"]
+    static let awkward = [
+        "plain", "a ] b } c", "quote \" inside", "back\\slash\\", "[{\"key\": [1, 2]}]", "ünïcødé ✓",
+        "tab\tand\nnewline",
+    ]
 
     func document() -> ExportDocument {
         var document = ExportDocument(currency: "GBP", includeReceivables: true)
         let account = UUID().uuidString.lowercased()
-        document.accounts = [.init(id: account, name: "Bank", category: "Savings", kind: "asset", growth: nil, created: "2020-01-01", closed: nil)]
+        document.accounts = [
+            .init(
+                id: account, name: "Bank", category: "Savings", kind: "asset", growth: nil, created: "2020-01-01",
+                closed: nil)
+        ]
         document.updates = (0..<9_000).map { index in
-            .init(id: UUID().uuidString.lowercased(), account: account, date: "2024-01-01", amount: "\(index).50",
-                  sequence: UInt64(index), note: index % 3 == 0 ? Self.awkward[index % Self.awkward.count] : nil)
+            .init(
+                id: UUID().uuidString.lowercased(), account: account, date: "2024-01-01", amount: "\(index).50",
+                sequence: UInt64(index), note: index % 3 == 0 ? Self.awkward[index % Self.awkward.count] : nil)
         }
         document.transactions = (0..<12_000).map { index in
-            .init(id: UUID().uuidString.lowercased(), amount: "\(index % 500).25", type: "expense",
-                  target: .init(kind: "uncategorised", id: nil), note: Self.awkward[index % Self.awkward.count], date: "2025-03-04",
-                  sequence: UInt64(index), importAccount: index % 2 == 0 ? "Current" : nil, importHash: index % 2 == 0 ? "00ff" : nil)
+            .init(
+                id: UUID().uuidString.lowercased(), amount: "\(index % 500).25", type: "expense",
+                target: .init(kind: "uncategorised", id: nil), note: Self.awkward[index % Self.awkward.count],
+                date: "2025-03-04",
+                sequence: UInt64(index), importAccount: index % 2 == 0 ? "Current" : nil,
+                importHash: index % 2 == 0 ? "00ff" : nil)
         }
         document.invoices = (0..<300).map { index in
-            .init(id: UUID().uuidString.lowercased(), number: index + 1, client: UUID().uuidString.lowercased(),
-                  items: [.init(description: "Work ]}", quantity: "1", unitPrice: "10.00")], tax: nil, issued: "2025-01-01", due: "2025-01-31",
-                  notes: nil, status: "sent", sentOn: "2025-01-01", voidedOn: nil, payments: [])
+            .init(
+                id: UUID().uuidString.lowercased(), number: index + 1, client: UUID().uuidString.lowercased(),
+                items: [.init(description: "Work ]}", quantity: "1", unitPrice: "10.00")], tax: nil,
+                issued: "2025-01-01", due: "2025-01-31",
+                notes: nil, status: "sent", sentOn: "2025-01-01", voidedOn: nil, payments: [])
         }
         return document
     }
@@ -42,11 +56,15 @@ import VaultStore
         let encoder = JSONEncoder()
         if prettyPrinted { encoder.outputFormatting = [.prettyPrinted] }
         let data = try encoder.encode(document())
-        #expect(data.count >= ExportDocumentReader.parallelThreshold, "the document must be big enough to take the parallel path")
+        #expect(
+            data.count >= ExportDocumentReader.parallelThreshold,
+            "the document must be big enough to take the parallel path")
         let parallel = try #require(ExportDocumentReader.decodeInParallel(data))
         let plain = try JSONDecoder().decode(ExportDocument.self, from: data)
         #expect(try canonical(parallel) == canonical(plain))
-        #expect(parallel.transactions?.count == 12_000 && parallel.updates?.count == 9_000 && parallel.invoices?.count == 300)
+        #expect(
+            parallel.transactions?.count == 12_000 && parallel.updates?.count == 9_000
+                && parallel.invoices?.count == 300)
     }
 
     @Test func refusesWhatJSONDecoderRefuses() throws {

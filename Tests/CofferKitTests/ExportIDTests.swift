@@ -1,8 +1,9 @@
+import FinanceCore
 import Foundation
 import Testing
-import FinanceCore
 import VaultCrypto
 import VaultStore
+
 @testable import CofferKit
 
 @Suite struct ExportIDTests {
@@ -13,8 +14,10 @@ import VaultStore
             #expect(UUID(exportedID: id.uuidString.lowercased()) == id)
             #expect(RecordID(uuid: id).uuid == id, "record ids and UUIDs share their 16 bytes")
         }
-        for text in ["", "not-an-id", "123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-4266141740000",
-                     "123e4567+e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-42661417400g"] {
+        for text in [
+            "", "not-an-id", "123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-4266141740000",
+            "123e4567+e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-42661417400g",
+        ] {
             #expect(UUID(exportedID: text) == nil, "\(text)")
             #expect(UUID(uuidString: text) == nil)
         }

@@ -1,8 +1,9 @@
-import FinanceCore
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import Testing
 import VaultStore
+
 @testable import CofferKit
 
 /// Every kind of change CofferKit makes is undone exactly: the ledger (and a fresh read of the
@@ -25,30 +26,53 @@ import VaultStore
                 let undone = try ledger.undo()
                 #expect(undone != nil)
                 #expect(snapshot(ledger, includingCounter: !counterMoves) == before, "undoing \(name)")
-                #expect(snapshot(try Ledger(vault: vault), includingCounter: !counterMoves) == before, "undoing \(name), read back")
+                #expect(
+                    snapshot(try Ledger(vault: vault), includingCounter: !counterMoves) == before,
+                    "undoing \(name), read back")
                 try change()
                 checked.append(name)
             }
             try undoable("add account") {
-                try ledger.addAccount(name: "Savings", category: "Savings", kind: .asset, value: (Money(minorUnits: 100_000), today), today: today)
+                try ledger.addAccount(
+                    name: "Savings", category: "Savings", kind: .asset, value: (Money(minorUnits: 100_000), today),
+                    today: today)
             }
-            try undoable("add liability") { try ledger.addAccount(name: "Loan", category: "Loans", kind: .liability, today: today) }
-            try undoable("record a value") { try ledger.recordValue(of: try ledger.account(named: "sav"), amount: Money(minorUnits: 120_000), on: today) }
-            try undoable("rename an account") { try ledger.renameAccount(try ledger.account(named: "Loan"), to: "Car loan") }
+            try undoable("add liability") {
+                try ledger.addAccount(name: "Loan", category: "Loans", kind: .liability, today: today)
+            }
+            try undoable("record a value") {
+                try ledger.recordValue(
+                    of: try ledger.account(named: "sav"), amount: Money(minorUnits: 120_000), on: today)
+            }
+            try undoable("rename an account") {
+                try ledger.renameAccount(try ledger.account(named: "Loan"), to: "Car loan")
+            }
             try undoable("close an account") { try ledger.closeAccount(try ledger.account(named: "Car"), on: today) }
             try undoable("reopen an account") { try ledger.reopenAccount(try ledger.account(named: "Car")) }
-            try undoable("set a category's growth") { try ledger.setGrowthRate(GrowthRate(basisPoints: 300), for: "Savings") }
-            try undoable("set an account's growth") { try ledger.setGrowthRate(GrowthRate(basisPoints: 500), for: "Car loan") }
-            try undoable("delete an account with its values") { try ledger.deleteAccount(try ledger.account(named: "Car")) }
-            try undoable("add an income source") { try ledger.addIncomeSource(name: "Salary", amount: Money(minorUnits: 250_000), frequency: .monthly) }
+            try undoable("set a category's growth") {
+                try ledger.setGrowthRate(GrowthRate(basisPoints: 300), for: "Savings")
+            }
+            try undoable("set an account's growth") {
+                try ledger.setGrowthRate(GrowthRate(basisPoints: 500), for: "Car loan")
+            }
+            try undoable("delete an account with its values") {
+                try ledger.deleteAccount(try ledger.account(named: "Car"))
+            }
+            try undoable("add an income source") {
+                try ledger.addIncomeSource(name: "Salary", amount: Money(minorUnits: 250_000), frequency: .monthly)
+            }
             try undoable("edit an income source") {
                 var source = try ledger.incomeSource(named: "Salary")
                 source.amount = Money(minorUnits: 260_000)
                 try ledger.saveIncomeSource(source)
             }
             try undoable("add a category") { try ledger.addCategory(name: "Pottery", type: .wants) }
-            try undoable("rename a category") { try ledger.renameCategory(try ledger.category(named: "Pottery"), to: "Ceramics") }
-            try undoable("hide a category") { try ledger.setCategoryHidden(try ledger.category(named: "Ceramics"), true) }
+            try undoable("rename a category") {
+                try ledger.renameCategory(try ledger.category(named: "Pottery"), to: "Ceramics")
+            }
+            try undoable("hide a category") {
+                try ledger.setCategoryHidden(try ledger.category(named: "Ceramics"), true)
+            }
             try undoable("move a category") { try ledger.moveCategory(try ledger.category(named: "Ceramics"), to: 1) }
             try undoable("add a goal") { try ledger.addGoal(name: "Holiday", target: Money(minorUnits: 100_000)) }
             try undoable("edit a goal") {
@@ -56,36 +80,57 @@ import VaultStore
                 goal.targetDate = date("2027-06-01")
                 try ledger.saveGoal(goal)
             }
-            try undoable("spend") { try ledger.spend(Money(minorUnits: 1_250), in: try ledger.category(named: "Groceries"), on: today, note: "Shop") }
-            try undoable("earn") { try ledger.earn(Money(minorUnits: 250_000), from: try ledger.incomeSource(named: "Salary"), on: today) }
-            try undoable("save") { try ledger.save(Money(minorUnits: 5_000), towards: try ledger.goal(named: "Holiday"), on: today) }
+            try undoable("spend") {
+                try ledger.spend(
+                    Money(minorUnits: 1_250), in: try ledger.category(named: "Groceries"), on: today, note: "Shop")
+            }
+            try undoable("earn") {
+                try ledger.earn(Money(minorUnits: 250_000), from: try ledger.incomeSource(named: "Salary"), on: today)
+            }
+            try undoable("save") {
+                try ledger.save(Money(minorUnits: 5_000), towards: try ledger.goal(named: "Holiday"), on: today)
+            }
             let spending = try #require(ledger.transactions.first { $0.note == "Shop" })
             try undoable("edit a transaction") {
-                try ledger.editTransaction(spending, .init(amount: Money(minorUnits: 1_300), category: try ledger.category(named: "Ceramics")))
+                try ledger.editTransaction(
+                    spending, .init(amount: Money(minorUnits: 1_300), category: try ledger.category(named: "Ceramics")))
             }
-            try undoable("delete a category, moving its transactions") { try ledger.deleteCategory(try ledger.category(named: "Ceramics")) }
-            try undoable("delete a transaction") { try ledger.deleteTransaction(try #require(ledger.transactions.first { $0.type == .income })) }
-            try undoable("remove an income source") { try ledger.removeIncomeSource(try ledger.incomeSource(named: "Salary")) }
+            try undoable("delete a category, moving its transactions") {
+                try ledger.deleteCategory(try ledger.category(named: "Ceramics"))
+            }
+            try undoable("delete a transaction") {
+                try ledger.deleteTransaction(try #require(ledger.transactions.first { $0.type == .income }))
+            }
+            try undoable("remove an income source") {
+                try ledger.removeIncomeSource(try ledger.incomeSource(named: "Salary"))
+            }
             try undoable("add a client") { try ledger.addClient(name: "Acme", termsDays: 14) }
             try undoable("edit a client") {
                 var client = try ledger.client(named: "Acme")
                 client.email = "ap@acme.example"
                 try ledger.saveClient(client)
             }
-            let item = LineItem(description: "Design", quantity: try Quantity(parsing: "2"), unitPrice: Money(minorUnits: 15_000))
+            let item = LineItem(
+                description: "Design", quantity: try Quantity(parsing: "2"), unitPrice: Money(minorUnits: 15_000))
             try undoable("create an invoice", counterMoves: true) {
                 try ledger.createInvoice(for: try ledger.client(named: "Acme"), items: [item], issued: today)
             }
             try undoable("send an invoice") { try ledger.sendInvoice(try ledger.invoice("INV-0002"), on: today) }
-            try undoable("record a payment") { try ledger.recordPayment(on: try ledger.invoice("2"), amount: Money(minorUnits: 10_000), date: today) }
+            try undoable("record a payment") {
+                try ledger.recordPayment(on: try ledger.invoice("2"), amount: Money(minorUnits: 10_000), date: today)
+            }
             try undoable("create a second invoice", counterMoves: true) {
                 try ledger.createInvoice(for: try ledger.client(named: "Acme"), items: [item], issued: today)
             }
             try undoable("void an invoice") { try ledger.voidInvoice(try #require(ledger.invoices.last), on: today) }
             try undoable("turn receivables off") { try ledger.setIncludeReceivables(false) }
-            try undoable("add a rule") { try ledger.addRule(to: "Bank", pattern: "TESCO", target: .category(try ledger.category(named: "Groceries").id)) }
+            try undoable("add a rule") {
+                try ledger.addRule(
+                    to: "Bank", pattern: "TESCO", target: .category(try ledger.category(named: "Groceries").id))
+            }
             try undoable("add a second rule") {
-                _ = try ledger.addRule(to: "Bank", pattern: "SAINSBURY", target: .category(try ledger.category(named: "Groceries").id))
+                _ = try ledger.addRule(
+                    to: "Bank", pattern: "SAINSBURY", target: .category(try ledger.category(named: "Groceries").id))
             }
             try undoable("remove a rule") { try ledger.removeRule(1, from: try ledger.ruleSet(named: "Bank")) }
             try undoable("remove a rule set") { try ledger.removeRuleSet(try ledger.ruleSet(named: "Bank")) }
@@ -93,7 +138,9 @@ import VaultStore
             try undoable("add a backup target") { _ = try ledger.addBackupTarget(folder) }
             try undoable("remove a backup target") { _ = try ledger.removeBackupTarget(folder) }
             try undoable("add a second goal") { try ledger.addGoal(name: "Spare") }
-            try undoable("remove a goal with no contributions") { try ledger.removeGoal(try ledger.goal(named: "Spare")) }
+            try undoable("remove a goal with no contributions") {
+                try ledger.removeGoal(try ledger.goal(named: "Spare"))
+            }
             #expect(checked.count == 40)
         }
     }

@@ -1,7 +1,8 @@
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import Testing
-import FinanceCore
+
 @testable import CofferKit
 
 /// The exact bytes of one record of every kind at every payload version ever written, as hex.
@@ -25,79 +26,152 @@ import FinanceCore
 
     static let pins: [Pin] = [
         // 1 settings. v1: currency only, upgrades with receivables on. v2: then the receivables switch.
-        Pin(version: 1, id: idA, record: .settings(VaultSettings(currency: eur, includeReceivables: true)),
+        Pin(
+            version: 1, id: idA, record: .settings(VaultSettings(currency: eur, includeReceivables: true)),
             hex: "010103455552"),
-        Pin(version: 2, id: idA, record: .settings(VaultSettings(currency: eur, includeReceivables: false)),
+        Pin(
+            version: 2, id: idA, record: .settings(VaultSettings(currency: eur, includeReceivables: false)),
             hex: "01020345555200"),
         // 2 account.
-        Pin(version: 1, id: idA, record: .account(Account(id: idA, name: "Mortgage £", category: "Loans", kind: .liability,
-                                                          growthRate: GrowthRate(basisPoints: -425), created: date("2025-05-01"),
-                                                          closed: date("2026-01-31"))),
+        Pin(
+            version: 1, id: idA,
+            record: .account(
+                Account(
+                    id: idA, name: "Mortgage £", category: "Loans", kind: .liability,
+                    growthRate: GrowthRate(basisPoints: -425), created: date("2025-05-01"),
+                    closed: date("2026-01-31"))),
             hex: "02010b4d6f72746761676520c2a3054c6f616e730101d106e2bb020188c002"),
         // 3 value update. v1: no note, upgrades to "no note". v2: then note.
-        Pin(version: 1, id: idA, record: .update(ValueUpdate(id: idA, accountID: idB, date: date("1969-12-31"),
-                                                             amount: Money(minorUnits: -123_456_789), sequence: 300, note: nil)),
+        Pin(
+            version: 1, id: idA,
+            record: .update(
+                ValueUpdate(
+                    id: idA, accountID: idB, date: date("1969-12-31"),
+                    amount: Money(minorUnits: -123_456_789), sequence: 300, note: nil)),
             hex: "03010f1e2d3c4b5a69788796a5b4c3d2e1f001a9b4de75ac02"),
-        Pin(version: 2, id: idA, record: .update(ValueUpdate(id: idA, accountID: idB, date: date("1969-12-31"),
-                                                             amount: Money(minorUnits: -123_456_789), sequence: 300, note: "payday")),
+        Pin(
+            version: 2, id: idA,
+            record: .update(
+                ValueUpdate(
+                    id: idA, accountID: idB, date: date("1969-12-31"),
+                    amount: Money(minorUnits: -123_456_789), sequence: 300, note: "payday")),
             hex: "03020f1e2d3c4b5a69788796a5b4c3d2e1f001a9b4de75ac020106706179646179"),
         // 4 category rate.
-        Pin(version: 1, id: idA, record: .categoryRate(CategoryRate(category: "Pensions", rate: GrowthRate(basisPoints: -50))),
+        Pin(
+            version: 1, id: idA,
+            record: .categoryRate(CategoryRate(category: "Pensions", rate: GrowthRate(basisPoints: -50))),
             hex: "04010850656e73696f6e7363"),
         // 5 change entry.
-        Pin(version: 1, id: idA, record: .change(ChangeEntry(sequence: 7, timestamp: 1_790_000_000, summary: "Updated ISA",
-                                                             before: [.init(recordID: idB, payload: [1, 2, 3]), .init(recordID: idC, payload: nil)])),
-            hex: "05010780ee89ab0d0b5570646174656420495341020f1e2d3c4b5a69788796a5b4c3d2e1f00103010203ffeeddccbbaa9988776655443322110000"),
+        Pin(
+            version: 1, id: idA,
+            record: .change(
+                ChangeEntry(
+                    sequence: 7, timestamp: 1_790_000_000, summary: "Updated ISA",
+                    before: [.init(recordID: idB, payload: [1, 2, 3]), .init(recordID: idC, payload: nil)])),
+            hex:
+                "05010780ee89ab0d0b5570646174656420495341020f1e2d3c4b5a69788796a5b4c3d2e1f00103010203ffeeddccbbaa9988776655443322110000"
+        ),
         // 6 backup target.
-        Pin(version: 1, id: idA, record: .backupTarget(BackupTarget(path: "/media/usb/coffer backups")),
+        Pin(
+            version: 1, id: idA, record: .backupTarget(BackupTarget(path: "/media/usb/coffer backups")),
             hex: "0601192f6d656469612f7573622f636f66666572206261636b757073"),
         // 7 backup state.
-        Pin(version: 1, id: idA, record: .backupState(BackupState(lastSequence: 300, verified: [
-                .init(path: "/media/usb", sequence: 12, time: 1_790_000_000), .init(path: "/mnt/nas", sequence: 300, time: -1)])),
+        Pin(
+            version: 1, id: idA,
+            record: .backupState(
+                BackupState(
+                    lastSequence: 300,
+                    verified: [
+                        .init(path: "/media/usb", sequence: 12, time: 1_790_000_000),
+                        .init(path: "/mnt/nas", sequence: 300, time: -1),
+                    ])),
             hex: "0701ac02020a2f6d656469612f7573620c80ee89ab0d082f6d6e742f6e6173ac0201"),
         // 8 budget category.
-        Pin(version: 1, id: idA, record: .budgetCategory(BudgetCategory(id: idA, name: "Pet Supplies", type: .wants, sortOrder: 7,
-                                                                        isDefault: false, isHidden: true)),
+        Pin(
+            version: 1, id: idA,
+            record: .budgetCategory(
+                BudgetCategory(
+                    id: idA, name: "Pet Supplies", type: .wants, sortOrder: 7,
+                    isDefault: false, isHidden: true)),
             hex: "08010c50657420537570706c696573010e02"),
         // 9 income source.
-        Pin(version: 1, id: idA, record: .incomeSource(IncomeSource(id: idA, name: "Salary", amount: Money(minorUnits: 250_000),
-                                                                    frequency: .biweekly(anchor: date("2025-01-03")))),
+        Pin(
+            version: 1, id: idA,
+            record: .incomeSource(
+                IncomeSource(
+                    id: idA, name: "Salary", amount: Money(minorUnits: 250_000),
+                    frequency: .biweekly(anchor: date("2025-01-03")))),
             hex: "09010653616c617279a0c21e01f6b902"),
         // 10 budget transaction. v1: no origin and no uncategorised target. v2: both.
-        Pin(version: 1, id: idA, record: .transaction(Transaction(id: idA, amount: Money(minorUnits: 4_520), type: .income,
-                                                                  target: .source(idB), note: "Whole Foods", date: date("2025-01-31"),
-                                                                  sequence: 9, origin: nil)),
+        Pin(
+            version: 1, id: idA,
+            record: .transaction(
+                Transaction(
+                    id: idA, amount: Money(minorUnits: 4_520), type: .income,
+                    target: .source(idB), note: "Whole Foods", date: date("2025-01-31"),
+                    sequence: 9, origin: nil)),
             hex: "0a01d04600010f1e2d3c4b5a69788796a5b4c3d2e1f0010b57686f6c6520466f6f6473aeba0209"),
-        Pin(version: 2, id: idA, record: .transaction(Transaction(id: idA, amount: Money(minorUnits: 645), type: .expense,
-                                                                  target: .uncategorised, note: nil, date: date("2026-01-07"),
-                                                                  sequence: 10, origin: StatementOrigin(account: "Current", rowHash: Array(0..<16)))),
+        Pin(
+            version: 2, id: idA,
+            record: .transaction(
+                Transaction(
+                    id: idA, amount: Money(minorUnits: 645), type: .expense,
+                    target: .uncategorised, note: nil, date: date("2026-01-07"),
+                    sequence: 10, origin: StatementOrigin(account: "Current", rowHash: Array(0..<16)))),
             hex: "0a028a0a010300d8bf020a010743757272656e7410000102030405060708090a0b0c0d0e0f"),
         // 11 savings goal.
-        Pin(version: 1, id: idA, record: .savingsGoal(SavingsGoal(id: idA, name: "Vacation", target: Money(minorUnits: 300_000),
-                                                                  targetDate: date("2025-08-01"))),
+        Pin(
+            version: 1, id: idA,
+            record: .savingsGoal(
+                SavingsGoal(
+                    id: idA, name: "Vacation", target: Money(minorUnits: 300_000),
+                    targetDate: date("2025-08-01"))),
             hex: "0b01085661636174696f6e01c0cf24019abd02"),
         // 12 client.
-        Pin(version: 1, id: idA, record: .client(Client(id: idA, name: "Acme Ltd", email: "ap@acme.example", address: "1 High St\nLondon",
-                                                        termsDays: 14)),
+        Pin(
+            version: 1, id: idA,
+            record: .client(
+                Client(
+                    id: idA, name: "Acme Ltd", email: "ap@acme.example", address: "1 High St\nLondon",
+                    termsDays: 14)),
             hex: "0c010841636d65204c7464010f61704061636d652e6578616d706c6501103120486967682053740a4c6f6e646f6e1c"),
         // 13 invoice.
-        Pin(version: 1, id: idA, record: .invoice(Invoice(id: idA, number: 7, clientID: idB,
-                                                          items: [LineItem(description: "Design", quantity: Quantity(thousandths: 2500),
-                                                                           unitPrice: Money(minorUnits: 3333)),
-                                                                  LineItem(description: "Hosting", quantity: Quantity(thousandths: 1000),
-                                                                           unitPrice: Money(minorUnits: 1200))],
-                                                          taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"),
-                                                          notes: nil, stored: .void, sentOn: date("2026-11-01"), voidedOn: date("2026-11-20"),
-                                                          payments: [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])),
-            hex: "0d01070f1e2d3c4b5a69788796a5b4c3d2e1f0020644657369676e88278a3407486f7374696e67d00fe01201a01facc402c8c402000201acc40201d2c40201bec402c801"),
+        Pin(
+            version: 1, id: idA,
+            record: .invoice(
+                Invoice(
+                    id: idA, number: 7, clientID: idB,
+                    items: [
+                        LineItem(
+                            description: "Design", quantity: Quantity(thousandths: 2500),
+                            unitPrice: Money(minorUnits: 3333)),
+                        LineItem(
+                            description: "Hosting", quantity: Quantity(thousandths: 1000),
+                            unitPrice: Money(minorUnits: 1200)),
+                    ],
+                    taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"),
+                    notes: nil, stored: .void, sentOn: date("2026-11-01"), voidedOn: date("2026-11-20"),
+                    payments: [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])),
+            hex:
+                "0d01070f1e2d3c4b5a69788796a5b4c3d2e1f0020644657369676e88278a3407486f7374696e67d00fe01201a01facc402c8c402000201acc40201d2c40201bec402c801"
+        ),
         // 14 invoice counter.
-        Pin(version: 1, id: idA, record: .invoiceCounter(InvoiceCounter(lastNumber: 1_000)),
+        Pin(
+            version: 1, id: idA, record: .invoiceCounter(InvoiceCounter(lastNumber: 1_000)),
             hex: "0e01e807"),
         // 15 category rule set.
-        Pin(version: 1, id: idA, record: .categoryRuleSet(CategoryRuleSet(id: idA, name: "bank", rules: [
-                .init(pattern: "TESCO*", target: .category(idB)), .init(pattern: "acme", target: .source(idC)),
-                .init(pattern: "ISA", target: .goal(idB))])),
-            hex: "0f010462616e6b0306544553434f2a000f1e2d3c4b5a69788796a5b4c3d2e1f00461636d6501ffeeddccbbaa9988776655443322110003495341020f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+        Pin(
+            version: 1, id: idA,
+            record: .categoryRuleSet(
+                CategoryRuleSet(
+                    id: idA, name: "bank",
+                    rules: [
+                        .init(pattern: "TESCO*", target: .category(idB)), .init(pattern: "acme", target: .source(idC)),
+                        .init(pattern: "ISA", target: .goal(idB)),
+                    ])),
+            hex:
+                "0f010462616e6b0306544553434f2a000f1e2d3c4b5a69788796a5b4c3d2e1f00461636d6501ffeeddccbbaa9988776655443322110003495341020f1e2d3c4b5a69788796a5b4c3d2e1f0"
+        ),
     ]
 
     static func bytes(_ hex: String) -> [UInt8] {
@@ -120,12 +194,16 @@ import FinanceCore
     /// Adding a kind, or raising a kind's version, without pinning its bytes here fails.
     @Test func everyKindAndVersionIsPinned() {
         struct KindVersion: Hashable { let kind: UInt8, version: UInt8 }
-        let expected = RecordKind.allCases.flatMap { kind in (1...kind.currentVersion).map { KindVersion(kind: kind.rawValue, version: $0) } }
+        let expected = RecordKind.allCases.flatMap { kind in
+            (1...kind.currentVersion).map { KindVersion(kind: kind.rawValue, version: $0) }
+        }
         let pinned = Self.pins.map { KindVersion(kind: $0.record.kind.rawValue, version: $0.version) }
         #expect(Set(pinned) == Set(expected))
         #expect(pinned.count == expected.count, "one pin per kind and version")
         for pin in Self.pins {
-            #expect(Array(Self.bytes(pin.hex).prefix(2)) == [pin.record.kind.rawValue, pin.version], "\(pin.testDescription): header bytes")
+            #expect(
+                Array(Self.bytes(pin.hex).prefix(2)) == [pin.record.kind.rawValue, pin.version],
+                "\(pin.testDescription): header bytes")
         }
     }
 
@@ -133,8 +211,10 @@ import FinanceCore
     /// edit to `RecordKind` that moves one fails here as well as in the bytes above.
     @Test func kindNumbersAndCurrentVersionsArePinned() {
         let pinned: [RecordKind: (number: UInt8, version: UInt8)] = [
-            .settings: (1, 2), .account: (2, 1), .update: (3, 2), .categoryRate: (4, 1), .change: (5, 1), .backupTarget: (6, 1),
-            .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2), .savingsGoal: (11, 1),
+            .settings: (1, 2), .account: (2, 1), .update: (3, 2), .categoryRate: (4, 1), .change: (5, 1),
+            .backupTarget: (6, 1),
+            .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2),
+            .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
@@ -154,13 +234,19 @@ import FinanceCore
         #expect(tags(BudgetType.self) == [.needs: 0, .wants: 1, .savings: 2])
         #expect(tags(TransactionType.self) == [.income: 0, .expense: 1, .savings: 2])
         #expect(tags(Invoice.StoredStatus.self) == [.draft: 0, .sent: 1, .void: 2])
-        #expect(Dictionary(uniqueKeysWithValues: IncomeFrequency.WireTag.allCases.map { ($0, $0.rawValue) })
-                    == [.monthly: 0, .biweekly: 1, .variable: 2])
-        #expect(Dictionary(uniqueKeysWithValues: Transaction.Target.WireTag.allCases.map { ($0, $0.rawValue) })
-                    == [.category: 0, .source: 1, .goal: 2, .uncategorised: 3])
-        #expect([IncomeFrequency.monthly, .biweekly(anchor: date("2025-01-03")), .variable].map(\.wireTag) == [.monthly, .biweekly, .variable])
-        #expect([Transaction.Target.category(Self.idA), .source(Self.idA), .goal(Self.idA), .uncategorised].map(\.wireTag)
-                    == [.category, .source, .goal, .uncategorised])
+        #expect(
+            Dictionary(uniqueKeysWithValues: IncomeFrequency.WireTag.allCases.map { ($0, $0.rawValue) })
+                == [.monthly: 0, .biweekly: 1, .variable: 2])
+        #expect(
+            Dictionary(uniqueKeysWithValues: Transaction.Target.WireTag.allCases.map { ($0, $0.rawValue) })
+                == [.category: 0, .source: 1, .goal: 2, .uncategorised: 3])
+        #expect(
+            [IncomeFrequency.monthly, .biweekly(anchor: date("2025-01-03")), .variable].map(\.wireTag) == [
+                .monthly, .biweekly, .variable,
+            ])
+        #expect(
+            [Transaction.Target.category(Self.idA), .source(Self.idA), .goal(Self.idA), .uncategorised].map(\.wireTag)
+                == [.category, .source, .goal, .uncategorised])
     }
 
     /// Each tag reads back as its own case, and no other byte reads as anything.
@@ -169,7 +255,8 @@ import FinanceCore
             for byte in UInt8.min...UInt8.max {
                 #expect(Value(wireTag: byte) == Value.allCases.first { $0.wireTag == byte }, "\(Value.self) \(byte)")
             }
-            #expect(Set(Value.allCases.map(\.wireTag)).count == Value.allCases.count, "\(Value.self): tags are distinct")
+            #expect(
+                Set(Value.allCases.map(\.wireTag)).count == Value.allCases.count, "\(Value.self): tags are distinct")
         }
         check(AccountKind.self)
         check(BudgetType.self)
@@ -201,7 +288,9 @@ import FinanceCore
             for unknown in UInt8.min...UInt8.max where !valid.contains(unknown) {
                 var damaged = bytes
                 damaged[offset] = unknown
-                #expect(throws: FinanceError(.invalidRecord, ""), "\(field) \(unknown)") { try RecordCodec.decode(damaged, id: pin.id) }
+                #expect(throws: FinanceError(.invalidRecord, ""), "\(field) \(unknown)") {
+                    try RecordCodec.decode(damaged, id: pin.id)
+                }
             }
         }
     }

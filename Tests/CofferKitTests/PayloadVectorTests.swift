@@ -1,7 +1,8 @@
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import Testing
-import FinanceCore
+
 @testable import CofferKit
 
 /// Payloads encoded by scripts/make-vectors.py from Specs/record-payloads.md alone: Coffer reads
@@ -13,8 +14,13 @@ import FinanceCore
     }
     struct File: Decodable { let payloads: [Vector] }
 
-    static let vectors = try! JSONDecoder().decode(File.self, from: Data(contentsOf: URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().appendingPathComponent("../../Specs/vectors/payloads-v1.json").standardized)).payloads
+    static let vectors = try! JSONDecoder().decode(
+        File.self,
+        from: Data(
+            contentsOf: URL(fileURLWithPath: #filePath)
+                .deletingLastPathComponent().appendingPathComponent("../../Specs/vectors/payloads-v1.json").standardized
+        )
+    ).payloads
 
     func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
@@ -22,7 +28,9 @@ import FinanceCore
 
     func uuid(_ hex: String) -> UUID {
         let b = bytes(hex)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
     }
 
     @Test func everyVectorDecodesToItsFieldsAndReencodesIdentically() throws {
@@ -36,20 +44,27 @@ import FinanceCore
                 #expect(settings.currency.code == "JPY" && !settings.includeReceivables)
             case .account(let account):
                 #expect(account.name == "Nationwide ISA £" && account.category == "Savings" && account.kind == .asset)
-                #expect(account.growthRate == GrowthRate(basisPoints: 425) && account.created == date("2025-05-01") && account.closed == nil)
+                #expect(
+                    account.growthRate == GrowthRate(basisPoints: 425) && account.created == date("2025-05-01")
+                        && account.closed == nil)
             case .update(let update):
                 #expect(update.amount == Money(minorUnits: -123_456_789) && update.date == date("1969-12-31"))
                 #expect(update.sequence == 300 && update.note == "payday")
             case .transaction(let transaction):
-                #expect(transaction.amount == Money(minorUnits: 4520) && transaction.type == .expense && transaction.note == nil)
+                #expect(
+                    transaction.amount == Money(minorUnits: 4520) && transaction.type == .expense
+                        && transaction.note == nil)
                 #expect(transaction.date == date("2026-01-31") && transaction.sequence == 9)
                 #expect(transaction.origin == StatementOrigin(account: "Current", rowHash: Array(0..<16)))
             case .client(let client):
-                #expect(client.name == "Acme Ltd" && client.email == nil && client.address == "1 High St\nLondon" && client.termsDays == 14)
+                #expect(
+                    client.name == "Acme Ltd" && client.email == nil && client.address == "1 High St\nLondon"
+                        && client.termsDays == 14)
             case .invoice(let invoice):
                 #expect(invoice.number == 7 && invoice.items.count == 1 && invoice.items[0].description == "Design")
                 #expect(invoice.items[0].unitPrice == Money(minorUnits: 3333) && invoice.taxBasisPoints == 2000)
-                #expect(invoice.issued == date("2026-11-01") && invoice.due == date("2026-11-15") && invoice.notes == nil)
+                #expect(
+                    invoice.issued == date("2026-11-01") && invoice.due == date("2026-11-15") && invoice.notes == nil)
                 #expect(invoice.payments == [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])
             default:
                 Issue.record("unexpected kind for \(vector.kind)")

@@ -1,6 +1,7 @@
+import FinanceCore
 import Foundation
 import Testing
-import FinanceCore
+
 @testable import CofferKit
 
 @Suite struct RecordTextTests {
@@ -19,10 +20,12 @@ import FinanceCore
 
     @Test(arguments: ["\u{1B}]2;pwned\u{07}", "\u{1B}[2J", "\u{07}", "\u{9B}31m", "\u{7F}", "\u{00}", "\r"])
     func controlCharactersAreRefusedInEveryField(_ control: String) throws {
-        let client = Client(name: "Acme", email: "ap\(control)@acme.example", address: "1 High St\nLondon", termsDays: 14)
+        let client = Client(
+            name: "Acme", email: "ap\(control)@acme.example", address: "1 High St\nLondon", termsDays: 14)
         #expect(throws: FinanceError.self) { try FinanceRecord.client(client).checkText() }
-        let note = Transaction(amount: Money(minorUnits: 100), type: .expense, target: .uncategorised, note: "NOTE\(control)X",
-                               date: try CalendarDate(parsing: "2026-01-02"), sequence: 1)
+        let note = Transaction(
+            amount: Money(minorUnits: 100), type: .expense, target: .uncategorised, note: "NOTE\(control)X",
+            date: try CalendarDate(parsing: "2026-01-02"), sequence: 1)
         #expect(throws: FinanceError.self) { try FinanceRecord.transaction(note).checkText() }
         var multiLine = client
         multiLine.email = nil
@@ -31,7 +34,10 @@ import FinanceCore
     }
 
     @Test func lineBreaksOnlyWhereTextIsMultiLine() throws {
-        try FinanceRecord.client(Client(name: "Acme", email: nil, address: "1 High St\n\tLondon", termsDays: 14)).checkText()
-        #expect(throws: FinanceError.self) { try FinanceRecord.client(Client(name: "Acme\nLtd", email: nil, address: nil, termsDays: 14)).checkText() }
+        try FinanceRecord.client(Client(name: "Acme", email: nil, address: "1 High St\n\tLondon", termsDays: 14))
+            .checkText()
+        #expect(throws: FinanceError.self) {
+            try FinanceRecord.client(Client(name: "Acme\nLtd", email: nil, address: nil, termsDays: 14)).checkText()
+        }
     }
 }

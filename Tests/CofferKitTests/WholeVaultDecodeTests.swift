@@ -1,8 +1,9 @@
+import FinanceCore
 import Foundation
 import Testing
-import FinanceCore
 import VaultCrypto
 import VaultStore
+
 @testable import CofferKit
 
 @Suite struct WholeVaultDecodeTests {
@@ -10,11 +11,15 @@ import VaultStore
         try withScratchVault { vault in
             var changes: [RecordChange] = []
             for day in 0..<9000 {
-                let spend = Transaction(amount: Money(minorUnits: 100), type: .expense, target: .uncategorised, note: "n\(day)",
-                                        date: CalendarDate(dayNumber: 20000 + day % 300), sequence: UInt64(day))
+                let spend = Transaction(
+                    amount: Money(minorUnits: 100), type: .expense, target: .uncategorised, note: "n\(day)",
+                    date: CalendarDate(dayNumber: 20000 + day % 300), sequence: UInt64(day))
                 changes.append(.put(RecordID(uuid: spend.id), Data(RecordCodec.encode(.transaction(spend)))))
             }
-            let ledger = try Ledger(vault: { try vault.apply(changes); return vault }())
+            let ledger = try Ledger(
+                vault: {
+                    try vault.apply(changes); return vault
+                }())
             #expect(ledger.transactions.count == 9000)
             #expect(Set(ledger.transactions.map(\.id)).count == 9000)
 

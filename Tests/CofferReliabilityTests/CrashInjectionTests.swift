@@ -1,6 +1,6 @@
 import CofferKit
-import FinanceCore
 import CofferTestSupport
+import FinanceCore
 import Foundation
 import Testing
 import VaultCrypto
@@ -44,7 +44,9 @@ extension CrashSafetyTests {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         let archives = names.filter { $0.hasPrefix("coffer-") && $0.hasSuffix(".cbak") }
         for name in archives {
-            let result = try sandbox.run(["backup", "verify", directory.appendingPathComponent(name).path, "--pubkey", publicKey.path])
+            let result = try sandbox.run([
+                "backup", "verify", directory.appendingPathComponent(name).path, "--pubkey", publicKey.path,
+            ])
             #expect(result.status == 0, "\(name) has a final archive name but does not verify: \(result.stderr)")
         }
         return archives.count
@@ -57,8 +59,12 @@ extension CrashSafetyTests {
         /// One `coffer update` whose note names it; returns its status.
         func update(_ number: Int) throws -> Child {
             let date = try CalendarDate(year: 2000, month: 1, day: 1).adding(days: number)
-            return try sandbox.start(["update", "Marcus Easy Access", "\(number).25", "--date", date.description, "--note", "write \(number)",
-                                      "--vault", vault.path], environment: demoEnvironment)
+            return try sandbox.start(
+                [
+                    "update", "Marcus Easy Access", "\(number).25", "--date", date.description, "--note",
+                    "write \(number)",
+                    "--vault", vault.path,
+                ], environment: demoEnvironment)
         }
         let started = Date()
         #expect(try update(written).result().status == 0)
@@ -80,16 +86,23 @@ extension CrashSafetyTests {
             if child.wait() == 0 { succeeded.insert("write \(written)") } else { maybe.insert("write \(written)") }
 
             let (_, records) = try openVerified(vault)
-            let notes = Set(records.compactMap { record -> String? in
-                if case .update(let update) = record, let note = update.note, note.hasPrefix("write ") { return note }
-                return nil
-            })
-            #expect(succeeded.isSubset(of: notes), "a write that reported success is missing: \(succeeded.subtracting(notes).sorted())")
+            let notes = Set(
+                records.compactMap { record -> String? in
+                    if case .update(let update) = record, let note = update.note, note.hasPrefix("write ") {
+                        return note
+                    }
+                    return nil
+                })
+            #expect(
+                succeeded.isSubset(of: notes),
+                "a write that reported success is missing: \(succeeded.subtracting(notes).sorted())")
             #expect(notes.isSubset(of: succeeded.union(maybe)))
             succeeded.formUnion(notes.intersection(maybe))  // a killed write that landed is now simply present
         }
         #expect(killed > 0, "some kills must land mid-write")
-        print("small writes: \(Self.trials) kills attempted, \(killed) mid-write, \(succeeded.count) writes present and verified")
+        print(
+            "small writes: \(Self.trials) kills attempted, \(killed) mid-write, \(succeeded.count) writes present and verified"
+        )
     }
 
     @Test func killedStatementImportIsAllOrNothing() throws {
@@ -97,18 +110,28 @@ extension CrashSafetyTests {
         let base = try makeDemoVault(in: sandbox)
         let lines = 3000
         let statement = sandbox.directory.path("statement.csv")
-        let rows = (0..<lines).map { "2026-10-\(String(format: "%02d", $0 % 28 + 1)),-\($0 % 90 + 1).\(String(format: "%02d", $0 % 100)),Shop \($0)" }
-        try (["Date,Amount,Description"] + rows).joined(separator: "\n").write(to: statement, atomically: true, encoding: .utf8)
+        let rows = (0..<lines).map {
+            "2026-10-\(String(format: "%02d", $0 % 28 + 1)),-\($0 % 90 + 1).\(String(format: "%02d", $0 % 100)),Shop \($0)"
+        }
+        try (["Date,Amount,Description"] + rows).joined(separator: "\n").write(
+            to: statement, atomically: true, encoding: .utf8)
         let before = try openVerified(base).1.filter { if case .transaction = $0 { true } else { false } }.count
         var landed = 0
-        let outcome = try killRepeatedly(sandbox, base: base, arguments: ["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"],
-                                         environment: demoEnvironment) { url in
+        let outcome = try killRepeatedly(
+            sandbox, base: base,
+            arguments: ["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"],
+            environment: demoEnvironment
+        ) { url in
             let count = try openVerified(url).1.filter { if case .transaction = $0 { true } else { false } }.count
-            #expect(count == before || count == before + lines, "an import must land whole or not at all: \(count - before) of \(lines)")
+            #expect(
+                count == before || count == before + lines,
+                "an import must land whole or not at all: \(count - before) of \(lines)")
             if count == before + lines { landed += 1 }
         }
         #expect(outcome.interrupted > 0)
-        print("import: \(outcome.interrupted) killed, \(outcome.completed) finished first; \(landed) trials ended imported")
+        print(
+            "import: \(outcome.interrupted) killed, \(outcome.completed) finished first; \(landed) trials ended imported"
+        )
     }
 
     @Test func killedBackupLeavesNoArchiveThatFailsVerification() throws {
@@ -118,26 +141,34 @@ extension CrashSafetyTests {
         let target = sandbox.directory.path("trial.coffer"), destination = sandbox.directory.path("usb")
         let publicKey = URL(fileURLWithPath: target.path + ".pub")
         var complete = 0
-        let outcome = try killTrials(sandbox, arguments: ["backup", "create", "--to", destination.path, "--vault", target.path],
-                                     environment: demoEnvironment, prepare: {
-            try copyVault(base, to: target)
-            try? FileManager.default.removeItem(at: destination)
-            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-        }, afterFullRun: {
-            let archives = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
-            #expect(archives == 1)
-        }, check: {
-            let payloads = Set(try openVerified(target).0.records.map(\.payload))
-            #expect(basePayloads.isSubset(of: payloads), "a backup must leave every record as it was")
-            if FileManager.default.fileExists(atPath: publicKey.path) {
-                complete += try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
-            } else {
-                let names = try FileManager.default.contentsOfDirectory(atPath: destination.path)
-                #expect(!names.contains { $0.hasSuffix(".cbak") }, "an archive under its final name before the public key exists")
-            }
-        })
+        let outcome = try killTrials(
+            sandbox, arguments: ["backup", "create", "--to", destination.path, "--vault", target.path],
+            environment: demoEnvironment,
+            prepare: {
+                try copyVault(base, to: target)
+                try? FileManager.default.removeItem(at: destination)
+                try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+            },
+            afterFullRun: {
+                let archives = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
+                #expect(archives == 1)
+            },
+            check: {
+                let payloads = Set(try openVerified(target).0.records.map(\.payload))
+                #expect(basePayloads.isSubset(of: payloads), "a backup must leave every record as it was")
+                if FileManager.default.fileExists(atPath: publicKey.path) {
+                    complete += try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
+                } else {
+                    let names = try FileManager.default.contentsOfDirectory(atPath: destination.path)
+                    #expect(
+                        !names.contains { $0.hasSuffix(".cbak") },
+                        "an archive under its final name before the public key exists")
+                }
+            })
         #expect(outcome.interrupted > 0)
-        print("backup create: \(outcome.interrupted) killed mid-run of \(Self.trials); \(complete) archives under final names, all verified")
+        print(
+            "backup create: \(outcome.interrupted) killed mid-run of \(Self.trials); \(complete) archives under final names, all verified"
+        )
     }
 
     @Test func killedRestoreLeavesTheOldVaultOrTheRestoredOne() throws {
@@ -145,43 +176,63 @@ extension CrashSafetyTests {
         let source = try makeDemoVault(in: sandbox, name: "source.coffer")
         let usb = sandbox.directory.path("usb")
         try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
-        #expect(try sandbox.run(["backup", "create", "--to", usb.path, "--vault", source.path], environment: demoEnvironment).status == 0)
-        let archive = usb.appendingPathComponent(try FileManager.default.contentsOfDirectory(atPath: usb.path).first { $0.hasSuffix(".cbak") }!)
+        #expect(
+            try sandbox.run(
+                ["backup", "create", "--to", usb.path, "--vault", source.path], environment: demoEnvironment
+            ).status == 0)
+        let archive = usb.appendingPathComponent(
+            try FileManager.default.contentsOfDirectory(atPath: usb.path).first { $0.hasSuffix(".cbak") }!)
         let sourceVault = try openVerified(source).0
         let sourcePayloads = Set(sourceVault.records.map(\.payload))
 
         // The vault being replaced: another vault, with one account.
         let old = sandbox.directory.path("old.coffer")
-        #expect(try sandbox.run(["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", old.path], environment: demoEnvironment).status == 0)
-        #expect(try sandbox.run(["account", "add", "Old Savings", "--category", "Savings", "--vault", old.path], environment: demoEnvironment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["init", "--kdf", "interactive", "--allow-weak-passphrase", "--vault", old.path],
+                environment: demoEnvironment
+            ).status == 0)
+        #expect(
+            try sandbox.run(
+                ["account", "add", "Old Savings", "--category", "Savings", "--vault", old.path],
+                environment: demoEnvironment
+            ).status == 0)
         let oldDigest = try storedRowsDigest(old)
         let place = sandbox.directory.path("restore-here")
         let target = place.appendingPathComponent("vault.coffer")
         var restored = 0, kept = 0
-        let outcome = try killTrials(sandbox, arguments: ["restore", archive.path, "--to", target.path, "--replace"],
-                                     environment: demoEnvironment, prepare: {
-            try? FileManager.default.removeItem(at: place)
-            try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
-            try copyVault(old, to: target)
-        }, check: {
-            #expect(FileManager.default.fileExists(atPath: target.path), "the restore target must never be missing")
-            if try storedRowsDigest(target) == oldDigest {
-                kept += 1
-                return
-            }
-            let (vault, _) = try openVerified(target)
-            #expect(vault.id == sourceVault.id && Set(vault.records.map(\.payload)) == sourcePayloads,
+        let outcome = try killTrials(
+            sandbox, arguments: ["restore", archive.path, "--to", target.path, "--replace"],
+            environment: demoEnvironment,
+            prepare: {
+                try? FileManager.default.removeItem(at: place)
+                try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
+                try copyVault(old, to: target)
+            },
+            check: {
+                #expect(FileManager.default.fileExists(atPath: target.path), "the restore target must never be missing")
+                if try storedRowsDigest(target) == oldDigest {
+                    kept += 1
+                    return
+                }
+                let (vault, _) = try openVerified(target)
+                #expect(
+                    vault.id == sourceVault.id && Set(vault.records.map(\.payload)) == sourcePayloads,
                     "the target is neither the old vault nor the fully restored one")
-            restored += 1
-            let saved = try FileManager.default.contentsOfDirectory(atPath: place.path).filter { $0.contains(".before-restore-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
-            #expect(saved.count == 1, "the replaced vault must be kept aside")
-            if let saved = saved.first {
-                let savedDigest = try storedRowsDigest(place.appendingPathComponent(saved))
-                #expect(savedDigest == oldDigest, "the vault kept aside must be the old one, unchanged")
-            }
-        })
+                restored += 1
+                let saved = try FileManager.default.contentsOfDirectory(atPath: place.path).filter {
+                    $0.contains(".before-restore-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+                }
+                #expect(saved.count == 1, "the replaced vault must be kept aside")
+                if let saved = saved.first {
+                    let savedDigest = try storedRowsDigest(place.appendingPathComponent(saved))
+                    #expect(savedDigest == oldDigest, "the vault kept aside must be the old one, unchanged")
+                }
+            })
         #expect(outcome.interrupted > 0)
-        print("restore --replace: \(outcome.interrupted) killed mid-run of \(Self.trials); old vault kept \(kept), fully restored \(restored)")
+        print(
+            "restore --replace: \(outcome.interrupted) killed mid-run of \(Self.trials); old vault kept \(kept), fully restored \(restored)"
+        )
     }
 
     @Test func killedPruneLeavesOnlyArchivesThatVerify() throws {
@@ -191,24 +242,34 @@ extension CrashSafetyTests {
         let template = sandbox.directory.path("template"), destination = sandbox.directory.path("usb")
         try FileManager.default.createDirectory(at: template, withIntermediateDirectories: true)
         for _ in 0..<6 {
-            #expect(try sandbox.run(["backup", "create", "--to", template.path, "--vault", vault.path], environment: demoEnvironment).status == 0)
+            #expect(
+                try sandbox.run(
+                    ["backup", "create", "--to", template.path, "--vault", vault.path], environment: demoEnvironment
+                ).status == 0)
         }
         var kept: Set<String> = []
-        let outcome = try killTrials(sandbox, arguments: ["backup", "prune", destination.path, "--keep-last", "2", "--vault", vault.path],
-                                     environment: demoEnvironment, prepare: {
-            try? FileManager.default.removeItem(at: destination)
-            try FileManager.default.copyItem(at: template, to: destination)
-        }, afterFullRun: {
-            let archives = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
-            #expect(archives == 2)
-            kept = Set(try FileManager.default.contentsOfDirectory(atPath: destination.path).filter { $0.hasSuffix(".cbak") })
-        }, check: {
-            let remaining = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
-            #expect(remaining >= 2 && remaining <= 6)
-            let names = Set(try FileManager.default.contentsOfDirectory(atPath: destination.path))
-            #expect(kept.isSubset(of: names), "the archives the policy keeps must never be removed")
-            _ = try openVerified(vault)
-        })
+        let outcome = try killTrials(
+            sandbox, arguments: ["backup", "prune", destination.path, "--keep-last", "2", "--vault", vault.path],
+            environment: demoEnvironment,
+            prepare: {
+                try? FileManager.default.removeItem(at: destination)
+                try FileManager.default.copyItem(at: template, to: destination)
+            },
+            afterFullRun: {
+                let archives = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
+                #expect(archives == 2)
+                kept = Set(
+                    try FileManager.default.contentsOfDirectory(atPath: destination.path).filter {
+                        $0.hasSuffix(".cbak")
+                    })
+            },
+            check: {
+                let remaining = try expectEveryArchiveVerifies(in: destination, publicKey: publicKey, sandbox: sandbox)
+                #expect(remaining >= 2 && remaining <= 6)
+                let names = Set(try FileManager.default.contentsOfDirectory(atPath: destination.path))
+                #expect(kept.isSubset(of: names), "the archives the policy keeps must never be removed")
+                _ = try openVerified(vault)
+            })
         #expect(outcome.interrupted > 0)
         print("backup prune: \(outcome.interrupted) killed mid-run of \(Self.trials); every remaining archive verified")
     }

@@ -25,8 +25,10 @@ import VaultStore
     /// Times one uninterrupted run of `arguments` (after `prepare`, then `afterFullRun`), then
     /// per trial: `prepare`, start, SIGKILL after a random delay up to a little more than that
     /// run took, `check`.
-    func killTrials(_ sandbox: Sandbox, arguments: [String], environment: [String: String] = [:], prepare: () throws -> Void,
-                    afterFullRun: () throws -> Void = {}, check: () throws -> Void) throws -> Outcome {
+    func killTrials(
+        _ sandbox: Sandbox, arguments: [String], environment: [String: String] = [:], prepare: () throws -> Void,
+        afterFullRun: () throws -> Void = {}, check: () throws -> Void
+    ) throws -> Outcome {
         try prepare()
         let started = Date()
         let full = try sandbox.run(arguments, environment: environment)
@@ -52,15 +54,18 @@ import VaultStore
     }
 
     /// `killTrials` on a fresh copy of `base` per trial, calling `check` on the copy.
-    func killRepeatedly(_ sandbox: Sandbox, base: URL, arguments: [String], environment: [String: String] = [:],
-                        check: (URL) throws -> Void) throws -> Outcome {
+    func killRepeatedly(
+        _ sandbox: Sandbox, base: URL, arguments: [String], environment: [String: String] = [:],
+        check: (URL) throws -> Void
+    ) throws -> Outcome {
         let target = sandbox.directory.path("trial.coffer")
-        return try killTrials(sandbox, arguments: arguments + ["--vault", target.path], environment: environment,
-                              prepare: {
-                                  for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
-                                  try FileManager.default.copyItem(at: base, to: target)
-                              },
-                              afterFullRun: { try check(target) }, check: { try check(target) })
+        return try killTrials(
+            sandbox, arguments: arguments + ["--vault", target.path], environment: environment,
+            prepare: {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
+                try FileManager.default.copyItem(at: base, to: target)
+            },
+            afterFullRun: { try check(target) }, check: { try check(target) })
     }
 
     @Test func killedPassphraseChangeLeavesExactlyOnePassphraseWorking() throws {
@@ -69,8 +74,10 @@ import VaultStore
         let oldFile = sandbox.directory.secretFile("old", "old passphrase\n")
         let newFile = sandbox.directory.secretFile("new", "new passphrase\n")
         var opened = (old: 0, new: 0)
-        let outcome = try killRepeatedly(sandbox, base: base,
-                                         arguments: ["passphrase", "change", "--passphrase-file", oldFile, "--new-passphrase-file", newFile]) { url in
+        let outcome = try killRepeatedly(
+            sandbox, base: base,
+            arguments: ["passphrase", "change", "--passphrase-file", oldFile, "--new-passphrase-file", newFile]
+        ) { url in
             let withOld = try? Vault.open(at: url, with: .passphrase(try Passphrase("old passphrase")))
             let withNew = try? Vault.open(at: url, with: .passphrase(try Passphrase("new passphrase")))
             #expect((withOld == nil) != (withNew == nil), "exactly one passphrase must open the vault")
@@ -80,7 +87,9 @@ import VaultStore
             _ = try vault.verify()
         }
         #expect(outcome.interrupted > 0, "some kills must land before the command finished")
-        print("passphrase change: \(outcome.interrupted) killed, \(outcome.completed) finished first; old opened \(opened.old), new \(opened.new)")
+        print(
+            "passphrase change: \(outcome.interrupted) killed, \(outcome.completed) finished first; old opened \(opened.old), new \(opened.new)"
+        )
     }
 
     @Test func killedRekeyLeavesEveryRecordIntact() throws {
@@ -89,7 +98,9 @@ import VaultStore
         let passphraseFile = sandbox.directory.secretFile("old", "old passphrase\n")
         let baseCiphertexts = try withRawDatabase(base) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM record")) }
         var rekeyed = 0
-        let outcome = try killRepeatedly(sandbox, base: base, arguments: ["rekey", "--passphrase-file", passphraseFile]) { url in
+        let outcome = try killRepeatedly(
+            sandbox, base: base, arguments: ["rekey", "--passphrase-file", passphraseFile]
+        ) { url in
             let vault = try Vault.open(at: url, with: .passphrase(try Passphrase("old passphrase")))
             #expect(Set(vault.records.map(\.payload)) == payloads)
             _ = try vault.verify()
@@ -100,6 +111,8 @@ import VaultStore
             if unchanged == 0 { rekeyed += 1 }
         }
         #expect(outcome.interrupted > 0)
-        print("rekey: \(outcome.interrupted) killed, \(outcome.completed) finished first; \(rekeyed) trials ended rekeyed")
+        print(
+            "rekey: \(outcome.interrupted) killed, \(outcome.completed) finished first; \(rekeyed) trials ended rekeyed"
+        )
     }
 }

@@ -27,15 +27,22 @@ import VaultStore
         #expect(result.status == 1, "\(what): \(result.stderr)")
         #expect(result.stderr.hasPrefix("coffer: "), "\(what): \(result.stderr)")
         let said = result.stdout + result.stderr
-        #expect(said.contains("disk is full") || said.contains("Writing to the disk failed"), "\(what) must say the disk is full: \(said)")
-        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"), "\(what) must not crash: \(result.stderr)")
+        #expect(
+            said.contains("disk is full") || said.contains("Writing to the disk failed"),
+            "\(what) must say the disk is full: \(said)")
+        #expect(
+            !result.stderr.contains("Fatal error") && !result.stderr.contains("Stack dump"),
+            "\(what) must not crash: \(result.stderr)")
     }
 
     /// A statement of `lines` transactions.
     func statement(lines: Int) throws -> URL {
         let statement = sandbox.directory.path("big.csv")
-        let rows = (0..<lines).map { "2026-10-\(String(format: "%02d", $0 % 28 + 1)),-\($0 % 90 + 1).50,A long description for shop number \($0)" }
-        try (["Date,Amount,Description"] + rows).joined(separator: "\n").write(to: statement, atomically: true, encoding: .utf8)
+        let rows = (0..<lines).map {
+            "2026-10-\(String(format: "%02d", $0 % 28 + 1)),-\($0 % 90 + 1).50,A long description for shop number \($0)"
+        }
+        try (["Date,Amount,Description"] + rows).joined(separator: "\n").write(
+            to: statement, atomically: true, encoding: .utf8)
         return statement
     }
 
@@ -46,22 +53,34 @@ import VaultStore
         let vaultSize = try FileManager.default.attributesOfItem(atPath: sandbox.vault.path)[.size] as! Int
         // Room for the vault as it is, not for what the import adds to it (or to its WAL).
         let limit = (vaultSize / 512 + 64) * 512
-        for arguments in [["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"],
-                          ["update", "Home", "400000"]] {
-            let result = try sandbox.run(arguments, environment: environment, fileSizeLimit: arguments[0] == "update" ? 512 : limit)
+        for arguments in [
+            ["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"],
+            ["update", "Home", "400000"],
+        ] {
+            let result = try sandbox.run(
+                arguments, environment: environment, fileSizeLimit: arguments[0] == "update" ? 512 : limit)
             expectCleanFailure(result, arguments[0])
-            #expect(try storedRowsDigest(sandbox.vault) == before, "\(arguments[0]) must leave the vault exactly as it was")
+            #expect(
+                try storedRowsDigest(sandbox.vault) == before, "\(arguments[0]) must leave the vault exactly as it was")
         }
         let verify = try sandbox.run(["verify"], environment: environment)
         #expect(verify.status == 0, "\(verify.stderr)")
         // With room again, the same import works.
-        #expect(try sandbox.run(["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["import", "csv", statement.path, "--into", "transactions", "--account", "Bank"],
+                environment: environment
+            ).status == 0)
     }
 
     @Test func aBackupThatRunsOutOfRoomLeavesEarlierArchivesAndTheVault() throws {
         try makeDemoVault()
         // Enough records that the archive, not the vault's small bookkeeping write, meets the limit.
-        #expect(try sandbox.run(["import", "csv", statement(lines: 20_000).path, "--into", "transactions", "--account", "Bank"], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["import", "csv", statement(lines: 20_000).path, "--into", "transactions", "--account", "Bank"],
+                environment: environment
+            ).status == 0)
         let usb = sandbox.directory.path("usb")
         try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
         #expect(try sandbox.run(["backup", "create", "--to", usb.path], environment: environment).status == 0)
@@ -69,13 +88,17 @@ import VaultStore
         let archiveSize = earlier.first { $0.key.hasSuffix(".cbak") }!.value.count
         let vaultBefore = try storedRowsDigest(sandbox.vault)
         // Less room than one archive needs.
-        let result = try sandbox.run(["backup", "create", "--to", usb.path], environment: environment, fileSizeLimit: (archiveSize / 2 / 512) * 512)
+        let result = try sandbox.run(
+            ["backup", "create", "--to", usb.path], environment: environment,
+            fileSizeLimit: (archiveSize / 2 / 512) * 512)
         expectCleanFailure(result, "backup create")
-        #expect(result.stdout.contains("FAILED  \(usb.path)"), "the failure must name the destination: \(result.stdout)")
+        #expect(
+            result.stdout.contains("FAILED  \(usb.path)"), "the failure must name the destination: \(result.stdout)")
         #expect(try listing(usb) == earlier, "earlier archives unchanged and nothing half-written left behind")
         #expect(try storedRowsDigest(sandbox.vault) == vaultBefore)
         for name in earlier.keys where name.hasSuffix(".cbak") {
-            let verify = try sandbox.run(["backup", "verify", usb.appendingPathComponent(name).path, "--full"], environment: environment)
+            let verify = try sandbox.run(
+                ["backup", "verify", usb.appendingPathComponent(name).path, "--full"], environment: environment)
             #expect(verify.status == 0, "\(verify.stderr)")
         }
     }

@@ -5,9 +5,11 @@ import Testing
 /// Every committed fuzzing input — the seed corpus and each crash ever found — replayed through
 /// the ordinary build of the fuzz targets: a crash found once stays a failing test until fixed.
 @Suite struct FuzzReplayTests {
-    static let fuzzRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fuzz").standardized
+    static let fuzzRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fuzz")
+        .standardized
 
-    @Test(arguments: ["archive", "payload", "header", "csv"]) func savedInputsReplayWithoutACrash(target: String) throws {
+    @Test(arguments: ["archive", "payload", "header", "csv"]) func savedInputsReplayWithoutACrash(target: String) throws
+    {
         let replay = cofferBinary.deletingLastPathComponent().appendingPathComponent("CofferFuzz")
         try #require(FileManager.default.isExecutableFile(atPath: replay.path), "build CofferFuzz (swift build) first")
         let folders = ["corpus", "crashes"].map { Self.fuzzRoot.appendingPathComponent("\($0)/\(target)").path }

@@ -1,9 +1,10 @@
 import CofferTestSupport
 import Foundation
 import Testing
-@testable import VaultBackup
 import VaultCrypto
 import VaultStore
+
+@testable import VaultBackup
 
 /// Archives built to hurt: well formed and properly encrypted and signed, but by another vault,
 /// unsigned, or (with the passphrase the attacker chose) carrying an xz bomb — 1 GiB of zeros in
@@ -17,7 +18,9 @@ import VaultStore
     static let memoryBound = 200 << 20
 
     static func bomb() throws -> [UInt8] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/hostile/zeros-1GiB.xz").standardized
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../Fixtures/hostile/zeros-1GiB.xz"
+        ).standardized
         return Array(try Data(contentsOf: url))
     }
 
@@ -25,12 +28,15 @@ import VaultStore
     func hostileArchive(declaring declared: UInt64, in folder: String) throws -> URL {
         let directory = sandbox.directory.path(folder)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let attacker = try Vault.create(at: sandbox.directory.path("\(folder)-attacker.coffer"), passphrase: try Passphrase(Self.attackerPassphrase),
-                                        parameters: testParameters)
+        let attacker = try Vault.create(
+            at: sandbox.directory.path("\(folder)-attacker.coffer"),
+            passphrase: try Passphrase(Self.attackerPassphrase),
+            parameters: testParameters)
         let created = Date()
         let name = Archive.fileName(sequence: 1, created: created)
-        let (bytes, signature) = try Archive.seal(compressed: try Self.bomb(), plaintextLength: declared, keys: attacker.backupKeys,
-                                                  sequence: 1, created: created, fileName: name)
+        let (bytes, signature) = try Archive.seal(
+            compressed: try Self.bomb(), plaintextLength: declared, keys: attacker.backupKeys,
+            sequence: 1, created: created, fileName: name)
         let url = directory.appendingPathComponent(name)
         try Data(bytes).write(to: url)
         try Data(signature.utf8).write(to: URL(fileURLWithPath: url.path + ".minisig"))
@@ -39,9 +45,12 @@ import VaultStore
 
     func run(_ arguments: [String], _ extra: [String: String] = [:]) throws -> (RunResult, Int) {
         let report = sandbox.directory.path("rss-\(UUID().uuidString)")
-        let child = try sandbox.start(arguments, environment: environment.merging(extra) { $1 }, peakMemoryReport: report)
+        let child = try sandbox.start(
+            arguments, environment: environment.merging(extra) { $1 }, peakMemoryReport: report)
         let result = try child.result()
-        let peak = Int(try String(contentsOf: report, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? Int.max
+        let peak =
+            Int(try String(contentsOf: report, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+            ?? Int.max
         return (result, peak)
     }
 
@@ -50,7 +59,9 @@ import VaultStore
         #expect(result.status == status, "\(arguments.prefix(2)): exit \(result.status): \(result.stderr)")
         #expect(result.stderr.contains(says), "\(result.stderr)")
         #expect(peak < Self.memoryBound, "\(arguments.prefix(2)) peaked at \(peak >> 20) MiB")
-        print("hostile archive, \(arguments.prefix(2).joined(separator: " ")): exit \(result.status), peak RSS \(peak >> 20) MiB")
+        print(
+            "hostile archive, \(arguments.prefix(2).joined(separator: " ")): exit \(result.status), peak RSS \(peak >> 20) MiB"
+        )
     }
 
     @Test func aForeignOrUnsignedBombIsRefusedBeforeDecompression() throws {
@@ -60,11 +71,14 @@ import VaultStore
         try expectRefused(["backup", "verify", archive.path], status: 65, says: "signature")
         try expectRefused(["backup", "verify", archive.path, "--full"], status: 65, says: "signature")
         // Restoring it with this vault's passphrase: its own header does not open with it.
-        try expectRefused(["restore", archive.path, "--to", sandbox.directory.path("r1.coffer").path], status: 77, says: "passphrase")
+        try expectRefused(
+            ["restore", archive.path, "--to", sandbox.directory.path("r1.coffer").path], status: 77, says: "passphrase")
         try FileManager.default.removeItem(atPath: archive.path + ".minisig")
         try expectRefused(["backup", "verify", archive.path], status: 65, says: "unsigned")
-        try expectRefused(["restore", archive.path, "--to", sandbox.directory.path("r2.coffer").path], ["COFFER_PASSPHRASE": Self.attackerPassphrase],
-                          status: 65, says: "unsigned")
+        try expectRefused(
+            ["restore", archive.path, "--to", sandbox.directory.path("r2.coffer").path],
+            ["COFFER_PASSPHRASE": Self.attackerPassphrase],
+            status: 65, says: "unsigned")
     }
 
     @Test(arguments: [UInt64(1) << 30, (UInt64(4) << 30) - 1])
@@ -72,14 +86,17 @@ import VaultStore
         // The attacker hands over the archive and its passphrase; signature and keys check out.
         let archive = try hostileArchive(declaring: declared, in: "self-consistent")
         let target = sandbox.directory.path("restored.coffer")
-        try expectRefused(["restore", archive.path, "--to", target.path], ["COFFER_PASSPHRASE": Self.attackerPassphrase],
-                          status: 65, says: "was not decompressed")
+        try expectRefused(
+            ["restore", archive.path, "--to", target.path], ["COFFER_PASSPHRASE": Self.attackerPassphrase],
+            status: 65, says: "was not decompressed")
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }
 
     @Test func aDeclaredSizeBeyondTheLimitIsRefused() throws {
         let archive = try hostileArchive(declaring: UInt64.max, in: "huge")
-        try expectRefused(["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path], ["COFFER_PASSPHRASE": Self.attackerPassphrase],
-                          status: 65, says: "more than Coffer accepts")
+        try expectRefused(
+            ["restore", archive.path, "--to", sandbox.directory.path("r.coffer").path],
+            ["COFFER_PASSPHRASE": Self.attackerPassphrase],
+            status: 65, says: "more than Coffer accepts")
     }
 }

@@ -6,13 +6,20 @@ import Testing
 @Suite struct LeakScanTests {
     @Test func findsACanaryAndASecretWrittenInPlainText() throws {
         let directory = scannedDirectory()
-        LeakScan.shared.noteProcess(arguments: ["account", "add", "Leaky Canary Savings"], environment: ["COFFER_PASSPHRASE": "a leaky passphrase"])
-        let blob = Array(repeating: UInt8(0xA5), count: 5000) + Array("..Leaky Canary Savings..".utf8) + Array(repeating: 0, count: 100)
+        LeakScan.shared.noteProcess(
+            arguments: ["account", "add", "Leaky Canary Savings"],
+            environment: ["COFFER_PASSPHRASE": "a leaky passphrase"])
+        let blob =
+            Array(repeating: UInt8(0xA5), count: 5000) + Array("..Leaky Canary Savings..".utf8)
+            + Array(repeating: 0, count: 100)
         FileManager.default.createFile(atPath: directory.path("vault.coffer-wal").path, contents: Data(blob))
-        FileManager.default.createFile(atPath: directory.path("abc.session").path, contents: Data("xx a leaky passphrase xx".utf8))
+        FileManager.default.createFile(
+            atPath: directory.path("abc.session").path, contents: Data("xx a leaky passphrase xx".utf8))
         // Plaintext by design, so not reported: captured output and exports.
-        FileManager.default.createFile(atPath: directory.path("stdout-1").path, contents: Data("Leaky Canary Savings".utf8))
-        FileManager.default.createFile(atPath: directory.path("export.csv").path, contents: Data("Leaky Canary Savings".utf8))
+        FileManager.default.createFile(
+            atPath: directory.path("stdout-1").path, contents: Data("Leaky Canary Savings".utf8))
+        FileManager.default.createFile(
+            atPath: directory.path("export.csv").path, contents: Data("Leaky Canary Savings".utf8))
         let hits = Failures()
         withKnownIssue {
             LeakScan.shared.scan(directory.url, report: false)
@@ -20,8 +27,10 @@ import Testing
             hits.add(issue.description)
             return issue.description.contains("plaintext leak")
         }
-        for name in ["vault.coffer-wal", "abc.session"] { try FileManager.default.removeItem(at: directory.path(name)) }  // before deinit scans again
-        #expect(hits.all.count == 2, "one hit in the WAL (a canary) and one in the session file (a secret): \(hits.all)")
+        // Before deinit scans again.
+        for name in ["vault.coffer-wal", "abc.session"] { try FileManager.default.removeItem(at: directory.path(name)) }
+        #expect(
+            hits.all.count == 2, "one hit in the WAL (a canary) and one in the session file (a secret): \(hits.all)")
     }
 
     @Test func findsASecretOnACommandLine() {

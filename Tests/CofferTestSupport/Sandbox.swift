@@ -7,9 +7,12 @@ import VaultStore
 /// The `coffer` binary SwiftPM built next to this test bundle (or `COFFER_BINARY`).
 public let cofferBinary: URL = {
     if let path = ProcessInfo.processInfo.environment["COFFER_BINARY"] { return URL(fileURLWithPath: path) }
-    let candidates = [Bundle.main.bundleURL.deletingLastPathComponent(),
-                      URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-                      URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug").standardized]
+    let candidates = [
+        Bundle.main.bundleURL.deletingLastPathComponent(),
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug")
+            .standardized,
+    ]
     for directory in candidates {
         let binary = directory.appendingPathComponent("coffer")
         if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
@@ -27,7 +30,8 @@ extension TemporaryDirectory {
     /// Writes a secret to a 0600 file and returns its path.
     public func secretFile(_ name: String, _ contents: String) -> String {
         let file = path(name)
-        FileManager.default.createFile(atPath: file.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        FileManager.default.createFile(
+            atPath: file.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
         LeakScan.shared.noteSecret(contents.trimmingCharacters(in: .newlines), file: file.path)
         return file.path
     }
@@ -81,29 +85,39 @@ public final class LeakScan: @unchecked Sendable {
 
     /// `report`: false for the scan's own self-test, whose planted hits are not the suite's.
     public func scan(_ directory: URL, report: Bool = true) {
-        let (secrets, canaries, secretFiles, argvCount) = lock.withLock { (self.secrets, self.canaries, self.secretFiles, self.argvCount) }
-        let needles = (secrets.map { ($0, "secret") } + canaries.map { ($0, "canary") }).map { (Array($0.0.utf8), $0.1) }
+        let (secrets, canaries, secretFiles, argvCount) = lock.withLock {
+            (self.secrets, self.canaries, self.secretFiles, self.argvCount)
+        }
+        let needles = (secrets.map { ($0, "secret") } + canaries.map { ($0, "canary") }).map {
+            (Array($0.0.utf8), $0.1)
+        }
         var files = 0, bytes = 0, hits: [String] = []
         let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
         while let file = enumerator?.nextObject() as? URL {
             let name = file.lastPathComponent
             guard (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true,
-                  !Self.plaintextExtensions.contains(file.pathExtension.lowercased()),
-                  !name.hasPrefix("stdout-"), !name.hasPrefix("stderr-"), !secretFiles.contains(file.path),
-                  let contents = FileManager.default.contents(atPath: file.path) else { continue }
+                !Self.plaintextExtensions.contains(file.pathExtension.lowercased()),
+                !name.hasPrefix("stdout-"), !name.hasPrefix("stderr-"), !secretFiles.contains(file.path),
+                let contents = FileManager.default.contents(atPath: file.path)
+            else { continue }
             files += 1
             bytes += contents.count
             for (needle, kind) in needles {
                 if contents.withUnsafeBytes({ Self.contains($0, needle) }) {
-                    hits.append("\(kind) found in \(file.path.replacingOccurrences(of: directory.path + "/", with: ""))")
+                    hits.append(
+                        "\(kind) found in \(file.path.replacingOccurrences(of: directory.path + "/", with: ""))")
                 }
             }
         }
         for hit in hits { Issue.record("plaintext leak: \(hit)") }
         if report, let report = ProcessInfo.processInfo.environment["COFFER_LEAK_REPORT"] {
-            let line = "files=\(files) bytes=\(bytes) secrets=\(secrets.count) canaries=\(canaries.count) processes=\(argvCount) hits=\(hits.count)\n"
+            let line =
+                "files=\(files) bytes=\(bytes) secrets=\(secrets.count) canaries=\(canaries.count) processes=\(argvCount) hits=\(hits.count)\n"
             lock.withLock {
-                if let handle = FileHandle(forWritingAtPath: report) ?? (FileManager.default.createFile(atPath: report, contents: nil) ? FileHandle(forWritingAtPath: report) : nil) {
+                if let handle = FileHandle(forWritingAtPath: report)
+                    ?? (FileManager.default.createFile(atPath: report, contents: nil)
+                        ? FileHandle(forWritingAtPath: report) : nil)
+                {
                     handle.seekToEndOfFile()
                     handle.write(Data(line.utf8))
                     try? handle.close()
@@ -147,8 +161,10 @@ public struct Sandbox {
     public var sessions: URL { runtime.appendingPathComponent("coffer") }
 
     public var baseEnvironment: [String: String] {
-        ["PATH": "/usr/bin:/bin", "HOME": directory.url.path, "XDG_DATA_HOME": directory.path("data").path,
-         "XDG_RUNTIME_DIR": runtime.path, "TMPDIR": directory.path("tmp").path, "LANG": "C.UTF-8"]
+        [
+            "PATH": "/usr/bin:/bin", "HOME": directory.url.path, "XDG_DATA_HOME": directory.path("data").path,
+            "XDG_RUNTIME_DIR": runtime.path, "TMPDIR": directory.path("tmp").path, "LANG": "C.UTF-8",
+        ]
     }
 
     /// Starts `coffer` with posix_spawn, stdin from /dev/null (commands must never wait for a
@@ -158,7 +174,10 @@ public struct Sandbox {
     /// `peakMemoryReport` writes the child's peak RSS in bytes to that file: a small Python parent
     /// forks it and reads wait4's figure (spawned straight from this large test process, the
     /// kernel would count our own peak as the child's).
-    public func start(_ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil, peakMemoryReport: URL? = nil) throws -> Child {
+    public func start(
+        _ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil,
+        peakMemoryReport: URL? = nil
+    ) throws -> Child {
         try? FileManager.default.createDirectory(at: directory.path("tmp"), withIntermediateDirectories: true)
         let id = UUID().uuidString
         let out = directory.path("stdout-\(id)"), err = directory.path("stderr-\(id)")
@@ -170,7 +189,8 @@ public struct Sandbox {
         posix_spawn_file_actions_addopen(&actions, 2, err.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var command = [cofferBinary.path] + arguments
         if let peakMemoryReport {
-            let measure = "import os,sys\npid=os.fork()\nif pid==0: os.execv(sys.argv[2],sys.argv[2:])\n_,status,usage=os.wait4(pid,0)\n"
+            let measure =
+                "import os,sys\npid=os.fork()\nif pid==0: os.execv(sys.argv[2],sys.argv[2:])\n_,status,usage=os.wait4(pid,0)\n"
                 + "open(sys.argv[1],'w').write(str(usage.ru_maxrss*1024))\nsys.exit(os.waitstatus_to_exitcode(status) % 256)"
             command = ["/usr/bin/python3", "-c", measure, peakMemoryReport.path] + command
         }
@@ -189,7 +209,10 @@ public struct Sandbox {
     }
 
     @discardableResult
-    public func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60, fileSizeLimit: Int? = nil) throws -> RunResult {
+    public func run(
+        _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60,
+        fileSizeLimit: Int? = nil
+    ) throws -> RunResult {
         let child = try start(arguments, environment: environment, fileSizeLimit: fileSizeLimit)
         let deadline = Date().addingTimeInterval(timeout)
         while child.isRunning, Date() < deadline { usleep(2_000) }
@@ -205,7 +228,10 @@ public struct Sandbox {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for descriptor: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0) }
+        for descriptor: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(
+                &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -286,8 +312,9 @@ public final class Child {
     }
 
     public func result() throws -> RunResult {
-        RunResult(status: wait(), stdout: String(decoding: try Data(contentsOf: stdout), as: UTF8.self),
-               stderr: String(decoding: try Data(contentsOf: stderr), as: UTF8.self))
+        RunResult(
+            status: wait(), stdout: String(decoding: try Data(contentsOf: stdout), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: stderr), as: UTF8.self))
     }
 }
 

@@ -1,6 +1,7 @@
 import CofferTestSupport
 import Foundation
 import Testing
+
 @testable import FinanceCore
 
 func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
@@ -22,14 +23,19 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
         var sequence: UInt64 = 0
         func add(_ amount: Money, _ type: TransactionType, _ target: Transaction.Target, _ day: String) {
             sequence += 1
-            transactions.append(Transaction(amount: amount, type: type, target: target, date: date(day), sequence: sequence))
+            transactions.append(
+                Transaction(amount: amount, type: type, target: target, date: date(day), sequence: sequence))
         }
         add(dollars(5000), .income, .source(salary.id), "2025-01-01")
         add(dollars(800), .expense, .category(rent), "2025-01-01")
-        for (index, cents) in [3000, 3000, 3000, 3000, 3000, 3000, 3000, 3500].enumerated() {   // 8 groceries, $245
-            add(Money(minorUnits: Int64(cents)), .expense, .category(needs("Groceries")), String(format: "2025-01-%02d", 3 + index * 3))
+        for (index, cents) in [3000, 3000, 3000, 3000, 3000, 3000, 3000, 3500].enumerated() {  // 8 groceries, $245
+            add(
+                Money(minorUnits: Int64(cents)), .expense, .category(needs("Groceries")),
+                String(format: "2025-01-%02d", 3 + index * 3))
         }
-        for amount: Int64 in [50, 55, 50] { add(dollars(amount), .expense, .category(needs("Utilities")), "2025-01-10") }  // 3, $155
+        for amount: Int64 in [50, 55, 50] {
+            add(dollars(amount), .expense, .category(needs("Utilities")), "2025-01-10")
+        }  // 3, $155
         add(dollars(400), .expense, .category(dining), "2025-01-12")
         add(dollars(300), .expense, .category(shopping), "2025-01-20")
         add(dollars(400), .savings, .goal(emergency.id), "2025-01-05")
@@ -41,10 +47,12 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
             add(dollars(100), .savings, .goal(retirement.id), String(format: "2024-%02d-07", month))
         }
         for month in 8...12 { add(dollars(150), .savings, .goal(vacation.id), String(format: "2024-%02d-06", month)) }
-        add(dollars(1200), .savings, .goal(retirement.id), "2023-12-31")   // retirement: 1,200 + 11 × 100 + 100 = 2,400
+        add(dollars(1200), .savings, .goal(retirement.id), "2023-12-31")  // retirement: 1,200 + 11 × 100 + 100 = 2,400
         // A December 2024 expense must not count in January.
         add(dollars(999), .expense, .category(rent), "2024-12-31")
-        return Budget(sources: [salary, freelance], categories: categories, goals: [emergency, vacation, retirement], transactions: transactions)
+        return Budget(
+            sources: [salary, freelance], categories: categories, goals: [emergency, vacation, retirement],
+            transactions: transactions)
     }
 
     @Test func expensesTab() throws {
@@ -52,7 +60,7 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
         #expect(summary.income == dollars(5000))
         #expect(summary.spent == dollars(2550))
         #expect(summary.remaining == dollars(2450))
-        #expect(summary.expectedIncome == dollars(5850))   // Salary 5,000 monthly + Freelance 850 variable
+        #expect(summary.expectedIncome == dollars(5850))  // Salary 5,000 monthly + Freelance 850 variable
         #expect(summary.month.title == "January 2025")
     }
 
@@ -78,7 +86,8 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
         let retirement = summary.goals.first { $0.goal.name == "Retirement" }!
         // 2,400 over 14 months (Dec 2023 – Jan 2025) = 171.42/month; 7,600 to go → 45 months.
         #expect(retirement.projectedCompletion == date("2028-10-31"))
-        #expect(summary.goals.first { $0.goal.name == "Vacation" }!.projectedCompletion == nil, "no target, no projection")
+        #expect(
+            summary.goals.first { $0.goal.name == "Vacation" }!.projectedCompletion == nil, "no target, no projection")
     }
 }
 
@@ -91,17 +100,25 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
     @Test func monthsWithTwoAndThreePaydays() throws {
         #expect(try paydays("2025-01-03", "2025-01") == ["2025-01-03", "2025-01-17", "2025-01-31"])
         #expect(try paydays("2025-01-03", "2025-02") == ["2025-02-14", "2025-02-28"])
-        #expect(try paydays("2025-01-03", "2024-12") == ["2024-12-06", "2024-12-20"], "months before the anchor follow the same rhythm")
+        #expect(
+            try paydays("2025-01-03", "2024-12") == ["2024-12-06", "2024-12-20"],
+            "months before the anchor follow the same rhythm")
         let source = IncomeSource(name: "Pay", amount: dollars(1000), frequency: .biweekly(anchor: date("2025-01-03")))
         #expect(try source.expected(in: try BudgetMonth(parsing: "2025-01")) == dollars(3000))
         #expect(try source.expected(in: try BudgetMonth(parsing: "2025-02")) == dollars(2000))
     }
 
     @Test func monthBoundariesAndLeapYears() throws {
-        #expect(try paydays("2024-02-01", "2024-02") == ["2024-02-01", "2024-02-15", "2024-02-29"], "29 February 2024 is a payday")
+        #expect(
+            try paydays("2024-02-01", "2024-02") == ["2024-02-01", "2024-02-15", "2024-02-29"],
+            "29 February 2024 is a payday")
         #expect(try paydays("2024-02-29", "2024-03") == ["2024-03-14", "2024-03-28"])
-        #expect(try paydays("2025-12-19", "2026-01") == ["2026-01-02", "2026-01-16", "2026-01-30"], "across a year boundary")
-        #expect(try paydays("2026-01-31", "2026-01") == ["2026-01-03", "2026-01-17", "2026-01-31"], "the anchor on the month's last day")
+        #expect(
+            try paydays("2025-12-19", "2026-01") == ["2026-01-02", "2026-01-16", "2026-01-30"], "across a year boundary"
+        )
+        #expect(
+            try paydays("2026-01-31", "2026-01") == ["2026-01-03", "2026-01-17", "2026-01-31"],
+            "the anchor on the month's last day")
     }
 }
 
@@ -110,7 +127,11 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
         var categories = BudgetCategory.defaults()
         let pets = BudgetCategory(name: "Pet Supplies", type: .wants, sortOrder: 9, isDefault: false)
         categories.append(pets)
-        let transactions = (1...2).map { Transaction(amount: dollars($0), type: .expense, target: .category(pets.id), date: date("2025-01-0\($0)"), sequence: UInt64($0)) }
+        let transactions = (1...2).map {
+            Transaction(
+                amount: dollars($0), type: .expense, target: .category(pets.id), date: date("2025-01-0\($0)"),
+                sequence: UInt64($0))
+        }
         let budget = Budget(sources: [], categories: categories, goals: [], transactions: transactions)
         let (other, isNew, moved) = try budget.deletion(of: pets)
         #expect(isNew && other.name == "Other" && other.type == .wants && other.isDefault)
@@ -127,7 +148,8 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
         let index = categories.firstIndex { $0.name == "Hobbies" }!
         categories[index].isHidden = true
         let hobbies = categories[index]
-        let spend = Transaction(amount: dollars(60), type: .expense, target: .category(hobbies.id), date: date("2025-01-10"), sequence: 1)
+        let spend = Transaction(
+            amount: dollars(60), type: .expense, target: .category(hobbies.id), date: date("2025-01-10"), sequence: 1)
         let budget = Budget(sources: [], categories: categories, goals: [], transactions: [spend])
         let january = try budget.summary(for: try BudgetMonth(parsing: "2025-01"))
         #expect(january.wants == dollars(60))
@@ -139,7 +161,10 @@ func dollars(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
     @Test func defaultListsMatchTheDesign() {
         let defaults = BudgetCategory.defaults()
         #expect(defaults.count == 18)
-        #expect(defaults.filter { $0.type == .needs }.map(\.name) == ["Rent/Mortgage", "Groceries", "Utilities", "Insurance", "Transport", "Healthcare"])
+        #expect(
+            defaults.filter { $0.type == .needs }.map(\.name) == [
+                "Rent/Mortgage", "Groceries", "Utilities", "Insurance", "Transport", "Healthcare",
+            ])
         #expect(defaults.allSatisfy { $0.isDefault })
     }
 }

@@ -1,14 +1,21 @@
 import CofferTestSupport
 import Foundation
 import Testing
+
 @testable import FinanceCore
 
 func pence(_ value: Int64) -> Money { Money(minorUnits: value) }
 
-func invoice(_ items: [(String, String, Int64)] = [("Design", "2", 15_000)], tax: Int? = nil, issued: String = "2026-11-01",
-             due: String = "2026-11-15") throws -> Invoice {
-    Invoice(number: 1, clientID: UUID(), items: try items.map { LineItem(description: $0.0, quantity: try Quantity(parsing: $0.1), unitPrice: pence($0.2)) },
-            taxBasisPoints: tax, issued: date(issued), due: date(due))
+func invoice(
+    _ items: [(String, String, Int64)] = [("Design", "2", 15_000)], tax: Int? = nil, issued: String = "2026-11-01",
+    due: String = "2026-11-15"
+) throws -> Invoice {
+    Invoice(
+        number: 1, clientID: UUID(),
+        items: try items.map {
+            LineItem(description: $0.0, quantity: try Quantity(parsing: $0.1), unitPrice: pence($0.2))
+        },
+        taxBasisPoints: tax, issued: date(issued), due: date(due))
 }
 
 @Suite struct InvoiceLifecycle {
@@ -16,11 +23,16 @@ func invoice(_ items: [(String, String, Int64)] = [("Design", "2", 15_000)], tax
 
     /// Every action from every reachable state: allowed or refused.
     static let table: [(String, Action, Bool)] = [
-        ("draft", .send, true), ("draft", .void, true), ("draft", .payPart, false), ("draft", .payAll, false), ("draft", .edit, true),
-        ("sent", .send, false), ("sent", .void, true), ("sent", .payPart, true), ("sent", .payAll, true), ("sent", .edit, false),
-        ("partly paid", .send, false), ("partly paid", .void, false), ("partly paid", .payPart, true), ("partly paid", .payAll, true), ("partly paid", .edit, false),
-        ("paid", .send, false), ("paid", .void, false), ("paid", .payPart, false), ("paid", .payAll, false), ("paid", .edit, false),
-        ("void", .send, false), ("void", .void, false), ("void", .payPart, false), ("void", .payAll, false), ("void", .edit, false),
+        ("draft", .send, true), ("draft", .void, true), ("draft", .payPart, false), ("draft", .payAll, false),
+        ("draft", .edit, true),
+        ("sent", .send, false), ("sent", .void, true), ("sent", .payPart, true), ("sent", .payAll, true),
+        ("sent", .edit, false),
+        ("partly paid", .send, false), ("partly paid", .void, false), ("partly paid", .payPart, true),
+        ("partly paid", .payAll, true), ("partly paid", .edit, false),
+        ("paid", .send, false), ("paid", .void, false), ("paid", .payPart, false), ("paid", .payAll, false),
+        ("paid", .edit, false),
+        ("void", .send, false), ("void", .void, false), ("void", .payPart, false), ("void", .payAll, false),
+        ("void", .edit, false),
     ]
 
     func state(_ name: String) throws -> Invoice {
@@ -89,7 +101,10 @@ func invoice(_ items: [(String, String, Int64)] = [("Design", "2", 15_000)], tax
         #expect(try invoice().voiding(on: date("2026-11-02")).relativeDue(on: date("2026-11-02")) == "Void")
     }
 
-    @Test(arguments: [(30, "1–30"), (31, "31–60"), (60, "31–60"), (61, "61–90"), (90, "61–90"), (91, "90+"), (0, "current"), (1, "1–30")])
+    @Test(arguments: [
+        (30, "1–30"), (31, "31–60"), (60, "31–60"), (61, "61–90"), (90, "61–90"), (91, "90+"), (0, "current"),
+        (1, "1–30"),
+    ])
     func ageingBuckets(daysLate: Int, bucket: String) throws {
         let sent = try invoice(due: "2026-01-01").sending(on: date("2025-12-01"))
         let receivables = try Receivables(invoices: [sent], today: date("2026-01-01").adding(days: daysLate))
@@ -114,7 +129,7 @@ func invoice(_ items: [(String, String, Int64)] = [("Design", "2", 15_000)], tax
         #expect(try inv.items[0].total() == pence(8_333))
         #expect(try inv.items[1].total() == pence(333))
         #expect(try inv.subtotal() == pence(8_666))
-        #expect(try inv.tax() == pence(1_733))          // 20% of 86.66 = 17.332 → 17.33
+        #expect(try inv.tax() == pence(1_733))  // 20% of 86.66 = 17.332 → 17.33
         #expect(try inv.total() == pence(10_399))
         let halfway = try invoice([("Half", "0.5", 1)], tax: nil)  // 0.5p → 1p
         #expect(try halfway.total() == pence(1))
@@ -137,6 +152,8 @@ func invoice(_ items: [(String, String, Int64)] = [("Design", "2", 15_000)], tax
         #expect(try Receivables.receivable([part], on: date("2026-11-04")) == .zero, "not yet sent")
         #expect(try Receivables.receivable([part], on: date("2026-11-10")) == pence(30_000))
         #expect(try Receivables.receivable([part], on: date("2026-11-20")) == pence(20_000))
-        #expect(try Receivables.receivable([try invoice().voiding(on: date("2026-11-02"))], on: date("2026-11-10")) == .zero)
+        #expect(
+            try Receivables.receivable([try invoice().voiding(on: date("2026-11-02"))], on: date("2026-11-10")) == .zero
+        )
     }
 }

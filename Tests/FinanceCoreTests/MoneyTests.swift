@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FinanceCore
 
 @Suite struct MoneyParsingTests {
@@ -12,9 +13,11 @@ import Testing
 
     static let invalid: [(String, String)] = [
         ("", "Enter an amount"), ("20k", "not shorthand"), ("1.5m", "not shorthand"), ("1e5", "is not a number"),
-        ("NaN", "is not a number"), ("inf", "is not a number"), ("12,5O", "is not a number"), ("12,5", "Use a point for decimals"),
+        ("NaN", "is not a number"), ("inf", "is not a number"), ("12,5O", "is not a number"),
+        ("12,5", "Use a point for decimals"),
         ("1.234", "at most 2 decimal places"), ("1,23,456", "misplaced"), ("1.2.3", "at most one decimal point"),
-        ("12.", "ends with '.'"), (".5", "before the decimal point"), ("£", "is not a number"), ("$12", "is not a number"),
+        ("12.", "ends with '.'"), (".5", "before the decimal point"), ("£", "is not a number"),
+        ("$12", "is not a number"),
         ("--5", "is not a number"), ("1 234", "is not a number"), ("12.3,4", "comma after the decimal point"),
         ("10000000000000", "too large"), ("0x1F", "is not a number"), ("١٢٣", "is not a number"),
     ]
@@ -90,7 +93,9 @@ import Testing
         #expect(endOfJanuary.adding(months: 13).description == "2025-02-28")
         #expect(endOfJanuary.adding(months: -2).description == "2023-11-30")
         #expect(try CalendarDate(parsing: "2026-03-15").endOfMonth.description == "2026-03-31")
-        #expect(CalendarDate.days(from: try CalendarDate(parsing: "2026-01-01"), to: try CalendarDate(parsing: "2026-03-01")) == 59)
+        #expect(
+            CalendarDate.days(
+                from: try CalendarDate(parsing: "2026-01-01"), to: try CalendarDate(parsing: "2026-03-01")) == 59)
     }
 }
 
@@ -98,13 +103,17 @@ import Testing
 @Suite struct FastPathTests {
     @Test func plainDecimalsAgreeWithTheGeneralParser() throws {
         let gbp = Currency.gbp, jpy = try Currency.named("JPY")
-        for (text, minor) in [("0", 0), ("-0", 0), ("12", 1200), ("12.5", 1250), ("12.50", 1250), ("-12.05", -1205), ("007", 700),
-                              ("1000000000000", 100_000_000_000_000)] as [(String, Int64)] {
+        for (text, minor) in [
+            ("0", 0), ("-0", 0), ("12", 1200), ("12.5", 1250), ("12.50", 1250), ("-12.05", -1205), ("007", 700),
+            ("1000000000000", 100_000_000_000_000),
+        ] as [(String, Int64)] {
             #expect(try gbp.parse(text) == Money(minorUnits: minor), "\(text)")
         }
         #expect(try jpy.parse("1250") == Money(minorUnits: 1250))
         for text in ["1.", ".5", "-", "1.005", "10000000000000", "1..2", "1.2.3", "12a", "", " 1", "1,000.5"] {
-            #expect((try? gbp.parse(text)) == (try? gbp.parse(" " + text + " ")), "\(text): the fast path must not change the answer")
+            #expect(
+                (try? gbp.parse(text)) == (try? gbp.parse(" " + text + " ")),
+                "\(text): the fast path must not change the answer")
         }
         #expect(throws: FinanceError.self) { try jpy.parse("12.5") }
         #expect(throws: FinanceError.self) { try gbp.parse("1.005") }

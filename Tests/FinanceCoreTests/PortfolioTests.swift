@@ -1,6 +1,7 @@
 import CofferTestSupport
 import Foundation
 import Testing
+
 @testable import FinanceCore
 
 func pounds(_ value: Int64) -> Money { Money(minorUnits: value * 100) }
@@ -12,16 +13,20 @@ struct Builder {
     var rates: [String: GrowthRate] = [:]
 
     @discardableResult
-    mutating func account(_ name: String, _ category: String, _ kind: AccountKind = .asset, rate: GrowthRate? = nil,
-                          closed: String? = nil) -> Account {
-        let account = Account(name: name, category: category, kind: kind, growthRate: rate, created: date("2024-01-01"),
-                              closed: closed.map(date))
+    mutating func account(
+        _ name: String, _ category: String, _ kind: AccountKind = .asset, rate: GrowthRate? = nil,
+        closed: String? = nil
+    ) -> Account {
+        let account = Account(
+            name: name, category: category, kind: kind, growthRate: rate, created: date("2024-01-01"),
+            closed: closed.map(date))
         accounts.append(account)
         return account
     }
 
     mutating func update(_ account: Account, _ day: String, _ amount: Money) {
-        updates.append(ValueUpdate(accountID: account.id, date: date(day), amount: amount, sequence: UInt64(updates.count + 1)))
+        updates.append(
+            ValueUpdate(accountID: account.id, date: date(day), amount: amount, sequence: UInt64(updates.count + 1)))
     }
 
     var portfolio: Portfolio { Portfolio(currency: .gbp, accounts: accounts, updates: updates, categoryRates: rates) }
@@ -47,20 +52,25 @@ struct Builder {
             let monthEnd = date(String(format: "2025-%02d-01", month + 1)).endOfMonth
             #expect(try portfolio.totals(on: monthEnd).netWorth == pounds(1500 + 200 * Int64(month)), "\(monthEnd)")
         }
-        let series = try NetWorth(portfolio: portfolio, invoices: [], includeReceivables: false).monthEndSeries(through: date("2025-12-31"))
+        let series = try NetWorth(portfolio: portfolio, invoices: [], includeReceivables: false).monthEndSeries(
+            through: date("2025-12-31"))
         #expect(series.map(\.netWorth) == (0..<12).map { pounds(1500 + 200 * Int64($0)) })
         #expect(series.first?.date == date("2025-01-31"))
     }
 
     @Test func historyHasOnePointPerUpdateDate() throws {
-        let history = try NetWorth(portfolio: Self.portfolio(), invoices: [], includeReceivables: false).history(through: date("2025-12-31"))
+        let history = try NetWorth(portfolio: Self.portfolio(), invoices: [], includeReceivables: false).history(
+            through: date("2025-12-31"))
         #expect(history.count == 24)
         // On the 1st only A has moved (B still at last month's value); on the 15th B catches up.
         #expect(history[0] == .init(date: date("2025-01-01"), netWorth: pounds(1000)))
         #expect(history[1] == .init(date: date("2025-01-15"), netWorth: pounds(1500)))
         #expect(history[2] == .init(date: date("2025-02-01"), netWorth: pounds(1600)))
         #expect(history[23] == .init(date: date("2025-12-15"), netWorth: pounds(2100 + 1600)))
-        #expect(try NetWorth(portfolio: Self.portfolio(), invoices: [], includeReceivables: false).history(through: date("2025-01-10")).count == 1)
+        #expect(
+            try NetWorth(portfolio: Self.portfolio(), invoices: [], includeReceivables: false).history(
+                through: date("2025-01-10")
+            ).count == 1)
     }
 }
 
@@ -76,7 +86,9 @@ struct Builder {
         #expect(try portfolio.totals(on: date("2026-04-09")).netWorth == pounds(200))
         #expect(try portfolio.totals(on: date("2026-04-10")).netWorth == pounds(350))
         #expect(try portfolio.totals(on: date("2030-01-01")).netWorth == pounds(350))
-        #expect(try NetWorth(portfolio: portfolio, invoices: [], includeReceivables: false).changeSinceLastMonth(on: date("2026-04-10")) == pounds(150))
+        #expect(
+            try NetWorth(portfolio: portfolio, invoices: [], includeReceivables: false).changeSinceLastMonth(
+                on: date("2026-04-10")) == pounds(150))
     }
 
     @Test func sameDayTiesGoToTheLatestEntered() throws {
@@ -84,7 +96,7 @@ struct Builder {
         let cash = builder.account("Cash", "Cash")
         builder.update(cash, "2026-05-01", pounds(10))
         builder.update(cash, "2026-05-01", pounds(30))
-        builder.update(cash, "2026-04-01", pounds(99))   // entered later, but dated earlier
+        builder.update(cash, "2026-04-01", pounds(99))  // entered later, but dated earlier
         #expect(builder.portfolio.value(of: cash, on: date("2026-05-01")) == pounds(30))
         #expect(builder.portfolio.value(of: cash, on: date("2026-04-15")) == pounds(99))
     }
@@ -108,7 +120,8 @@ struct Builder {
         let portfolio = builder.portfolio
         #expect(try portfolio.totals(on: date("2026-02-28")).netWorth == pounds(600))
         #expect(try portfolio.totals(on: date("2026-03-01")).netWorth == pounds(100))
-        let history = try NetWorth(portfolio: portfolio, invoices: [], includeReceivables: false).history(through: date("2026-06-01"))
+        let history = try NetWorth(portfolio: portfolio, invoices: [], includeReceivables: false).history(
+            through: date("2026-06-01"))
         #expect(history.map(\.netWorth) == [pounds(500), pounds(600), pounds(100)])
         #expect(try portfolio.distribution(on: date("2026-06-01")).map(\.name) == ["Cash"])
     }
@@ -121,7 +134,9 @@ struct Builder {
         #expect(Portfolio.largestRemainderShares([5, -3], scale: 1000) == [1000, 0])
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
-            let values = (0..<Int.random(in: 1...12, using: &generator)).map { _ in Int64.random(in: 0...10_000_000, using: &generator) }
+            let values = (0..<Int.random(in: 1...12, using: &generator)).map { _ in
+                Int64.random(in: 0...10_000_000, using: &generator)
+            }
             let shares = Portfolio.largestRemainderShares(values, scale: 1000)
             #expect(values.allSatisfy { $0 == 0 } ? shares.allSatisfy { $0 == 0 } : shares.reduce(0, +) == 1000)
         }
@@ -152,10 +167,10 @@ struct Builder {
         #expect(try Portfolio.compound(base, rate: .zero, months: 120) == base)
 
         var builder = Builder()
-        let isa = builder.account("ISA", "Investments")                               // category rate 3.75%
+        let isa = builder.account("ISA", "Investments")  // category rate 3.75%
         let savings = builder.account("Savings", "Savings", rate: GrowthRate(basisPoints: 500))
         let loan = builder.account("Car loan", "Loans", .liability, rate: GrowthRate(basisPoints: -200))
-        let cash = builder.account("Cash", "Cash")                                    // no rate: 0%
+        let cash = builder.account("Cash", "Cash")  // no rate: 0%
         builder.rates = ["investments": try GrowthRate(parsing: "3.75%")]
         builder.update(isa, "2026-01-01", pounds(200_000))
         builder.update(savings, "2026-01-01", pounds(10_000))
@@ -164,10 +179,15 @@ struct Builder {
         let portfolio = builder.portfolio
         // One year: ISA at its category's 3.75%, savings at its own 5% (£10,511.62), the loan
         // shrinking at -2% (£24,504.56), cash flat.
-        #expect(try portfolio.projectedNetWorth(years: 1, from: date("2026-01-01"))
-                == Money(minorUnits: try Portfolio.compound(pounds(200_000), rate: GrowthRate(basisPoints: 375), months: 12).minorUnits
-                         + 1_051_162 - 2_450_456 + 100_000))
-        #expect(try Portfolio.compound(pounds(200_000), rate: GrowthRate(basisPoints: 375), months: 60) == Money(minorUnits: 24_117_553))
+        #expect(
+            try portfolio.projectedNetWorth(years: 1, from: date("2026-01-01"))
+                == Money(
+                    minorUnits: try Portfolio.compound(pounds(200_000), rate: GrowthRate(basisPoints: 375), months: 12)
+                        .minorUnits
+                        + 1_051_162 - 2_450_456 + 100_000))
+        #expect(
+            try Portfolio.compound(pounds(200_000), rate: GrowthRate(basisPoints: 375), months: 60)
+                == Money(minorUnits: 24_117_553))
         #expect(portfolio.rate(for: cash) == .zero)
         #expect(portfolio.rate(for: isa).description == "3.75%")
     }

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import VaultCrypto
 import VaultStore
+
 @testable import VaultBackup
 
 /// A vault with a few records, and archives of it.
@@ -12,8 +13,9 @@ struct Fixture {
     let payloads: [Data]
 
     init(records: Int = 12) throws {
-        vault = try Vault.create(at: directory.path("vault.coffer"), passphrase: try Passphrase("archive passphrase"),
-                                 parameters: KDFProfile.interactive.parameters)
+        vault = try Vault.create(
+            at: directory.path("vault.coffer"), passphrase: try Passphrase("archive passphrase"),
+            parameters: KDFProfile.interactive.parameters)
         payloads = (0..<records).map { Data("record \($0) CANARY-ARCHIVE-\($0 % 3)".utf8) }
         try vault.apply(payloads.map { .put(.random(), $0) })
     }
@@ -21,11 +23,15 @@ struct Fixture {
     var records: [(RecordID, Data)] { vault.records.map { ($0.id, $0.payload) } }
     var publicKey: MinisignPublicKey { MinisignPublicKey(key: vault.backupKeys.signingKey.publicKey) }
 
-    func write(sequence: UInt64, created: Date = Date(timeIntervalSince1970: 1_790_000_000), to name: String = "backups") throws -> URL {
+    func write(
+        sequence: UInt64, created: Date = Date(timeIntervalSince1970: 1_790_000_000), to name: String = "backups"
+    ) throws -> URL {
         let destination = directory.path(name)
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-        return try Archive.write(records: records, netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
-                                 keys: vault.backupKeys, sequence: sequence, created: created.addingTimeInterval(Double(sequence)), to: destination)
+        return try Archive.write(
+            records: records, netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
+            keys: vault.backupKeys, sequence: sequence, created: created.addingTimeInterval(Double(sequence)),
+            to: destination)
     }
 }
 
@@ -38,7 +44,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         flipped[offset] ^= UInt8(1 << (offset % 8))
         variants.append(("flip at \(offset)", flipped))
     }
-    for length in stride(from: 0, to: original.count, by: 256) { variants.append(("truncated to \(length)", original.prefix(length))) }
+    for length in stride(from: 0, to: original.count, by: 256) {
+        variants.append(("truncated to \(length)", original.prefix(length)))
+    }
     variants.append(("one byte short", original.dropLast()))
     variants.append(("appended garbage", original + Data("garbage".utf8)))
     variants.append(("appended chunk", original + original.suffix(40)))
@@ -59,11 +67,14 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         #expect(contents.netWorth == "GBP 1234.56")
 
         // A fresh machine: only the archive and the passphrase.
-        let keys = try Vault.backupKeys(fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
-                                        credential: .passphrase(try Passphrase("archive passphrase")))
+        let keys = try Vault.backupKeys(
+            fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
+            credential: .passphrase(try Passphrase("archive passphrase")))
         #expect(try Archive.open(at: url, keys: keys).recordCount == fixture.payloads.count)
         #expect(throws: VaultError.self) {
-            try Vault.backupKeys(fromArchivedHeader: try Archive.peek(at: url).vaultHeader, credential: .passphrase(try Passphrase("wrong")))
+            try Vault.backupKeys(
+                fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
+                credential: .passphrase(try Passphrase("wrong")))
         }
     }
 
@@ -119,7 +130,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         #expect(variants.count > original.count)
         for (label, bytes) in variants {
             try bytes.write(to: scratch)
-            #expect(throws: BackupError.self, "signature level, \(label)") { try Archive.verify(at: scratch, publicKey: publicKey) }
+            #expect(throws: BackupError.self, "signature level, \(label)") {
+                try Archive.verify(at: scratch, publicKey: publicKey)
+            }
             #expect(throws: (any Error).self, "full level, \(label)") { try Archive.open(at: scratch, keys: keys) }
         }
         try original.write(to: scratch)
@@ -142,9 +155,12 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
 
         // Re-signed by someone else's key.
         let intruder = SigningKey.generate()
-        let forged = MinisignSignature.sign(fileDigest: BLAKE2b.hash(Array(b), outputByteCount: 64), with: intruder,
-                                            trustedComment: try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: second), encoding: .utf8)).trustedComment,
-                                            untrustedComment: "forged")
+        let forged = MinisignSignature.sign(
+            fileDigest: BLAKE2b.hash(Array(b), outputByteCount: 64), with: intruder,
+            trustedComment: try MinisignSignature(
+                parsing: String(contentsOf: Archive.signatureURL(for: second), encoding: .utf8)
+            ).trustedComment,
+            untrustedComment: "forged")
         let goodSignature = try String(contentsOf: Archive.signatureURL(for: second), encoding: .utf8)
         try forged.fileContents.write(to: Archive.signatureURL(for: second), atomically: true, encoding: .utf8)
         try expectReason("signed by another key") { try Archive.verify(at: second, publicKey: fixture.publicKey) }
@@ -156,7 +172,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let replayed = second.deletingLastPathComponent().appendingPathComponent("coffer-20260921-141322-000009.cbak")
         try FileManager.default.copyItem(at: first, to: replayed)
         try FileManager.default.copyItem(at: Archive.signatureURL(for: first), to: Archive.signatureURL(for: replayed))
-        try expectReason("replayed under a newer name") { try Archive.verify(at: replayed, publicKey: fixture.publicKey) }
+        try expectReason("replayed under a newer name") {
+            try Archive.verify(at: replayed, publicKey: fixture.publicKey)
+        }
 
         // An archive of another vault does not open with this vault's keys.
         let other = try Fixture()
@@ -165,12 +183,16 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         try expectReason("signed by another key") { try Archive.verify(at: foreign, publicKey: fixture.publicKey) }
     }
 
-    func expectReason(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Any) throws {
+    func expectReason(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Any)
+        throws
+    {
         do {
             _ = try body()
             Issue.record("expected a failure mentioning '\(text)'", sourceLocation: sourceLocation)
         } catch let error as BackupError {
-            #expect(error.errorDescription?.contains(text) == true, "\(error.errorDescription ?? "")", sourceLocation: sourceLocation)
+            #expect(
+                error.errorDescription?.contains(text) == true, "\(error.errorDescription ?? "")",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -184,7 +206,8 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
                 #expect(contents.range(of: canary.data(using: .utf16LittleEndian)!) == nil)
             }
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path).sorted()
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path).sorted()
                 == [url.lastPathComponent, url.lastPathComponent + ".minisig"], "no partial files left behind")
     }
 
@@ -208,26 +231,37 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let archive: ArchiveFixture
     }
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Specs/vectors").standardized
-    static let vectors = try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: directory.appendingPathComponent("vault-v2.json")))
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../Specs/vectors"
+    ).standardized
+    static let vectors = try! JSONDecoder().decode(
+        Vectors.self, from: Data(contentsOf: directory.appendingPathComponent("vault-v2.json")))
 
     @Test func theIndependentlyBuiltArchiveVerifiesAndOpens() throws {
         let fixture = Self.vectors.archive
         let url = Self.directory.appendingPathComponent(fixture.file)
-        let publicKey = try MinisignPublicKey(parsing: String(contentsOf: Self.directory.appendingPathComponent(fixture.publicKey), encoding: .utf8))
+        let publicKey = try MinisignPublicKey(
+            parsing: String(contentsOf: Self.directory.appendingPathComponent(fixture.publicKey), encoding: .utf8))
         let info = try Archive.verify(at: url, publicKey: publicKey)
         #expect(info.sequence == fixture.sequence && UInt64(info.created.timeIntervalSince1970) == fixture.created)
         #expect(info.hasSignedName && info.commitCounter == fixture.commitCounter && info.device != nil)
 
-        let keys = try Vault.backupKeys(fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
-                                        credential: .passphrase(try Passphrase(fixture.passphrase)))
+        let keys = try Vault.backupKeys(
+            fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
+            credential: .passphrase(try Passphrase(fixture.passphrase)))
         #expect(keys.keyHistory.count == 2)
-        #expect(try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)).generation == 2)
+        #expect(
+            try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)).generation
+                == 2)
         let contents = try Archive.open(at: url, keys: keys)
         #expect(contents.records.map { $0.0.hex } == fixture.records.map(\.id))
-        #expect(contents.records.map { Data($0.1).map { String(format: "%02x", $0) }.joined() } == fixture.records.map(\.payload))
+        #expect(
+            contents.records.map { Data($0.1).map { String(format: "%02x", $0) }.joined() }
+                == fixture.records.map(\.payload))
         #expect(contents.netWorth == fixture.netWorth && contents.commitCounter == fixture.commitCounter)
-        #expect(try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: url), encoding: .utf8)).trustedComment == fixture.trustedComment)
+        #expect(
+            try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: url), encoding: .utf8))
+                .trustedComment == fixture.trustedComment)
     }
 }
 
@@ -248,8 +282,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let folder = fixture.directory.path("backups")
         let trust = ArchiveTrust(vaultID: fixture.vault.id, history: firstHistory)
         #expect(trust.extended(byArchivesIn: [folder]).keys.count == 2, "one chain alone is learnt")
-        _ = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
-                              sequence: 3, created: Date(timeIntervalSince1970: 1_790_000_100), to: folder)
+        _ = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
+            sequence: 3, created: Date(timeIntervalSince1970: 1_790_000_100), to: folder)
         let learnt = trust.extended(byArchivesIn: [folder])
         #expect(learnt.keys.count == 1 && learnt.conflictAfter == 1)
     }
@@ -262,12 +297,14 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let trust = ArchiveTrust(vaultID: fixture.vault.id, history: fixture.vault.keyHistory)
         let folder = fixture.directory.path("backups")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let later = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
-                                      sequence: 9, created: Date().addingTimeInterval(3600), to: folder)
+        let later = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+            sequence: 9, created: Date().addingTimeInterval(3600), to: folder)
         #expect(throws: BackupError.self) { try Archive.verify(at: later, trust: trust) }
         #expect(Archive.signedDescriptions(in: folder, trust: trust).isEmpty)
-        let earlier = try Archive.write(records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
-                                        sequence: 8, created: Date().addingTimeInterval(-3600), to: folder)
+        let earlier = try Archive.write(
+            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+            sequence: 8, created: Date().addingTimeInterval(-3600), to: folder)
         #expect(try Archive.verify(at: earlier, trust: trust).generation == 1)
         #expect(Archive.signedDescriptions(in: folder, trust: trust).map(\.bySupersededKey) == [true])
     }

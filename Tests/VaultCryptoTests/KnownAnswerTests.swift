@@ -29,15 +29,24 @@ func key(_ hexString: String) -> SymmetricKey {
 
     /// RFC 8032 section 7.1, TEST 1–3.
     static let rfc8032: [Ed25519Vector] = [
-        .init(seed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-              publicKey: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", message: "",
-              signature: "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"),
-        .init(seed: "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
-              publicKey: "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", message: "72",
-              signature: "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"),
-        .init(seed: "c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
-              publicKey: "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", message: "af82",
-              signature: "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"),
+        .init(
+            seed: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+            publicKey: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", message: "",
+            signature:
+                "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+        ),
+        .init(
+            seed: "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
+            publicKey: "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", message: "72",
+            signature:
+                "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"
+        ),
+        .init(
+            seed: "c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
+            publicKey: "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", message: "af82",
+            signature:
+                "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"
+        ),
     ]
 
     @Test(arguments: rfc8032)
@@ -57,15 +66,18 @@ func key(_ hexString: String) -> SymmetricKey {
 
     /// draft-irtf-cfrg-xchacha-03, appendix A.3.1.
     @Test func xchacha20Poly1305MatchesDraftA31() throws {
-        let plaintext = Array("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.".utf8)
+        let plaintext = Array(
+            "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it."
+                .utf8)
         let aeadKey = key("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f")
         let nonce = try AEADNonce(bytes("404142434445464748494a4b4c4d4e4f5051525354555657"))
         let ad = bytes("50515253c0c1c2c3c4c5c6c7")
         let sealed = XChaCha20Poly1305.seal(plaintext, key: aeadKey, nonce: nonce, associatedData: ad)
-        #expect(hex(sealed) == "bd6d179d3e83d43b9576579493c0e939572a1700252bfaccbed2902c21396cbb"
-            + "731c7f1b0b4aa6440bf3a82f4eda7e39ae64c6708c54c216cb96b72e1213b452"
-            + "2f8c9ba40db5d945b11b69b982c1bb9e3f3fac2bc369488f76b2383565d3fff9"
-            + "21f9664c97637da9768812f615c68b13b52e" + "c0875924c1c7987947deafd8780acf49")
+        #expect(
+            hex(sealed) == "bd6d179d3e83d43b9576579493c0e939572a1700252bfaccbed2902c21396cbb"
+                + "731c7f1b0b4aa6440bf3a82f4eda7e39ae64c6708c54c216cb96b72e1213b452"
+                + "2f8c9ba40db5d945b11b69b982c1bb9e3f3fac2bc369488f76b2383565d3fff9"
+                + "21f9664c97637da9768812f615c68b13b52e" + "c0875924c1c7987947deafd8780acf49")
         #expect(Array(try XChaCha20Poly1305.open(sealed, key: aeadKey, nonce: nonce, associatedData: ad)) == plaintext)
 
         for index in [0, sealed.count / 2, sealed.count - 1] {
@@ -82,7 +94,8 @@ func key(_ hexString: String) -> SymmetricKey {
 
     /// RFC 7693 appendix A: BLAKE2b-512("abc").
     @Test func blake2bMatchesRFC7693() {
-        let expected = "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
+        let expected =
+            "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
         #expect(hex(BLAKE2b.hash(Array("abc".utf8), outputByteCount: 64)) == expected)
         let hasher = BLAKE2bHasher(outputByteCount: 64)
         hasher.update(Array("a".utf8))
@@ -94,7 +107,9 @@ func key(_ hexString: String) -> SymmetricKey {
 /// Coffer's own vectors, generated by scripts/make-vectors.py with independent implementations.
 @Suite struct CofferVectors {
     struct Vectors: Decodable {
-        struct Argon: Decodable { let passphrase, passphraseNFC, salt: String; let opsLimit, memLimit: UInt64; let key: String }
+        struct Argon: Decodable {
+            let passphrase, passphraseNFC, salt: String; let opsLimit, memLimit: UInt64; let key: String
+        }
         struct KDF: Decodable { let masterKey, context: String; let subkeyId: UInt64; let subkey: String }
         struct AEAD: Decodable { let key, nonce, associatedData, plaintext, ciphertext: String }
         let argon2id: [Argon]
@@ -112,8 +127,9 @@ func key(_ hexString: String) -> SymmetricKey {
         #expect(Self.vectors.argon2id.count >= 3)
         for vector in Self.vectors.argon2id {
             let parameters = try Argon2idParameters(opsLimit: vector.opsLimit, memLimit: vector.memLimit)
-            let derived = try Argon2id.deriveKey(from: try Passphrase(vector.passphrase), salt: try Salt(bytes(vector.salt)),
-                                                 parameters: parameters)
+            let derived = try Argon2id.deriveKey(
+                from: try Passphrase(vector.passphrase), salt: try Salt(bytes(vector.salt)),
+                parameters: parameters)
             #expect(derived.withUnsafeBytes { hex($0) } == vector.key, "passphrase \(vector.passphraseNFC)")
         }
     }
@@ -137,8 +153,9 @@ func key(_ hexString: String) -> SymmetricKey {
 
     @Test func aeadCiphertextsMatch() throws {
         for vector in Self.vectors.xchacha20poly1305 {
-            let sealed = XChaCha20Poly1305.seal(bytes(vector.plaintext), key: key(vector.key),
-                                                nonce: try AEADNonce(bytes(vector.nonce)), associatedData: bytes(vector.associatedData))
+            let sealed = XChaCha20Poly1305.seal(
+                bytes(vector.plaintext), key: key(vector.key),
+                nonce: try AEADNonce(bytes(vector.nonce)), associatedData: bytes(vector.associatedData))
             #expect(hex(sealed) == vector.ciphertext)
         }
     }

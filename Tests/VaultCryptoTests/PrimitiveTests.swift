@@ -4,10 +4,10 @@ import VaultCrypto
 
 @Suite struct KeyDerivationLimits {
     @Test(arguments: [
-        (UInt64(0), UInt64(67108864)),          // no passes
-        (UInt64(65), UInt64(67108864)),         // absurd pass count: would hang
-        (UInt64(2), UInt64(4096)),              // below libsodium's 8 KiB minimum
-        (UInt64(2), (UInt64(4) << 30) + 1),     // over 4 GiB: a crafted header must not allocate it
+        (UInt64(0), UInt64(67108864)),  // no passes
+        (UInt64(65), UInt64(67108864)),  // absurd pass count: would hang
+        (UInt64(2), UInt64(4096)),  // below libsodium's 8 KiB minimum
+        (UInt64(2), (UInt64(4) << 30) + 1),  // over 4 GiB: a crafted header must not allocate it
         (UInt64(2), UInt64.max),
     ])
     func refusesParametersOutsideTheSafeRange(ops: UInt64, mem: UInt64) {
@@ -32,8 +32,10 @@ import VaultCrypto
         let secret = SecureBytes(copying: Array("CANARY-SECRET-BYTES".utf8))
         let aKey = SymmetricKey.random()
         let passphrase = try Passphrase("CANARY-PASSPHRASE")
-        for text in [String(describing: secret), String(reflecting: secret), String(describing: aKey),
-                     String(reflecting: aKey), String(describing: passphrase), String(reflecting: passphrase)] {
+        for text in [
+            String(describing: secret), String(reflecting: secret), String(describing: aKey),
+            String(reflecting: aKey), String(describing: passphrase), String(reflecting: passphrase),
+        ] {
             #expect(!text.contains("CANARY"))
             #expect(text.contains("redacted"))
             #expect(!aKey.withUnsafeBytes { text.contains(hex($0)) })
@@ -82,12 +84,21 @@ import VaultCrypto
 
     @Test func rejectsMalformedPadding() {
         let zeros = [UInt8](repeating: 0, count: 64)
-        #expect(throws: CryptoError(.invalidPadding, "")) { try zeros.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } }
+        #expect(throws: CryptoError(.invalidPadding, "")) {
+            try zeros.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) }
+        }
         let short = [UInt8](repeating: 0x80, count: 10)
-        #expect(throws: CryptoError(.invalidPadding, "")) { try short.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } }
+        #expect(throws: CryptoError(.invalidPadding, "")) {
+            try short.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) }
+        }
         // The marker must be in the final block, followed only by zeros.
-        for malformed in [[0x80] + [UInt8](repeating: 0, count: 127), [UInt8](repeating: 1, count: 64), [UInt8](repeating: 0, count: 62) + [0x80, 1]] {
-            #expect(throws: CryptoError(.invalidPadding, "")) { try malformed.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } }
+        for malformed in [
+            [0x80] + [UInt8](repeating: 0, count: 127), [UInt8](repeating: 1, count: 64),
+            [UInt8](repeating: 0, count: 62) + [0x80, 1],
+        ] {
+            #expect(throws: CryptoError(.invalidPadding, "")) {
+                try malformed.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) }
+            }
         }
     }
 }

@@ -3,14 +3,17 @@ import Foundation
 import GRDB
 import Testing
 import VaultCrypto
+
 @testable import VaultStore
 
 /// The security review's attacks on the store (../shared/reviews/security-review.md), each
 /// performed as an attacker would and required to fail.
 /// Runs `body`, which must be refused with one of `codes`; returns the error for more checks.
 @discardableResult
-func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-                   _ body: () throws -> Void) -> VaultError? {
+func expectRefused(
+    _ codes: Set<VaultError.Code>, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) -> VaultError? {
     do {
         try body()
         Issue.record("\(what)", sourceLocation: sourceLocation)
@@ -29,17 +32,23 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
     var sessions: URL { directory.path("run/coffer") }
     var state: URL { directory.path("state") }
 
-    func header() throws -> [UInt8] { try withRawDatabase(url) { Array(try Data.fetchOne($0, sql: "SELECT body FROM header")!) } }
+    func header() throws -> [UInt8] {
+        try withRawDatabase(url) { Array(try Data.fetchOne($0, sql: "SELECT body FROM header")!) }
+    }
     func putHeader(_ bytes: [UInt8]) throws {
-        try withRawDatabase(url) { try $0.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [Data(bytes)]) }
+        try withRawDatabase(url) {
+            try $0.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [Data(bytes)])
+        }
     }
 
     /// F1: with a stolen session (file and token) the attacker holds every key the session has,
     /// and plants a recovery slot of their own. It must never open the vault.
     @Test func f1ASessionCannotPlantAWayBackIn() throws {
         _ = try makeVault(at: url, payloads: ["SecretCanary"])
-        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 600, directory: sessions)
-        let stolen = try SessionStore.unwrapKeys(token: token, directory: sessions, header: try VaultHeader.decode(try header()), clock: .system())
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(
+            lifetime: 600, directory: sessions)
+        let stolen = try SessionStore.unwrapKeys(
+            token: token, directory: sessions, header: try VaultHeader.decode(try header()), clock: .system())
         let originalBytes = try header()
         let original = try VaultHeader.decode(originalBytes)
 
@@ -48,10 +57,13 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         // keys: refused as tampered, whatever master key id they write.
         let planted = RecoveryKey.generate()
         let attackerMaster = MasterKeys(master: .random())
-        let slot = try RecoverySlot.sealing(attackerMaster.master, to: planted.agreementKey(vaultID: original.vaultID).publicKey, vaultID: original.vaultID)
+        let slot = try RecoverySlot.sealing(
+            attackerMaster.master, to: planted.agreementKey(vaultID: original.vaultID).publicKey,
+            vaultID: original.vaultID)
         for keyID in [original.masterKeyID, attackerMaster.operational.masterKeyID] {
-            let forged = VaultHeader(vaultID: original.vaultID, keys: attackerMaster, generation: original.generation,
-                                     passphraseSlot: original.passphraseSlot, recoverySlot: slot, keyHistory: original.keyHistory)
+            let forged = VaultHeader(
+                vaultID: original.vaultID, keys: attackerMaster, generation: original.generation,
+                passphraseSlot: original.passphraseSlot, recoverySlot: slot, keyHistory: original.keyHistory)
             var bytes = forged.encoded()
             // Put the chosen master key id in place and fix both digests, as a careful attacker would.
             bytes.replaceSubrange(26..<42, with: keyID)
@@ -59,7 +71,9 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
             let mac = BLAKE2b.hash(body, key: attackerMaster.header)
             bytes = body + mac + BLAKE2b.hash(body + mac)
             try putHeader(bytes)
-            expectRefused([.headerTampered, .integrityFailure], "the planted recovery key opened the vault") { _ = try Vault.open(at: url, with: .recoveryKey(planted)) }
+            expectRefused([.headerTampered, .integrityFailure], "the planted recovery key opened the vault") {
+                _ = try Vault.open(at: url, with: .recoveryKey(planted))
+            }
         }
         // The stolen keys still read and write (that is what a session is), but the owner's
         // passphrase, once the header is put back, is still the only way in: nothing lasting.
@@ -78,7 +92,9 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         try vault.changePassphrase(to: passphrase("a new passphrase"))
         try vault.apply([.put(RecordID.random(), Data("AfterChangeCanary".utf8))])
         try putHeader(oldHeader)
-        expectRefused([.integrityFailure, .headerTampered], "the old passphrase opened the vault through an older header") { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
+        expectRefused(
+            [.integrityFailure, .headerTampered], "the old passphrase opened the vault through an older header"
+        ) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
 
     @Test func f2KeepingTheMasterKeyStillCatchesAnOlderHeaderInTheFile() throws {
@@ -99,21 +115,29 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         let withRecovery = try header()
         try vault.removeRecoveryKey()
         try putHeader(withRecovery)
-        expectRefused([.integrityFailure, .headerTampered], "the removed recovery key opened the vault") { _ = try Vault.open(at: url, with: .recoveryKey(recoveryKey)) }
+        expectRefused([.integrityFailure, .headerTampered], "the removed recovery key opened the vault") {
+            _ = try Vault.open(at: url, with: .recoveryKey(recoveryKey))
+        }
     }
 
     /// F3 and F21: triggers planted in the file would make writes vanish; the file is refused.
     @Test func f3PlantedTriggersAreRefusedOnOpen() throws {
         _ = try makeVault(at: url, payloads: ["Before"])
         try withRawDatabase(url) { db in
-            try db.execute(sql: """
-                CREATE TRIGGER t1 BEFORE INSERT ON record BEGIN SELECT RAISE(IGNORE); END;
-                CREATE TRIGGER t4 BEFORE UPDATE ON commit_record BEGIN SELECT RAISE(IGNORE); END;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER t1 BEFORE INSERT ON record BEGIN SELECT RAISE(IGNORE); END;
+                    CREATE TRIGGER t4 BEFORE UPDATE ON commit_record BEGIN SELECT RAISE(IGNORE); END;
+                    """)
         }
-        let error = expectRefused([.schemaTampered], "a vault with planted triggers opened") { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
+        let error = expectRefused([.schemaTampered], "a vault with planted triggers opened") {
+            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
+        }
         #expect((error?.errorDescription ?? "").contains("trigger"))
-        for plant in ["CREATE VIEW v AS SELECT * FROM record", "CREATE INDEX i ON record(version)", "ALTER TABLE record ADD COLUMN extra"] {
+        for plant in [
+            "CREATE VIEW v AS SELECT * FROM record", "CREATE INDEX i ON record(version)",
+            "ALTER TABLE record ADD COLUMN extra",
+        ] {
             let copy = directory.path("plant-\(UUID().uuidString).coffer")
             _ = try makeVault(at: copy, payloads: ["x"])
             try withRawDatabase(copy) { try $0.execute(sql: plant) }
@@ -134,7 +158,9 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
             #expect(throws: VaultError.self) { _ = try VaultHeader.decode(edited) }
             try putHeader(edited)
             for credential in [Credential.passphrase(passphrase()), .recoveryKey(RecoveryKey.generate())] {
-                expectRefused([.headerDamaged, .unsafeParameters], "a header with slot \(kind)/\(kdf) opened") { _ = try Vault.open(at: url, with: credential) }
+                expectRefused([.headerDamaged, .unsafeParameters], "a header with slot \(kind)/\(kdf) opened") {
+                    _ = try Vault.open(at: url, with: credential)
+                }
             }
             expectVaultError(.headerDamaged) { _ = try Vault.summary(at: url) }
         }
@@ -158,7 +184,9 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
             } else {
                 try FileManager.default.createSymbolicLink(atPath: markFile.path, withDestinationPath: "/dev/null")
             }
-            expectVaultError(.rolledBack) { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
+            expectVaultError(.rolledBack) {
+                _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
+            }
         }
         try FileManager.default.removeItem(at: markFile)
         try saved.write(to: markFile)
@@ -177,13 +205,15 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
     /// before Argon2id runs: with a wrong passphrase the answer is still "unsafe", not "wrong".
     @Test func f11AnArchivedHeaderAskingForMoreWorkIsRefusedBeforeArgon2id() throws {
         _ = try makeVault(at: url, payloads: ["x"])
-        for (offset, value) in [(49, UInt8(5)), (60, UInt8(0x80))] {   // opslimit 5; memlimit 2 GiB (little-endian at 57)
+        // Opslimit 5; memlimit 2 GiB (little-endian at 57).
+        for (offset, value) in [(49, UInt8(5)), (60, UInt8(0x80))] {
             var edited = try header()
             edited[offset] = value
             let body = Array(edited.dropLast(32))
             edited = body + BLAKE2b.hash(body)
             expectVaultError(.unsafeParameters) {
-                _ = try Vault.backupKeys(fromArchivedHeader: edited, credential: .passphrase(passphrase("not the passphrase at all")))
+                _ = try Vault.backupKeys(
+                    fromArchivedHeader: edited, credential: .passphrase(passphrase("not the passphrase at all")))
             }
         }
     }
@@ -194,16 +224,24 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         _ = try makeVault(at: url, payloads: ["one"])
         let old = try Data(contentsOf: url)
         let forkURL = directory.path("fork.coffer")
-        try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded).apply([.put(RecordID.random(), Data("two".utf8))])
+        try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded).apply([
+            .put(RecordID.random(), Data("two".utf8))
+        ])
         // A copy of the file as it is now, changed separately: a fork at the same counter later.
         try FileManager.default.copyItem(at: url, to: forkURL)
-        try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded).apply([.put(RecordID.random(), Data("three".utf8))])
-        try Vault.open(at: forkURL, with: .passphrase(passphrase())).apply([.put(RecordID.random(), Data("elsewhere".utf8))])
+        try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded).apply([
+            .put(RecordID.random(), Data("three".utf8))
+        ])
+        try Vault.open(at: forkURL, with: .passphrase(passphrase())).apply([
+            .put(RecordID.random(), Data("elsewhere".utf8))
+        ])
 
         try old.write(to: url)
         for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
         expectVaultError(.rolledBack) { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
-        expectVaultError(.rolledBack) { _ = try Vault.open(at: forkURL, with: .passphrase(passphrase()), guard: guarded) }
+        expectVaultError(.rolledBack) {
+            _ = try Vault.open(at: forkURL, with: .passphrase(passphrase()), guard: guarded)
+        }
         try expectAcceptedRollbackOpens(guarded)
     }
 
@@ -219,7 +257,9 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         }
         try old.write(to: url)
         for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
-        let error = expectRefused([.rolledBack], "an older key generation opened") { _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded) }
+        let error = expectRefused([.rolledBack], "an older key generation opened") {
+            _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
+        }
         #expect((error?.errorDescription ?? "").contains("key generation 1"))
     }
 
@@ -229,24 +269,33 @@ func expectRefused(_ codes: Set<VaultError.Code>, _ what: String, sourceLocation
         _ = try makeVault(at: url, payloads: ["a"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
         let start = SessionClock(now: Date(), uptime: 1_000, bootID: Array(repeating: 7, count: 16))
-        let token = try SessionStore.create(keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
-                                            lifetime: 60, directory: sessions, clock: start)
+        let token = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 60, directory: sessions, clock: start)
         let header = try VaultHeader.decode(try self.header())
         // The wall clock turned back an hour, but 61 s have passed since boot: expired.
         let later = SessionClock(now: start.now.addingTimeInterval(-3600), uptime: 1_061, bootID: start.bootID)
-        expectVaultError(.sessionExpired) { _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: later) }
+        expectVaultError(.sessionExpired) {
+            _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: later)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sessions.path).isEmpty, "the expired file is wiped")
 
-        let second = try SessionStore.create(keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
-                                             lifetime: 60, directory: sessions, clock: start)
-        let rebooted = SessionClock(now: start.now.addingTimeInterval(5), uptime: 5, bootID: Array(repeating: 8, count: 16))
-        expectVaultError(.sessionExpired) { _ = try SessionStore.unwrapKeys(token: second, directory: sessions, header: header, clock: rebooted) }
+        let second = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 60, directory: sessions, clock: start)
+        let rebooted = SessionClock(
+            now: start.now.addingTimeInterval(5), uptime: 5, bootID: Array(repeating: 8, count: 16))
+        expectVaultError(.sessionExpired) {
+            _ = try SessionStore.unwrapKeys(token: second, directory: sessions, header: header, clock: rebooted)
+        }
 
         // Expired files of other sessions go too, whenever any session is used.
-        _ = try SessionStore.create(keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
-                                    lifetime: 1, directory: sessions, clock: start)
-        let live = try SessionStore.create(keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
-                                           lifetime: 600, directory: sessions, clock: start)
+        _ = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 1, directory: sessions, clock: start)
+        let live = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 600, directory: sessions, clock: start)
         let soon = SessionClock(now: start.now.addingTimeInterval(30), uptime: 1_030, bootID: start.bootID)
         _ = try SessionStore.unwrapKeys(token: live, directory: sessions, header: header, clock: soon)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sessions.path).count == 1)

@@ -30,6 +30,8 @@ import VaultStore
 
     @Test func replaceInAMissingFolderFailsWithTheSystemsReason() {
         let directory = TemporaryDirectory()
-        #expect(throws: POSIXError(.ENOENT)) { try DurableFile.replace(directory.path("missing/file"), with: [UInt8]()) }
+        #expect(throws: POSIXError(.ENOENT)) {
+            try DurableFile.replace(directory.path("missing/file"), with: [UInt8]())
+        }
     }
 }

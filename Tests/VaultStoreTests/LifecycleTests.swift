@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 import VaultCrypto
+
 @testable import VaultStore
 
 @Suite struct RecordTests {
@@ -88,7 +89,9 @@ import VaultCrypto
         #expect(report.replacedMasterKey)
         #expect(report.generation == generation + 1)
         let recordsAfter = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT id, sealed FROM record") }
-        #expect(Set(recordsAfter.map { $0["sealed"] as Data }).isDisjoint(with: Set(recordsBefore.map { $0["sealed"] as Data })))
+        #expect(
+            Set(recordsAfter.map { $0["sealed"] as Data }).isDisjoint(
+                with: Set(recordsBefore.map { $0["sealed"] as Data })))
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase("new passphrase")))
         #expect(payloads(reopened) == payloads(vault))
         #expect(reopened.keyHistory.count == Int(generation) + 1)
@@ -100,14 +103,24 @@ import VaultCrypto
         let sessions = directory.path("sessions")
         let oldSession = try vault.createSession(lifetime: 600, directory: sessions)
         let (recoveryKey, _) = try vault.createRecoveryKey()
-        let before = try withRawDatabase(url) { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map { ($0["id"] as Data, $0["sealed"] as Data) }) }
+        let before = try withRawDatabase(url) {
+            try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map {
+                    ($0["id"] as Data, $0["sealed"] as Data)
+                })
+        }
         let expected = payloads(vault)
         let oldSigningKey = vault.signingPublicKey
 
         let report = try vault.rekey()
         #expect(report.replacedMasterKey && report.recoveryKeyKept && !report.recoveryKeyDropped)
 
-        let after = try withRawDatabase(url) { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map { ($0["id"] as Data, $0["sealed"] as Data) }) }
+        let after = try withRawDatabase(url) {
+            try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map {
+                    ($0["id"] as Data, $0["sealed"] as Data)
+                })
+        }
         #expect(Set(after.keys) == Set(before.keys))
         for (id, sealed) in after { #expect(before[id] != sealed) }
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
@@ -118,19 +131,24 @@ import VaultCrypto
         // The key history: generation 2, certified by generation 1's key.
         #expect(reopened.keyHistory.map(\.signingKey) == [oldSigningKey, reopened.signingPublicKey])
         // The session's keys are the old master key's: they must not open the rekeyed vault.
-        expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(oldSession, directory: sessions)) }
+        expectVaultError(.sessionInvalid) {
+            _ = try Vault.open(at: url, with: .session(oldSession, directory: sessions))
+        }
     }
 
     @Test func aSessionCannotChangeAnyKey() throws {
         _ = try makeVault(at: url, payloads: ["a"])
         let sessions = directory.path("sessions")
-        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 600, directory: sessions)
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(
+            lifetime: 600, directory: sessions)
         let vault = try Vault.open(at: url, with: .session(token, directory: sessions))
         let before = try withRawDatabase(url) { try Data.fetchOne($0, sql: "SELECT body FROM header") }
         #expect(!vault.canChangeKeys)
         expectVaultError(.passphraseRequired) { try vault.rekey() }
         expectVaultError(.passphraseRequired) { try vault.changePassphrase(to: passphrase("attacker chosen")) }
-        expectVaultError(.passphraseRequired) { try vault.changePassphrase(to: passphrase("attacker chosen"), keepMasterKey: true) }
+        expectVaultError(.passphraseRequired) {
+            try vault.changePassphrase(to: passphrase("attacker chosen"), keepMasterKey: true)
+        }
         expectVaultError(.passphraseRequired) { _ = try vault.createRecoveryKey() }
         #expect(try withRawDatabase(url) { try Data.fetchOne($0, sql: "SELECT body FROM header") } == before)
         try vault.apply([.put(RecordID.random(), Data("written through the session".utf8))])
@@ -162,7 +180,9 @@ import VaultCrypto
         _ = try Vault.open(at: url, with: .passphrase(passphrase("remembered now")))
 
         try recovered.removeRecoveryKey()
-        expectVaultError(.noRecoveryKey) { _ = try Vault.open(at: url, with: .recoveryKey(try RecoveryKey(parsing: text))) }
+        expectVaultError(.noRecoveryKey) {
+            _ = try Vault.open(at: url, with: .recoveryKey(try RecoveryKey(parsing: text)))
+        }
     }
 
     @Test func anotherVaultsRecoveryKeyDoesNotOpen() throws {
@@ -183,9 +203,11 @@ import VaultCrypto
     @Test func sessionOpensWithoutThePassphraseUntilItExpires() throws {
         _ = try makeVault(at: url, payloads: ["a"])
         let start = Date()
-        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 900, directory: sessions, now: start)
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(
+            lifetime: 900, directory: sessions, now: start)
         let parsed = try SessionToken(parsing: token.exportText)
-        let opened = try Vault.open(at: url, with: .session(parsed, directory: sessions), now: start.addingTimeInterval(60))
+        let opened = try Vault.open(
+            at: url, with: .session(parsed, directory: sessions), now: start.addingTimeInterval(60))
         #expect(opened.recordCount == 1)
         #expect(mode(sessions) == 0o700)
         let files = try FileManager.default.contentsOfDirectory(atPath: sessions.path)
@@ -195,14 +217,17 @@ import VaultCrypto
         expectVaultError(.sessionExpired) {
             _ = try Vault.open(at: url, with: .session(parsed, directory: sessions), now: start.addingTimeInterval(901))
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sessions.path).isEmpty, "the expired session file is wiped")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: sessions.path).isEmpty,
+            "the expired session file is wiped")
         expectVaultError(.sessionNotFound) { _ = try Vault.open(at: url, with: .session(parsed, directory: sessions)) }
     }
 
     @Test func aSessionLastsAtLeastItsWholeLifetime() throws {
         _ = try makeVault(at: url, payloads: ["a"])
         let start = Date(timeIntervalSince1970: 1_800_000_000.9)  // a fractional second
-        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions, now: start)
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(
+            lifetime: 60, directory: sessions, now: start)
         _ = try Vault.open(at: url, with: .session(token, directory: sessions), now: start.addingTimeInterval(59.95))
         expectVaultError(.sessionExpired) {
             _ = try Vault.open(at: url, with: .session(token, directory: sessions), now: start.addingTimeInterval(61))
@@ -211,8 +236,10 @@ import VaultCrypto
 
     @Test func movingTheExpiryOrTheVaultBreaksTheSession() throws {
         _ = try makeVault(at: url, payloads: ["a"])
-        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions)
-        let file = sessions.appendingPathComponent(try FileManager.default.contentsOfDirectory(atPath: sessions.path)[0])
+        let token = try Vault.open(at: url, with: .passphrase(passphrase())).createSession(
+            lifetime: 60, directory: sessions)
+        let file = sessions.appendingPathComponent(
+            try FileManager.default.contentsOfDirectory(atPath: sessions.path)[0])
         var bytes = try Data(contentsOf: file)
         bytes[28 + 4] &+= 1  // push the expiry (bytes 28..<36) days into the future
         try bytes.write(to: file)
@@ -220,8 +247,11 @@ import VaultCrypto
 
         let otherURL = directory.path("other.coffer")
         _ = try makeVault(at: otherURL, payloads: ["b"])
-        let otherToken = try Vault.open(at: otherURL, with: .passphrase(passphrase())).createSession(lifetime: 60, directory: sessions)
-        expectVaultError(.sessionInvalid) { _ = try Vault.open(at: url, with: .session(otherToken, directory: sessions)) }
+        let otherToken = try Vault.open(at: otherURL, with: .passphrase(passphrase())).createSession(
+            lifetime: 60, directory: sessions)
+        expectVaultError(.sessionInvalid) {
+            _ = try Vault.open(at: url, with: .session(otherToken, directory: sessions))
+        }
         expectVaultError(.sessionInvalid) { _ = try SessionToken(parsing: "cs1_not-a-token") }
     }
 
@@ -231,7 +261,9 @@ import VaultCrypto
         let tokens = try (0..<3).map { _ in try vault.createSession(lifetime: 60, directory: sessions) }
         #expect(SessionStore.removeAll(vaultID: vault.id, directory: sessions) == 3)
         for token in tokens {
-            expectVaultError(.sessionNotFound) { _ = try Vault.open(at: url, with: .session(token, directory: sessions)) }
+            expectVaultError(.sessionNotFound) {
+                _ = try Vault.open(at: url, with: .session(token, directory: sessions))
+            }
         }
     }
 
@@ -256,7 +288,10 @@ import VaultCrypto
         let utf8 = Array(canary.utf8)
         let hexLower = Array(utf8.map { String(format: "%02x", $0) }.joined().utf8)
         let hexUpper = Array(utf8.map { String(format: "%02X", $0) }.joined().utf8)
-        return [utf8, Array(canary.data(using: .utf16LittleEndian)!), Array(canary.data(using: .utf16BigEndian)!), hexLower, hexUpper]
+        return [
+            utf8, Array(canary.data(using: .utf16LittleEndian)!), Array(canary.data(using: .utf16BigEndian)!), hexLower,
+            hexUpper,
+        ]
     }
 
     static func scan(_ files: [URL]) throws -> [String] {
@@ -274,7 +309,9 @@ import VaultCrypto
 
     static func allFiles(under directory: URL) -> [URL] {
         let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])!
-        return enumerator.compactMap { $0 as? URL }.filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+        return enumerator.compactMap { $0 as? URL }.filter {
+            (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
+        }
     }
 
     @Test func noCanaryInAnyFileAndEveryFileIsPrivate() throws {
@@ -315,7 +352,8 @@ import VaultCrypto
 @Suite struct SpecFixtureTests {
     struct Vectors: Decodable {
         struct Record: Decodable {
-            let vaultId, recordId: String; let version: UInt64; let recordKey, nonce, payload, associatedData, padded, sealed: String
+            let vaultId, recordId: String; let version: UInt64;
+            let recordKey, nonce, payload, associatedData, padded, sealed: String
         }
         struct VaultFixture: Decodable {
             struct Entry: Decodable { let id: String; let version: UInt64; let payload: String }
@@ -327,7 +365,8 @@ import VaultCrypto
 
     static let vectorsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../Specs/vectors").standardized
-    static let vectors = try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: vectorsDirectory.appendingPathComponent("vault-v1.json")))
+    static let vectors = try! JSONDecoder().decode(
+        Vectors.self, from: Data(contentsOf: vectorsDirectory.appendingPathComponent("vault-v1.json")))
 
     func bytes(_ hex: String) -> [UInt8] { [UInt8](hexString: hex)! }
 
@@ -335,15 +374,19 @@ import VaultCrypto
         for vector in Self.vectors.records {
             let vaultID = VaultID(unchecked: bytes(vector.vaultId))
             let id = try RecordID(bytes(vector.recordId))
-            #expect(RecordCipher.associatedData(vaultID: vaultID, id: id, version: vector.version).hexString == vector.associatedData)
-            #expect(Padding.pad(bytes(vector.payload), blockSize: RecordCipher.paddingBlockSize).hexString == vector.padded)
+            #expect(
+                RecordCipher.associatedData(vaultID: vaultID, id: id, version: vector.version).hexString
+                    == vector.associatedData)
+            #expect(
+                Padding.pad(bytes(vector.payload), blockSize: RecordCipher.paddingBlockSize).hexString == vector.padded)
             let recordKey = try SymmetricKey(SecureBytes(copying: bytes(vector.recordKey)))
             // Through the path every open takes: the batch opener.
             let sealed = bytes(vector.sealed)
             func open(version: UInt64) -> [UInt8]? {
                 var plain: [UInt8] = []
                 let row = SealedRow(id: id, storedVersion: Int64(version), entry: nil, range: 0..<sealed.count)
-                return RecordCipher.openAll(sealed, rows: [row], into: &plain, key: recordKey, vaultID: vaultID)[0].map { Array(plain[$0]) }
+                return RecordCipher.openAll(sealed, rows: [row], into: &plain, key: recordKey, vaultID: vaultID)[0].map
+                { Array(plain[$0]) }
             }
             #expect(open(version: vector.version) == bytes(vector.payload))
             #expect(open(version: vector.version + 1) == nil)
@@ -366,7 +409,9 @@ import VaultCrypto
         }
         // And it stays writable by this implementation.
         try vault.apply([.put(.random(), Data("added by Swift".utf8))])
-        #expect(try Vault.open(at: copy, with: .passphrase(passphrase(fixture.passphrase))).recordCount == fixture.records.count + 1)
+        #expect(
+            try Vault.open(at: copy, with: .passphrase(passphrase(fixture.passphrase))).recordCount == fixture.records
+                .count + 1)
     }
 
     @Test func headerEncodingRoundTrips() throws {
@@ -388,13 +433,15 @@ import VaultCrypto
         let vault: VaultFixture
     }
 
-    static let vectors = try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: SpecFixtureTests.vectorsDirectory.appendingPathComponent("vault-v2.json")))
+    static let vectors = try! JSONDecoder().decode(
+        Vectors.self, from: Data(contentsOf: SpecFixtureTests.vectorsDirectory.appendingPathComponent("vault-v2.json")))
 
     func bytes(_ hex: String) -> [UInt8] { [UInt8](hexString: hex)! }
 
     func copyOfFixture(_ directory: TemporaryDirectory) throws -> URL {
         let copy = directory.path("fixture-v2.coffer")
-        try FileManager.default.copyItem(at: SpecFixtureTests.vectorsDirectory.appendingPathComponent(Self.vectors.vault.file), to: copy)
+        try FileManager.default.copyItem(
+            at: SpecFixtureTests.vectorsDirectory.appendingPathComponent(Self.vectors.vault.file), to: copy)
         return copy
     }
 
@@ -404,10 +451,14 @@ import VaultCrypto
         let copy = try copyOfFixture(directory)
         let recoveryKey = try RecoveryKey(parsing: fixture.recoveryKey)
         #expect(recoveryKey.displayText == fixture.recoveryKey)
-        #expect(recoveryKey.agreementKey(vaultID: VaultID(unchecked: bytes(fixture.vaultId))).publicKey.bytes.hexString == fixture.recoveryPublicKey)
+        #expect(
+            recoveryKey.agreementKey(vaultID: VaultID(unchecked: bytes(fixture.vaultId))).publicKey.bytes.hexString
+                == fixture.recoveryPublicKey)
         for credential in [Credential.passphrase(try passphrase(fixture.passphrase)), .recoveryKey(recoveryKey)] {
             let vault = try Vault.open(at: copy, with: credential)
-            #expect(vault.id.hex == fixture.vaultId && vault.formatVersion == 2 && vault.keyGeneration == fixture.keyGeneration)
+            #expect(
+                vault.id.hex == fixture.vaultId && vault.formatVersion == 2
+                    && vault.keyGeneration == fixture.keyGeneration)
             #expect(vault.commitCounter == fixture.commitCounter)
             #expect(vault.deviceID?.hex == fixture.deviceId)
             #expect(vault.keyHistory.map { $0.signingKey.bytes.hexString } == fixture.signingKeys)
@@ -418,13 +469,17 @@ import VaultCrypto
                 #expect(record.map { Array($0.payload) } == bytes(entry.payload))
             }
         }
-        #expect(throws: VaultError.self) { try Vault.open(at: copy, with: .passphrase(try passphrase("not the fixture passphrase"))) }
+        #expect(throws: VaultError.self) {
+            try Vault.open(at: copy, with: .passphrase(try passphrase("not the fixture passphrase")))
+        }
         // It stays writable, and a rekey keeps its history and recovery key.
         let vault = try Vault.open(at: copy, with: .passphrase(try passphrase(fixture.passphrase)))
         try vault.apply([.put(.random(), Data("added by Swift".utf8))])
         _ = try vault.rekey()
         let reopened = try Vault.open(at: copy, with: .recoveryKey(recoveryKey))
-        #expect(reopened.keyGeneration == 3 && reopened.keyHistory.prefix(2).map { $0.signingKey.bytes.hexString } == fixture.signingKeys)
+        #expect(
+            reopened.keyGeneration == 3
+                && reopened.keyHistory.prefix(2).map { $0.signingKey.bytes.hexString } == fixture.signingKeys)
         #expect(reopened.recordCount == fixture.records.count + 1)
     }
 
@@ -442,22 +497,38 @@ import VaultCrypto
         var buffer: [UInt8] = [], rows: [SealedRow] = [], payloads: [Data] = []
         for index in 0..<2000 {
             let id = RecordID.random(), payload = Data(SecureRandom.bytes(count: index % 300))
-            var (sealed, _) = RecordCipher.seal(payload, id: id, version: UInt64(index % 3 + 1), key: key, vaultID: vaultID)
+            var (sealed, _) = RecordCipher.seal(
+                payload, id: id, version: UInt64(index % 3 + 1), key: key, vaultID: vaultID)
             if index % 97 == 0 { sealed[sealed.count / 2] ^= 1 }  // damaged: must come back nil
-            rows.append(SealedRow(id: id, storedVersion: Int64(index % 3 + 1), entry: nil, range: buffer.count..<buffer.count + sealed.count))
+            rows.append(
+                SealedRow(
+                    id: id, storedVersion: Int64(index % 3 + 1), entry: nil,
+                    range: buffer.count..<buffer.count + sealed.count))
             buffer += sealed
             payloads.append(payload)
         }
         var plain: [UInt8] = []
-        let opened = RecordCipher.openAll(buffer, rows: rows, into: &plain, key: key, vaultID: vaultID).map { $0.map { Data(plain[$0]) } }
+        let opened = RecordCipher.openAll(buffer, rows: rows, into: &plain, key: key, vaultID: vaultID).map {
+            $0.map { Data(plain[$0]) }
+        }
         for index in rows.indices {
             #expect(opened[index] == (index % 97 == 0 ? nil : payloads[index]))
         }
         // The associated data binds each payload to its id and version, as `seal` wrote them.
-        let replayed = rows.map { SealedRow(id: $0.id, storedVersion: $0.storedVersion + 1, entry: nil, range: $0.range) }
-        #expect(RecordCipher.openAll(buffer, rows: replayed, into: &plain, key: key, vaultID: vaultID).allSatisfy { $0 == nil })
-        let swapped = rows.map { SealedRow(id: RecordID.random(), storedVersion: $0.storedVersion, entry: nil, range: $0.range) }
-        #expect(RecordCipher.openAll(buffer, rows: swapped, into: &plain, key: key, vaultID: vaultID).allSatisfy { $0 == nil })
+        let replayed = rows.map {
+            SealedRow(id: $0.id, storedVersion: $0.storedVersion + 1, entry: nil, range: $0.range)
+        }
+        #expect(
+            RecordCipher.openAll(buffer, rows: replayed, into: &plain, key: key, vaultID: vaultID).allSatisfy {
+                $0 == nil
+            })
+        let swapped = rows.map {
+            SealedRow(id: RecordID.random(), storedVersion: $0.storedVersion, entry: nil, range: $0.range)
+        }
+        #expect(
+            RecordCipher.openAll(buffer, rows: swapped, into: &plain, key: key, vaultID: vaultID).allSatisfy {
+                $0 == nil
+            })
     }
 }
 
@@ -467,11 +538,16 @@ import VaultCrypto
         let url = directory.path("batch.coffer")
         let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
         let a = RecordID.random(), b = RecordID.random(), c = RecordID.random()
-        try vault.apply([.put(a, Data("first".utf8)), .put(b, Data("b".utf8)), .put(a, Data("second".utf8)), .delete(b), .put(c, Data("c".utf8))])
+        try vault.apply([
+            .put(a, Data("first".utf8)), .put(b, Data("b".utf8)), .put(a, Data("second".utf8)), .delete(b),
+            .put(c, Data("c".utf8)),
+        ])
         #expect(vault.record(a) == VaultRecord(id: a, version: 2, payload: Data("second".utf8)))
         #expect(vault.record(b) == nil)
         #expect(vault.record(c)?.version == 1)
-        #expect(throws: VaultError.self) { try vault.apply([.put(RecordID.random(), Data("x".utf8)), .delete(RecordID.random())]) }
+        #expect(throws: VaultError.self) {
+            try vault.apply([.put(RecordID.random(), Data("x".utf8)), .delete(RecordID.random())])
+        }
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
         #expect(reopened.records == vault.records)
         #expect(reopened.records.count == 2, "the refused batch wrote nothing")

@@ -2,6 +2,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 import VaultCrypto
+
 @testable import VaultStore
 
 /// Restoring from an archived header: one unlock, then a vault built and opened with the keys it
@@ -13,7 +14,9 @@ import VaultCrypto
     var sessions: URL { directory.path("sessions") }
 
     /// The header and records an archive of a fresh vault would hold.
-    func archived(_ payloads: [String] = ["first", "second", "third"]) throws -> (header: [UInt8], records: [(RecordID, Data)], vault: Vault) {
+    func archived(_ payloads: [String] = ["first", "second", "third"]) throws -> (
+        header: [UInt8], records: [(RecordID, Data)], vault: Vault
+    ) {
         _ = try makeVault(at: url, payloads: payloads)
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
         return (vault.backupKeys.headerBytes, vault.records.map { ($0.id, $0.payload) }, vault)
@@ -33,7 +36,8 @@ import VaultCrypto
             let unlocked = try Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase()))
             #expect(unlocked.canRestore)
             #expect(unlocked.backupKeys.vaultID == original.id && unlocked.backupKeys.headerBytes == header)
-            return try Vault.restore(at: target, unlocked: unlocked, records: records, replacing: false, keepingOldAt: nil, guard: guarded)
+            return try Vault.restore(
+                at: target, unlocked: unlocked, records: records, replacing: false, keepingOldAt: nil, guard: guarded)
         }
         #expect(derivations == 1, "the passphrase is stretched once for the whole restore")
         #expect(restored.id == original.id && restored.canChangeKeys)
@@ -52,8 +56,9 @@ import VaultCrypto
         let (header, records, _) = try archived()
         let target = directory.path("restored.coffer")
         let (restored, derivations) = try counting {
-            try Vault.restore(at: target, headerBytes: header, credential: .passphrase(passphrase()), records: records,
-                              replacing: false, keepingOldAt: nil)
+            try Vault.restore(
+                at: target, headerBytes: header, credential: .passphrase(passphrase()), records: records,
+                replacing: false, keepingOldAt: nil)
         }
         #expect(derivations == 1)
         #expect(restored.recordCount == records.count)
@@ -65,12 +70,17 @@ import VaultCrypto
         let (recoveryKey, _) = try vault.createRecoveryKey()
         let target = directory.path("restored.coffer")
         let (restored, derivations) = try counting {
-            try Vault.restore(at: target, unlocked: Vault.unlockArchivedHeader(vault.backupKeys.headerBytes, credential: .recoveryKey(recoveryKey)),
-                              records: vault.records.map { ($0.id, $0.payload) }, replacing: false, keepingOldAt: nil)
+            try Vault.restore(
+                at: target,
+                unlocked: Vault.unlockArchivedHeader(
+                    vault.backupKeys.headerBytes, credential: .recoveryKey(recoveryKey)),
+                records: vault.records.map { ($0.id, $0.payload) }, replacing: false, keepingOldAt: nil)
         }
         #expect(derivations == 0)
         #expect(restored.records.map(\.payload) == [Data("kept".utf8)])
-        #expect(try Vault.open(at: target, with: .passphrase(passphrase())).recordCount == 1, "the passphrase of the archive opens it")
+        #expect(
+            try Vault.open(at: target, with: .passphrase(passphrase())).recordCount == 1,
+            "the passphrase of the archive opens it")
     }
 
     /// A session gives the archive's keys (to check and open it) but never the master key: it
@@ -93,11 +103,16 @@ import VaultCrypto
 
     @Test func aWrongPassphraseOrAnEditedHeaderIsRefusedBeforeAnythingIsBuilt() throws {
         let (header, _, _) = try archived()
-        expectVaultError(.wrongPassphrase) { _ = try Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase("not it"))) }
+        expectVaultError(.wrongPassphrase) {
+            _ = try Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase("not it")))
+        }
         var edited = try VaultHeader.decode(header)
-        edited = VaultHeader(vaultID: edited.vaultID, keys: MasterKeys(master: .random()), generation: edited.generation,
-                             passphraseSlot: edited.passphraseSlot, recoverySlot: edited.recoverySlot, keyHistory: edited.keyHistory)
-        expectVaultError(.headerTampered) { _ = try Vault.unlockArchivedHeader(edited.encoded(), credential: .passphrase(passphrase())) }
+        edited = VaultHeader(
+            vaultID: edited.vaultID, keys: MasterKeys(master: .random()), generation: edited.generation,
+            passphraseSlot: edited.passphraseSlot, recoverySlot: edited.recoverySlot, keyHistory: edited.keyHistory)
+        expectVaultError(.headerTampered) {
+            _ = try Vault.unlockArchivedHeader(edited.encoded(), credential: .passphrase(passphrase()))
+        }
     }
 
     /// Replacing: the old vault is kept beside it, and the rollback guard takes the restore as
@@ -108,8 +123,9 @@ import VaultCrypto
         try vault.apply([.put(.random(), Data("after the archive".utf8))])
         _ = try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded)
         let oldCopy = directory.path("vault.coffer.before-restore")
-        let restored = try Vault.restore(at: url, unlocked: Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase())),
-                                         records: records, replacing: true, keepingOldAt: oldCopy, guard: guarded)
+        let restored = try Vault.restore(
+            at: url, unlocked: Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase())),
+            records: records, replacing: true, keepingOldAt: oldCopy, guard: guarded)
         #expect(restored.recordCount == 1)
         #expect(try Vault.open(at: oldCopy, with: .passphrase(passphrase())).recordCount == 2)
         #expect(try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded).recordCount == 1)

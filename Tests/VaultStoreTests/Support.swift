@@ -3,15 +3,17 @@ import Foundation
 import GRDB
 import Testing
 import VaultCrypto
+
 @testable import VaultStore
 
 /// Tests use the real Argon2id "interactive" profile: the real KDF, at its cheapest setting.
 
-
 func passphrase(_ text: String = "correct horse battery staple") -> Passphrase { try! Passphrase(text) }
 
 /// A vault holding one record per payload, closed again; returns the ids in payload order.
-func makeVault(at url: URL, payloads: [String], passphrase text: String = "correct horse battery staple") throws -> [RecordID] {
+func makeVault(at url: URL, payloads: [String], passphrase text: String = "correct horse battery staple") throws
+    -> [RecordID]
+{
     let vault = try Vault.create(at: url, passphrase: passphrase(text), parameters: testParameters)
     let ids = payloads.map { _ in RecordID.random() }
     try vault.apply(zip(ids, payloads).map { .put($0, Data($1.utf8)) })
@@ -25,25 +27,33 @@ func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T 
 }
 
 func sealedBytes(_ url: URL, _ id: RecordID) throws -> Data {
-    try withRawDatabase(url) { try Data.fetchOne($0, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)])! }
+    try withRawDatabase(url) {
+        try Data.fetchOne($0, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)])!
+    }
 }
 
 /// Asserts that `body` fails with an integrity error whose problems name `id` with `kind`.
-func expectIntegrityFailure(naming id: RecordID?, kind: IntegrityProblem.Kind, sourceLocation: SourceLocation = #_sourceLocation,
-                            _ body: () throws -> Void) {
+func expectIntegrityFailure(
+    naming id: RecordID?, kind: IntegrityProblem.Kind, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) {
     do {
         try body()
-        Issue.record("expected an integrity failure naming \(id?.hex ?? "the structure")", sourceLocation: sourceLocation)
+        Issue.record(
+            "expected an integrity failure naming \(id?.hex ?? "the structure")", sourceLocation: sourceLocation)
     } catch let error as VaultError {
         #expect(error.code == .integrityFailure, sourceLocation: sourceLocation)
-        #expect(error.problems.contains { $0.kind == kind && $0.recordID == id },
-                "problems were: \(error.problems)", sourceLocation: sourceLocation)
+        #expect(
+            error.problems.contains { $0.kind == kind && $0.recordID == id },
+            "problems were: \(error.problems)", sourceLocation: sourceLocation)
     } catch {
         Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
     }
 }
 
-func expectVaultError(_ code: VaultError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+func expectVaultError(
+    _ code: VaultError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) {
     do {
         try body()
         Issue.record("expected \(code)", sourceLocation: sourceLocation)

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 import VaultCrypto
+
 @testable import VaultStore
 
 /// Each attack is made with SQLite directly on the file, then must be caught both when the vault
@@ -12,8 +13,10 @@ import VaultCrypto
     var url: URL { directory.path("vault.coffer") }
 
     /// Opens the vault cleanly, runs `attack` on the file, then checks both detection paths.
-    func expectDetected(_ kind: IntegrityProblem.Kind, naming id: () -> RecordID?, sourceLocation: SourceLocation = #_sourceLocation,
-                        attack: (Database) throws -> Void) throws {
+    func expectDetected(
+        _ kind: IntegrityProblem.Kind, naming id: () -> RecordID?, sourceLocation: SourceLocation = #_sourceLocation,
+        attack: (Database) throws -> Void
+    ) throws {
         let openBefore = try Vault.open(at: url, with: .passphrase(passphrase()))
         try withRawDatabase(url, attack)
         expectIntegrityFailure(naming: id(), kind: kind, sourceLocation: sourceLocation) { _ = try openBefore.verify() }
@@ -39,7 +42,9 @@ import VaultCrypto
             try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [first, Data(ids[1].bytes)])
         }
         try expectDetected(.recordDamaged, naming: { ids[0] }, attack: attack)
-        expectIntegrityFailure(naming: ids[1], kind: .recordDamaged) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
+        expectIntegrityFailure(naming: ids[1], kind: .recordDamaged) {
+            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
+        }
     }
 
     @Test func olderVersionPutBackIsNamed() throws {
@@ -49,8 +54,9 @@ import VaultCrypto
         let oldSealed: Data = old["sealed"]
         try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[0], Data("balance 250".utf8))])
         try expectDetected(.recordStale, naming: { ids[0] }) { db in
-            try db.execute(sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
-                           arguments: [oldVersion, oldSealed, Data(ids[0].bytes)])
+            try db.execute(
+                sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
+                arguments: [oldVersion, oldSealed, Data(ids[0].bytes)])
         }
     }
 
@@ -59,10 +65,12 @@ import VaultCrypto
         let ids = try makeVault(at: url, payloads: ["one"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
         let record = vault.record(ids[0])!
-        let replacement = RecordCipher.seal(Data("forged".utf8), id: ids[0], version: record.version,
-                                            key: vault.operationalKeys.records, vaultID: vault.id)
+        let replacement = RecordCipher.seal(
+            Data("forged".utf8), id: ids[0], version: record.version,
+            key: vault.operationalKeys.records, vaultID: vault.id)
         try expectDetected(.recordStale, naming: { ids[0] }) { db in
-            try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [replacement.sealed, Data(ids[0].bytes)])
+            try db.execute(
+                sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [replacement.sealed, Data(ids[0].bytes)])
         }
     }
 
@@ -77,8 +85,9 @@ import VaultCrypto
         let ids = try makeVault(at: url, payloads: ["alpha"])
         let copyID = RecordID.random()
         try expectDetected(.recordUnexpected, naming: { copyID }) { db in
-            try db.execute(sql: "INSERT INTO record (id, version, sealed) SELECT ?, version, sealed FROM record WHERE id = ?",
-                           arguments: [Data(copyID.bytes), Data(ids[0].bytes)])
+            try db.execute(
+                sql: "INSERT INTO record (id, version, sealed) SELECT ?, version, sealed FROM record WHERE id = ?",
+                arguments: [Data(copyID.bytes), Data(ids[0].bytes)])
         }
     }
 
@@ -87,12 +96,13 @@ import VaultCrypto
         // The primary key forbids a duplicate, so the attacker rebuilds the table without it:
         // the schema is no longer Coffer's, and the file is refused before any record is read.
         try withRawDatabase(url) { db in
-            try db.execute(sql: """
-                CREATE TABLE loose AS SELECT * FROM record;
-                DROP TABLE record;
-                ALTER TABLE loose RENAME TO record;
-                INSERT INTO record SELECT * FROM record WHERE id = ?;
-                """, arguments: [Data(ids[0].bytes)])
+            try db.execute(
+                sql: """
+                    CREATE TABLE loose AS SELECT * FROM record;
+                    DROP TABLE record;
+                    ALTER TABLE loose RENAME TO record;
+                    INSERT INTO record SELECT * FROM record WHERE id = ?;
+                    """, arguments: [Data(ids[0].bytes)])
         }
         expectVaultError(.schemaTampered) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
@@ -103,8 +113,9 @@ import VaultCrypto
         let foreign = try makeVault(at: otherURL, payloads: ["theirs"])
         let foreignRow = try withRawDatabase(otherURL) { try Row.fetchOne($0, sql: "SELECT * FROM record")! }
         try expectDetected(.recordUnexpected, naming: { foreign[0] }) { db in
-            try db.execute(sql: "INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)",
-                           arguments: [foreignRow["id"] as Data, foreignRow["version"] as Int64, foreignRow["sealed"] as Data])
+            try db.execute(
+                sql: "INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)",
+                arguments: [foreignRow["id"] as Data, foreignRow["version"] as Int64, foreignRow["sealed"] as Data])
         }
     }
 
@@ -134,7 +145,8 @@ import VaultCrypto
         let ids = try makeVault(at: url, payloads: ["a", "b", "c", "d"])
         try withRawDatabase(url) { db in
             try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])
-            try db.execute(sql: "UPDATE record SET sealed = zeroblob(120) WHERE id = ?", arguments: [Data(ids[3].bytes)])
+            try db.execute(
+                sql: "UPDATE record SET sealed = zeroblob(120) WHERE id = ?", arguments: [Data(ids[3].bytes)])
         }
         do {
             _ = try Vault.open(at: url, with: .passphrase(passphrase()))
@@ -222,7 +234,9 @@ import VaultCrypto
         let otherDatabase = directory.path("other.sqlite")
         try DatabaseQueue(path: otherDatabase.path).write { try $0.execute(sql: "CREATE TABLE t (x)") }
         expectVaultError(.notAVault) { _ = try Vault.open(at: otherDatabase, with: .passphrase(passphrase())) }
-        expectVaultError(.notFound) { _ = try Vault.open(at: directory.path("missing.coffer"), with: .passphrase(passphrase())) }
+        expectVaultError(.notFound) {
+            _ = try Vault.open(at: directory.path("missing.coffer"), with: .passphrase(passphrase()))
+        }
     }
 
     @Test func newerFormatIsRefused() throws {
@@ -236,7 +250,9 @@ import VaultCrypto
     @Test func createRefusesToReplaceAVault() throws {
         _ = try makeVault(at: url, payloads: ["keep me"])
         let before = try Data(contentsOf: url)
-        expectVaultError(.alreadyExists) { _ = try Vault.create(at: url, passphrase: passphrase("x"), parameters: testParameters) }
+        expectVaultError(.alreadyExists) {
+            _ = try Vault.create(at: url, passphrase: passphrase("x"), parameters: testParameters)
+        }
         #expect(try Data(contentsOf: url) == before)
     }
 }

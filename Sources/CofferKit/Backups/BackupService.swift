@@ -60,39 +60,54 @@ public enum BackupService {
     /// beside the vault is only compared with that history (a swapped `.pub` never makes an
     /// attacker's archives "signed"). Archives in `folders` may extend the history with
     /// generations made after this copy's.
-    public static func trust(keyFiles: [String], vaultURL: URL, vault: Vault?, folders: [URL], notice: (BackupNotice) -> Void) throws -> BackupTrust {
+    public static func trust(
+        keyFiles: [String], vaultURL: URL, vault: Vault?, folders: [URL], notice: (BackupNotice) -> Void
+    ) throws -> BackupTrust {
         if !keyFiles.isEmpty {
             var keys: [MinisignPublicKey] = []
             for path in keyFiles {
-                guard let data = FileManager.default.contents(atPath: path) else { throw CofferError(.fileNotFound, "No public key file at \(path).") }
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw CofferError(.fileNotFound, "No public key file at \(path).")
+                }
                 keys += try MinisignPublicKey.parseAll(String(decoding: data, as: UTF8.self))
             }
             return BackupTrust(keys: ArchiveTrust(publicKeys: keys), source: .keyFiles(keyFiles))
         }
         guard FileManager.default.fileExists(atPath: vaultURL.path) else {
-            throw CofferError(.fileNotFound, "No vault at \(vaultURL.path) to take this vault's keys from.", kind: "vault")
+            throw CofferError(
+                .fileNotFound, "No vault at \(vaultURL.path) to take this vault's keys from.", kind: "vault")
         }
         let trust: BackupTrust
         if let vault {
-            trust = BackupTrust(keys: ArchiveTrust(vaultID: vault.id, history: vault.keyHistory).extended(byArchivesIn: folders),
-                                source: .vaultHistory(path: vaultURL.path))
+            trust = BackupTrust(
+                keys: ArchiveTrust(vaultID: vault.id, history: vault.keyHistory).extended(byArchivesIn: folders),
+                source: .vaultHistory(path: vaultURL.path))
         } else {
             let summary = try Vault.summary(at: vaultURL)
             if summary.keyHistory.isEmpty {
                 let url = publicKeyURL(for: vaultURL)
                 guard let data = FileManager.default.contents(atPath: url.path) else {
-                    throw CofferError(.invalidInput, "No public key to check archives against: none saved beside the vault.", kind: "public key")
+                    throw CofferError(
+                        .invalidInput, "No public key to check archives against: none saved beside the vault.",
+                        kind: "public key")
                 }
-                return BackupTrust(keys: ArchiveTrust(publicKeys: [try MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self))]),
-                                   source: .publicKeyFile(path: url.path))
+                return BackupTrust(
+                    keys: ArchiveTrust(publicKeys: [
+                        try MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self))
+                    ]),
+                    source: .publicKeyFile(path: url.path))
             }
-            trust = BackupTrust(keys: ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: folders),
-                                source: .vaultHeader(path: vaultURL.path))
+            trust = BackupTrust(
+                keys: ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(
+                    byArchivesIn: folders),
+                source: .vaultHeader(path: vaultURL.path))
         }
         let url = publicKeyURL(for: vaultURL)
         if let data = FileManager.default.contents(atPath: url.path), let current = trust.keys.current {
             let saved = try? MinisignPublicKey(parsing: String(decoding: data, as: UTF8.self))
-            if saved != current.publicKey { notice(.publicKeyFileDiffers(path: url.path, savedKeyID: saved?.keyIDText)) }
+            if saved != current.publicKey {
+                notice(.publicKeyFileDiffers(path: url.path, savedKeyID: saved?.keyIDText))
+            }
         }
         if let generation = trust.keys.conflictAfter { notice(.historiesConflict(afterGeneration: generation)) }
         return trust
@@ -105,9 +120,13 @@ public enum BackupService {
     /// near the limit signed by a stolen key would otherwise use the numbers up.
     static let plausibleSequenceGap: UInt64 = 1_000_000
 
-    static func plausible(_ seen: [SignedDescription], after lastSequence: UInt64, notice: (BackupNotice) -> Void) -> [SignedDescription] {
+    static func plausible(_ seen: [SignedDescription], after lastSequence: UInt64, notice: (BackupNotice) -> Void)
+        -> [SignedDescription]
+    {
         for description in seen where description.sequence > lastSequence + plausibleSequenceGap {
-            notice(.implausibleSequenceIgnored(archive: description.url, sequence: description.sequence, vaultSequence: lastSequence))
+            notice(
+                .implausibleSequenceIgnored(
+                    archive: description.url, sequence: description.sequence, vaultSequence: lastSequence))
         }
         return seen.filter { $0.sequence <= lastSequence + plausibleSequenceGap }
     }
@@ -115,18 +134,28 @@ public enum BackupService {
     /// Archives in the destinations this copy never recorded. Made by this copy from a later
     /// commit than it now has, they prove the vault file was rolled back: refused unless
     /// `acceptRollback`. Made by another copy, they are a fork: reported, and numbering goes on.
-    static func checkForForks(_ seen: [SignedDescription], lastSequence: UInt64, vault: Vault, acceptRollback: Bool,
-                              notice: (BackupNotice) -> Void) throws {
+    static func checkForForks(
+        _ seen: [SignedDescription], lastSequence: UInt64, vault: Vault, acceptRollback: Bool,
+        notice: (BackupNotice) -> Void
+    ) throws {
         let unknown = seen.filter { $0.sequence > lastSequence }.sorted { $0.sequence < $1.sequence }
         let mine = vault.deviceID?.hex
-        let ahead = unknown.filter { $0.device != nil && $0.device == mine && ($0.commitCounter ?? 0) > vault.commitCounter }
+        let ahead = unknown.filter {
+            $0.device != nil && $0.device == mine && ($0.commitCounter ?? 0) > vault.commitCounter
+        }
         if let newest = ahead.last, !acceptRollback {
-            throw CofferError(.rolledBack, "This vault is older than an archive it made: \(newest.url.path) is #\(newest.sequence), made from commit #\(newest.commitCounter ?? 0) of this copy, but the vault is at commit #\(vault.commitCounter). The vault file was rolled back or replaced by an older copy. Nothing was written.",
-                              kind: "archive", candidates: [newest.url.path, "\((unknown.last?.sequence ?? lastSequence) + 1)"])
+            throw CofferError(
+                .rolledBack,
+                "This vault is older than an archive it made: \(newest.url.path) is #\(newest.sequence), made from commit #\(newest.commitCounter ?? 0) of this copy, but the vault is at commit #\(vault.commitCounter). The vault file was rolled back or replaced by an older copy. Nothing was written.",
+                kind: "archive", candidates: [newest.url.path, "\((unknown.last?.sequence ?? lastSequence) + 1)"])
         }
         for description in unknown {
-            let maker: ArchiveMaker = description.device.map { $0 == mine ? .thisCopy : .otherCopy(device: String($0.prefix(8))) } ?? .unknown
-            notice(.unrecordedArchive(archive: description.url, sequence: description.sequence, madeBy: maker, commit: description.commitCounter))
+            let maker: ArchiveMaker =
+                description.device.map { $0 == mine ? .thisCopy : .otherCopy(device: String($0.prefix(8))) } ?? .unknown
+            notice(
+                .unrecordedArchive(
+                    archive: description.url, sequence: description.sequence, madeBy: maker,
+                    commit: description.commitCounter))
         }
     }
 
@@ -145,9 +174,11 @@ public enum BackupService {
     /// anywhere, recorded as soon as the first archive carrying it has its final name (so no two
     /// archives share one, and a vault every destination failed for is left as it was); each
     /// archive read back, fully verified and opened before it counts.
-    public static func create(_ ledger: Ledger, to folders: [URL], appVersion: String, today: CalendarDate,
-                              acceptRollback: Bool, now: Date = Date(), progress: (String) -> Void = { _ in },
-                              notice: (BackupNotice) -> Void) throws -> [(folder: URL, outcome: Outcome)] {
+    public static func create(
+        _ ledger: Ledger, to folders: [URL], appVersion: String, today: CalendarDate,
+        acceptRollback: Bool, now: Date = Date(), progress: (String) -> Void = { _ in },
+        notice: (BackupNotice) -> Void
+    ) throws -> [(folder: URL, outcome: Outcome)] {
         let directories = folders.map(\.standardizedFileURL)
         let vault = ledger.vault
         let history = vault.keyHistory
@@ -156,31 +187,39 @@ public enum BackupService {
         var state = ledger.backupState?.state ?? BackupState()
         // Archives of superseded key generations never steer numbering or a refusal: an old key
         // may outlive the vault's trust in it.
-        let seen = plausible(directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }.filter { !$0.bySupersededKey },
-                             after: state.lastSequence, notice: notice)
-        try checkForForks(seen, lastSequence: state.lastSequence, vault: vault, acceptRollback: acceptRollback, notice: notice)
+        let seen = plausible(
+            directories.flatMap { Archive.signedDescriptions(in: $0, trust: trust) }.filter { !$0.bySupersededKey },
+            after: state.lastSequence, notice: notice)
+        try checkForForks(
+            seen, lastSequence: state.lastSequence, vault: vault, acceptRollback: acceptRollback, notice: notice)
         state.lastSequence = max(state.lastSequence, seen.map(\.sequence).max() ?? 0) + 1
         guard state.lastSequence <= Archive.maximumSequence else {
-            throw CofferError(.failed, "This vault's archive numbers are used up (#\(state.lastSequence - 1)); nothing was written.", kind: "sequence")
+            throw CofferError(
+                .failed, "This vault's archive numbers are used up (#\(state.lastSequence - 1)); nothing was written.",
+                kind: "sequence")
         }
         let sequence = state.lastSequence
         let stateID = ledger.backupState?.id ?? UUID()
         var sequenceRecorded = false
-        let netWorth = "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
+        let netWorth =
+            "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
         let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
         let keys = vault.backupKeys
         var outcomes: [(folder: URL, outcome: Outcome)] = []
         for directory in directories {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            else {
                 outcomes.append((directory, .missingFolder))
                 continue
             }
             progress("Writing an archive of \(records.count) records to \(directory.path)")
             let url: URL
             do {
-                url = try Archive.write(records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: vault.commitCounter,
-                                        device: vault.deviceID, keys: keys, sequence: sequence, created: now, to: directory)
+                url = try Archive.write(
+                    records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: vault.commitCounter,
+                    device: vault.deviceID, keys: keys, sequence: sequence, created: now, to: directory)
             } catch let error as BackupError {
                 outcomes.append((directory, .writeFailed(error.errorDescription ?? "write failed")))
                 continue
@@ -205,7 +244,8 @@ public enum BackupService {
                 continue
             }
             state.verified.removeAll { $0.path == directory.path }
-            state.verified.append(.init(path: directory.path, sequence: sequence, time: Int64(now.timeIntervalSince1970)))
+            state.verified.append(
+                .init(path: directory.path, sequence: sequence, time: Int64(now.timeIntervalSince1970)))
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
             outcomes.append((directory, .written(archive: url, records: records.count, size: size)))
         }
@@ -230,18 +270,26 @@ public enum BackupService {
     /// the key files in its folder say which keys may have made it, refuses at once an archive
     /// signed by none of them: it costs no key derivation.
     public static func inspect(_ url: URL, vaultURL: URL?) throws -> ArchiveToOpen {
-        guard FileManager.default.fileExists(atPath: url.path) else { throw CofferError(.fileNotFound, "No archive at \(url.path).") }
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CofferError(.fileNotFound, "No archive at \(url.path).")
+        }
         let signature = try Archive.signature(for: url)
         let peek = try Archive.peek(at: url)
         let folder = url.deletingLastPathComponent()
         var known: ArchiveTrust?
-        if let vaultURL, let summary = try? Vault.summary(at: vaultURL), summary.vaultID.bytes == peek.vaultID, !summary.keyHistory.isEmpty {
+        if let vaultURL, let summary = try? Vault.summary(at: vaultURL), summary.vaultID.bytes == peek.vaultID,
+            !summary.keyHistory.isEmpty
+        {
             known = ArchiveTrust(vaultID: summary.vaultID, history: summary.keyHistory).extended(byArchivesIn: [folder])
-        } else if let key = Archive.folderPublicKeys(in: folder, vaultID: peek.vaultID).first(where: { $0.keyID == signature.keyID }) {
+        } else if let key = Archive.folderPublicKeys(in: folder, vaultID: peek.vaultID).first(where: {
+            $0.keyID == signature.keyID
+        }) {
             known = ArchiveTrust(publicKeys: [key])
         }
         if let known, !known.keys.contains(where: { $0.publicKey.keyID == signature.keyID }) {
-            throw BackupError(.untrusted, "The archive is not signed by any key of this vault (its signature names key \(signature.keyIDText)).")
+            throw BackupError(
+                .untrusted,
+                "The archive is not signed by any key of this vault (its signature names key \(signature.keyIDText)).")
         }
         return ArchiveToOpen(url: url, created: peek.created, sequence: peek.sequence, peek: peek, knownTrust: known)
     }
@@ -262,13 +310,19 @@ public enum BackupService {
         do {
             unlock = try Vault.unlockArchivedHeader(archive.peek.vaultHeader, credential: credential)
         } catch let error as VaultError where error.code == .wrongPassphrase || error.code == .sessionInvalid {
-            throw CofferError(.wrongCredential, "That passphrase does not open this archive. It was made on \(ISO8601DateFormatter().string(from: archive.created)).",
-                              kind: "archive")
+            throw CofferError(
+                .wrongCredential,
+                "That passphrase does not open this archive. It was made on \(ISO8601DateFormatter().string(from: archive.created)).",
+                kind: "archive")
         }
         let keys = unlock.backupKeys
         let ownTrust = ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)
-        let signedByKnown = archive.knownTrust.map { trust in trust.keys.contains { $0.publicKey == MinisignPublicKey(key: keys.signingKey.publicKey) } } ?? false
-        let (contents, info) = try Archive.open(at: archive.url, keys: keys, trust: signedByKnown ? archive.knownTrust! : ownTrust)
+        let signedByKnown =
+            archive.knownTrust.map { trust in
+                trust.keys.contains { $0.publicKey == MinisignPublicKey(key: keys.signingKey.publicKey) }
+            } ?? false
+        let (contents, info) = try Archive.open(
+            at: archive.url, keys: keys, trust: signedByKnown ? archive.knownTrust! : ownTrust)
         return OpenedArchive(contents: contents, info: info, unlock: unlock)
     }
 
@@ -292,7 +346,9 @@ public enum BackupService {
         // The change log is in the archive too: a change the vault has and the archive lacks is
         // work the restore would undo (exact, where comparing clocks would miss the same second).
         let archived = Set(opened.contents.records.filter { RecordCodec.isChange($0.1) }.map(\.0.uuid))
-        if current.changes.contains(where: { !archived.contains($0.id) }) { return "the vault has changes made after the archive" }
+        if current.changes.contains(where: { !archived.contains($0.id) }) {
+            return "the vault has changes made after the archive"
+        }
         return nil
     }
 
@@ -300,17 +356,30 @@ public enum BackupService {
     /// version, backup bookkeeping rebuilt so numbering continues after every archive of this
     /// vault in the archive's folder (only the newest known key generation numbers), built aside,
     /// checked, then moved into place (with `replacing`, the old vault kept at `keepingOldAt`).
-    public static func restore(_ opened: OpenedArchive, to target: URL, replacing: Bool, keepingOldAt oldCopy: URL?,
-                               guard rollbackGuard: RollbackGuard?, notice: (BackupNotice) -> Void) throws -> Ledger {
+    public static func restore(
+        _ opened: OpenedArchive, to target: URL, replacing: Bool, keepingOldAt oldCopy: URL?,
+        guard rollbackGuard: RollbackGuard?, notice: (BackupNotice) -> Void
+    ) throws -> Ledger {
         let contents = opened.contents
         let folder = opened.info.url.deletingLastPathComponent().standardizedFileURL
-        let trust = ArchiveTrust(vaultID: opened.keys.vaultID, history: opened.keys.keyHistory).extended(byArchivesIn: [folder])
+        let trust = ArchiveTrust(vaultID: opened.keys.vaultID, history: opened.keys.keyHistory).extended(byArchivesIn: [
+            folder
+        ])
         if let generation = trust.conflictAfter { notice(.historiesConflict(afterGeneration: generation)) }
         let newest = trust.current?.generation
-        let folderMaximum = plausible(Archive.signedDescriptions(in: folder, trust: trust).filter { !$0.bySupersededKey && $0.generation == newest },
-                                      after: contents.sequence, notice: notice).map(\.sequence).max() ?? 0
-        let state = BackupState(lastSequence: max(contents.sequence, folderMaximum), verified: [.init(
-            path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))])
+        let folderMaximum =
+            plausible(
+                Archive.signedDescriptions(in: folder, trust: trust).filter {
+                    !$0.bySupersededKey && $0.generation == newest
+                },
+                after: contents.sequence, notice: notice
+            ).map(\.sequence).max() ?? 0
+        let state = BackupState(
+            lastSequence: max(contents.sequence, folderMaximum),
+            verified: [
+                .init(
+                    path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))
+            ])
         let migrated = try contents.records.map { id, payload -> (RecordID, Data) in
             do {
                 return (id, Data(try RecordCodec.upgraded(Array(payload), id: id.uuid)))
@@ -319,8 +388,9 @@ public enum BackupService {
             }
         }
         let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
-        let vault = try Vault.restore(at: target, unlocked: opened.unlock, records: records, replacing: replacing, keepingOldAt: oldCopy,
-                                      guard: rollbackGuard)
+        let vault = try Vault.restore(
+            at: target, unlocked: opened.unlock, records: records, replacing: replacing, keepingOldAt: oldCopy,
+            guard: rollbackGuard)
         if let newest, let generation = opened.info.generation, generation < newest {
             notice(.restoredFromSupersededKey(generation: generation, newest: newest))
         }

@@ -7,13 +7,18 @@ import Foundation
 /// amounts (money in positive) under `date`, `amount` and `description`, so an export
 /// `--only transactions` imports back with `coffer import csv --into transactions`.
 public enum CSVExport {
-    static let columns = ["record", "id", "date", "name", "category", "type", "amount", "currency", "description", "status", "reference", "due"]
+    static let columns = [
+        "record", "id", "date", "name", "category", "type", "amount", "currency", "description", "status", "reference",
+        "due",
+    ]
 
     /// A cell a spreadsheet would run as a formula (OWASP "CSV injection": a leading `=`, `+`,
     /// `-`, `@`, tab or carriage return) gets a leading `'`, which spreadsheets show as text; a
     /// plain number such as `-12.50` is left as it is. `coffer import csv` drops that quote again.
     static func neutralised(_ cell: String) -> String {
-        guard let first = cell.unicodeScalars.first, formulaStarts.contains(first), !isPlainNumber(cell) else { return cell }
+        guard let first = cell.unicodeScalars.first, formulaStarts.contains(first), !isPlainNumber(cell) else {
+            return cell
+        }
         return "'" + cell
     }
 
@@ -31,40 +36,55 @@ public enum CSVExport {
         let money = currency.decimalString
         let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
         func wanted(_ section: ExportSection) -> Bool { only == nil || only == section }
-        func row(_ record: String, _ uuid: UUID, date: CalendarDate, name: String, category: String, type: String, amount: Money?,
-                 description: String? = nil, status: String = "", reference: String = "", due: CalendarDate? = nil) throws {
-            try writer.write(row: [record, id(uuid), date.description, name, category, type, amount.map(money) ?? "", currency.code,
-                                   description ?? "", status, reference, due?.description ?? ""].map(neutralised))
+        func row(
+            _ record: String, _ uuid: UUID, date: CalendarDate, name: String, category: String, type: String,
+            amount: Money?,
+            description: String? = nil, status: String = "", reference: String = "", due: CalendarDate? = nil
+        ) throws {
+            try writer.write(
+                row: [
+                    record, id(uuid), date.description, name, category, type, amount.map(money) ?? "", currency.code,
+                    description ?? "", status, reference, due?.description ?? "",
+                ].map(neutralised))
         }
         if wanted(.accounts) {
             for account in ledger.accounts {
-                try row("account", account.id, date: account.created, name: account.name, category: account.category, type: account.kind.rawValue,
-                        amount: ledger.portfolio.value(of: account, on: today), description: account.growthRate.map { "growth \($0)" },
-                        status: account.closed.map { "closed \($0)" } ?? "open")
+                try row(
+                    "account", account.id, date: account.created, name: account.name, category: account.category,
+                    type: account.kind.rawValue,
+                    amount: ledger.portfolio.value(of: account, on: today),
+                    description: account.growthRate.map { "growth \($0)" },
+                    status: account.closed.map { "closed \($0)" } ?? "open")
             }
         }
         if wanted(.updates) {
             let accounts = Dictionary(uniqueKeysWithValues: ledger.accounts.map { ($0.id, $0) })
             for update in ledger.updates.sorted(by: { ($0.date, $0.sequence) < ($1.date, $1.sequence) }) {
                 let account = accounts[update.accountID]
-                try row("update", update.id, date: update.date, name: account?.name ?? "", category: account?.category ?? "",
-                        type: account?.kind.rawValue ?? "", amount: update.amount, description: update.note)
+                try row(
+                    "update", update.id, date: update.date, name: account?.name ?? "",
+                    category: account?.category ?? "",
+                    type: account?.kind.rawValue ?? "", amount: update.amount, description: update.note)
             }
         }
         if wanted(.transactions) {
             for transaction in ledger.transactions.sorted(by: { ($0.date, $0.sequence) < ($1.date, $1.sequence) }) {
-                try row("transaction", transaction.id, date: transaction.date, name: transaction.origin?.account ?? "",
-                        category: ledger.label(of: transaction), type: transaction.type.rawValue,
-                        amount: transaction.signedAmount, description: transaction.note,
-                        status: transaction.target == .uncategorised ? "uncategorised" : "")
+                try row(
+                    "transaction", transaction.id, date: transaction.date, name: transaction.origin?.account ?? "",
+                    category: ledger.label(of: transaction), type: transaction.type.rawValue,
+                    amount: transaction.signedAmount, description: transaction.note,
+                    status: transaction.target == .uncategorised ? "uncategorised" : "")
             }
         }
         if wanted(.invoices) {
             for invoice in ledger.invoices {
                 let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? ""
-                try row("invoice", invoice.id, date: invoice.issued, name: client, category: "", type: "invoice", amount: try invoice.total(),
-                        description: invoice.items.map(\.description).joined(separator: "; "), status: try invoice.status(on: today).rawValue,
-                        reference: invoice.reference, due: invoice.due)
+                try row(
+                    "invoice", invoice.id, date: invoice.issued, name: client, category: "", type: "invoice",
+                    amount: try invoice.total(),
+                    description: invoice.items.map(\.description).joined(separator: "; "),
+                    status: try invoice.status(on: today).rawValue,
+                    reference: invoice.reference, due: invoice.due)
             }
         }
         writer.stream.close()

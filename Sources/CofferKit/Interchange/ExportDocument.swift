@@ -5,10 +5,16 @@ import VaultStore
 /// Coffer's own open JSON format (Specs/cli.md, "Export and import"): everything a person put
 /// in, with ids, so an export imported into a new vault reproduces every report.
 public struct ExportDocument: Codable, Sendable {
-    public struct Account: Codable, Sendable { let id, name, category, kind: String; let growth: String?; let created: String; let closed: String? }
-    public struct Update: Codable, Sendable { let id, account, date, amount: String; let sequence: UInt64; let note: String? }
+    public struct Account: Codable, Sendable {
+        let id, name, category, kind: String; let growth: String?; let created: String; let closed: String?
+    }
+    public struct Update: Codable, Sendable {
+        let id, account, date, amount: String; let sequence: UInt64; let note: String?
+    }
     public struct Rate: Codable, Sendable { let category, rate: String }
-    public struct Category: Codable, Sendable { let id, name, type: String; let sortOrder: Int; let isDefault, hidden: Bool }
+    public struct Category: Codable, Sendable {
+        let id, name, type: String; let sortOrder: Int; let isDefault, hidden: Bool
+    }
     public struct Source: Codable, Sendable { let id, name, amount, frequency: String; let anchor: String? }
     public struct Target: Codable, Sendable { let kind: String; let id: String? }
     public struct Entry: Codable, Sendable {
@@ -24,7 +30,8 @@ public struct ExportDocument: Codable, Sendable {
     public struct Payment: Codable, Sendable { let date, amount: String }
     public struct Invoice: Codable, Sendable {
         let id: String; let number: Int; let client: String; let items: [Item]; let tax: String?
-        let issued, due: String; let notes: String?; let status: String; let sentOn, voidedOn: String?; let payments: [Payment]
+        let issued, due: String; let notes: String?; let status: String; let sentOn, voidedOn: String?;
+        let payments: [Payment]
     }
 
     static let formatName = "coffer-export"
@@ -61,41 +68,70 @@ extension ExportDocument {
         includeReceivables = ledger.settings?.includeReceivables ?? true
         func wanted(_ section: ExportSection) -> Bool { only == nil || only == section }
         if wanted(.accounts) {
-            accounts = ledger.accounts.map { .init(id: id($0.id), name: $0.name, category: $0.category, kind: $0.kind.rawValue,
-                                                   growth: $0.growthRate?.description, created: $0.created.description, closed: $0.closed?.description) }
-            categoryRates = ledger.categoryRates.values.sorted { $0.category < $1.category }.map { .init(category: $0.category, rate: $0.rate.description) }
+            accounts = ledger.accounts.map {
+                .init(
+                    id: id($0.id), name: $0.name, category: $0.category, kind: $0.kind.rawValue,
+                    growth: $0.growthRate?.description, created: $0.created.description, closed: $0.closed?.description)
+            }
+            categoryRates = ledger.categoryRates.values.sorted { $0.category < $1.category }.map {
+                .init(category: $0.category, rate: $0.rate.description)
+            }
         }
         if wanted(.updates) {
             updates = ledger.updates.sorted { $0.sequence < $1.sequence }.map {
-                .init(id: id($0.id), account: id($0.accountID), date: $0.date.description, amount: money($0.amount), sequence: $0.sequence, note: $0.note)
+                .init(
+                    id: id($0.id), account: id($0.accountID), date: $0.date.description, amount: money($0.amount),
+                    sequence: $0.sequence, note: $0.note)
             }
         }
         if wanted(.transactions) {
-            budgetCategories = ledger.budgetCategories.map { .init(id: id($0.id), name: $0.name, type: $0.type.rawValue, sortOrder: $0.sortOrder,
-                                                                   isDefault: $0.isDefault, hidden: $0.isHidden) }
+            budgetCategories = ledger.budgetCategories.map {
+                .init(
+                    id: id($0.id), name: $0.name, type: $0.type.rawValue, sortOrder: $0.sortOrder,
+                    isDefault: $0.isDefault, hidden: $0.isHidden)
+            }
             incomeSources = ledger.incomeSources.map { source in
                 var anchor: String?
                 if case .biweekly(let date) = source.frequency { anchor = date.description }
-                return .init(id: id(source.id), name: source.name, amount: money(source.amount), frequency: source.frequency.name, anchor: anchor)
+                return .init(
+                    id: id(source.id), name: source.name, amount: money(source.amount),
+                    frequency: source.frequency.name, anchor: anchor)
             }
             transactions = ledger.transactions.sorted { $0.sequence < $1.sequence }.map { entry in
-                .init(id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue, target: Self.target(entry.target), note: entry.note,
-                      date: entry.date.description, sequence: entry.sequence, importAccount: entry.origin?.account,
-                      importHash: entry.origin.map { $0.rowHash.hexString })
+                .init(
+                    id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue,
+                    target: Self.target(entry.target), note: entry.note,
+                    date: entry.date.description, sequence: entry.sequence, importAccount: entry.origin?.account,
+                    importHash: entry.origin.map { $0.rowHash.hexString })
             }
             ruleSets = ledger.ruleSets.map { set in
-                .init(id: id(set.id), name: set.name, rules: set.rules.map { .init(pattern: $0.pattern, target: Self.target($0.target)) })
+                .init(
+                    id: id(set.id), name: set.name,
+                    rules: set.rules.map { .init(pattern: $0.pattern, target: Self.target($0.target)) })
             }
-            goals = ledger.goals.map { .init(id: id($0.id), name: $0.name, target: $0.target.map(money), targetDate: $0.targetDate?.description) }
+            goals = ledger.goals.map {
+                .init(
+                    id: id($0.id), name: $0.name, target: $0.target.map(money), targetDate: $0.targetDate?.description)
+            }
         }
         if wanted(.invoices) {
-            clients = ledger.clients.map { .init(id: id($0.id), name: $0.name, email: $0.email, address: $0.address, terms: $0.termsDays) }
+            clients = ledger.clients.map {
+                .init(id: id($0.id), name: $0.name, email: $0.email, address: $0.address, terms: $0.termsDays)
+            }
             invoices = ledger.invoices.map { invoice in
-                .init(id: id(invoice.id), number: invoice.number, client: id(invoice.clientID),
-                      items: invoice.items.map { .init(description: $0.description, quantity: $0.quantity.description, unitPrice: money($0.unitPrice)) },
-                      tax: invoice.taxBasisPoints.map { GrowthRate(basisPoints: $0).description }, issued: invoice.issued.description,
-                      due: invoice.due.description, notes: invoice.notes, status: invoice.stored.rawValue, sentOn: invoice.sentOn?.description,
-                      voidedOn: invoice.voidedOn?.description, payments: invoice.payments.map { .init(date: $0.date.description, amount: money($0.amount)) })
+                .init(
+                    id: id(invoice.id), number: invoice.number, client: id(invoice.clientID),
+                    items: invoice.items.map {
+                        .init(
+                            description: $0.description, quantity: $0.quantity.description,
+                            unitPrice: money($0.unitPrice))
+                    },
+                    tax: invoice.taxBasisPoints.map { GrowthRate(basisPoints: $0).description },
+                    issued: invoice.issued.description,
+                    due: invoice.due.description, notes: invoice.notes, status: invoice.stored.rawValue,
+                    sentOn: invoice.sentOn?.description,
+                    voidedOn: invoice.voidedOn?.description,
+                    payments: invoice.payments.map { .init(date: $0.date.description, amount: money($0.amount)) })
             }
             invoiceCounter = ledger.invoiceCounter?.counter.lastNumber
         }
@@ -114,13 +150,20 @@ extension ExportDocument {
     /// Every record the document describes, validated: amounts exact in its currency, dates
     /// real, references resolved. Throws with the section and item at fault.
     public func records() throws -> (currency: Currency, records: [(UUID, FinanceRecord)], counter: Int?) {
-        guard format == Self.formatName else { throw CofferError(.invalidInput, "This is not a Coffer export (format '\(format)').") }
+        guard format == Self.formatName else {
+            throw CofferError(.invalidInput, "This is not a Coffer export (format '\(format)').")
+        }
         guard version <= Self.currentVersion else {
-            throw CofferError(.invalidInput, "This export is format version \(version); this Coffer reads up to \(Self.currentVersion). Upgrade Coffer.")
+            throw CofferError(
+                .invalidInput,
+                "This export is format version \(version); this Coffer reads up to \(Self.currentVersion). Upgrade Coffer."
+            )
         }
         let currency = try Currency.named(self.currency)
         func uuid(_ text: String, _ place: Place) throws -> UUID {
-            guard let value = UUID(exportedID: text) else { throw CofferError(.invalidInput, "\(place): '\(text)' is not an id.") }
+            guard let value = UUID(exportedID: text) else {
+                throw CofferError(.invalidInput, "\(place): '\(text)' is not an id.")
+            }
             return value
         }
         func parse<T>(_ place: Place, _ body: () throws -> T) throws -> T {
@@ -128,37 +171,74 @@ extension ExportDocument {
                 throw CofferError(.invalidInput, "\(place): \(error.errorDescription ?? "invalid").")
             }
         }
-        func date(_ text: String, _ place: Place) throws -> CalendarDate { try parse(place) { try CalendarDate(parsing: text) } }
+        func date(_ text: String, _ place: Place) throws -> CalendarDate {
+            try parse(place) { try CalendarDate(parsing: text) }
+        }
         func money(_ text: String, _ place: Place) throws -> Money { try parse(place) { try currency.parse(text) } }
 
         var records: [(UUID, FinanceRecord)] = []
         for (index, item) in (accounts ?? []).enumerated() {
             let place = Place(section: "accounts", index: index)
-            guard let kind = AccountKind(rawValue: item.kind) else { throw CofferError(.invalidInput, "\(place): kind '\(item.kind)' is not asset or liability.") }
+            guard let kind = AccountKind(rawValue: item.kind) else {
+                throw CofferError(.invalidInput, "\(place): kind '\(item.kind)' is not asset or liability.")
+            }
             let id = try uuid(item.id, place)
-            records.append((id, .account(FinanceCore.Account(
-                id: id, name: try parse(place) { try FinanceCore.Account.validatedName(item.name) }, category: item.category, kind: kind,
-                growthRate: try item.growth.map { text in try parse(place) { try GrowthRate(parsing: text) } },
-                created: try date(item.created, place), closed: try item.closed.map { try date($0, place) }))))
+            records.append(
+                (
+                    id,
+                    .account(
+                        FinanceCore.Account(
+                            id: id, name: try parse(place) { try FinanceCore.Account.validatedName(item.name) },
+                            category: item.category, kind: kind,
+                            growthRate: try item.growth.map { text in try parse(place) { try GrowthRate(parsing: text) }
+                            },
+                            created: try date(item.created, place), closed: try item.closed.map { try date($0, place) })
+                    )
+                ))
         }
         let accountIDs = Set(records.map(\.0))
         for (index, item) in (updates ?? []).enumerated() {
             let place = Place(section: "updates", index: index)
             let account = try uuid(item.account, place)
-            guard accounts == nil || accountIDs.contains(account) else { throw CofferError(.invalidInput, "\(place): its account is not in the file.") }
+            guard accounts == nil || accountIDs.contains(account) else {
+                throw CofferError(.invalidInput, "\(place): its account is not in the file.")
+            }
             let id = try uuid(item.id, place)
-            records.append((id, .update(ValueUpdate(id: id, accountID: account, date: try date(item.date, place),
-                                                                        amount: try money(item.amount, place), sequence: item.sequence, note: item.note))))
+            records.append(
+                (
+                    id,
+                    .update(
+                        ValueUpdate(
+                            id: id, accountID: account, date: try date(item.date, place),
+                            amount: try money(item.amount, place), sequence: item.sequence, note: item.note))
+                ))
         }
         for (index, item) in (categoryRates ?? []).enumerated() {
-            records.append((UUID(), .categoryRate(CategoryRate(category: item.category, rate: try parse(Place(section: "categoryRates", index: index)) { try GrowthRate(parsing: item.rate) }))))
+            records.append(
+                (
+                    UUID(),
+                    .categoryRate(
+                        CategoryRate(
+                            category: item.category,
+                            rate: try parse(Place(section: "categoryRates", index: index)) {
+                                try GrowthRate(parsing: item.rate)
+                            }))
+                ))
         }
         for (index, item) in (budgetCategories ?? []).enumerated() {
             let place = Place(section: "budgetCategories", index: index)
-            guard let type = BudgetType(rawValue: item.type) else { throw CofferError(.invalidInput, "\(place): type '\(item.type)' is not needs, wants or savings.") }
+            guard let type = BudgetType(rawValue: item.type) else {
+                throw CofferError(.invalidInput, "\(place): type '\(item.type)' is not needs, wants or savings.")
+            }
             let id = try uuid(item.id, place)
-            records.append((id, .budgetCategory(BudgetCategory(id: id, name: item.name, type: type,
-                                                                                     sortOrder: item.sortOrder, isDefault: item.isDefault, isHidden: item.hidden))))
+            records.append(
+                (
+                    id,
+                    .budgetCategory(
+                        BudgetCategory(
+                            id: id, name: item.name, type: type,
+                            sortOrder: item.sortOrder, isDefault: item.isDefault, isHidden: item.hidden))
+                ))
         }
         for (index, item) in (incomeSources ?? []).enumerated() {
             let place = Place(section: "incomeSources", index: index)
@@ -167,64 +247,116 @@ extension ExportDocument {
             case ("monthly", nil): frequency = .monthly
             case ("variable", nil): frequency = .variable
             case ("biweekly", let anchor?): frequency = .biweekly(anchor: try date(anchor, place))
-            default: throw CofferError(.invalidInput, "\(place): frequency '\(item.frequency)' is not monthly, biweekly (with an anchor) or variable.")
+            default:
+                throw CofferError(
+                    .invalidInput,
+                    "\(place): frequency '\(item.frequency)' is not monthly, biweekly (with an anchor) or variable.")
             }
             let id = try uuid(item.id, place)
-            records.append((id, .incomeSource(IncomeSource(id: id, name: item.name,
-                                                                                 amount: try money(item.amount, place), frequency: frequency))))
+            records.append(
+                (
+                    id,
+                    .incomeSource(
+                        IncomeSource(
+                            id: id, name: item.name,
+                            amount: try money(item.amount, place), frequency: frequency))
+                ))
         }
         for (index, item) in (transactions ?? []).enumerated() {
             let place = Place(section: "transactions", index: index)
-            guard let type = TransactionType(rawValue: item.type) else { throw CofferError(.invalidInput, "\(place): type '\(item.type)' is unknown.") }
+            guard let type = TransactionType(rawValue: item.type) else {
+                throw CofferError(.invalidInput, "\(place): type '\(item.type)' is unknown.")
+            }
             let target = try self.target(item.target, place, uuid)
             var origin: StatementOrigin?
             if let account = item.importAccount, let hash = item.importHash {
-                guard let bytes = Self.bytes(hex: hash) else { throw CofferError(.invalidInput, "\(place): importHash '\(hash)' is not hex.") }
+                guard let bytes = Self.bytes(hex: hash) else {
+                    throw CofferError(.invalidInput, "\(place): importHash '\(hash)' is not hex.")
+                }
                 origin = StatementOrigin(account: account, rowHash: bytes)
             }
             let id = try uuid(item.id, place)
-            records.append((id, .transaction(Transaction(id: id, amount: try money(item.amount, place), type: type,
-                                                                               target: target, note: item.note, date: try date(item.date, place),
-                                                                               sequence: item.sequence, origin: origin))))
+            records.append(
+                (
+                    id,
+                    .transaction(
+                        Transaction(
+                            id: id, amount: try money(item.amount, place), type: type,
+                            target: target, note: item.note, date: try date(item.date, place),
+                            sequence: item.sequence, origin: origin))
+                ))
         }
         for (index, item) in (ruleSets ?? []).enumerated() {
             let place = Place(section: "ruleSets", index: index)
-            let rules = try item.rules.map { CategoryRuleSet.Rule(pattern: $0.pattern, target: try target($0.target, place, uuid)) }
-            guard !rules.contains(where: { $0.target == .uncategorised }) else { throw CofferError(.invalidInput, "\(place): a rule cannot target uncategorised.") }
+            let rules = try item.rules.map {
+                CategoryRuleSet.Rule(pattern: $0.pattern, target: try target($0.target, place, uuid))
+            }
+            guard !rules.contains(where: { $0.target == .uncategorised }) else {
+                throw CofferError(.invalidInput, "\(place): a rule cannot target uncategorised.")
+            }
             let id = try uuid(item.id, place)
             records.append((id, .categoryRuleSet(CategoryRuleSet(id: id, name: item.name, rules: rules))))
         }
         for (index, item) in (goals ?? []).enumerated() {
             let place = Place(section: "goals", index: index)
             let id = try uuid(item.id, place)
-            records.append((id, .savingsGoal(SavingsGoal(id: id, name: item.name,
-                                                                               target: try item.target.map { try money($0, place) },
-                                                                               targetDate: try item.targetDate.map { try date($0, place) }))))
+            records.append(
+                (
+                    id,
+                    .savingsGoal(
+                        SavingsGoal(
+                            id: id, name: item.name,
+                            target: try item.target.map { try money($0, place) },
+                            targetDate: try item.targetDate.map { try date($0, place) }))
+                ))
         }
         for (index, item) in (clients ?? []).enumerated() {
             let place = Place(section: "clients", index: index)
             let id = try uuid(item.id, place)
-            records.append((id, .client(FinanceCore.Client(id: id, name: item.name, email: item.email,
-                                                                                 address: item.address, termsDays: item.terms))))
+            records.append(
+                (
+                    id,
+                    .client(
+                        FinanceCore.Client(
+                            id: id, name: item.name, email: item.email,
+                            address: item.address, termsDays: item.terms))
+                ))
         }
         for (index, item) in (invoices ?? []).enumerated() {
             let place = Place(section: "invoices", index: index)
-            guard let status = FinanceCore.Invoice.StoredStatus(rawValue: item.status) else { throw CofferError(.invalidInput, "\(place): status '\(item.status)' is unknown.") }
+            guard let status = FinanceCore.Invoice.StoredStatus(rawValue: item.status) else {
+                throw CofferError(.invalidInput, "\(place): status '\(item.status)' is unknown.")
+            }
             let items = try item.items.map { line in
-                LineItem(description: line.description, quantity: try parse(place) { try Quantity(parsing: line.quantity) }, unitPrice: try money(line.unitPrice, place))
+                LineItem(
+                    description: line.description, quantity: try parse(place) { try Quantity(parsing: line.quantity) },
+                    unitPrice: try money(line.unitPrice, place))
             }
             let id = try uuid(item.id, place)
-            records.append((id, .invoice(FinanceCore.Invoice(
-                id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
-                taxBasisPoints: try item.tax.map { text in try parse(place) { try GrowthRate(parsing: text) }.basisPoints },
-                issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes, stored: status,
-                sentOn: try item.sentOn.map { try date($0, place) }, voidedOn: try item.voidedOn.map { try date($0, place) },
-                payments: try item.payments.map { FinanceCore.Payment(date: try date($0.date, place), amount: try money($0.amount, place)) }))))
+            records.append(
+                (
+                    id,
+                    .invoice(
+                        FinanceCore.Invoice(
+                            id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
+                            taxBasisPoints: try item.tax.map { text in
+                                try parse(place) { try GrowthRate(parsing: text) }.basisPoints
+                            },
+                            issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes,
+                            stored: status,
+                            sentOn: try item.sentOn.map { try date($0, place) },
+                            voidedOn: try item.voidedOn.map { try date($0, place) },
+                            payments: try item.payments.map {
+                                FinanceCore.Payment(date: try date($0.date, place), amount: try money($0.amount, place))
+                            }))
+                ))
         }
         return (currency, records, invoiceCounter)
     }
 
-    private func target(_ target: Target, _ place: Place, _ uuid: (String, Place) throws -> UUID) throws -> Transaction.Target {
+    private func target(_ target: Target, _ place: Place, _ uuid: (String, Place) throws -> UUID) throws
+        -> Transaction.Target
+    {
         if target.kind == "uncategorised" { return .uncategorised }
         guard let text = target.id else { throw CofferError(.invalidInput, "\(place): its target has no id.") }
         switch target.kind {
@@ -239,7 +371,9 @@ extension ExportDocument {
         let digits = Array(hex.utf8)
         guard digits.count % 2 == 0, digits.count <= 128 else { return nil }
         return try? stride(from: 0, to: digits.count, by: 2).map { index in
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { throw CofferError(.invalidInput, "") }
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                throw CofferError(.invalidInput, "")
+            }
             return byte
         }
     }
@@ -284,4 +418,3 @@ extension UUID {
         self = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
     }
 }
-

@@ -29,8 +29,11 @@ public enum ExportDocumentReader {
             skeleton.reserveCapacity(1 << 16)
             var copiedUpTo = 0
             var arrays: [String: [Range<Int>]] = [:]
-            for member in members where bulkKeys.contains(member.key) && bytes[member.value.lowerBound] == UInt8(ascii: "[") {
-                guard arrays[member.key] == nil, let elements = scanner.elements(ofArrayAt: member.value) else { return nil }
+            for member in members
+            where bulkKeys.contains(member.key) && bytes[member.value.lowerBound] == UInt8(ascii: "[") {
+                guard arrays[member.key] == nil, let elements = scanner.elements(ofArrayAt: member.value) else {
+                    return nil
+                }
                 arrays[member.key] = elements
                 skeleton.append(contentsOf: bytes[copiedUpTo..<member.value.lowerBound])
                 skeleton.append(contentsOf: Array("[]".utf8))
@@ -38,7 +41,9 @@ public enum ExportDocumentReader {
             }
             guard !arrays.isEmpty else { return nil }
             skeleton.append(contentsOf: bytes[copiedUpTo...])
-            guard var document = try? JSONDecoder().decode(ExportDocument.self, from: Data(skeleton)) else { return nil }
+            guard var document = try? JSONDecoder().decode(ExportDocument.self, from: Data(skeleton)) else {
+                return nil
+            }
             if let elements = arrays["updates"] {
                 guard let updates = decodeSlices(ExportDocument.Update.self, elements, bytes) else { return nil }
                 document.updates = updates
@@ -62,7 +67,8 @@ public enum ExportDocumentReader {
         _ type: Element.Type, _ elements: [Range<Int>], _ bytes: UnsafeBufferPointer<UInt8>
     ) -> [Element]? {
         guard !elements.isEmpty else { return [] }
-        let sliceCount = min(elements.count, max(1, elements.count / 2048), ProcessInfo.processInfo.activeProcessorCount * 8)
+        let sliceCount = min(
+            elements.count, max(1, elements.count / 2048), ProcessInfo.processInfo.activeProcessorCount * 8)
         let perSlice = (elements.count + sliceCount - 1) / sliceCount
         var decoded = [[Element]?](repeating: nil, count: sliceCount)
         decoded.withUnsafeMutableBufferPointer { output in
@@ -74,7 +80,9 @@ public enum ExportDocumentReader {
                 var json = [UInt8]()
                 json.reserveCapacity(elements[last].upperBound - elements[first].lowerBound + 2)
                 json.append(UInt8(ascii: "["))
-                json.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[elements[first].lowerBound..<elements[last].upperBound]))
+                json.append(
+                    contentsOf: UnsafeBufferPointer(
+                        rebasing: bytes[elements[first].lowerBound..<elements[last].upperBound]))
                 json.append(UInt8(ascii: "]"))
                 output[slice] = try? JSONDecoder().decode([Element].self, from: Data(json))
             }
@@ -114,7 +122,8 @@ public enum ExportDocumentReader {
                 skipWhitespace()
                 let start = position
                 guard skipValue() else { return nil }
-                members.append((String(decoding: UnsafeBufferPointer(rebasing: bytes[keyRange]), as: UTF8.self), start..<position))
+                members.append(
+                    (String(decoding: UnsafeBufferPointer(rebasing: bytes[keyRange]), as: UTF8.self), start..<position))
                 skipWhitespace()
                 if consume(UInt8(ascii: ",")) { continue }
                 return consume(UInt8(ascii: "}")) ? members : nil
@@ -211,13 +220,16 @@ extension ExportDocumentReader {
     public static func describe(_ error: Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, let context): "'\(key.stringValue)' is missing at \(path(context))"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context): "wrong value at \(path(context))"
-        case DecodingError.dataCorrupted(let context): context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "wrong value at \(path(context))"
+        case DecodingError.dataCorrupted(let context):
+            context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
         default: "unreadable"
         }
     }
 
     private static func path(_ context: DecodingError.Context) -> String {
-        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(
+            in: CharacterSet(charactersIn: "."))
     }
 }

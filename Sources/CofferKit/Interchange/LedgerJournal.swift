@@ -40,11 +40,14 @@ public enum LedgerJournal {
                 let change = try update.amount.subtracting(previous)
                 previous = update.amount
                 guard change != .zero else { continue }
-                add(update.date, "\(account.name): value update" + (update.note.map { " (\($0))" } ?? ""),
+                add(
+                    update.date, "\(account.name): value update" + (update.note.map { " (\($0))" } ?? ""),
                     [(name, sign(change)), ("Equity:Revaluation", nil)])
             }
             if let closed = account.closed, previous != .zero {
-                add(closed, "\(account.name): closed", [(name, sign(previous.negated)), ("Equity:Closed accounts", nil)])
+                add(
+                    closed, "\(account.name): closed",
+                    [(name, sign(previous.negated)), ("Equity:Closed accounts", nil)])
             }
         }
 
@@ -53,37 +56,48 @@ public enum LedgerJournal {
                 guard let sentOn = invoice.sentOn else { continue }
                 let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? "Unknown client"
                 let receivable = "Assets:Invoices receivable:\(segment(client))"
-                add(sentOn, "\(invoice.reference) sent to \(client)", [(receivable, try invoice.total()), ("Income:Invoices", nil)])
+                add(
+                    sentOn, "\(invoice.reference) sent to \(client)",
+                    [(receivable, try invoice.total()), ("Income:Invoices", nil)])
                 for payment in invoice.payments {
-                    add(payment.date, "\(invoice.reference) payment", [(receivable, payment.amount.negated), ("Equity:Invoice payments", nil)])
+                    add(
+                        payment.date, "\(invoice.reference) payment",
+                        [(receivable, payment.amount.negated), ("Equity:Invoice payments", nil)])
                 }
                 if let voidedOn = invoice.voidedOn {
-                    add(voidedOn, "\(invoice.reference) voided", [(receivable, try invoice.outstanding().negated), ("Income:Invoices", nil)])
+                    add(
+                        voidedOn, "\(invoice.reference) voided",
+                        [(receivable, try invoice.outstanding().negated), ("Income:Invoices", nil)])
                 }
             }
         }
 
         let budget = ledger.budget
-        for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence }) where only == nil || only == .transactions {
+        for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence })
+        where only == nil || only == .transactions {
             let label = ledger.label(of: transaction)
             let account: String
             switch transaction.type {
             case .income: account = "Income:\(segment(label))"
             case .expense:
-                account = transaction.target == .uncategorised ? "Expenses:\(segment(label))"
+                account =
+                    transaction.target == .uncategorised
+                    ? "Expenses:\(segment(label))"
                     : "Expenses:\(budget.budgetType(of: transaction)?.title ?? "Other"):\(segment(label))"
             case .savings: account = "Savings:\(segment(label))"
             }
             let posted = transaction.type == .income ? transaction.amount.negated : transaction.amount
-            add(transaction.date, label + (transaction.note.map { " (\($0))" } ?? ""), [(account, posted), ("Budget:Cash flow", nil)])
+            add(
+                transaction.date, label + (transaction.note.map { " (\($0))" } ?? ""),
+                [(account, posted), ("Budget:Cash flow", nil)])
         }
 
         let header = """
-        ; Coffer export (ledger journal). Net worth = the balance of Assets and Liabilities:
-        ;   ledger -f FILE bal ^Assets ^Liabilities      hledger -f FILE bal ^Assets ^Liabilities
-        ; Budget flows are under Income, Expenses and Savings against Budget:Cash flow.
+            ; Coffer export (ledger journal). Net worth = the balance of Assets and Liabilities:
+            ;   ledger -f FILE bal ^Assets ^Liabilities      hledger -f FILE bal ^Assets ^Liabilities
+            ; Budget flows are under Income, Expenses and Savings against Budget:Cash flow.
 
-        """
+            """
         return header + entries.sorted { ($0.date, $0.order) < ($1.date, $1.order) }.map(\.text).joined(separator: "\n")
     }
 
@@ -97,6 +111,7 @@ public enum LedgerJournal {
     }
 
     static func clean(_ text: String) -> String {
-        text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+        text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(
+            of: "\t", with: " ")
     }
 }

@@ -27,13 +27,16 @@ public struct StatementFile {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw CofferError(.invalidInput, "\(name) is not UTF-8 text.", kind: "encoding")
         }
-        guard !text.contains("\0") else { throw CofferError(.invalidInput, "\(name) is not a CSV file (it holds binary data).") }
+        guard !text.contains("\0") else {
+            throw CofferError(.invalidInput, "\(name) is not a CSV file (it holds binary data).")
+        }
         let separator = delimiter ?? Self.guessDelimiter(text, skipLines: skipLines)
         self.delimiter = separator
 
         let reader: CSVReader
         do {
-            reader = try CSVReader(string: text, hasHeaderRow: false, trimFields: false, delimiter: separator.unicodeScalars.first!)
+            reader = try CSVReader(
+                string: text, hasHeaderRow: false, trimFields: false, delimiter: separator.unicodeScalars.first!)
         } catch {
             throw CofferError(.invalidInput, "\(name) cannot be read as CSV.")
         }
@@ -45,7 +48,9 @@ public struct StatementFile {
             let start = line
             // A record spans one line plus every line break inside its quoted fields.
             line += 1 + fields.reduce(0) { $0 + $1.reduce(0) { $0 + ($1.isNewline ? 1 : 0) } }
-            guard start > skipLines, !fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) else { continue }
+            guard start > skipLines, !fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
+                continue
+            }
             if hasHeader && titles == nil {
                 titles = fields
                 continue
@@ -63,10 +68,13 @@ public struct StatementFile {
         }
         // An unclosed quote makes CSV.swift read the rest of the file into the last field.
         if let last = records.last, last.fields.last?.contains(where: \.isNewline) == true,
-           !text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("\"") {
+            !text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("\"")
+        {
             throw CofferError(.invalidInput, "line \(last.line): a quoted field is never closed.")
         }
-        guard !records.isEmpty || titles != nil else { throw CofferError(.invalidInput, "\(name) holds no lines to import.") }
+        guard !records.isEmpty || titles != nil else {
+            throw CofferError(.invalidInput, "\(name) holds no lines to import.")
+        }
         self.titles = titles ?? []
         self.records = records
     }
@@ -79,9 +87,14 @@ public struct StatementFile {
             var counts: [Character: Int] = [:]
             var quoted = false
             for character in line {
-                if character == "\"" { quoted.toggle() } else if !quoted, ",;\t".contains(character) { counts[character, default: 0] += 1 }
+                if character == "\"" {
+                    quoted.toggle()
+                } else if !quoted, ",;\t".contains(character) {
+                    counts[character, default: 0] += 1
+                }
             }
-            guard let best = counts.max(by: { ($0.value, $0.key == "," ? 1 : 0) < ($1.value, $1.key == "," ? 1 : 0) }) else { continue }
+            guard let best = counts.max(by: { ($0.value, $0.key == "," ? 1 : 0) < ($1.value, $1.key == "," ? 1 : 0) })
+            else { continue }
             return best.key
         }
         return ","
@@ -91,14 +104,19 @@ public struct StatementFile {
     public func column(_ spec: String, flag: String) throws -> Int {
         let trimmed = spec.trimmingCharacters(in: .whitespaces)
         if let number = Int(trimmed) {
-            guard number >= 1 else { throw CofferError(.invalidInput, "--\(flag) \(spec): columns are numbered from 1.") }
+            guard number >= 1 else {
+                throw CofferError(.invalidInput, "--\(flag) \(spec): columns are numbered from 1.")
+            }
             return number - 1
         }
         guard !titles.isEmpty else {
-            throw CofferError(.invalidInput, "--\(flag) '\(spec)': the file has no header row, so give the column's number.")
+            throw CofferError(
+                .invalidInput, "--\(flag) '\(spec)': the file has no header row, so give the column's number.")
         }
         guard let index = titles.firstIndex(where: { Self.normalised($0) == Self.normalised(trimmed) }) else {
-            throw CofferError(.invalidInput, "--\(flag) '\(spec)': no column has that title.", kind: "column", candidates: describedTitles)
+            throw CofferError(
+                .invalidInput, "--\(flag) '\(spec)': no column has that title.", kind: "column",
+                candidates: describedTitles)
         }
         return index
     }
@@ -117,7 +135,8 @@ public struct StatementFile {
     }
 
     static func normalised(_ title: String) -> String {
-        title.trimmingCharacters(in: .whitespacesAndNewlines).lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        title.trimmingCharacters(in: .whitespacesAndNewlines).lowercased().split(whereSeparator: \.isWhitespace).joined(
+            separator: " ")
     }
 }
 
@@ -138,8 +157,11 @@ public struct StatementColumns: Sendable {
     public var decimalComma = false
     public var negate = false
 
-    public init(destination: Destination, date: String? = nil, amount: String? = nil, debit: String? = nil, credit: String? = nil,
-                description: String? = nil, dateFormat: String? = nil, decimalComma: Bool = false, negate: Bool = false) {
+    public init(
+        destination: Destination, date: String? = nil, amount: String? = nil, debit: String? = nil,
+        credit: String? = nil,
+        description: String? = nil, dateFormat: String? = nil, decimalComma: Bool = false, negate: Bool = false
+    ) {
         self.destination = destination
         self.date = date
         self.amount = amount
@@ -151,14 +173,18 @@ public struct StatementColumns: Sendable {
         self.negate = negate
     }
 
-    static let dateTitles = ["date", "transaction date", "booking date", "posting date", "posted date", "value date", "completed date",
-                             "started date", "trans. date", "datum", "buchungstag", "fecha", "data"]
+    static let dateTitles = [
+        "date", "transaction date", "booking date", "posting date", "posted date", "value date", "completed date",
+        "started date", "trans. date", "datum", "buchungstag", "fecha", "data",
+    ]
     static let amountTitles = ["amount", "transaction amount", "value", "betrag", "importe", "montant"]
     static let balanceTitles = ["balance", "running balance", "closing balance", "amount", "value", "saldo", "solde"]
     static let debitTitles = ["debit", "debit amount", "paid out", "money out", "withdrawal", "withdrawals", "out"]
     static let creditTitles = ["credit", "credit amount", "paid in", "money in", "deposit", "deposits", "in"]
-    static let descriptionTitles = ["description", "transaction description", "payee", "merchant", "name", "details", "narrative",
-                                    "memo", "reference", "counterparty", "counter party", "beschreibung", "verwendungszweck", "concepto", "libellé"]
+    static let descriptionTitles = [
+        "description", "transaction description", "payee", "merchant", "name", "details", "narrative",
+        "memo", "reference", "counterparty", "counter party", "beschreibung", "verwendungszweck", "concepto", "libellé",
+    ]
 
     /// The layout for `statement`; a column that cannot be found is refused, naming the flag
     /// that gives it (`kind` "column", the file's columns as candidates).
@@ -168,25 +194,36 @@ public struct StatementColumns: Sendable {
             return statement.guessColumn(guesses)
         }
         func missing(_ what: String, flag: String) -> CofferError {
-            CofferError(.invalidInput, "Say which column holds the \(what): --\(flag) TITLE or NUMBER.", kind: "column",
-                        candidates: statement.describedTitles)
+            CofferError(
+                .invalidInput, "Say which column holds the \(what): --\(flag) TITLE or NUMBER.", kind: "column",
+                candidates: statement.describedTitles)
         }
-        guard let date = try resolve(date, flag: "date-column", guesses: Self.dateTitles) else { throw missing("date", flag: "date-column") }
+        guard let date = try resolve(date, flag: "date-column", guesses: Self.dateTitles) else {
+            throw missing("date", flag: "date-column")
+        }
         let amounts: StatementLayout.Amounts
         if let debit, let credit {
-            amounts = .debitCredit(debit: try statement.column(debit, flag: "debit-column"), credit: try statement.column(credit, flag: "credit-column"))
-        } else if let column = try resolve(amount, flag: "amount-column", guesses: destination == .updates ? Self.balanceTitles : Self.amountTitles) {
+            amounts = .debitCredit(
+                debit: try statement.column(debit, flag: "debit-column"),
+                credit: try statement.column(credit, flag: "credit-column"))
+        } else if let column = try resolve(
+            amount, flag: "amount-column", guesses: destination == .updates ? Self.balanceTitles : Self.amountTitles)
+        {
             amounts = .signed(column)
-        } else if destination == .transactions, let debit = statement.guessColumn(Self.debitTitles), let credit = statement.guessColumn(Self.creditTitles) {
+        } else if destination == .transactions, let debit = statement.guessColumn(Self.debitTitles),
+            let credit = statement.guessColumn(Self.creditTitles)
+        {
             amounts = .debitCredit(debit: debit, credit: credit)
         } else {
             throw missing(destination == .updates ? "balance" : "amount", flag: "amount-column")
         }
         // A balance's note comes only from a column named for it: a payee is not why a balance changed.
-        let description = try resolve(description, flag: "description-column", guesses: destination == .updates ? [] : Self.descriptionTitles)
+        let description = try resolve(
+            description, flag: "description-column", guesses: destination == .updates ? [] : Self.descriptionTitles)
         let pattern = try DatePattern(dateFormat ?? "YYYY-MM-DD")
-        return StatementLayout(date: date, amounts: amounts, description: description, titles: statement.titles,
-                               datePattern: pattern, decimalComma: decimalComma, negate: negate)
+        return StatementLayout(
+            date: date, amounts: amounts, description: description, titles: statement.titles,
+            datePattern: pattern, decimalComma: decimalComma, negate: negate)
     }
 }
 
@@ -195,8 +232,11 @@ public struct StatementColumns: Sendable {
 package func fuzzStatementImport(_ bytes: [UInt8]) {
     guard let first = bytes.first else { return }
     let (columns, skipRows, hasHeader) = fuzzingColumnSets[Int(first) % fuzzingColumnSets.count]
-    guard let statement = try? StatementFile(data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: skipRows, hasHeader: hasHeader),
-          let layout = try? columns.layout(for: statement) else { return }
+    guard
+        let statement = try? StatementFile(
+            data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: skipRows, hasHeader: hasHeader),
+        let layout = try? columns.layout(for: statement)
+    else { return }
     for record in statement.records {
         _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
     }

@@ -6,20 +6,26 @@ extension Ledger {
     /// The account called `name`: an exact case-insensitive match, else the only account whose
     /// name starts with it.
     public func account(named name: String, includeClosed: Bool = true) throws -> Account {
-        try Self.match(name, among: includeClosed ? accounts : accounts.filter { $0.closed == nil }, name: \.name, kind: "account")
+        try Self.match(
+            name, among: includeClosed ? accounts : accounts.filter { $0.closed == nil }, name: \.name, kind: "account")
     }
 
     /// Adds an account, with its first value when one is given. Names are unique.
     @discardableResult
-    public func addAccount(name: String, category: String, kind: AccountKind, growthRate: GrowthRate? = nil,
-                           value: (amount: Money, date: CalendarDate)? = nil, today: CalendarDate) throws -> Account {
+    public func addAccount(
+        name: String, category: String, kind: AccountKind, growthRate: GrowthRate? = nil,
+        value: (amount: Money, date: CalendarDate)? = nil, today: CalendarDate
+    ) throws -> Account {
         let name = try Account.validatedName(name)
         let category = try Account.validatedName(category, what: "category")
         try Self.requireUnique(name, among: accounts, name: \.name, kind: "account", article: "An")
-        let account = Account(name: name, category: category, kind: kind, growthRate: growthRate, created: min(today, value?.date ?? today))
+        let account = Account(
+            name: name, category: category, kind: kind, growthRate: growthRate,
+            created: min(today, value?.date ?? today))
         var puts: [(UUID, FinanceRecord)] = [(account.id, .account(account))]
         if let value {
-            let update = ValueUpdate(accountID: account.id, date: value.date, amount: value.amount, sequence: nextUpdateSequence)
+            let update = ValueUpdate(
+                accountID: account.id, date: value.date, amount: value.amount, sequence: nextUpdateSequence)
             puts.append((update.id, .update(update)))
         }
         try commit("Added \(kind == .liability ? "liability" : "account") \(name)", puts: puts)
@@ -29,19 +35,25 @@ extension Ledger {
     /// Records what an account is worth on `date` (for a liability, what is owed). A closed
     /// account takes no values from its closing date on.
     @discardableResult
-    public func recordValue(of account: Account, amount: Money, on date: CalendarDate, note: String? = nil) throws -> ValueUpdate {
+    public func recordValue(of account: Account, amount: Money, on date: CalendarDate, note: String? = nil) throws
+        -> ValueUpdate
+    {
         let note = try note.map { try Account.validatedName($0, what: "note") }
         if let closed = account.closed, closed <= date {
-            throw CofferError(.closed, "\(account.name) was closed on \(closed).", kind: "account", candidates: [account.name])
+            throw CofferError(
+                .closed, "\(account.name) was closed on \(closed).", kind: "account", candidates: [account.name])
         }
-        let update = ValueUpdate(accountID: account.id, date: date, amount: amount, sequence: nextUpdateSequence, note: note)
-        try commit("Updated \(account.name) to \(currency.format(amount)) on \(date)", puts: [(update.id, .update(update))])
+        let update = ValueUpdate(
+            accountID: account.id, date: date, amount: amount, sequence: nextUpdateSequence, note: note)
+        try commit(
+            "Updated \(account.name) to \(currency.format(amount)) on \(date)", puts: [(update.id, .update(update))])
         return update
     }
 
     public func renameAccount(_ account: Account, to newName: String) throws {
         let newName = try Account.validatedName(newName)
-        try Self.requireUnique(newName, among: accounts.filter { $0.id != account.id }, name: \.name, kind: "account", article: "An")
+        try Self.requireUnique(
+            newName, among: accounts.filter { $0.id != account.id }, name: \.name, kind: "account", article: "An")
         var renamed = account
         renamed.name = newName
         try commit("Renamed \(account.name) to \(newName)", puts: [(account.id, .account(renamed))])
@@ -50,7 +62,8 @@ extension Ledger {
     /// Closes an account: it leaves the totals from `date` on and stays in history.
     public func closeAccount(_ account: Account, on date: CalendarDate) throws {
         if let closed = account.closed {
-            throw CofferError(.closed, "\(account.name) is already closed (\(closed)).", kind: "account", candidates: [account.name])
+            throw CofferError(
+                .closed, "\(account.name) is already closed (\(closed)).", kind: "account", candidates: [account.name])
         }
         var closing = account
         closing.closed = date
@@ -85,8 +98,11 @@ extension Ledger {
     @discardableResult
     public func setGrowthRate(_ rate: GrowthRate, for target: String) throws -> GrowthTarget {
         let existing = categoryRateRecord(for: target)
-        let isCategory = accounts.contains { $0.category.caseInsensitiveCompare(target) == .orderedSame } || existing != nil
-            || (Account.defaultAssetCategories + Account.defaultLiabilityCategories).contains { $0.caseInsensitiveCompare(target) == .orderedSame }
+        let isCategory =
+            accounts.contains { $0.category.caseInsensitiveCompare(target) == .orderedSame } || existing != nil
+            || (Account.defaultAssetCategories + Account.defaultLiabilityCategories).contains {
+                $0.caseInsensitiveCompare(target) == .orderedSame
+            }
         guard isCategory else {
             var account = try account(named: target)
             account.growthRate = rate
@@ -94,7 +110,9 @@ extension Ledger {
             return .account(account.name)
         }
         let name = accounts.first { $0.category.caseInsensitiveCompare(target) == .orderedSame }?.category ?? target
-        try commit("Set \(name) growth to \(rate)", puts: [(existing?.0 ?? UUID(), .categoryRate(CategoryRate(category: name, rate: rate)))])
+        try commit(
+            "Set \(name) growth to \(rate)",
+            puts: [(existing?.0 ?? UUID(), .categoryRate(CategoryRate(category: name, rate: rate)))])
         return .category(name)
     }
 

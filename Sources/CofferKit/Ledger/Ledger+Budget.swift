@@ -24,8 +24,9 @@ extension Ledger {
         var source = source
         source.name = try Account.validatedName(source.name)
         try Self.requirePositive(source.amount)
-        try Self.requireUnique(source.name, among: incomeSources.filter { $0.id != source.id }, name: \.name, kind: "income source",
-                               article: "An")
+        try Self.requireUnique(
+            source.name, among: incomeSources.filter { $0.id != source.id }, name: \.name, kind: "income source",
+            article: "An")
         try commit("Edited income source \(source.name)", puts: [(source.id, .incomeSource(source))])
     }
 
@@ -36,7 +37,9 @@ extension Ledger {
 
     // MARK: Categories
 
-    public func category(named name: String, type: BudgetType? = nil, includeHidden: Bool = true) throws -> BudgetCategory {
+    public func category(named name: String, type: BudgetType? = nil, includeHidden: Bool = true) throws
+        -> BudgetCategory
+    {
         let pool = budgetCategories.filter { (includeHidden || !$0.isHidden) && (type == nil || $0.type == type) }
         return try Self.match(name, among: pool, name: \.name, kind: "category")
     }
@@ -45,8 +48,11 @@ extension Ledger {
     @discardableResult
     public func addCategory(name: String, type: BudgetType) throws -> BudgetCategory {
         let name = try Account.validatedName(name)
-        if budgetCategories.contains(where: { $0.type == type && $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
-            throw CofferError(.alreadyExists, "\(type.title) already has a category called '\(name)'.", kind: "category", candidates: [name])
+        if budgetCategories.contains(where: { $0.type == type && $0.name.caseInsensitiveCompare(name) == .orderedSame })
+        {
+            throw CofferError(
+                .alreadyExists, "\(type.title) already has a category called '\(name)'.", kind: "category",
+                candidates: [name])
         }
         let order = (budgetCategories.filter { $0.type == type }.map(\.sortOrder).max() ?? -1) + 1
         let category = BudgetCategory(name: name, type: type, sortOrder: order, isDefault: false)
@@ -56,9 +62,12 @@ extension Ledger {
 
     public func renameCategory(_ category: BudgetCategory, to newName: String) throws {
         let newName = try Account.validatedName(newName)
-        if budgetCategories.contains(where: { $0.id != category.id && $0.type == category.type && $0.name.caseInsensitiveCompare(newName) == .orderedSame }) {
-            throw CofferError(.alreadyExists, "\(category.type.title) already has a category called '\(newName)'.", kind: "category",
-                              candidates: [newName])
+        if budgetCategories.contains(where: {
+            $0.id != category.id && $0.type == category.type && $0.name.caseInsensitiveCompare(newName) == .orderedSame
+        }) {
+            throw CofferError(
+                .alreadyExists, "\(category.type.title) already has a category called '\(newName)'.", kind: "category",
+                candidates: [newName])
         }
         var renamed = category
         renamed.name = newName
@@ -68,16 +77,21 @@ extension Ledger {
     /// Hides a category from new spending (its past spending still counts), or shows it again.
     public func setCategoryHidden(_ category: BudgetCategory, _ hidden: Bool) throws {
         guard category.isHidden != hidden else {
-            throw CofferError(.unchanged, "\(category.name) is already \(hidden ? "hidden" : "shown").", kind: "category", candidates: [category.name])
+            throw CofferError(
+                .unchanged, "\(category.name) is already \(hidden ? "hidden" : "shown").", kind: "category",
+                candidates: [category.name])
         }
         var changed = category
         changed.isHidden = hidden
-        try commit("\(hidden ? "Hid" : "Unhid") category \(category.name)", puts: [(category.id, .budgetCategory(changed))])
+        try commit(
+            "\(hidden ? "Hid" : "Unhid") category \(category.name)", puts: [(category.id, .budgetCategory(changed))])
     }
 
     /// What deleting a custom category does: its transactions move to its type's "Other"
     /// (created when missing). Default categories can be hidden, not deleted.
-    public func categoryDeletion(_ category: BudgetCategory) throws -> (other: BudgetCategory, otherIsNew: Bool, moved: [Transaction]) {
+    public func categoryDeletion(_ category: BudgetCategory) throws -> (
+        other: BudgetCategory, otherIsNew: Bool, moved: [Transaction]
+    ) {
         let (other, isNew, moved) = try budget.deletion(of: category)
         return (other, isNew, moved)
     }
@@ -134,8 +148,10 @@ extension Ledger {
     public func removeGoal(_ goal: SavingsGoal) throws {
         let contributions = transactions.filter { $0.target == .goal(goal.id) }.count
         guard contributions == 0 else {
-            throw CofferError(.inUse, "\(goal.name) has \(contributions) contribution\(contributions == 1 ? "" : "s"); removing it would orphan them.",
-                              kind: "goal", candidates: [goal.name])
+            throw CofferError(
+                .inUse,
+                "\(goal.name) has \(contributions) contribution\(contributions == 1 ? "" : "s"); removing it would orphan them.",
+                kind: "goal", candidates: [goal.name])
         }
         try commit("Removed goal \(goal.name)", deletes: [goal.id])
     }
@@ -144,29 +160,41 @@ extension Ledger {
 
     /// Spending in a category: its type (needs, wants or savings) comes from the category.
     @discardableResult
-    public func spend(_ amount: Money, in category: BudgetCategory, on date: CalendarDate, note: String? = nil) throws -> Transaction {
-        try record(category.type == .savings ? .savings : .expense, amount, target: .category(category.id),
-                   label: "\(category.name) (\(category.type.title))", on: date, note: note)
+    public func spend(_ amount: Money, in category: BudgetCategory, on date: CalendarDate, note: String? = nil) throws
+        -> Transaction
+    {
+        try record(
+            category.type == .savings ? .savings : .expense, amount, target: .category(category.id),
+            label: "\(category.name) (\(category.type.title))", on: date, note: note)
     }
 
     @discardableResult
-    public func earn(_ amount: Money, from source: IncomeSource, on date: CalendarDate, note: String? = nil) throws -> Transaction {
+    public func earn(_ amount: Money, from source: IncomeSource, on date: CalendarDate, note: String? = nil) throws
+        -> Transaction
+    {
         try record(.income, amount, target: .source(source.id), label: source.name, on: date, note: note)
     }
 
     @discardableResult
-    public func save(_ amount: Money, towards goal: SavingsGoal, on date: CalendarDate, note: String? = nil) throws -> Transaction {
+    public func save(_ amount: Money, towards goal: SavingsGoal, on date: CalendarDate, note: String? = nil) throws
+        -> Transaction
+    {
         try record(.savings, amount, target: .goal(goal.id), label: goal.name, on: date, note: note)
     }
 
-    private func record(_ type: TransactionType, _ amount: Money, target: Transaction.Target, label: String, on date: CalendarDate,
-                        note: String?) throws -> Transaction {
+    private func record(
+        _ type: TransactionType, _ amount: Money, target: Transaction.Target, label: String, on date: CalendarDate,
+        note: String?
+    ) throws -> Transaction {
         try Self.requirePositive(amount)
         let note = try note.map { try Account.validatedName($0, what: "note") }
-        let transaction = Transaction(amount: amount, type: type, target: target, note: note, date: date, sequence: nextTransactionSequence)
+        let transaction = Transaction(
+            amount: amount, type: type, target: target, note: note, date: date, sequence: nextTransactionSequence)
         let verb = type == .income ? "Earned" : (type == .savings ? "Saved" : "Spent")
         let preposition = type == .income ? "from" : (type == .savings ? "towards" : "on")
-        try commit("\(verb) \(currency.format(amount)) \(preposition) \(label)", puts: [(transaction.id, .transaction(transaction))])
+        try commit(
+            "\(verb) \(currency.format(amount)) \(preposition) \(label)",
+            puts: [(transaction.id, .transaction(transaction))])
         return transaction
     }
 
@@ -178,11 +206,15 @@ extension Ledger {
     /// The transaction whose id starts with `id` (at least four characters, and only one match).
     public func transaction(withID id: String) throws -> Transaction {
         let wanted = id.lowercased()
-        let matches = transactions.filter { Self.shortID($0.id).hasPrefix(wanted) || $0.id.uuidString.lowercased() == wanted }
+        let matches = transactions.filter {
+            Self.shortID($0.id).hasPrefix(wanted) || $0.id.uuidString.lowercased() == wanted
+        }
         guard wanted.count >= 4, matches.count == 1 else {
-            throw CofferError(matches.count > 1 ? .ambiguous : .noMatch,
-                              matches.count > 1 ? "'\(id)' matches \(matches.count) transactions; give more of the id."
-                                                : "No transaction has the id '\(id)'.", kind: "transaction")
+            throw CofferError(
+                matches.count > 1 ? .ambiguous : .noMatch,
+                matches.count > 1
+                    ? "'\(id)' matches \(matches.count) transactions; give more of the id."
+                    : "No transaction has the id '\(id)'.", kind: "transaction")
         }
         return matches[0]
     }
@@ -206,8 +238,10 @@ extension Ledger {
         public var note: String?
         public var category: BudgetCategory?
         public var source: IncomeSource?
-        public init(amount: Money? = nil, date: CalendarDate? = nil, note: String? = nil, category: BudgetCategory? = nil,
-                    source: IncomeSource? = nil) {
+        public init(
+            amount: Money? = nil, date: CalendarDate? = nil, note: String? = nil, category: BudgetCategory? = nil,
+            source: IncomeSource? = nil
+        ) {
             self.amount = amount
             self.date = date
             self.note = note
@@ -239,7 +273,9 @@ extension Ledger {
             edited.type = category.type == .savings ? .savings : .expense
         }
         if let source = edit.source {
-            guard transaction.type == .income else { throw CofferError(.invalidInput, "Only income comes from a source.", kind: "income source") }
+            guard transaction.type == .income else {
+                throw CofferError(.invalidInput, "Only income comes from a source.", kind: "income source")
+            }
             edited.target = .source(source.id)
         }
         try commit("Edited transaction \(Self.shortID(transaction.id))", puts: [(transaction.id, .transaction(edited))])
@@ -247,8 +283,9 @@ extension Ledger {
     }
 
     public func deleteTransaction(_ transaction: Transaction) throws {
-        try commit("Deleted transaction \(label(of: transaction)) \(currency.format(transaction.amount)) on \(transaction.date)",
-                   deletes: [transaction.id])
+        try commit(
+            "Deleted transaction \(label(of: transaction)) \(currency.format(transaction.amount)) on \(transaction.date)",
+            deletes: [transaction.id])
     }
 
     static func requirePositive(_ amount: Money) throws {

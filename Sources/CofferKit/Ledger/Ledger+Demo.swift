@@ -38,11 +38,16 @@ extension Ledger {
         let salary = IncomeSource(name: "Salary", amount: Money(minorUnits: 320_000), frequency: .monthly)
         let emergency = SavingsGoal(name: "Emergency Fund", target: Money(minorUnits: 1_000_000))
         let holiday = SavingsGoal(name: "Holiday")
-        puts += [(salary.id, .incomeSource(salary)), (emergency.id, .savingsGoal(emergency)), (holiday.id, .savingsGoal(holiday))]
+        puts += [
+            (salary.id, .incomeSource(salary)), (emergency.id, .savingsGoal(emergency)),
+            (holiday.id, .savingsGoal(holiday)),
+        ]
         let monthStart = BudgetMonth(containing: today).first
         let categories = Dictionary(budgetCategories.map { ($0.name, $0.id) }, uniquingKeysWith: { first, _ in first })
         func category(_ name: String) throws -> Transaction.Target {
-            guard let id = categories[name] else { throw CofferError(.noMatch, "No category \(name) for the demo.", kind: "category") }
+            guard let id = categories[name] else {
+                throw CofferError(.noMatch, "No category \(name) for the demo.", kind: "category")
+            }
             return .category(id)
         }
         var entries: [(Int64, TransactionType, Transaction.Target, String?)] = [
@@ -54,8 +59,9 @@ extension Ledger {
         if today.day > 7 { entries.append((5_320, .expense, try category("Groceries"), "Sainsbury's")) }
         for (index, entry) in entries.enumerated() {
             let day = min(today, monthStart.adding(days: index))
-            let transaction = Transaction(amount: Money(minorUnits: entry.0), type: entry.1, target: entry.2, note: entry.3, date: day,
-                                          sequence: UInt64(index + 1))
+            let transaction = Transaction(
+                amount: Money(minorUnits: entry.0), type: entry.1, target: entry.2, note: entry.3, date: day,
+                sequence: UInt64(index + 1))
             puts.append((transaction.id, .transaction(transaction)))
         }
         try commit("Created the demo accounts and budget", puts: puts)

@@ -9,24 +9,34 @@ extension Ledger {
 
     /// Whether the vault holds nothing a person put in (the default categories aside).
     public var holdsNoUserData: Bool {
-        accounts.isEmpty && updates.isEmpty && transactions.isEmpty && incomeSources.isEmpty && goals.isEmpty && clients.isEmpty
+        accounts.isEmpty && updates.isEmpty && transactions.isEmpty && incomeSources.isEmpty && goals.isEmpty
+            && clients.isEmpty
             && invoices.isEmpty && categoryRates.isEmpty && ruleSets.isEmpty && budgetCategories.allSatisfy(\.isDefault)
     }
 
     /// Imports a Coffer JSON export into a vault that holds no data yet, as one change. The
     /// export's categories replace the defaults; its invoice counter is kept outside the log.
     @discardableResult
-    public func importExport(_ document: ExportDocument, from fileName: String) throws -> (records: Int, currency: Currency) {
+    public func importExport(_ document: ExportDocument, from fileName: String) throws -> (
+        records: Int, currency: Currency
+    ) {
         let (currency, records, counter) = try document.records()
         guard holdsNoUserData else {
-            throw CofferError(.alreadyExists, "This vault already holds data; import only goes into a new vault.", kind: "vault data")
+            throw CofferError(
+                .alreadyExists, "This vault already holds data; import only goes into a new vault.", kind: "vault data")
         }
         var puts = records
         let importsCategories = records.contains { if case .budgetCategory = $0.1 { true } else { false } }
         let replacedDefaults = importsCategories ? budgetCategories.map(\.id) : []
-        puts.append((settingsID ?? UUID(), .settings(VaultSettings(currency: currency, includeReceivables: document.includeReceivables))))
+        puts.append(
+            (
+                settingsID ?? UUID(),
+                .settings(VaultSettings(currency: currency, includeReceivables: document.includeReceivables))
+            ))
         if let counter {
-            try writeWithoutHistory([(invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: counter)))])
+            try writeWithoutHistory([
+                (invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: counter)))
+            ])
         }
         try commit("Imported \(records.count) records from \(fileName)", puts: puts, deletes: replacedDefaults)
         return (records.count, currency)
@@ -38,42 +48,56 @@ extension Ledger {
     /// quote the CSV export puts before a cell a spreadsheet would run as a formula.
     public static func cleaned(_ row: StatementLayout.Row) -> StatementLayout.Row {
         var description = row.description
-        if description.hasPrefix("'"), let next = description.unicodeScalars.dropFirst().first, CSVExport.formulaStarts.contains(next) {
+        if description.hasPrefix("'"), let next = description.unicodeScalars.dropFirst().first,
+            CSVExport.formulaStarts.contains(next)
+        {
             description.removeFirst()
         }
-        let text = String(String.UnicodeScalarView(description.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
-        return StatementLayout.Row(line: row.line, date: row.date, amount: row.amount, description: text, rowHash: row.rowHash)
+        let text = String(
+            String.UnicodeScalarView(description.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
+                .prefix(200))
+        return StatementLayout.Row(
+            line: row.line, date: row.date, amount: row.amount, description: text, rowHash: row.rowHash)
     }
 
     /// What importing statement lines as budget transactions would add, skip as already in the
     /// vault, and leave uncategorised. `account` labels the bank account, so duplicates are
     /// found per account.
-    public func planTransactionImport(_ rows: [StatementLayout.Row], account: String?, rules: CategoryRuleSet?) throws -> TransactionImportPlan {
+    public func planTransactionImport(_ rows: [StatementLayout.Row], account: String?, rules: CategoryRuleSet?) throws
+        -> TransactionImportPlan
+    {
         let label = try account.map { try Account.validatedName($0) }
-        return TransactionImportPlan(rows: rows.map(Self.cleaned), account: label ?? "", existing: transactions, rules: rules,
-                                     categories: budgetCategories, firstSequence: nextTransactionSequence)
+        return TransactionImportPlan(
+            rows: rows.map(Self.cleaned), account: label ?? "", existing: transactions, rules: rules,
+            categories: budgetCategories, firstSequence: nextTransactionSequence)
     }
 
     /// Writes a plan's new transactions as one change.
     public func importTransactions(_ plan: TransactionImportPlan, from fileName: String) throws {
         guard !plan.added.isEmpty else { return }
-        try commit("Imported \(plan.added.count) transactions from \(fileName)",
-                   puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) })
+        try commit(
+            "Imported \(plan.added.count) transactions from \(fileName)",
+            puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) })
     }
 
     /// What importing statement balances as an account's values would add; values on or after
     /// a closed account's closing date are refused.
     public func planUpdateImport(_ rows: [StatementLayout.Row], account: Account) throws -> UpdateImportPlan {
-        let plan = UpdateImportPlan(rows: rows.map(Self.cleaned), accountID: account.id, existing: updates, firstSequence: nextUpdateSequence)
+        let plan = UpdateImportPlan(
+            rows: rows.map(Self.cleaned), accountID: account.id, existing: updates, firstSequence: nextUpdateSequence)
         if let closed = account.closed, let late = plan.added.first(where: { $0.update.date >= closed }) {
-            throw CofferError(.closed, "line \(late.line): \(account.name) was closed on \(closed).", kind: "account", candidates: [account.name])
+            throw CofferError(
+                .closed, "line \(late.line): \(account.name) was closed on \(closed).", kind: "account",
+                candidates: [account.name])
         }
         return plan
     }
 
     public func importUpdates(_ plan: UpdateImportPlan, of account: Account, from fileName: String) throws {
         guard !plan.added.isEmpty else { return }
-        try commit("Imported \(plan.added.count) values of \(account.name) from \(fileName)", puts: plan.added.map { ($0.update.id, .update($0.update)) })
+        try commit(
+            "Imported \(plan.added.count) values of \(account.name) from \(fileName)",
+            puts: plan.added.map { ($0.update.id, .update($0.update)) })
     }
 
     // MARK: Rule sets
@@ -86,9 +110,10 @@ extension Ledger {
     public func ruleSetToApply(named name: String?) throws -> CategoryRuleSet {
         if let name { return try ruleSet(named: name) }
         guard ruleSets.count == 1 else {
-            throw CofferError(ruleSets.isEmpty ? .noMatch : .ambiguous,
-                              ruleSets.isEmpty ? "There are no rule sets yet." : "Say which rule set to use.",
-                              kind: "rule set", candidates: ruleSets.map(\.name))
+            throw CofferError(
+                ruleSets.isEmpty ? .noMatch : .ambiguous,
+                ruleSets.isEmpty ? "There are no rule sets yet." : "Say which rule set to use.",
+                kind: "rule set", candidates: ruleSets.map(\.name))
         }
         return ruleSets[0]
     }
@@ -102,9 +127,12 @@ extension Ledger {
             (try? incomeSource(named: name)).map { .source($0.id) },
         ].compactMap { $0 }
         guard found.count == 1 else {
-            throw CofferError(found.isEmpty ? .noMatch : .ambiguous,
-                              found.isEmpty ? "No category, goal or income source matches '\(name)'." : "'\(name)' names more than one kind of place.",
-                              kind: "place")
+            throw CofferError(
+                found.isEmpty ? .noMatch : .ambiguous,
+                found.isEmpty
+                    ? "No category, goal or income source matches '\(name)'."
+                    : "'\(name)' names more than one kind of place.",
+                kind: "place")
         }
         return found[0]
     }
@@ -121,17 +149,21 @@ extension Ledger {
 
     /// Adds a rule to the set called `setName` (created if new). Returns the set, and whether
     /// the rule was new (a rule already there changes nothing).
-    public func addRule(to setName: String, pattern: String, target: Transaction.Target) throws -> (set: CategoryRuleSet, added: Bool) {
+    public func addRule(to setName: String, pattern: String, target: Transaction.Target) throws -> (
+        set: CategoryRuleSet, added: Bool
+    ) {
         let setName = try Account.validatedName(setName, what: "rule set name")
         let pattern = try Account.validatedName(pattern, what: "pattern")
         guard !pattern.allSatisfy({ $0 == "*" }) else {
             throw CofferError(.invalidInput, "'\(pattern)' would match every description.")
         }
-        var set = ruleSets.first { $0.name.caseInsensitiveCompare(setName) == .orderedSame } ?? CategoryRuleSet(name: setName)
+        var set =
+            ruleSets.first { $0.name.caseInsensitiveCompare(setName) == .orderedSame } ?? CategoryRuleSet(name: setName)
         let rule = CategoryRuleSet.Rule(pattern: pattern, target: target)
         guard !set.rules.contains(rule) else { return (set, false) }
         set.rules.append(rule)
-        try commit("Added rule \(pattern) → \(describe(target).name) to \(set.name)", puts: [(set.id, .categoryRuleSet(set))])
+        try commit(
+            "Added rule \(pattern) → \(describe(target).name) to \(set.name)", puts: [(set.id, .categoryRuleSet(set))])
         return (set, true)
     }
 
@@ -143,7 +175,9 @@ extension Ledger {
     @discardableResult
     public func removeRule(_ number: Int, from set: CategoryRuleSet) throws -> CategoryRuleSet.Rule {
         guard (1...max(1, set.rules.count)).contains(number), number <= set.rules.count else {
-            throw CofferError(.noMatch, "\(set.name) has no rule \(number); it has \(set.rules.count).", kind: "rule", candidates: [set.name])
+            throw CofferError(
+                .noMatch, "\(set.name) has no rule \(number); it has \(set.rules.count).", kind: "rule",
+                candidates: [set.name])
         }
         var changed = set
         let removed = changed.rules.remove(at: number - 1)
@@ -155,13 +189,16 @@ extension Ledger {
     public func recategorisation(with set: CategoryRuleSet) -> (waiting: Int, moved: [Transaction]) {
         let waiting = transactions.filter { $0.target == .uncategorised }
         let moved = waiting.compactMap { transaction in
-            set.target(for: transaction.note ?? "", amount: transaction.signedAmount).map { transaction.placed(at: $0, categories: budgetCategories) }
+            set.target(for: transaction.note ?? "", amount: transaction.signedAmount).map {
+                transaction.placed(at: $0, categories: budgetCategories)
+            }
         }
         return (waiting.count, moved)
     }
 
     public func recategorise(_ moved: [Transaction], with set: CategoryRuleSet) throws {
         guard !moved.isEmpty else { return }
-        try commit("Recategorised \(moved.count) transactions with \(set.name)", puts: moved.map { ($0.id, .transaction($0)) })
+        try commit(
+            "Recategorised \(moved.count) transactions with \(set.name)", puts: moved.map { ($0.id, .transaction($0)) })
     }
 }

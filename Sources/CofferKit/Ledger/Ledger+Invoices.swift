@@ -17,7 +17,9 @@ extension Ledger {
     }
 
     @discardableResult
-    public func addClient(name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30) throws -> Client {
+    public func addClient(name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30) throws
+        -> Client
+    {
         let name = try Account.validatedName(name, what: "client name")
         try Self.requireTerms(termsDays)
         try Self.requireUnique(name, among: clients, name: \.name, kind: "client")
@@ -38,8 +40,10 @@ extension Ledger {
     public func removeClient(_ client: Client) throws {
         let count = invoices.filter { $0.clientID == client.id }.count
         guard count == 0 else {
-            throw CofferError(.inUse, "\(client.name) has \(count) invoice\(count == 1 ? "" : "s"); a client with invoices cannot be removed.",
-                              kind: "client", candidates: [client.name])
+            throw CofferError(
+                .inUse,
+                "\(client.name) has \(count) invoice\(count == 1 ? "" : "s"); a client with invoices cannot be removed.",
+                kind: "client", candidates: [client.name])
         }
         try commit("Removed client \(client.name)", deletes: [client.id])
     }
@@ -70,8 +74,11 @@ extension Ledger {
     /// Creates an invoice under the next number, a draft or (with `send`) sent and frozen. The
     /// number counter moves outside the change log: undo never frees a number for reuse.
     @discardableResult
-    public func createInvoice(for client: Client, items: [LineItem], taxBasisPoints: Int? = nil, issued: CalendarDate, due: Due = .clientTerms,
-                              notes: String? = nil, send: Bool = false) throws -> Invoice {
+    public func createInvoice(
+        for client: Client, items: [LineItem], taxBasisPoints: Int? = nil, issued: CalendarDate,
+        due: Due = .clientTerms,
+        notes: String? = nil, send: Bool = false
+    ) throws -> Invoice {
         guard !items.isEmpty else { throw CofferError(.invalidInput, "An invoice needs at least one item.") }
         let items = try items.map { item in
             var item = item
@@ -87,10 +94,14 @@ extension Ledger {
             dueDate = issued.adding(days: days)
         case .clientTerms: dueDate = issued.adding(days: client.termsDays)
         }
-        guard dueDate >= issued else { throw CofferError(.invalidInput, "The due date \(dueDate) is before the issue date \(issued).") }
+        guard dueDate >= issued else {
+            throw CofferError(.invalidInput, "The due date \(dueDate) is before the issue date \(issued).")
+        }
         let number = (invoiceCounter?.counter.lastNumber ?? invoices.map(\.number).max() ?? 0) + 1
-        var invoice = Invoice(number: number, clientID: client.id, items: items, taxBasisPoints: taxBasisPoints, issued: issued, due: dueDate,
-                              notes: try notes.map { try Account.validatedName($0, what: "note") })
+        var invoice = Invoice(
+            number: number, clientID: client.id, items: items, taxBasisPoints: taxBasisPoints, issued: issued,
+            due: dueDate,
+            notes: try notes.map { try Account.validatedName($0, what: "note") })
         _ = try invoice.total()
         if send { invoice = try invoice.sending(on: issued) }
         try writeWithoutHistory([(invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: number)))])
@@ -116,11 +127,14 @@ extension Ledger {
 
     /// Records a payment: the whole outstanding amount unless `amount` says less. Overpayment is refused.
     @discardableResult
-    public func recordPayment(on invoice: Invoice, amount: Money? = nil, date: CalendarDate) throws -> (invoice: Invoice, amount: Money) {
+    public func recordPayment(on invoice: Invoice, amount: Money? = nil, date: CalendarDate) throws -> (
+        invoice: Invoice, amount: Money
+    ) {
         if let amount { try Self.requirePositive(amount) }
         let amount = try amount ?? invoice.outstanding()
         let paid = try invoice.paying(amount, on: date)
-        try commit("Recorded payment of \(currency.format(amount)) on \(paid.reference)", puts: [(paid.id, .invoice(paid))])
+        try commit(
+            "Recorded payment of \(currency.format(amount)) on \(paid.reference)", puts: [(paid.id, .invoice(paid))])
         return (paid, amount)
     }
 }

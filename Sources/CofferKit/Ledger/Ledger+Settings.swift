@@ -7,12 +7,15 @@ import VaultStore
 extension Ledger {
     /// Creates a vault at `url` with its settings and the budget's default categories, outside
     /// the change log (there is nothing before them to undo to).
-    public static func create(at url: URL, passphrase: Passphrase, parameters: Argon2idParameters, currency: Currency,
-                              guard rollbackGuard: RollbackGuard? = nil) throws -> Ledger {
+    public static func create(
+        at url: URL, passphrase: Passphrase, parameters: Argon2idParameters, currency: Currency,
+        guard rollbackGuard: RollbackGuard? = nil
+    ) throws -> Ledger {
         let vault = try Vault.create(at: url, passphrase: passphrase, parameters: parameters, guard: rollbackGuard)
         let ledger = try Ledger(vault: vault)
-        try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: currency)))]
-            + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
+        try ledger.writeWithoutHistory(
+            [(UUID(), .settings(VaultSettings(currency: currency)))]
+                + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
         return ledger
     }
 
@@ -23,7 +26,8 @@ extension Ledger {
     public func setIncludeReceivables(_ include: Bool) throws {
         var settings = currentSettings
         settings.includeReceivables = include
-        try commit("Turned invoices receivable \(include ? "on" : "off")", puts: [(settingsID ?? UUID(), .settings(settings))])
+        try commit(
+            "Turned invoices receivable \(include ? "on" : "off")", puts: [(settingsID ?? UUID(), .settings(settings))])
     }
 
     // MARK: Backup targets

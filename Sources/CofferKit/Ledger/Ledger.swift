@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 import VaultStore
 
 /// The unit of work: an open vault seen as finance data. Decodes every record once; writes each
@@ -48,7 +48,9 @@ public final class Ledger {
         // Of two puts of one id, the later wins, as in the vault.
         var last: [UUID: Int] = [:]
         for (index, put) in puts.enumerated() { last[put.0] = index }
-        for (index, (id, record)) in puts.enumerated() where last[id] == index { next.add(id, record, keepingOrder: true) }
+        for (index, (id, record)) in puts.enumerated() where last[id] == index {
+            next.add(id, record, keepingOrder: true)
+        }
         install(next)
     }
 
@@ -72,9 +74,11 @@ public final class Ledger {
         invoices = parts.invoices.sorted { $0.number < $1.number }
         invoiceCounter = parts.invoiceCounter
         ruleSets = parts.ruleSets.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
-        portfolio = Portfolio(currency: currency, accounts: accounts, updates: updates,
-                              categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
-        netWorth = NetWorth(portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true)
+        portfolio = Portfolio(
+            currency: currency, accounts: accounts, updates: updates,
+            categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+        netWorth = NetWorth(
+            portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true)
         budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
     }
 
@@ -170,12 +174,16 @@ public final class Ledger {
         static func decoding(_ records: PayloadView) throws -> Parts {
             let chunkSize = 4096
             let chunks = max(1, (records.count + chunkSize - 1) / chunkSize)
-            @Sendable func range(_ chunk: Int) -> Range<Int> { min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize) }
+            @Sendable func range(_ chunk: Int) -> Range<Int> {
+                min(records.count, chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize)
+            }
             // Transactions, most of a vault, are decoded straight into their final array (each
             // chunk into its own stretch of it), so a million of them never sit in memory twice.
             var slots = [Int](repeating: 0, count: chunks + 1)
             for chunk in 0..<chunks {
-                slots[chunk + 1] = slots[chunk] + range(chunk).reduce(0) { $0 + (RecordCodec.isTransaction(records.payload(at: $1)) ? 1 : 0) }
+                slots[chunk + 1] =
+                    slots[chunk]
+                    + range(chunk).reduce(0) { $0 + (RecordCodec.isTransaction(records.payload(at: $1)) ? 1 : 0) }
             }
             let firstSlot = slots
             var slices = [Parts](repeating: Parts(), count: chunks)
@@ -195,13 +203,17 @@ public final class Ledger {
                                     do {
                                         let record = try RecordCodec.decode(records.payload(at: index), id: id)
                                         if case .transaction(let transaction) = record {
-                                            (buffer.baseAddress! + firstSlot[chunk] + counted[chunk]).initialize(to: transaction)
+                                            (buffer.baseAddress! + firstSlot[chunk] + counted[chunk]).initialize(
+                                                to: transaction)
                                             counted[chunk] += 1
                                         } else {
                                             parts.add(id, record)
                                         }
                                     } catch {
-                                        failed[chunk] = (records.id(at: index), error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable"))
+                                        failed[chunk] = (
+                                            records.id(at: index),
+                                            error as? FinanceError ?? FinanceError(.invalidRecord, "unreadable")
+                                        )
                                         return
                                     }
                                 }
@@ -212,7 +224,9 @@ public final class Ledger {
                 }
                 failure = failures.lazy.compactMap { $0 }.first
                 guard failure == nil else {
-                    for chunk in 0..<chunks { (buffer.baseAddress! + firstSlot[chunk]).deinitialize(count: decodedCount[chunk]) }
+                    for chunk in 0..<chunks {
+                        (buffer.baseAddress! + firstSlot[chunk]).deinitialize(count: decodedCount[chunk])
+                    }
                     initialized = 0
                     return
                 }
@@ -237,10 +251,13 @@ public final class Ledger {
     public private(set) var portfolio = Portfolio(currency: .gbp, accounts: [], updates: [])
     public private(set) var budget = Budget(sources: [], categories: [], goals: [], transactions: [])
     /// Net worth as every report gives it: accounts, plus receivables unless settings leave them out.
-    public private(set) var netWorth = NetWorth(portfolio: Portfolio(currency: .gbp, accounts: [], updates: []), invoices: [], includeReceivables: true)
+    public private(set) var netWorth = NetWorth(
+        portfolio: Portfolio(currency: .gbp, accounts: [], updates: []), invoices: [], includeReceivables: true)
 
     /// In the vault's id order, as they are read back once written.
-    private static let defaultCategories = BudgetCategory.defaults().sorted { RecordID(uuid: $0.id) < RecordID(uuid: $1.id) }
+    private static let defaultCategories = BudgetCategory.defaults().sorted {
+        RecordID(uuid: $0.id) < RecordID(uuid: $1.id)
+    }
 
     /// The design's default categories are part of a vault's setup: written with the vault, or
     /// on a vault from before budgets, outside the change log just before its first change (so
@@ -256,12 +273,18 @@ public final class Ledger {
     public var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }
 
     /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
-    public func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date()) throws {
+    public func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date())
+        throws
+    {
         for (_, record) in puts { try record.checkText() }
         try seedDefaultCategoriesBeforeFirstChange()
         let touched = puts.map(\.0) + deletes
-        let entry = ChangeEntry(sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
-                                summary: summary, before: touched.map { .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) }) })
+        let entry = ChangeEntry(
+            sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
+            summary: summary,
+            before: touched.map {
+                .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) })
+            })
         var recordChanges: [RecordChange] = puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
         recordChanges += deletes.map { .delete(RecordID(uuid: $0)) }
         let changeID = UUID()
@@ -301,7 +324,8 @@ public final class Ledger {
 
     /// Exact case-insensitive match, else the unique case-insensitive prefix; otherwise refused
     /// with the candidates, so nothing is written on a guess.
-    static func match<Item>(_ wanted: String, among items: [Item], name: (Item) -> String, kind: String) throws -> Item {
+    static func match<Item>(_ wanted: String, among items: [Item], name: (Item) -> String, kind: String) throws -> Item
+    {
         let text = wanted.trimmingCharacters(in: .whitespaces)
         if let exact = items.first(where: { name($0).caseInsensitiveCompare(text) == .orderedSame }) { return exact }
         let matches = text.isEmpty ? [] : items.filter { name($0).lowercased().hasPrefix(text.lowercased()) }
@@ -309,20 +333,26 @@ public final class Ledger {
         if matches.isEmpty {
             throw CofferError(.noMatch, "No \(kind) matches '\(wanted)'.", kind: kind, candidates: items.map(name))
         }
-        throw CofferError(.ambiguous, "'\(wanted)' matches \(matches.count) \(kind)s: \(matches.map(name).joined(separator: ", ")).",
-                          kind: kind, candidates: matches.map(name))
+        throw CofferError(
+            .ambiguous, "'\(wanted)' matches \(matches.count) \(kind)s: \(matches.map(name).joined(separator: ", ")).",
+            kind: kind, candidates: matches.map(name))
     }
 
     /// Refuses a second record of `kind` called `name` (names are unique, case-insensitively).
-    static func requireUnique<Item>(_ name: String, among items: [Item], name itemName: (Item) -> String, kind: String,
-                                    article: String = "A") throws {
+    static func requireUnique<Item>(
+        _ name: String, among items: [Item], name itemName: (Item) -> String, kind: String,
+        article: String = "A"
+    ) throws {
         if let existing = items.first(where: { itemName($0).caseInsensitiveCompare(name) == .orderedSame }) {
-            throw CofferError(.alreadyExists, "\(article) \(kind) called '\(itemName(existing))' already exists.", kind: kind,
-                              candidates: [itemName(existing)])
+            throw CofferError(
+                .alreadyExists, "\(article) \(kind) called '\(itemName(existing))' already exists.", kind: kind,
+                candidates: [itemName(existing)])
         }
     }
 
     func categoryRateRecord(for category: String) -> (UUID, CategoryRate)? {
-        categoryRates.first { $0.value.category.caseInsensitiveCompare(category) == .orderedSame }.map { ($0.key, $0.value) }
+        categoryRates.first { $0.value.category.caseInsensitiveCompare(category) == .orderedSame }.map {
+            ($0.key, $0.value)
+        }
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 // The field encodings every payload is made of (Specs/record-payloads.md): LEB128 varints
 // (signed ones zig-zag encoded), length-prefixed UTF-8 strings and bytes, raw 16-byte ids, dates
@@ -130,7 +130,9 @@ struct PayloadReader {
         guard buffer.count - offset >= 16 else { throw Self.malformed }
         defer { offset += 16 }
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
+        withUnsafeMutableBytes(of: &raw) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16]))
+        }
         return UUID(uuid: raw)
     }
 

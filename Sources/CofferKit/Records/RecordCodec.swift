@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Everything Coffer stores in a vault, one value per record.
 public enum FinanceRecord: Hashable, Sendable {
@@ -84,31 +84,36 @@ public enum RecordCodec {
         let kindByte = try reader.byte()
         let version = try reader.byte()
         guard let kind = RecordKind(rawValue: kindByte) else {
-            throw FinanceError(.invalidRecord, "A record has an unknown kind (\(kindByte)); it may have been written by a newer Coffer.")
+            throw FinanceError(
+                .invalidRecord,
+                "A record has an unknown kind (\(kindByte)); it may have been written by a newer Coffer.")
         }
         guard version >= 1, version <= kind.currentVersion else {
-            throw FinanceError(.invalidRecord, "A record uses payload version \(version), newer than this Coffer reads; upgrade Coffer.")
+            throw FinanceError(
+                .invalidRecord,
+                "A record uses payload version \(version), newer than this Coffer reads; upgrade Coffer.")
         }
         func fields<Value: RecordPayload>() throws -> Value {
             try Value.decodeFields(version: version, from: &reader, id: id)
         }
-        let record: FinanceRecord = switch kind {
-        case .settings: .settings(try fields())
-        case .account: .account(try fields())
-        case .update: .update(try fields())
-        case .categoryRate: .categoryRate(try fields())
-        case .change: .change(try fields())
-        case .backupTarget: .backupTarget(try fields())
-        case .backupState: .backupState(try fields())
-        case .budgetCategory: .budgetCategory(try fields())
-        case .incomeSource: .incomeSource(try fields())
-        case .transaction: .transaction(try fields())
-        case .savingsGoal: .savingsGoal(try fields())
-        case .client: .client(try fields())
-        case .invoice: .invoice(try fields())
-        case .invoiceCounter: .invoiceCounter(try fields())
-        case .categoryRuleSet: .categoryRuleSet(try fields())
-        }
+        let record: FinanceRecord =
+            switch kind {
+            case .settings: .settings(try fields())
+            case .account: .account(try fields())
+            case .update: .update(try fields())
+            case .categoryRate: .categoryRate(try fields())
+            case .change: .change(try fields())
+            case .backupTarget: .backupTarget(try fields())
+            case .backupState: .backupState(try fields())
+            case .budgetCategory: .budgetCategory(try fields())
+            case .incomeSource: .incomeSource(try fields())
+            case .transaction: .transaction(try fields())
+            case .savingsGoal: .savingsGoal(try fields())
+            case .client: .client(try fields())
+            case .invoice: .invoice(try fields())
+            case .invoiceCounter: .invoiceCounter(try fields())
+            case .categoryRuleSet: .categoryRuleSet(try fields())
+            }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record
     }

@@ -20,11 +20,14 @@ extension FinanceRecord {
         case .budgetCategory(let category): [("name", category.name)]
         case .incomeSource(let source): [("name", source.name)]
         case .transaction(let transaction):
-            (transaction.note.map { [("note", $0)] } ?? []) + (transaction.origin.map { [("account", $0.account)] } ?? [])
+            (transaction.note.map { [("note", $0)] } ?? [])
+                + (transaction.origin.map { [("account", $0.account)] } ?? [])
         case .savingsGoal(let goal): [("name", goal.name)]
         case .client(let client):
-            [("name", client.name)] + (client.email.map { [("email", $0)] } ?? []) + (client.address.map { [("address", $0)] } ?? [])
-        case .invoice(let invoice): invoice.items.map { ("description", $0.description) } + (invoice.notes.map { [("notes", $0)] } ?? [])
+            [("name", client.name)] + (client.email.map { [("email", $0)] } ?? [])
+                + (client.address.map { [("address", $0)] } ?? [])
+        case .invoice(let invoice):
+            invoice.items.map { ("description", $0.description) } + (invoice.notes.map { [("notes", $0)] } ?? [])
         case .invoiceCounter: []
         case .categoryRuleSet(let set): [("name", set.name)] + set.rules.map { ("pattern", $0.pattern) }
         }

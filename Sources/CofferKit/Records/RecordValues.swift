@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 // The values CofferKit stores beside the finance model: the vault's settings, its change log and
 // backup bookkeeping. Their payloads are in Kinds/, one file per record kind.

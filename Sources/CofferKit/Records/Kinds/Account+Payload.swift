@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 2, account. The record id is the account's id.
 ///
@@ -24,6 +24,7 @@ extension Account: RecordPayload {
         let rate = try reader.optional { GrowthRate(basisPoints: try $0.int()) }
         let created = try reader.date()
         let closed = try reader.optional { try $0.date() }
-        return Account(id: id, name: name, category: category, kind: kind, growthRate: rate, created: created, closed: closed)
+        return Account(
+            id: id, name: name, category: category, kind: kind, growthRate: rate, created: created, closed: closed)
     }
 }

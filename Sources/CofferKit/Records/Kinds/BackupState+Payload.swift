@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 7, backup state: the vault's backup bookkeeping (archives leave it out).
 ///

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 6, backup target: a folder `coffer backup create` writes to by default.
 ///

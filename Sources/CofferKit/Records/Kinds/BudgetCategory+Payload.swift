@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 8, budget category. The record id is the category's id.
 ///
@@ -24,7 +24,8 @@ extension BudgetCategory: RecordPayload {
         let type: BudgetType = try reader.tag()
         let sortOrder = try reader.int(), flags = try reader.byte()
         guard flags & ~(defaultFlag | hiddenFlag) == 0 else { throw PayloadReader.malformed }
-        return BudgetCategory(id: id, name: name, type: type, sortOrder: sortOrder,
-                              isDefault: flags & defaultFlag != 0, isHidden: flags & hiddenFlag != 0)
+        return BudgetCategory(
+            id: id, name: name, type: type, sortOrder: sortOrder,
+            isDefault: flags & defaultFlag != 0, isHidden: flags & hiddenFlag != 0)
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 4, category rate: a growth rate set for a whole category.
 ///

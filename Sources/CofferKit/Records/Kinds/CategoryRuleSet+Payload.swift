@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 15, category rule set: how statement import places rows. The record id is the set's id.
 ///
@@ -20,7 +20,9 @@ extension CategoryRuleSet: RecordPayload {
 
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> CategoryRuleSet {
         let name = try reader.string()
-        let rules = try reader.list { reader in Rule(pattern: try reader.string(), target: try reader.target(allowingUncategorised: false)) }
+        let rules = try reader.list { reader in
+            Rule(pattern: try reader.string(), target: try reader.target(allowingUncategorised: false))
+        }
         return CategoryRuleSet(id: id, name: name, rules: rules)
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 5, change entry: one entry of the change log.
 ///

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 12, client. The record id is the client's id.
 ///
@@ -17,7 +17,8 @@ extension Client: RecordPayload {
     }
 
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> Client {
-        let name = try reader.string(), email = try reader.optional { try $0.string() }, address = try reader.optional { try $0.string() }
+        let name = try reader.string(), email = try reader.optional { try $0.string() },
+            address = try reader.optional { try $0.string() }
         return Client(id: id, name: name, email: email, address: address, termsDays: try reader.int())
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 13, invoice. The record id is the invoice's id.
 ///
@@ -36,14 +36,17 @@ extension Invoice: RecordPayload {
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> Invoice {
         let number = try reader.unsignedInt(), clientID = try reader.uuid()
         let items = try reader.list { reader in
-            LineItem(description: try reader.string(), quantity: Quantity(thousandths: try reader.signed()), unitPrice: try reader.money())
+            LineItem(
+                description: try reader.string(), quantity: Quantity(thousandths: try reader.signed()),
+                unitPrice: try reader.money())
         }
         let tax = try reader.optional { try $0.int() }
         let issued = try reader.date(), due = try reader.date(), notes = try reader.optional { try $0.string() }
         let stored: StoredStatus = try reader.tag()
         let sentOn = try reader.optional { try $0.date() }, voidedOn = try reader.optional { try $0.date() }
         let payments = try reader.list { reader in Payment(date: try reader.date(), amount: try reader.money()) }
-        return Invoice(id: id, number: number, clientID: clientID, items: items, taxBasisPoints: tax, issued: issued, due: due,
-                       notes: notes, stored: stored, sentOn: sentOn, voidedOn: voidedOn, payments: payments)
+        return Invoice(
+            id: id, number: number, clientID: clientID, items: items, taxBasisPoints: tax, issued: issued, due: due,
+            notes: notes, stored: stored, sentOn: sentOn, voidedOn: voidedOn, payments: payments)
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 14, invoice counter: the last invoice number issued, written outside the change log so
 /// numbers are never reused.

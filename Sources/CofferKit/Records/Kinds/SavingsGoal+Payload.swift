@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 11, savings goal. The record id is the goal's id.
 ///

@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 10, budget transaction. The record id is the transaction's id.
 ///
@@ -38,6 +38,8 @@ extension Transaction: RecordPayload {
         case 2: origin = try reader.optional { StatementOrigin(account: try $0.string(), rowHash: try $0.bytes()) }
         default: throw PayloadReader.malformed
         }
-        return Transaction(id: id, amount: amount, type: type, target: target, note: note, date: date, sequence: sequence, origin: origin)
+        return Transaction(
+            id: id, amount: amount, type: type, target: target, note: note, date: date, sequence: sequence,
+            origin: origin)
     }
 }

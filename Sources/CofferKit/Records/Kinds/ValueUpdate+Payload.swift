@@ -1,5 +1,5 @@
-import Foundation
 import FinanceCore
+import Foundation
 
 /// Kind 3, value update: an account's value on a date. The record id is the update's id.
 ///
