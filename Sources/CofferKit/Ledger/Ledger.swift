@@ -56,24 +56,49 @@ public final class Ledger {
 
     private func install(_ parts: Parts) {
         self.parts = parts
-        settings = parts.settings?.1
-        settingsID = parts.settings?.0
-        accounts = parts.accounts.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
-        updates = parts.updates
-        categoryRates = Dictionary(parts.categoryRates, uniquingKeysWith: { $1 })
-        changes = parts.changes.sorted { $0.entry.sequence < $1.entry.sequence }
-        backupTargets = Dictionary(parts.backupTargets, uniquingKeysWith: { $1 })
-        backupState = parts.backupState
+        // The one place each record kind becomes its view (`RecordKind` is the list of kinds).
+        let setting = parts.last(.settings) { if case .settings(let value) = $0 { value } else { nil } }
+        settings = setting?.value
+        settingsID = setting?.id
+        accounts = parts.values(.account) { if case .account(let value) = $0 { value } else { nil } }.map(\.value)
+            .sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        updates = parts.values(.update) { if case .update(let value) = $0 { value } else { nil } }.map(\.value)
+        categoryRates = Dictionary(
+            parts.values(.categoryRate) { if case .categoryRate(let value) = $0 { value } else { nil } }.map {
+                ($0.id, $0.value)
+            },
+            uniquingKeysWith: { $1 })
+        changes = parts.values(.change) { if case .change(let value) = $0 { value } else { nil } }.map {
+            (id: $0.id, entry: $0.value)
+        }
+        .sorted { $0.entry.sequence < $1.entry.sequence }
+        backupTargets = Dictionary(
+            parts.values(.backupTarget) { if case .backupTarget(let value) = $0 { value } else { nil } }.map {
+                ($0.id, $0.value)
+            },
+            uniquingKeysWith: { $1 })
+        backupState = parts.last(.backupState) { if case .backupState(let value) = $0 { value } else { nil } }.map {
+            (id: $0.id, state: $0.value)
+        }
+        let categories = parts.values(.budgetCategory) {
+            if case .budgetCategory(let value) = $0 { value } else { nil }
+        }.map(\.value)
         // A vault from before budgets shows the default categories it is given at its first change
         // (the same ids: a change that names one writes them first).
-        budgetCategories = parts.budgetCategories.isEmpty ? Self.defaultCategories : parts.budgetCategories
-        incomeSources = parts.incomeSources
+        budgetCategories = categories.isEmpty ? Self.defaultCategories : categories
+        incomeSources = parts.values(.incomeSource) { if case .incomeSource(let value) = $0 { value } else { nil } }
+            .map(\.value)
         transactions = parts.transactions
-        goals = parts.goals
-        clients = parts.clients.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
-        invoices = parts.invoices.sorted { $0.number < $1.number }
-        invoiceCounter = parts.invoiceCounter
-        ruleSets = parts.ruleSets.sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        goals = parts.values(.savingsGoal) { if case .savingsGoal(let value) = $0 { value } else { nil } }.map(\.value)
+        clients = parts.values(.client) { if case .client(let value) = $0 { value } else { nil } }.map(\.value)
+            .sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        invoices = parts.values(.invoice) { if case .invoice(let value) = $0 { value } else { nil } }.map(\.value)
+            .sorted { $0.number < $1.number }
+        invoiceCounter = parts.last(.invoiceCounter) { if case .invoiceCounter(let value) = $0 { value } else { nil } }
+            .map { (id: $0.id, counter: $0.value) }
+        ruleSets = parts.values(.categoryRuleSet) { if case .categoryRuleSet(let value) = $0 { value } else { nil } }
+            .map(\.value)
+            .sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         portfolio = Portfolio(
             currency: currency, accounts: accounts, updates: updates,
             categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
@@ -82,24 +107,22 @@ public final class Ledger {
         budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
     }
 
-    /// The records of a vault sorted by kind. Slices of the vault are decoded on all cores, each
-    /// into its own `Parts`, which are then joined in the vault's order.
+    /// The records of a vault by kind, each kind in the vault's id order. Transactions, most of
+    /// a vault, are kept decoded in their own array; every other kind as its records. Slices of
+    /// the vault are decoded on all cores, each into its own `Parts`, then joined in order.
     struct Parts {
-        var settings: (UUID, VaultSettings)?
-        var accounts: [Account] = []
-        var updates: [ValueUpdate] = []
-        var categoryRates: [(UUID, CategoryRate)] = []
-        var changes: [(id: UUID, entry: ChangeEntry)] = []
-        var backupTargets: [(UUID, BackupTarget)] = []
-        var backupState: (id: UUID, state: BackupState)?
-        var budgetCategories: [BudgetCategory] = []
-        var incomeSources: [IncomeSource] = []
+        private(set) var records: [RecordKind: [(id: UUID, record: FinanceRecord)]] = [:]
         var transactions: [Transaction] = []
-        var goals: [SavingsGoal] = []
-        var clients: [Client] = []
-        var invoices: [Invoice] = []
-        var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
-        var ruleSets: [CategoryRuleSet] = []
+
+        /// The records of `kind` as `extract` reads them, in id order.
+        func values<T>(_ kind: RecordKind, _ extract: (FinanceRecord) -> T?) -> [(id: UUID, value: T)] {
+            (records[kind] ?? []).compactMap { item in extract(item.record).map { (item.id, $0) } }
+        }
+
+        /// A kind held once per vault: its record with the highest id, as a full decode finds it.
+        func last<T>(_ kind: RecordKind, _ extract: (FinanceRecord) -> T?) -> (id: UUID, value: T)? {
+            (records[kind]?.last).flatMap { item in extract(item.record).map { (item.id, $0) } }
+        }
 
         /// Adds a record at the end, or with `keepingOrder` at its place in id order.
         mutating func add(_ id: UUID, _ record: FinanceRecord, keepingOrder: Bool = false) {
@@ -113,62 +136,21 @@ public final class Ledger {
                 }
                 array.insert(item, at: low)
             }
-            switch record {
-            case .settings(let value): settings = (id, value)
-            case .account(let account): put(account, &accounts, \.id)
-            case .update(let update): put(update, &updates, \.id)
-            case .categoryRate(let rate): put((id, rate), &categoryRates, \.0)
-            case .change(let entry): put((id, entry), &changes, \.id)
-            case .backupTarget(let target): put((id, target), &backupTargets, \.0)
-            case .backupState(let state): backupState = (id, state)
-            case .budgetCategory(let category): put(category, &budgetCategories, \.id)
-            case .incomeSource(let source): put(source, &incomeSources, \.id)
-            case .transaction(let transaction): put(transaction, &transactions, \.id)
-            case .savingsGoal(let goal): put(goal, &goals, \.id)
-            case .client(let client): put(client, &clients, \.id)
-            case .invoice(let invoice): put(invoice, &invoices, \.id)
-            case .invoiceCounter(let counter): invoiceCounter = (id, counter)
-            case .categoryRuleSet(let set): put(set, &ruleSets, \.id)
-            }
+            if case .transaction(let transaction) = record { return put(transaction, &transactions, \.id) }
+            put((id, record), &records[record.kind, default: []], \.id)
         }
 
         /// These parts without the records `ids` names.
         func removing(_ ids: Set<UUID>) -> Parts {
             var kept = self
-            if let id = settings?.0, ids.contains(id) { kept.settings = nil }
-            kept.accounts.removeAll { ids.contains($0.id) }
-            kept.updates.removeAll { ids.contains($0.id) }
-            kept.categoryRates.removeAll { ids.contains($0.0) }
-            kept.changes.removeAll { ids.contains($0.id) }
-            kept.backupTargets.removeAll { ids.contains($0.0) }
-            if let id = backupState?.id, ids.contains(id) { kept.backupState = nil }
-            kept.budgetCategories.removeAll { ids.contains($0.id) }
-            kept.incomeSources.removeAll { ids.contains($0.id) }
+            kept.records = records.mapValues { $0.filter { !ids.contains($0.id) } }
             kept.transactions.removeAll { ids.contains($0.id) }
-            kept.goals.removeAll { ids.contains($0.id) }
-            kept.clients.removeAll { ids.contains($0.id) }
-            kept.invoices.removeAll { ids.contains($0.id) }
-            if let id = invoiceCounter?.id, ids.contains(id) { kept.invoiceCounter = nil }
-            kept.ruleSets.removeAll { ids.contains($0.id) }
             return kept
         }
 
         mutating func append(_ other: Parts) {
-            settings = other.settings ?? settings
-            accounts += other.accounts
-            updates += other.updates
-            categoryRates += other.categoryRates
-            changes += other.changes
-            backupTargets += other.backupTargets
-            backupState = other.backupState ?? backupState
-            budgetCategories += other.budgetCategories
-            incomeSources += other.incomeSources
+            for (kind, items) in other.records { records[kind, default: []] += items }
             transactions += other.transactions
-            goals += other.goals
-            clients += other.clients
-            invoices += other.invoices
-            invoiceCounter = other.invoiceCounter ?? invoiceCounter
-            ruleSets += other.ruleSets
         }
 
         static func decoding(_ records: PayloadView) throws -> Parts {
@@ -263,7 +245,7 @@ public final class Ledger {
     /// on a vault from before budgets, outside the change log just before its first change (so
     /// reading never writes, and undo never takes them away).
     private func seedDefaultCategoriesBeforeFirstChange() throws {
-        guard parts.budgetCategories.isEmpty else { return }
+        guard parts.records[.budgetCategory]?.isEmpty ?? true else { return }
         try writeWithoutHistory(Self.defaultCategories.map { ($0.id, .budgetCategory($0)) })
     }
 
