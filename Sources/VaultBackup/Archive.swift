@@ -357,7 +357,7 @@ public enum Archive {
         public let sequence: UInt64
         public let created: Date
         /// The vault header when the archive was made: the passphrase of that time derives the
-        /// archive's keys from it (`Vault.backupKeys(fromArchivedHeader:credential:)`).
+        /// archive's keys from it (`Vault.unlockArchivedHeader(_:credential:)`).
         public let vaultHeader: [UInt8]
     }
 

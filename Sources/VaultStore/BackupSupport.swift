@@ -57,14 +57,6 @@ extension Vault {
         }
     }
 
-    /// The backup keys of the vault an archived header belongs to (see
-    /// `unlockArchivedHeader(_:credential:now:)`, which this runs).
-    public static func backupKeys(fromArchivedHeader bytes: [UInt8], credential: Credential, now: Date = Date()) throws
-        -> BackupKeys
-    {
-        try unlockArchivedHeader(bytes, credential: credential, now: now).backupKeys
-    }
-
     /// Unlocks an archived vault header once, for everything a restore does with it: checking
     /// and opening the archive (`backupKeys`) and building the vault
     /// (`restore(at:unlocked:records:replacing:keepingOldAt:guard:)`), so Argon2id runs once
@@ -147,13 +139,4 @@ extension Vault {
         return try open(at: url, guard: accepting) { _ in unlocked.keys }
     }
 
-    /// The same restore from the header and a credential (one unlock, then the restore above).
-    public static func restore(
-        at url: URL, headerBytes: [UInt8], credential: Credential, records: [(RecordID, Data)],
-        replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
-    ) throws -> Vault {
-        try restore(
-            at: url, unlocked: unlockArchivedHeader(headerBytes, credential: credential), records: records,
-            replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard)
-    }
 }

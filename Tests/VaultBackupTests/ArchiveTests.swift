@@ -67,14 +67,14 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         #expect(contents.netWorth == "GBP 1234.56")
 
         // A fresh machine: only the archive and the passphrase.
-        let keys = try Vault.backupKeys(
-            fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
-            credential: .passphrase(try Passphrase("archive passphrase")))
+        let keys = try Vault.unlockArchivedHeader(
+            try Archive.peek(at: url).vaultHeader, credential: .passphrase(try Passphrase("archive passphrase"))
+        ).backupKeys
         #expect(try Archive.open(at: url, keys: keys).recordCount == fixture.payloads.count)
         #expect(throws: VaultError.self) {
-            try Vault.backupKeys(
-                fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
-                credential: .passphrase(try Passphrase("wrong")))
+            try Vault.unlockArchivedHeader(
+                try Archive.peek(at: url).vaultHeader, credential: .passphrase(try Passphrase("wrong"))
+            ).backupKeys
         }
     }
 
@@ -246,9 +246,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         #expect(info.sequence == fixture.sequence && UInt64(info.created.timeIntervalSince1970) == fixture.created)
         #expect(info.hasSignedName && info.commitCounter == fixture.commitCounter && info.device != nil)
 
-        let keys = try Vault.backupKeys(
-            fromArchivedHeader: try Archive.peek(at: url).vaultHeader,
-            credential: .passphrase(try Passphrase(fixture.passphrase)))
+        let keys = try Vault.unlockArchivedHeader(
+            try Archive.peek(at: url).vaultHeader, credential: .passphrase(try Passphrase(fixture.passphrase))
+        ).backupKeys
         #expect(keys.keyHistory.count == 2)
         #expect(
             try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)).generation

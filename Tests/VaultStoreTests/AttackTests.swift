@@ -212,8 +212,9 @@ func expectRefused(
             let body = Array(edited.dropLast(32))
             edited = body + BLAKE2b.hash(body)
             expectVaultError(.unsafeParameters) {
-                _ = try Vault.backupKeys(
-                    fromArchivedHeader: edited, credential: .passphrase(passphrase("not the passphrase at all")))
+                _ = try Vault.unlockArchivedHeader(
+                    edited, credential: .passphrase(passphrase("not the passphrase at all"))
+                ).backupKeys
             }
         }
     }

@@ -52,18 +52,6 @@ import VaultCrypto
         #expect(reopened.records.count == records.count && reopened.keyGeneration == 2)
     }
 
-    @Test func theCredentialFormStillWorksAndNowDerivesOnce() throws {
-        let (header, records, _) = try archived()
-        let target = directory.path("restored.coffer")
-        let (restored, derivations) = try counting {
-            try Vault.restore(
-                at: target, headerBytes: header, credential: .passphrase(passphrase()), records: records,
-                replacing: false, keepingOldAt: nil)
-        }
-        #expect(derivations == 1)
-        #expect(restored.recordCount == records.count)
-    }
-
     @Test func aRecoveryKeyRestoresWithoutArgon2id() throws {
         _ = try makeVault(at: url, payloads: ["kept"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
