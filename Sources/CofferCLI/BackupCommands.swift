@@ -442,46 +442,20 @@ struct BackupCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let trust = try BackupCommands.trust(
                 pubkeys: pubkey, options: options, vault: ledger.vault, folders: [folder])
-            let recorded = ledger.backupState?.state.lastSequence ?? 0
-            // A superseded key's archive numbered past anything this vault recorded was not made by
-            // the vault (it records every number it issues): never counted, never removed.
-            let superseded = Set(trust.keys.keys.filter { $0.supersededAt != nil }.compactMap(\.generation))
-            let unrecorded = { (entry: BackupFolder.Entry) in
-                entry.info.map { $0.sequence > recorded && $0.generation.map(superseded.contains) == true } ?? false
+            let plan = try BackupService.planPrune(folder, policy: policy, ledger: ledger, trust: trust.keys)
+            for (info, reasons) in plan.keep {
+                Output.line(
+                    "keep    \(TextSafety.printable(info.url.lastPathComponent))  (\(reasons.joined(separator: ", ")))")
             }
-            let entries = BackupFolder.scan(folder, trust: trust.keys)
-            let candidates = entries.filter { $0.status == .signed && !unrecorded($0) }
-            let identity = { (info: ArchiveInfo) in info.digest.hexString }
-            let verified = ledger.backupState?.state.verified.filter { $0.path == folder.path } ?? []
-            let protected = Set(
-                candidates.compactMap(\.info).filter { info in
-                    verified.contains {
-                        $0.sequence == info.sequence && $0.time == Int64(info.created.timeIntervalSince1970)
-                    }
-                }.map(identity))
-            let keep = try policy.keep(
-                candidates.compactMap(\.info).map {
-                    .init(identity: identity($0), sequence: $0.sequence, created: $0.created)
-                },
-                protected: protected)
-            var removed = 0
-            for info in candidates.compactMap(\.info).sorted(by: {
-                ($0.sequence, $0.created) > ($1.sequence, $1.created)
-            }) {
-                if let reasons = keep[identity(info)] {
-                    Output.line(
-                        "keep    \(TextSafety.printable(info.url.lastPathComponent))  (\(reasons.joined(separator: ", ")))"
-                    )
-                } else {
-                    Output.line(
-                        "\(dryRun ? "would remove" : "remove")  \(TextSafety.printable(info.url.lastPathComponent))")
-                    if !dryRun { Archive.remove(info.url) }
-                    removed += 1
-                }
+            for info in plan.remove {
+                Output.line(
+                    "\(dryRun ? "would remove" : "remove")  \(TextSafety.printable(info.url.lastPathComponent))")
+                if !dryRun { Archive.remove(info.url) }
             }
-            for other in entries where other.status != .signed || unrecorded(other) {
+            let removed = plan.remove.count
+            for (other, unrecorded) in plan.untouched {
                 let why =
-                    unrecorded(other)
+                    unrecorded
                     ? "signed by a superseded key as a number this vault never issued"
                     : BackupCommands.label(other, trust: trust)
                 Output.line("ignore  \(TextSafety.printable(other.url.lastPathComponent))  (\(why): never touched)")

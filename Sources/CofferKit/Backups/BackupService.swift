@@ -253,6 +253,52 @@ public enum BackupService {
         return outcomes
     }
 
+    // MARK: Prune
+
+    /// What pruning a folder keeps (with why), removes, and never touches.
+    public struct PrunePlan: Sendable {
+        /// Newest first.
+        public let keep: [(archive: ArchiveInfo, reasons: [String])]
+        /// Newest first.
+        public let remove: [ArchiveInfo]
+        /// Copies, forks, foreign, unsigned and damaged files, and archives a superseded key
+        /// signed under a number this vault never issued: never counted, never removed.
+        public let untouched: [(entry: BackupFolder.Entry, unrecordedBySupersededKey: Bool)]
+    }
+
+    /// Which archives in `folder` a retention policy keeps. Only distinct archives signed by
+    /// this vault count; the newest one, and the newest fully verified one, are always kept. A
+    /// superseded key's archive numbered past anything this vault recorded was not made by the
+    /// vault (it records every number it issues), so it is neither counted nor removed.
+    public static func planPrune(_ folder: URL, policy: RetentionPolicy, ledger: Ledger, trust: ArchiveTrust) throws
+        -> PrunePlan
+    {
+        let folder = folder.standardizedFileURL
+        let recorded = ledger.backupState?.state.lastSequence ?? 0
+        let superseded = Set(trust.keys.filter { $0.supersededAt != nil }.compactMap(\.generation))
+        let unrecorded = { (entry: BackupFolder.Entry) in
+            entry.info.map { $0.sequence > recorded && $0.generation.map(superseded.contains) == true } ?? false
+        }
+        let entries = BackupFolder.scan(folder, trust: trust)
+        let candidates = entries.filter { $0.status == .signed && !unrecorded($0) }.compactMap(\.info)
+        let identity = { (info: ArchiveInfo) in info.digest.hexString }
+        let verified = ledger.backupState?.state.verified.filter { $0.path == folder.path } ?? []
+        let protected = Set(
+            candidates.filter { info in
+                verified.contains {
+                    $0.sequence == info.sequence && $0.time == Int64(info.created.timeIntervalSince1970)
+                }
+            }.map(identity))
+        let keep = try policy.keep(
+            candidates.map { .init(identity: identity($0), sequence: $0.sequence, created: $0.created) },
+            protected: protected)
+        let newestFirst = candidates.sorted { ($0.sequence, $0.created) > ($1.sequence, $1.created) }
+        return PrunePlan(
+            keep: newestFirst.compactMap { info in keep[identity(info)].map { (info, $0) } },
+            remove: newestFirst.filter { keep[identity($0)] == nil },
+            untouched: entries.filter { $0.status != .signed || unrecorded($0) }.map { ($0, unrecorded($0)) })
+    }
+
     // MARK: Restore
 
     /// An archive looked at before any key work: its signed header and signature, and the keys
