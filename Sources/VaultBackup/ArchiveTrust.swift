@@ -199,6 +199,38 @@ extension Archive {
         }
     }
 
+    /// What the signature file alone proves, checked before any key derivation: that a key of
+    /// `trust` signed this archive's description (the global signature over the trusted
+    /// comment), for this vault, as the header says, and for a superseded key with a time from
+    /// before it was superseded. The archive's bytes are checked later, in the one read that
+    /// opens it; an archive failing here costs no Argon2id run and no read of its body.
+    public static func checkSignedDescription(of url: URL, peek: Peek, trust: ArchiveTrust) throws {
+        let name = url.lastPathComponent
+        let signature = try MinisignSignature(parsing: readSignature(for: url))
+        guard let key = trust.key(withID: signature.keyID) else {
+            throw BackupError(
+                .untrusted,
+                "\(name) is not signed by any key of this vault (its signature names key \(signature.keyIDText)).")
+        }
+        guard
+            key.publicKey.key.isValidSignature(
+                signature.globalSignature, for: signature.signature.bytes + Array(signature.trustedComment.utf8))
+        else { throw BackupError(.damaged, "\(name) fails its signature: its signed description was altered.") }
+        let fields = trustedCommentFields(signature.trustedComment)
+        guard signature.trustedComment.hasPrefix("coffer-archive v1 "), fields["vault"] == peek.vaultID.hexString,
+            fields["seq"] == String(peek.sequence), fields["time"] == String(UInt64(peek.created.timeIntervalSince1970))
+        else { throw BackupError(.untrusted, "\(name)'s signed description does not match its header.") }
+        if let vaultID = trust.vaultID, peek.vaultID != vaultID {
+            throw BackupError(.untrusted, "\(name) belongs to another vault.")
+        }
+        if let supersededAt = key.supersededAt, peek.created > supersededAt {
+            throw BackupError(
+                .untrusted,
+                "\(name) is signed by key generation \(key.generation ?? 0) with a time after that key was superseded (\(ISO8601DateFormatter().string(from: supersededAt))): the vault did not make it; whoever still holds that old key (a session or the passphrase of before a rekey) could have."
+            )
+        }
+    }
+
     /// The names of the archive files in a folder (partial writes, which start with a dot, are not).
     static func archiveNames(in folder: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])

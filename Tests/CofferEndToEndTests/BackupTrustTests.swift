@@ -143,6 +143,12 @@ import VaultStore
         let restored = try coffer(["restore", forgedLater.path, "--to", sandbox.directory.path("forged.coffer").path])
         #expect(
             restored.status == 65 && restored.stderr.contains("after that key was superseded"), "\(restored.stderr)")
+        // Before: with a wrong passphrase the answer is still "superseded" (65), not "wrong passphrase"
+        // (77), so no key was derived; the signature file alone decided.
+        let unkeyed = try coffer(
+            ["restore", forgedLater.path, "--to", sandbox.directory.path("forged.coffer").path],
+            ["COFFER_PASSPHRASE": "not the passphrase at all"])
+        #expect(unkeyed.status == 65 && unkeyed.stderr.contains("after that key was superseded"), "\(unkeyed.stderr)")
         let rows = try listed()
         #expect(rows[forgedLater.lastPathComponent]?["status"] as? String == "foreign")
         #expect(rows[backdated.lastPathComponent]?["superseded"] as? Bool == true)

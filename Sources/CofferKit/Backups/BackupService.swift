@@ -314,7 +314,8 @@ public enum BackupService {
 
     /// Reads an archive's signature and header (small reads) and, when this vault's history or
     /// the key files in its folder say which keys may have made it, refuses at once an archive
-    /// signed by none of them: it costs no key derivation.
+    /// whose signed description none of them signed (or a superseded key signed after its
+    /// time): it costs no key derivation and no read of the archive's body.
     public static func inspect(_ url: URL, vaultURL: URL?) throws -> ArchiveToOpen {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CofferError(.fileNotFound, "No archive at \(url.path).")
@@ -332,11 +333,7 @@ public enum BackupService {
         }) {
             known = ArchiveTrust(publicKeys: [key])
         }
-        if let known, !known.keys.contains(where: { $0.publicKey.keyID == signature.keyID }) {
-            throw BackupError(
-                .untrusted,
-                "The archive is not signed by any key of this vault (its signature names key \(signature.keyIDText)).")
-        }
+        if let known { try Archive.checkSignedDescription(of: url, peek: peek, trust: known) }
         return ArchiveToOpen(url: url, created: peek.created, sequence: peek.sequence, peek: peek, knownTrust: known)
     }
 
