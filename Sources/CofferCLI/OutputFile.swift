@@ -1,4 +1,5 @@
 import Foundation
+import VaultStore
 
 #if canImport(Glibc)
     import Glibc
@@ -68,41 +69,25 @@ enum OutputFile {
         try writeAll(data, to: descriptor, path: path)
     }
 
+    /// A new 0600 file beside it, written and fsynced, renamed over it, the folder fsynced.
     private static func replace(_ url: URL, with data: Data) throws {
-        let directory = url.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(
-            ".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).partial")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure(url.path) }
         do {
-            defer { close(descriptor) }
-            try writeAll(data, to: descriptor, path: url.path)
-            guard fsync(descriptor) == 0 else { throw failure(url.path) }
+            try DurableFile.replace(url, with: data)
         } catch {
-            unlink(temporary.path)
-            throw error
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            let error = failure(url.path)
-            unlink(temporary.path)
-            throw error
+            throw failure(url.path, code: error.code.rawValue)
         }
     }
 
     private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws {
-        try data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { throw failure(path) }
-                offset += written
-            }
+        do {
+            try DurableFile.writeAll(data, to: descriptor)
+        } catch {
+            throw failure(path, code: error.code.rawValue)
         }
     }
 
-    private static func failure(_ path: String) -> CLIError {
-        let reason = errno == ENOSPC || errno == EDQUOT ? "the disk is full" : String(cString: strerror(errno))
+    private static func failure(_ path: String, code: Int32 = errno) -> CLIError {
+        let reason = code == ENOSPC || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
         return CLIError(.failure, "Cannot write \(path): \(reason). Nothing was written there.")
     }
 }
