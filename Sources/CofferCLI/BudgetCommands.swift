@@ -58,14 +58,10 @@ struct BudgetCommands: ParsableCommand {
 
     static func item(_ transaction: Transaction, ledger: Ledger) -> Report.Item {
         .init(
-            id: shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
-            amount: ledger.currency.decimalString(transaction.amount), label: label(of: transaction, ledger: ledger),
+            id: Ledger.shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
+            amount: ledger.currency.decimalString(transaction.amount), label: ledger.label(of: transaction),
             budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
     }
-
-    static func shortID(_ id: UUID) -> String { Ledger.shortID(id) }
-
-    static func label(of transaction: Transaction, ledger: Ledger) -> String { ledger.label(of: transaction) }
 
     /// "Today", "Yesterday", then the date.
     static func dayTitle(_ date: CalendarDate, today: CalendarDate) -> String {
@@ -101,8 +97,8 @@ struct BudgetCommands: ParsableCommand {
                 transaction.type == .income
                 ? "Income" : (budget.budgetType(of: transaction)?.title ?? Ledger.uncategorisedName)
             rows.append([
-                label(of: transaction, ledger: ledger) + (transaction.note.map { " · \($0)" } ?? ""),
-                sign + ledger.currency.format(transaction.amount), kind, shortID(transaction.id),
+                ledger.label(of: transaction) + (transaction.note.map { " · \($0)" } ?? ""),
+                sign + ledger.currency.format(transaction.amount), kind, Ledger.shortID(transaction.id),
             ])
         }
         flush()

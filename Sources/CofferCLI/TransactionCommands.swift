@@ -51,7 +51,7 @@ struct TransactionCommands: ParsableCommand {
             }
             if report.json {
                 let items = BudgetCommands.report(summary, ledger: ledger).transactions
-                let wanted = Set(transactions.map { BudgetCommands.shortID($0.id) })
+                let wanted = Set(transactions.map { Ledger.shortID($0.id) })
                 return try Output.json([
                     "month": AnyEncodable(summary.month.description),
                     "transactions": AnyEncodable(items.filter { wanted.contains($0.id) }),

@@ -359,13 +359,13 @@ public enum BackupService {
                 kind: "archive")
         }
         let keys = unlock.backupKeys
-        let ownTrust = ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)
-        let signedByKnown =
-            archive.knownTrust.map { trust in
-                trust.keys.contains { $0.publicKey == MinisignPublicKey(key: keys.signingKey.publicKey) }
-            } ?? false
-        let (contents, info) = try Archive.open(
-            at: archive.url, keys: keys, trust: signedByKnown ? archive.knownTrust! : ownTrust)
+        // The keys known before the passphrase decide when they hold the key the archive's own
+        // header gives (they carry when each generation was superseded); else its own history.
+        let signer = MinisignPublicKey(key: keys.signingKey.publicKey)
+        let trust =
+            archive.knownTrust.flatMap { known in known.keys.contains { $0.publicKey == signer } ? known : nil }
+            ?? ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)
+        let (contents, info) = try Archive.open(at: archive.url, keys: keys, trust: trust)
         return OpenedArchive(contents: contents, info: info, unlock: unlock)
     }
 
