@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // System libraries. Debian: `apt-get install libsodium-dev liblzma-dev`.
@@ -90,7 +91,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CofferKitTests",
-            dependencies: ["CofferTestSupport", "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto"]),
+            dependencies: [
+                "CofferTestSupport", "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
         .testTarget(
             name: "CofferCLITests",
             dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),

@@ -114,12 +114,14 @@ public struct CLIError: Error, LocalizedError, Sendable {
         "goal": "coffer goal add NAME --target AMOUNT",
         "client": "coffer client add NAME --terms 30",
         "rule set": "coffer import rules add NAME --match TEXT --category CATEGORY",
+        "sync folder": "coffer sync init DIR (or, on a new machine: coffer device join DIR)",
     ]
 
     /// Kinds named by an id or number rather than a name: where to see them.
     static let listCommands = [
         "invoice": "List them with: coffer invoices",
         "transaction": "Ids are shown by: coffer transaction list",
+        "conflict": "List them with: coffer sync conflicts",
     ]
 
     /// What to do after a refused change, when there is something better than "try again".

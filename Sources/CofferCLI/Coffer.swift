@@ -27,7 +27,7 @@ public struct Coffer: ParsableCommand {
             GoalCommands.self,
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Settings.self,
             Export.self, Import.self,
-            Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self,
+            Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self, SyncCommands.self, DeviceCommands.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
             PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,
         ],

@@ -56,6 +56,19 @@ package enum DurableFile {
         syncDirectory(url.deletingLastPathComponent())
     }
 
+    /// Puts a new file at `url`, which must not exist: written and fsynced under a temporary
+    /// name beside it, then hard-linked into place (`EEXIST` if `url` appeared meanwhile: never
+    /// replaced), the temporary name removed and the directory fsynced. Another process (a sync
+    /// engine) sees nothing or the whole file, and Coffer never rewrites one it has published.
+    package static func publish(_ url: URL, containing bytes: some ContiguousBytes) throws(POSIXError) {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).tmp")
+        try create(temporary, containing: bytes)
+        defer { unlink(temporary.path) }
+        guard link(temporary.path, url.path) == 0 else { throw posixError(errno) }
+        syncDirectory(url.deletingLastPathComponent())
+    }
+
     /// fsync(2) on a file another writer (SQLite) finished, before it is linked or renamed into
     /// place. Best effort: a file that cannot be opened was not written either.
     package static func syncFile(_ url: URL) {

@@ -85,10 +85,10 @@ import VaultStore
         #expect(original == restored)
         // Every record but the backup bookkeeping (which archives leave out and restore rebuilds).
         let before = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("demo"))).records.filter {
-            !RecordCodec.isBackupState($0.payload)
+            !RecordCodec.isLocal($0.payload)
         }
         let after = try Vault.open(at: restoredPath, with: .passphrase(try Passphrase("demo"))).records.filter {
-            !RecordCodec.isBackupState($0.payload)
+            !RecordCodec.isLocal($0.payload)
         }
         #expect(before.map(\.id) == after.map(\.id))
         #expect(before.map(\.payload) == after.map(\.payload))

@@ -172,6 +172,36 @@ import Testing
             hex:
                 "0f010462616e6b0306544553434f2a000f1e2d3c4b5a69788796a5b4c3d2e1f00461636d6501ffeeddccbbaa9988776655443322110003495341020f1e2d3c4b5a69788796a5b4c3d2e1f0"
         ),
+        // 16 sync state.
+        Pin(
+            version: 1, id: idA,
+            record: .syncState(
+                SyncState(
+                    device: SyncDeviceID(unchecked: [UInt8](repeating: 1, count: 16)), deviceName: "laptop",
+                    signingSeed: [UInt8](repeating: 7, count: 32), folder: "/sync", published: 3, clock: 300,
+                    devices: [
+                        SyncDeviceID(unchecked: [UInt8](repeating: 2, count: 16)): SyncState.KnownDevice(
+                            name: "phone", publicKey: [UInt8](repeating: 9, count: 32), applied: 2,
+                            lastHeard: 1_700_000_000)
+                    ])),
+            hex:
+                "100101010101010101010101010101010101066c6170746f70200707070707070707070707070707070707070707070707070707070707070707052f73796e6303ac0201020202020202020202020202020202020570686f6e652009090909090909090909090909090909090909090909090909090909090909090280c49fd50c"
+        ),
+        // 17 sync index (its bytes are Specs/sync-format.md §7's; this one is empty).
+        Pin(version: 1, id: idA, record: .syncIndex(SyncIndex().encoded()), hex: "11010701000000000000"),
+        // 18 sync conflict.
+        Pin(
+            version: 1, id: idA,
+            record: .syncConflict(
+                SyncConflict(
+                    record: idA, loser: [2, 1],
+                    loserStamp: SyncStamp(clock: 5, device: SyncDeviceID(unchecked: [UInt8](repeating: 3, count: 16))),
+                    winner: nil,
+                    winnerStamp: SyncStamp(clock: 6, device: SyncDeviceID(unchecked: [UInt8](repeating: 4, count: 16))),
+                    detected: 1_700_000_000, restored: true)),
+            hex:
+                "120100112233445566778899aabbccddeeff01020201050303030303030303030303030303030300060404040404040404040404040404040480c49fd50c01"
+        ),
     ]
 
     static func bytes(_ hex: String) -> [UInt8] {
@@ -216,6 +246,7 @@ import Testing
             .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2),
             .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 1),
+            .syncState: (16, 1), .syncIndex: (17, 1), .syncConflict: (18, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {

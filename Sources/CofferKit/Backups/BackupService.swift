@@ -203,7 +203,7 @@ public enum BackupService {
         var sequenceRecorded = false
         let netWorth =
             "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
-        let records = vault.records.filter { !RecordCodec.isBackupState($0.payload) }.map { ($0.id, $0.payload) }
+        let records = vault.records.filter { !RecordCodec.isLocal($0.payload) }.map { ($0.id, $0.payload) }
         let keys = vault.backupKeys
         var outcomes: [(folder: URL, outcome: Outcome)] = []
         for directory in directories {

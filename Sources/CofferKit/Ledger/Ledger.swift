@@ -27,6 +27,11 @@ public final class Ledger {
     public private(set) var invoices: [Invoice] = []
     public private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
     public private(set) var ruleSets: [CategoryRuleSet] = []
+    /// This device's place in a sync folder (nil until `sync init` or `device join`).
+    public private(set) var syncState: (id: UUID, state: SyncState)?
+    public private(set) var syncIndex: (id: UUID, data: SyncIndexData)?
+    /// Values that lost concurrent edits, oldest first.
+    public private(set) var syncConflicts: [(id: UUID, conflict: SyncConflict)] = []
     /// Every record by kind, in the vault's id order: what the views above are built from.
     private var parts = Parts()
 
@@ -71,7 +76,12 @@ public final class Ledger {
         changes = parts.values(.change) { if case .change(let value) = $0 { value } else { nil } }.map {
             (id: $0.id, entry: $0.value)
         }
-        .sorted { $0.entry.sequence < $1.entry.sequence }
+        // Sequence numbers are a Lamport clock (each change takes the highest seen plus one), so
+        // changes merged from several devices sort causally; the ties are concurrent changes.
+        .sorted {
+            ($0.entry.sequence, $0.entry.timestamp, RecordID(uuid: $0.id))
+                < ($1.entry.sequence, $1.entry.timestamp, RecordID(uuid: $1.id))
+        }
         backupTargets = Dictionary(
             parts.values(.backupTarget) { if case .backupTarget(let value) = $0 { value } else { nil } }.map {
                 ($0.id, $0.value)
@@ -96,6 +106,16 @@ public final class Ledger {
             .sorted { $0.number < $1.number }
         invoiceCounter = parts.last(.invoiceCounter) { if case .invoiceCounter(let value) = $0 { value } else { nil } }
             .map { (id: $0.id, counter: $0.value) }
+        syncState = parts.last(.syncState) { if case .syncState(let value) = $0 { value } else { nil } }.map {
+            (id: $0.id, state: $0.value)
+        }
+        syncIndex = parts.last(.syncIndex) { if case .syncIndex(let value) = $0 { value } else { nil } }.map {
+            (id: $0.id, data: $0.value)
+        }
+        syncConflicts = parts.values(.syncConflict) { if case .syncConflict(let value) = $0 { value } else { nil } }
+            .map { (id: $0.id, conflict: $0.value) }.sorted {
+                ($0.conflict.detected, RecordID(uuid: $0.id)) < ($1.conflict.detected, RecordID(uuid: $1.id))
+            }
         ruleSets = parts.values(.categoryRuleSet) { if case .categoryRuleSet(let value) = $0 { value } else { nil } }
             .map(\.value)
             .sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
@@ -281,6 +301,13 @@ public final class Ledger {
         for (_, record) in puts { try record.checkText() }
         try vault.apply(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) })
         try applied(puts: puts, deletes: [])
+    }
+
+    /// Writes changes made elsewhere (merged from a sync folder) and bookkeeping, without a
+    /// change-log entry: `puts` and `deletes` are the same writes, decoded, for the views.
+    package func applyWithoutHistory(_ changes: [RecordChange], puts: [(UUID, FinanceRecord)], deletes: [UUID]) throws {
+        try vault.apply(changes)
+        try applied(puts: puts, deletes: deletes)
     }
 
     /// Reverts the most recent change: every record it touched goes back to its previous

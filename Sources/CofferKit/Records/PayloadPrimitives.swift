@@ -39,6 +39,9 @@ struct PayloadWriter {
 
     mutating func string(_ value: String) { bytes(Array(value.utf8)) }
 
+    /// Fixed-length bytes, no length prefix (ids and keys whose size the format fixes).
+    mutating func raw(_ value: [UInt8]) { bytes.append(contentsOf: value) }
+
     mutating func uuid(_ value: UUID) { withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) } }
 
     mutating func optional<T>(_ value: T?, _ write: (inout PayloadWriter, T) -> Void) {
@@ -119,6 +122,12 @@ struct PayloadReader {
         guard count <= UInt64(buffer.count - offset) else { throw Self.malformed }
         defer { offset += Int(count) }
         return Array(buffer[offset..<offset + Int(count)])
+    }
+
+    mutating func raw(_ count: Int) throws -> [UInt8] {
+        guard buffer.count - offset >= count else { throw Self.malformed }
+        defer { offset += count }
+        return Array(buffer[offset..<offset + count])
     }
 
     mutating func string() throws -> String {

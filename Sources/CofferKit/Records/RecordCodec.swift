@@ -18,6 +18,9 @@ public enum FinanceRecord: Hashable, Sendable {
     case invoice(Invoice)
     case invoiceCounter(InvoiceCounter)
     case categoryRuleSet(CategoryRuleSet)
+    case syncState(SyncState)
+    case syncIndex(SyncIndexData)
+    case syncConflict(SyncConflict)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -40,6 +43,9 @@ public enum FinanceRecord: Hashable, Sendable {
         case .invoice(let value): value
         case .invoiceCounter(let value): value
         case .categoryRuleSet(let value): value
+        case .syncState(let value): value
+        case .syncIndex(let value): value
+        case .syncConflict(let value): value
         }
     }
 }
@@ -113,6 +119,9 @@ public enum RecordCodec {
             case .invoice: .invoice(try fields())
             case .invoiceCounter: .invoiceCounter(try fields())
             case .categoryRuleSet: .categoryRuleSet(try fields())
+            case .syncState: .syncState(try fields())
+            case .syncIndex: .syncIndex(try fields())
+            case .syncConflict: .syncConflict(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record
@@ -128,10 +137,11 @@ public enum RecordCodec {
         encode(try decode(payload, id: id))
     }
 
-    /// Whether a payload is the vault's backup bookkeeping, which archives leave out: it
-    /// describes the archives themselves and is rebuilt on restore.
-    public static func isBackupState<Payload: Collection>(_ payload: Payload) -> Bool where Payload.Element == UInt8 {
-        payload.first == RecordKind.backupState.rawValue
+    /// Whether a payload is bookkeeping of this copy of the vault (`RecordKind.isLocal`: its
+    /// backups, its place in a sync folder), which archives and sync leave out: a restored or
+    /// joined copy rebuilds its own.
+    public static func isLocal<Payload: Collection>(_ payload: Payload) -> Bool where Payload.Element == UInt8 {
+        payload.first.flatMap { RecordKind(rawValue: $0) }?.isLocal ?? false
     }
 
     /// Whether a payload is a change-log entry, without decoding it: how a restore compares the

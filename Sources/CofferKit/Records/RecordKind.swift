@@ -18,6 +18,9 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case invoice = 13
     case invoiceCounter = 14
     case categoryRuleSet = 15
+    case syncState = 16
+    case syncIndex = 17
+    case syncConflict = 18
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -38,6 +41,15 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .invoice: 1
         case .invoiceCounter: 1
         case .categoryRuleSet: 1
+        case .syncState: 1
+        case .syncIndex: 1
+        case .syncConflict: 1
         }
+    }
+
+    /// Kinds that describe this copy of the vault rather than the finances: its backups and its
+    /// place in a sync folder. Sync never publishes them, archives and exports leave them out.
+    public var isLocal: Bool {
+        self == .backupState || self == .syncState || self == .syncIndex || self == .syncConflict
     }
 }

@@ -28,7 +28,10 @@ extension FinanceRecord {
                 + (client.address.map { [("address", $0)] } ?? [])
         case .invoice(let invoice):
             invoice.items.map { ("description", $0.description) } + (invoice.notes.map { [("notes", $0)] } ?? [])
-        case .invoiceCounter: []
+        case .invoiceCounter, .syncIndex, .syncConflict: []
+        case .syncState(let state):
+            [("device name", state.deviceName), ("folder", state.folder)]
+                + state.devices.values.map { ("device name", $0.name) }
         case .categoryRuleSet(let set): [("name", set.name)] + set.rules.map { ("pattern", $0.pattern) }
         }
     }

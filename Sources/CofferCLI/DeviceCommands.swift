@@ -1,0 +1,82 @@
+import ArgumentParser
+import CofferKit
+import Foundation
+import VaultStore
+
+/// `coffer device …`: the devices that share this vault through its sync folder.
+struct DeviceCommands: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "Join this machine to a vault's sync folder, or list its devices.",
+        subcommands: [DeviceJoin.self, DeviceList.self])
+
+    static var hostName: String {
+        let name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        return name.isEmpty ? "device" : name
+    }
+
+    /// "3 min ago", "2 days ago".
+    static func ago(_ date: Date) -> String {
+        let seconds = Int(Date().timeIntervalSince(date))
+        switch seconds {
+        case ..<60: return "just now"
+        case ..<3600: return "\(seconds / 60) min ago"
+        case ..<86400: return "\(seconds / 3600) h ago"
+        default: return "\(seconds / 86400) day\(seconds / 86400 == 1 ? "" : "s") ago"
+        }
+    }
+}
+
+struct DeviceJoin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Build this machine's copy of a vault from its sync folder alone (asks for the vault's passphrase).")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The sync folder another device made with `coffer sync init`.") var folder: String
+    @Option(help: "This device's name, shown on the others (default: the host name).") var name: String?
+
+    func run() throws {
+        let url = URL(fileURLWithPath: folder).standardizedFileURL
+        let destination = options.vaultURL
+        guard !FileManager.default.fileExists(atPath: destination.path) else {
+            throw CLIError(
+                .invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
+                hint:
+                    "Join into another path with --vault PATH, or sync the vault that is there: coffer sync \(url.path)"
+            )
+        }
+        try FileManager.default.createDirectory(
+            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let credential = try options.credential(
+            allowSession: false, prompt: "Passphrase of the vault in \(url.path): ")
+        let (ledger, report) = try SyncService.join(
+            folder: url, vault: destination, credential: credential, deviceName: name ?? DeviceCommands.hostName,
+            guard: options.rollbackGuard)
+        Output.line(
+            "Joined: \(destination.path) now holds the vault (\(ledger.vault.recordCount) records), as device '\(ledger.syncState!.state.deviceName)'."
+        )
+        Output.line("It opens with the same passphrase. Run coffer sync to publish and merge from now on.")
+        SyncCommands.show(report)
+        try SyncCommands.finish(report)
+    }
+}
+
+struct DeviceList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "The devices sharing this vault, and when each was last heard from.")
+    @OptionGroup var options: VaultOptions
+    @Flag(help: "Print JSON instead of text.") var json = false
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let status = try SyncService.status(ledger)
+        if json { return try Output.json(["devices": SyncJSON.Status(status).devices]) }
+        let rows = status.devices.map {
+            [
+                $0.name + ($0.isThisDevice ? " (this device)" : ""), String($0.id.prefix(8)),
+                $0.lastHeard.map(DeviceCommands.ago) ?? "never",
+            ]
+        }
+        Render.table([["DEVICE", "ID", "LAST HEARD FROM"]] + rows).forEach { Output.line($0) }
+    }
+}

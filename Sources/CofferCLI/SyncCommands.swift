@@ -1,0 +1,257 @@
+import ArgumentParser
+import CofferKit
+import Foundation
+import VaultStore
+
+/// `coffer sync …`: several devices, one vault, through any synced folder.
+struct SyncCommands: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync this vault with your other devices through a folder (Syncthing, Dropbox, a USB stick…).",
+        discussion: """
+            Every change is encrypted and signed before it reaches the folder; the folder's holder learns \
+            no names, amounts, dates or kinds of record. Coffer only ever adds new files there.
+            """,
+        subcommands: [SyncNow.self, SyncInit.self, SyncStatusCommand.self, SyncConflicts.self],
+        defaultSubcommand: SyncNow.self)
+
+    /// The text every sync prints: what went out, what came in, what needs attention.
+    static func show(_ report: SyncReport) {
+        for published in report.published {
+            Output.line(
+                "Published \(published.changes) change\(published.changes == 1 ? "" : "s") (#\(published.sequence)).")
+        }
+        for merged in report.merged {
+            Output.line(
+                "Merged \(merged.changes) change\(merged.changes == 1 ? "" : "s") from \(merged.device) (\(merged.files) file\(merged.files == 1 ? "" : "s"))."
+            )
+        }
+        if report.published.isEmpty, report.merged.isEmpty { Output.line("Up to date: nothing to publish or merge.") }
+        for repair in report.repairs { Output.line("Repaired: \(repair)") }
+        if report.conflicts > 0 {
+            Output.line(
+                "\(report.conflicts) concurrent edit\(report.conflicts == 1 ? "" : "s") resolved; the losing value\(report.conflicts == 1 ? " is" : "s are") kept."
+            )
+            Terminal.note("hint: See them with: coffer sync conflicts")
+        }
+        for waiting in report.waiting { Terminal.note("waiting: \(waiting)") }
+        for problem in report.problems {
+            Terminal.note(
+                "\(problem.problem == .incomplete ? "waiting" : "rejected"): \(problem.file): \(problem.problem)")
+        }
+        for copy in report.copies { Terminal.note("ignored: \(copy): a copy made by a sync tool, not by Coffer") }
+    }
+
+    /// Exit 65 after the work is done when a file was refused as forged, altered or misplaced:
+    /// a script must notice, even though everything else was merged.
+    static func finish(_ report: SyncReport) throws {
+        let rejected = report.problems.filter { $0.problem != .incomplete }
+        guard rejected.isEmpty else {
+            throw CLIError(
+                .damaged,
+                "\(rejected.count) file\(rejected.count == 1 ? " was" : "s were") rejected (listed above); everything else was merged.",
+                hint: "Nothing was applied from them. Remove them from the folder if you know where they came from.")
+        }
+    }
+}
+
+struct SyncNow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "now",
+        abstract: "Publish this device's changes and merge everyone else's (the default: coffer sync [DIR]).")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The sync folder (default: the one `sync init` or `device join` remembered).") var folder: String?
+    @Flag(help: "Print JSON instead of text.") var json = false
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let report = try SyncService.sync(ledger, folder: folder.map { URL(fileURLWithPath: $0) })
+        if json { try Output.json(SyncJSON.Report(report)) } else { SyncCommands.show(report) }
+        try SyncCommands.finish(report)
+    }
+}
+
+struct SyncInit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init", abstract: "Make DIR this vault's sync folder, and publish the vault into it.",
+        discussion: "Then on each other device: coffer device join DIR")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The folder your sync tool shares between devices (created if missing).") var folder: String
+    @Option(help: "This device's name, shown on the others (default: the host name).") var name: String?
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let url = URL(fileURLWithPath: folder).standardizedFileURL
+        let report = try SyncService.initialize(ledger, folder: url, deviceName: name ?? DeviceCommands.hostName)
+        Output.line(
+            "\(url.path) is now this vault's sync folder; this device is '\(ledger.syncState!.state.deviceName)'.")
+        SyncCommands.show(report)
+        Terminal.note("hint: On each other device: coffer device join \(url.path)")
+        try SyncCommands.finish(report)
+    }
+}
+
+struct SyncStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "What waits to be published and merged, per device, and when each was last heard from.")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The sync folder (default: the remembered one).") var folder: String?
+    @Flag(help: "Print JSON instead of text.") var json = false
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let status = try SyncService.status(ledger, folder: folder.map { URL(fileURLWithPath: $0) })
+        if json { return try Output.json(SyncJSON.Status(status)) }
+        Output.line("Sync folder: \(status.folder) (key generation \(status.keyGeneration))")
+        Output.line(
+            status.localChanges == 0
+                ? "To publish: nothing."
+                : "To publish: \(status.localChanges) record\(status.localChanges == 1 ? "" : "s") changed here.")
+        let rows = status.devices.map { device in
+            [
+                device.name + (device.isThisDevice ? " (this device)" : ""), device.id.prefix(8).description,
+                device.lastHeard.map(DeviceCommands.ago) ?? "never",
+                device.isThisDevice
+                    ? "#\(device.sequence) published"
+                    : "\(device.filesToMerge) file\(device.filesToMerge == 1 ? "" : "s") to merge",
+            ]
+        }
+        Render.table([["DEVICE", "ID", "LAST HEARD FROM", "PENDING"]] + rows).forEach { Output.line($0) }
+        if status.openConflicts > 0 {
+            Output.line(
+                "\(status.openConflicts) kept conflict\(status.openConflicts == 1 ? "" : "s"): coffer sync conflicts")
+        }
+        for copy in status.copies { Terminal.note("ignored: \(copy): a copy made by a sync tool, not by Coffer") }
+    }
+}
+
+struct SyncConflicts: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conflicts", abstract: "List values that lost a concurrent edit, and put one back.",
+        subcommands: [SyncConflictsList.self, SyncConflictsRestore.self], defaultSubcommand: SyncConflictsList.self)
+}
+
+struct SyncConflictsList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List kept conflicts, oldest first.")
+    @OptionGroup var options: VaultOptions
+    @Flag(help: "Print JSON instead of text.") var json = false
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let conflicts = SyncService.conflicts(ledger)
+        if json { return try Output.json(["conflicts": conflicts.map(SyncJSON.Conflict.init)]) }
+        guard !conflicts.isEmpty else {
+            return Output.line("No conflicts: no two devices edited the same record at once.")
+        }
+        let formatter = ISO8601DateFormatter()
+        let rows = conflicts.map {
+            [
+                "#\($0.number)", $0.record,
+                "\($0.loserDevice) \($0.loser) \(formatter.string(from: $0.loserTime))",
+                "\($0.winnerDevice) \($0.winner) \(formatter.string(from: $0.winnerTime))",
+                $0.restored ? "restored" : "",
+            ]
+        }
+        Render.table([["", "RECORD", "LOST", "KEPT", ""]] + rows).forEach { Output.line($0) }
+        Terminal.note("hint: Put a losing value back with: coffer sync conflicts restore N")
+    }
+}
+
+struct SyncConflictsRestore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Put conflict N's losing value back (undoable; published at the next sync).")
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The conflict's number, from `coffer sync conflicts`.") var number: Int
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        let restored = try SyncService.restoreConflict(ledger, number: number)
+        Output.line("Restored \(restored.record) as \(restored.loserDevice) had it. Undo with: coffer undo")
+    }
+}
+
+/// The JSON shapes of sync commands (Specs/cli.md).
+enum SyncJSON {
+    struct Report: Encodable {
+        struct Published: Encodable { let sequence: UInt64; let changes: Int }
+        struct Merged: Encodable { let device: String; let files: Int; let changes: Int }
+        struct Problem: Encodable { let file: String; let reason: String; let rejected: Bool }
+        let published: [Published]
+        let merged: [Merged]
+        let conflicts: Int
+        let repairs: [String]
+        let waiting: [String]
+        let problems: [Problem]
+        let ignored: [String]
+
+        init(_ report: SyncReport) {
+            published = report.published.map { Published(sequence: $0.sequence, changes: $0.changes) }
+            merged = report.merged.map { Merged(device: $0.device, files: $0.files, changes: $0.changes) }
+            conflicts = report.conflicts
+            repairs = report.repairs
+            waiting = report.waiting
+            problems = report.problems.map {
+                Problem(file: $0.file, reason: $0.problem.description, rejected: $0.problem != .incomplete)
+            }
+            ignored = report.copies
+        }
+    }
+
+    struct Status: Encodable {
+        struct Device: Encodable {
+            let id: String
+            let name: String
+            let thisDevice: Bool
+            let lastHeard: String?
+            let sequence: UInt64
+            let filesToMerge: Int
+        }
+        let folder: String
+        let keyGeneration: UInt32
+        let localChanges: Int
+        let devices: [Device]
+        let openConflicts: Int
+        let ignored: [String]
+
+        init(_ status: SyncStatus) {
+            let formatter = ISO8601DateFormatter()
+            folder = status.folder
+            keyGeneration = status.keyGeneration
+            localChanges = status.localChanges
+            devices = status.devices.map {
+                Device(
+                    id: $0.id, name: $0.name, thisDevice: $0.isThisDevice,
+                    lastHeard: $0.lastHeard.map(formatter.string),
+                    sequence: $0.sequence, filesToMerge: $0.filesToMerge)
+            }
+            openConflicts = status.openConflicts
+            ignored = status.copies
+        }
+    }
+
+    struct Conflict: Encodable {
+        let number: Int
+        let record: String
+        let lost: String
+        let lostOn: String
+        let lostAt: String
+        let kept: String
+        let keptOn: String
+        let keptAt: String
+        let restored: Bool
+
+        init(_ summary: SyncService.ConflictSummary) {
+            let formatter = ISO8601DateFormatter()
+            number = summary.number
+            record = summary.record
+            lost = summary.loser
+            lostOn = summary.loserDevice
+            lostAt = formatter.string(from: summary.loserTime)
+            kept = summary.winner
+            keptOn = summary.winnerDevice
+            keptAt = formatter.string(from: summary.winnerTime)
+            restored = summary.restored
+        }
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import VaultBackup
+import VaultCrypto
+import VaultStore
+
+/// The keys of one key generation of a sync folder, derived from the vault's own.
+struct SyncKeys {
+    let vaultID: VaultID
+    let generation: UInt32
+    /// Seals every file: `crypto_kdf(backup subkey, id 1, "CfrSync1")`.
+    let sealing: SymmetricKey
+    /// The vault's signing key: it certifies each device's enrolment.
+    let vaultSigning: SigningKey
+    /// Every generation of the vault's signing key (certificates of older enrolments).
+    let history: [KeyGeneration]
+
+    static let context = KDFContext("CfrSync1")
+
+    init(_ keys: BackupKeys) {
+        vaultID = keys.vaultID
+        generation = keys.keyHistory.last?.number ?? 1
+        sealing = keys.backupKey.deriveSubkey(id: 1, context: Self.context)
+        vaultSigning = keys.signingKey
+        history = keys.keyHistory
+    }
+
+    func vaultKey(ofGeneration number: UInt32) -> SigningPublicKey? {
+        history.first { $0.number == number }?.signingKey
+    }
+}
+
+/// Why a file in a sync folder was not used. Each is reported with the file's name; none stops
+/// the files of other devices from being merged.
+public enum SyncFileProblem: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Shorter than its header says: still arriving, or cut short. Tried again next sync.
+    case incomplete
+    /// Not a Coffer sync file, or longer than its header says, or malformed inside.
+    case damaged
+    /// Made for another vault.
+    case otherVault
+    /// Its contents name another device or sequence than its file name: replayed or renamed.
+    case misnamed(String)
+    /// From a device that has no valid enrolment in the folder.
+    case unknownDevice
+    /// The signature does not verify: altered, or forged by someone without the device's key.
+    case badSignature
+    /// Does not decrypt under this vault's key: altered, or sealed with another key.
+    case doesNotOpen
+    /// Sealed under a key generation this device does not hold yet (after a rekey elsewhere).
+    case newerGeneration(UInt32)
+    /// Sealed under a key generation older than this device's, which it no longer holds.
+    case olderGeneration(UInt32)
+    /// A copy a sync tool made (`… (1).cfsync`, `…sync-conflict…`): Coffer never writes one.
+    case copyBySyncTool
+    /// From a device that was removed, published after its removal.
+    case removedDevice
+    /// Holds a record this Coffer cannot read (written by a newer version).
+    case newerRecord
+
+    public var description: String {
+        switch self {
+        case .incomplete: "incomplete (still being synced, or cut short); tried again next time"
+        case .damaged: "damaged: not a well-formed Coffer sync file"
+        case .otherVault: "belongs to another vault"
+        case .misnamed(let detail): "replayed or renamed: \(detail)"
+        case .unknownDevice: "from a device with no valid enrolment in this folder"
+        case .badSignature: "forged or altered: its signature does not verify"
+        case .doesNotOpen: "altered or sealed with another key: it does not decrypt"
+        case .newerGeneration(let number):
+            "sealed under key generation \(number), newer than this device's (a rekey or device removal elsewhere)"
+        case .olderGeneration(let number): "sealed under key generation \(number), older than this device's"
+        case .copyBySyncTool: "a copy made by a sync tool, not by Coffer; ignored"
+        case .removedDevice: "from a removed device, published after its removal"
+        case .newerRecord: "holds a record written by a newer Coffer; upgrade Coffer to merge it"
+        }
+    }
+}
+
+/// The sealed, signed envelope every enrolment and change file has (Specs/sync-format.md §3).
+struct SyncEnvelope {
+    enum Kind: UInt8 {
+        case enrolment = 1
+        case changes = 2
+    }
+
+    static let magic = Array("CFRSYNC1".utf8)
+    static let headerByteCount = 8 + 1 + 16 + 4 + 16 + 8 + 4
+    static let signatureLabel = Array("coffer-sync-signature-v1".utf8)
+    /// Bodies are padded to a multiple of this (ISO/IEC 7816-4), so sizes say little.
+    static let padBlock = 512
+    /// No Coffer writes a file larger than this; a larger one is refused before it is read.
+    static let maximumByteCount = 1 << 30
+
+    let kind: Kind
+    let vaultID: [UInt8]
+    let generation: UInt32
+    let device: SyncDeviceID
+    let sequence: UInt64
+    let header: [UInt8]
+    let sealed: [UInt8]
+    let signature: Signature
+
+    static func seal(
+        kind: Kind, body: [UInt8], keys: SyncKeys, device: SyncDeviceID, sequence: UInt64, signer: SigningKey
+    ) -> [UInt8] {
+        let padded = Padding.pad(body, blockSize: padBlock)
+        var header = magic
+        header.append(kind.rawValue)
+        header += keys.vaultID.bytes
+        withUnsafeBytes(of: keys.generation.littleEndian) { header += $0 }
+        header += device.bytes
+        withUnsafeBytes(of: sequence.littleEndian) { header += $0 }
+        let sealedCount = UInt32(padded.count + XChaCha20Poly1305.SealedBox.overheadByteCount)
+        withUnsafeBytes(of: sealedCount.littleEndian) { header += $0 }
+        let sealed = [UInt8](XChaCha20Poly1305.seal(padded, key: keys.sealing, associatedData: header).combined)
+        let signature = signer.signature(for: signatureLabel + header + sealed)
+        return header + sealed + signature.bytes
+    }
+
+    /// Reads the envelope without any key: completeness, magic, vault.
+    static func parse(_ bytes: [UInt8], vaultID: VaultID) throws(SyncFileProblem) -> SyncEnvelope {
+        guard bytes.count >= headerByteCount else {
+            throw bytes.starts(with: magic.prefix(min(bytes.count, magic.count))) ? .incomplete : .damaged
+        }
+        guard bytes.starts(with: magic) else { throw .damaged }
+        func integer<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+            bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+        }
+        guard let kind = Kind(rawValue: bytes[8]) else { throw .damaged }
+        let vault = Array(bytes[9..<25])
+        let sealedCount = Int(integer(UInt32.self, at: 53))
+        let total = headerByteCount + sealedCount + Signature.byteCount
+        guard sealedCount >= XChaCha20Poly1305.SealedBox.overheadByteCount + padBlock else { throw .damaged }
+        guard bytes.count >= total else { throw .incomplete }
+        guard bytes.count == total else { throw .damaged }
+        guard vault == vaultID.bytes else { throw .otherVault }
+        return SyncEnvelope(
+            kind: kind, vaultID: vault, generation: integer(UInt32.self, at: 25),
+            device: SyncDeviceID(unchecked: Array(bytes[29..<45])), sequence: integer(UInt64.self, at: 45),
+            header: Array(bytes[0..<headerByteCount]),
+            sealed: Array(bytes[headerByteCount..<headerByteCount + sealedCount]),
+            signature: Signature(unchecked: Array(bytes[(headerByteCount + sealedCount)...])))
+    }
+
+    func verify(_ key: SigningPublicKey) throws(SyncFileProblem) {
+        guard key.isValidSignature(signature, for: Self.signatureLabel + header + sealed) else { throw .badSignature }
+    }
+
+    func open(_ keys: SyncKeys) throws(SyncFileProblem) -> [UInt8] {
+        guard generation == keys.generation else {
+            throw generation > keys.generation ? .newerGeneration(generation) : .olderGeneration(generation)
+        }
+        do {
+            let box = try XChaCha20Poly1305.SealedBox(combined: sealed)
+            let padded = try XChaCha20Poly1305.open(box, key: keys.sealing, associatedData: header)
+            let length = try padded.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: Self.padBlock) }
+            return Array(padded.prefix(length))
+        } catch {
+            throw .doesNotOpen
+        }
+    }
+}
+
+/// A device's enrolment: its public key and name, certified by the vault's signing key.
+struct SyncEnrolment: Equatable {
+    var publicKey: [UInt8]
+    var name: String
+    /// Seconds since 1970.
+    var enrolled: Int64
+
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.bytes(publicKey)
+        writer.string(name)
+        writer.signed(enrolled)
+        return writer.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> SyncEnrolment {
+        try bytes.withUnsafeBytes { raw in
+            var reader = PayloadReader(raw)
+            let enrolment = SyncEnrolment(
+                publicKey: try reader.bytes(), name: try reader.string(), enrolled: try reader.signed())
+            guard reader.isAtEnd, enrolment.publicKey.count == SigningPublicKey.byteCount else {
+                throw PayloadReader.malformed
+            }
+            return enrolment
+        }
+    }
+}
+
+/// One write in a change file: a record put or deleted, with its stamp and the stamp of the
+/// value it replaced on the device that wrote it (`base`), which tells a follow-up from a
+/// concurrent edit.
+struct SyncOperation: Equatable {
+    var record: RecordID
+    var clock: UInt64
+    var base: SyncStamp
+    /// nil: a delete.
+    var payload: [UInt8]?
+}
+
+/// The body of a change file.
+struct SyncChanges: Equatable {
+    /// When it was published, milliseconds since 1970 by the publisher's clock.
+    var published: Int64
+    /// What the publisher had applied from each device (itself: the sequence before this one):
+    /// a device applies this file only after all of them, so changes arrive in causal order.
+    var seen: [SyncDeviceID: UInt64]
+    var operations: [SyncOperation]
+
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.signed(published)
+        writer.list(seen.sorted { $0.key < $1.key }) { writer, entry in
+            writer.raw(entry.key.bytes)
+            writer.unsigned(entry.value)
+        }
+        writer.list(operations) { writer, operation in
+            writer.raw(operation.record.bytes)
+            writer.unsigned(operation.clock)
+            writer.unsigned(operation.base.clock)
+            writer.raw(operation.base.device.bytes)
+            if let payload = operation.payload {
+                writer.byte(1)
+                writer.bytes(payload)
+            } else {
+                writer.byte(2)
+            }
+        }
+        return writer.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> SyncChanges {
+        try bytes.withUnsafeBytes { raw in
+            var reader = PayloadReader(raw)
+            let published = try reader.signed()
+            var seen: [SyncDeviceID: UInt64] = [:]
+            let entries = try reader.list { reader in
+                (SyncDeviceID(unchecked: try reader.raw(SyncDeviceID.byteCount)), try reader.unsigned())
+            }
+            for (device, sequence) in entries {
+                guard seen.updateValue(sequence, forKey: device) == nil else { throw PayloadReader.malformed }
+            }
+            let operations = try reader.list { reader in
+                let record = try RecordID(try reader.raw(16))
+                let clock = try reader.unsigned()
+                let base = SyncStamp(clock: try reader.unsigned(), device: SyncDeviceID(unchecked: try reader.raw(16)))
+                switch try reader.byte() {
+                case 1: return SyncOperation(record: record, clock: clock, base: base, payload: try reader.bytes())
+                case 2: return SyncOperation(record: record, clock: clock, base: base, payload: nil)
+                default: throw PayloadReader.malformed
+                }
+            }
+            guard reader.isAtEnd, Set(operations.map(\.record)).count == operations.count else {
+                throw PayloadReader.malformed
+            }
+            return SyncChanges(published: published, seen: seen, operations: operations)
+        }
+    }
+}

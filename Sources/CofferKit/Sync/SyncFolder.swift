@@ -1,0 +1,121 @@
+import Foundation
+import VaultStore
+
+/// A sync folder on disk (Specs/sync-format.md §2): a keys file per key generation, and a
+/// directory per device holding its enrolment and its numbered change files. Coffer only ever
+/// creates files here, each complete under its final name, and never rewrites or deletes one.
+struct SyncFolder {
+    let url: URL
+
+    /// What the folder holds, by name alone (nothing is read or trusted yet).
+    struct Listing {
+        var keys: [UInt32: URL] = [:]
+        var enrolments: [SyncDeviceID: [UInt32: URL]] = [:]
+        var changes: [SyncDeviceID: [UInt64: URL]] = [:]
+        /// Files a sync tool made (conflict copies, `(1)` duplicates): never used.
+        var copies: [String] = []
+    }
+
+    static let keysExtension = "cfkeys"
+    static let fileExtension = "cfsync"
+
+    static func keysName(_ generation: UInt32) -> String {
+        "keys-" + digits(UInt64(generation), 8) + "." + keysExtension
+    }
+    static func enrolmentName(_ generation: UInt32) -> String {
+        "enrol-" + digits(UInt64(generation), 8) + "." + fileExtension
+    }
+    static func changesName(_ sequence: UInt64) -> String { digits(sequence, 16) + "." + fileExtension }
+
+    private static func digits(_ value: UInt64, _ count: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, count - text.count)) + text
+    }
+
+    /// `prefix` then exactly `count` decimal digits then `.ext`; nil for anything else.
+    private static func number(in name: String, prefix: String, count: Int, ext: String) -> UInt64? {
+        let suffix = "." + ext
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count == prefix.count + count + suffix.count else {
+            return nil
+        }
+        let middle = name.dropFirst(prefix.count).dropLast(suffix.count)
+        guard middle.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return UInt64(middle)
+    }
+
+    func device(_ device: SyncDeviceID) -> URL { url.appendingPathComponent(device.hex, isDirectory: true) }
+
+    func list() throws -> Listing {
+        let manager = FileManager.default
+        let top: [String]
+        do {
+            top = try manager.contentsOfDirectory(atPath: url.path)
+        } catch {
+            throw CofferError(.fileNotFound, "The sync folder \(url.path) cannot be read.")
+        }
+        var listing = Listing()
+        func isCoffersOwnKind(_ name: String) -> Bool {
+            !name.hasPrefix(".")
+                && (name.hasSuffix("." + Self.fileExtension) || name.hasSuffix("." + Self.keysExtension))
+        }
+        for name in top {
+            if let generation = Self.number(in: name, prefix: "keys-", count: 8, ext: Self.keysExtension),
+                let generation = UInt32(exactly: generation)
+            {
+                listing.keys[generation] = url.appendingPathComponent(name)
+            } else if let device = SyncDeviceID(hex: name), device.hex == name {
+                let directory = url.appendingPathComponent(name, isDirectory: true)
+                guard let entries = try? manager.contentsOfDirectory(atPath: directory.path) else { continue }
+                for entry in entries {
+                    if let generation = Self.number(in: entry, prefix: "enrol-", count: 8, ext: Self.fileExtension),
+                        let generation = UInt32(exactly: generation)
+                    {
+                        listing.enrolments[device, default: [:]][generation] = directory.appendingPathComponent(entry)
+                    } else if let sequence = Self.number(in: entry, prefix: "", count: 16, ext: Self.fileExtension),
+                        sequence > 0
+                    {
+                        listing.changes[device, default: [:]][sequence] = directory.appendingPathComponent(entry)
+                    } else if isCoffersOwnKind(entry) {
+                        listing.copies.append(name + "/" + entry)
+                    }
+                }
+            } else if isCoffersOwnKind(name) {
+                listing.copies.append(name)
+            }
+        }
+        listing.copies.sort()
+        return listing
+    }
+
+    /// Reads a file Coffer wrote, refusing one larger than any Coffer writes.
+    static func read(_ file: URL) throws(SyncFileProblem) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: file.path) else { throw .incomplete }
+        defer { try? handle.close() }
+        // An empty file reads as nil: a sync tool that has made the name but written nothing yet.
+        guard let data = try? handle.read(upToCount: SyncEnvelope.maximumByteCount + 1) else { return [] }
+        guard data.count <= SyncEnvelope.maximumByteCount else { throw .damaged }
+        return [UInt8](data)
+    }
+
+    /// Publishes a new file; `EEXIST` means the name is taken (never overwritten).
+    func publish(_ bytes: [UInt8], named name: String, in device: SyncDeviceID?) throws {
+        var directory = url
+        if let device {
+            directory = self.device(device)
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CofferError(.failed, "Could not create \(directory.path) in the sync folder.")
+            }
+        }
+        let target = directory.appendingPathComponent(name)
+        do {
+            try DurableFile.publish(target, containing: bytes)
+        } catch let error where error.code == .EEXIST {
+            throw CofferError(
+                .alreadyExists, "\(target.path) already exists: another sync from this device may be running.")
+        } catch {
+            throw CofferError(.failed, "Could not write \(target.path): \(error.localizedDescription).")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// A record payload's digest: BLAKE2b-128, kept as two words (no allocation per record).
+struct PayloadDigest: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    init(_ payload: UnsafeRawBufferPointer) {
+        let hash = BLAKE2b.hash(payload, outputByteCount: 16)
+        self = hash.withUnsafeBytes {
+            PayloadDigest(
+                high: $0.loadUnaligned(as: UInt64.self), low: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+    }
+
+    init<Bytes: ContiguousBytes>(of payload: Bytes) { self = payload.withUnsafeBytes { PayloadDigest($0) } }
+}
+
+/// The parsed `SyncIndexData`: per record id, in id order, the stamp of the value this device
+/// holds and the digest of its payload, or a tombstone's stamp (`digest == nil`).
+struct SyncIndex {
+    struct Entry: Equatable {
+        var stamp: SyncStamp
+        /// nil: the record was deleted by the write `stamp` names.
+        var digest: PayloadDigest?
+    }
+
+    private(set) var ids: [RecordID] = []
+    private(set) var entries: [Entry] = []
+
+    init() {}
+
+    var count: Int { ids.count }
+
+    func entry(_ id: RecordID) -> Entry? {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? entries[low] : nil
+    }
+
+    func stamp(_ id: RecordID) -> SyncStamp { entry(id)?.stamp ?? .zero }
+
+    /// Sets the entries in `changes` (one linear merge, so large batches stay cheap).
+    mutating func update(_ changes: [RecordID: Entry]) {
+        guard !changes.isEmpty else { return }
+        let sorted = changes.keys.sorted()
+        var mergedIDs: [RecordID] = []
+        var mergedEntries: [Entry] = []
+        mergedIDs.reserveCapacity(ids.count + sorted.count)
+        mergedEntries.reserveCapacity(ids.count + sorted.count)
+        var old = 0
+        for id in sorted {
+            while old < ids.count, ids[old] < id {
+                mergedIDs.append(ids[old])
+                mergedEntries.append(entries[old])
+                old += 1
+            }
+            if old < ids.count, ids[old] == id { old += 1 }
+            mergedIDs.append(id)
+            mergedEntries.append(changes[id]!)
+        }
+        mergedIDs.append(contentsOf: ids[old...])
+        mergedEntries.append(contentsOf: entries[old...])
+        ids = mergedIDs
+        entries = mergedEntries
+    }
+
+    // MARK: Encoding (Specs/sync-format.md §7)
+
+    static let formatVersion: UInt8 = 1
+
+    func encoded() -> SyncIndexData {
+        var devices: [SyncDeviceID: UInt16] = [:]
+        var table: [SyncDeviceID] = []
+        for entry in entries where devices[entry.stamp.device] == nil {
+            devices[entry.stamp.device] = UInt16(table.count)
+            table.append(entry.stamp.device)
+        }
+        var bytes: [UInt8] = [Self.formatVersion]
+        bytes.reserveCapacity(16 + table.count * 16 + ids.count * 43)
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        append(UInt16(table.count))
+        for device in table { bytes.append(contentsOf: device.bytes) }
+        append(UInt32(ids.count))
+        for (id, entry) in zip(ids, entries) {
+            bytes.append(contentsOf: id.bytes)
+            bytes.append(entry.digest == nil ? 1 : 0)
+            append(entry.stamp.clock)
+            append(devices[entry.stamp.device]!)
+            if let digest = entry.digest {
+                append(digest.high)
+                append(digest.low)
+            }
+        }
+        return SyncIndexData(bytes: bytes)
+    }
+
+    init(decoding data: SyncIndexData) throws {
+        let malformed = CofferError(.damaged, "This device's sync index is malformed.")
+        try data.bytes.withUnsafeBytes { raw in
+            var offset = 0
+            func take(_ count: Int) throws -> UnsafeRawBufferPointer {
+                guard raw.count - offset >= count else { throw malformed }
+                defer { offset += count }
+                return UnsafeRawBufferPointer(rebasing: raw[offset..<offset + count])
+            }
+            func read<T: FixedWidthInteger>(_: T.Type) throws -> T {
+                T(littleEndian: try take(MemoryLayout<T>.size).loadUnaligned(as: T.self))
+            }
+            guard try take(1)[0] == Self.formatVersion else { throw malformed }
+            let deviceCount = Int(try read(UInt16.self))
+            var table: [SyncDeviceID] = []
+            for _ in 0..<deviceCount { table.append(SyncDeviceID(unchecked: Array(try take(16)))) }
+            let count = Int(try read(UInt32.self))
+            guard count <= raw.count / 27 else { throw malformed }
+            ids.reserveCapacity(count)
+            entries.reserveCapacity(count)
+            for _ in 0..<count {
+                let id = try RecordID(try take(16))
+                let flag = try take(1)[0]
+                guard flag <= 1 else { throw malformed }
+                let clock = try read(UInt64.self)
+                let deviceIndex = Int(try read(UInt16.self))
+                guard deviceIndex < table.count else { throw malformed }
+                var digest: PayloadDigest?
+                if flag == 0 { digest = PayloadDigest(high: try read(UInt64.self), low: try read(UInt64.self)) }
+                guard ids.last.map({ $0 < id }) ?? true else { throw malformed }
+                ids.append(id)
+                entries.append(Entry(stamp: SyncStamp(clock: clock, device: table[deviceIndex]), digest: digest))
+            }
+            guard offset == raw.count else { throw malformed }
+        }
+    }
+}

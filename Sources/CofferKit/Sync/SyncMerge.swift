@@ -1,0 +1,259 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// The merge of other devices' change files into one copy of the vault: files read in causal
+/// order (a file only after everything its publisher had seen), each write kept when its stamp
+/// is the newest, and every value that loses a concurrent edit kept as a conflict. A pure
+/// computation over the records it is given: `SyncService` writes the result in one transaction.
+struct SyncMerge {
+    /// The value a record ends up with: its payload (nil: deleted) and the stamp of that write.
+    struct Value {
+        var payload: [UInt8]?
+        var stamp: SyncStamp
+        var record: FinanceRecord?
+    }
+
+    private(set) var state: SyncState
+    private(set) var index: SyncIndex
+    private(set) var values: [RecordID: Value] = [:]
+    private(set) var conflicts: [SyncConflict] = []
+    private(set) var report = SyncReport()
+    /// How many files and writes were applied from each device.
+    private var counts: [SyncDeviceID: (files: Int, changes: Int)] = [:]
+    private let keys: SyncKeys
+    private let folder: SyncFolder
+    private let listing: SyncFolder.Listing
+    private let stored: (RecordID) -> [UInt8]?
+    private let now: Date
+
+    init(
+        state: SyncState, index: SyncIndex, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing,
+        now: Date, stored: @escaping (RecordID) -> [UInt8]?
+    ) {
+        self.state = state
+        self.index = index
+        self.keys = keys
+        self.folder = folder
+        self.listing = listing
+        self.stored = stored
+        self.now = now
+    }
+
+    private func current(_ id: RecordID) -> (payload: [UInt8]?, stamp: SyncStamp) {
+        if let value = values[id] { return (value.payload, value.stamp) }
+        return (stored(id), index.stamp(id))
+    }
+
+    private func name(of device: SyncDeviceID) -> String {
+        device == state.device ? state.deviceName : state.devices[device]?.name ?? device.short
+    }
+
+    private mutating func problem(_ file: URL, _ problem: SyncFileProblem) {
+        let relative = file.deletingLastPathComponent().lastPathComponent + "/" + file.lastPathComponent
+        report.problems.append(.init(file: relative, problem: problem))
+    }
+
+    /// Reads every device's enrolment for this key generation into `state.devices`.
+    mutating func readEnrolments() {
+        for (device, files) in listing.enrolments.sorted(by: { $0.key < $1.key }) where device != state.device {
+            guard let file = files[keys.generation] else { continue }
+            do throws(SyncFileProblem) {
+                let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
+                guard envelope.kind == .enrolment, envelope.device == device, envelope.sequence == 0 else {
+                    throw .misnamed("it is not \(device.short)'s enrolment")
+                }
+                guard let certifier = keys.vaultKey(ofGeneration: envelope.generation) else {
+                    throw envelope.generation > keys.generation
+                        ? .newerGeneration(envelope.generation) : .olderGeneration(envelope.generation)
+                }
+                try envelope.verify(certifier)
+                let body = try envelope.open(keys)
+                guard let enrolment = try? SyncEnrolment.decode(body) else { throw .damaged }
+                var known =
+                    state.devices[device]
+                    ?? SyncState.KnownDevice(
+                        name: enrolment.name, publicKey: enrolment.publicKey, applied: 0, lastHeard: 0)
+                if known.publicKey != enrolment.publicKey, known.applied > 0 {
+                    throw .badSignature  // a second enrolment for a device already known under another key
+                }
+                known.name = enrolment.name
+                known.publicKey = enrolment.publicKey
+                if known.lastHeard == 0 { known.lastHeard = enrolment.enrolled }
+                state.devices[device] = known
+            } catch {
+                problem(file, error)
+            }
+        }
+    }
+
+    /// Applies every file that is ready, in causal order, until none is.
+    mutating func run() {
+        let others = listing.changes.keys.filter { $0 != state.device }.sorted()
+        var blocked = Set<SyncDeviceID>()
+        var loaded: [SyncDeviceID: (sequence: UInt64, changes: SyncChanges, records: [FinanceRecord?])] = [:]
+        var progress = true
+        while progress {
+            progress = false
+            for device in others where !blocked.contains(device) {
+                guard let known = state.devices[device] else {
+                    blocked.insert(device)
+                    if let first = listing.changes[device]?.sorted(by: { $0.key < $1.key }).first {
+                        problem(first.value, .unknownDevice)
+                    }
+                    continue
+                }
+                while true {
+                    let next = state.devices[device]!.applied + 1
+                    if loaded[device]?.sequence != next {
+                        guard let file = listing.changes[device]?[next] else { break }
+                        do throws(SyncFileProblem) {
+                            loaded[device] = try load(file, device: device, sequence: next, key: known.publicKey)
+                        } catch {
+                            problem(file, error)
+                            blocked.insert(device)
+                            break
+                        }
+                    }
+                    let (sequence, changes, records) = loaded[device]!
+                    guard isReady(changes, from: device) else { break }
+                    apply(changes, records: records, from: device, sequence: sequence)
+                    loaded[device] = nil
+                    progress = true
+                }
+            }
+        }
+        for device in others where !blocked.contains(device) {
+            guard let known = state.devices[device], let files = listing.changes[device] else { continue }
+            let next = known.applied + 1
+            if let pending = loaded[device] {
+                let missing = pending.changes.seen.filter { entry in
+                    entry.key != device && applied(entry.key) < entry.value
+                }.map { entry in
+                    entry.key == state.device
+                        ? "this device's #\(entry.value), which this copy never published (restored from an older copy?)"
+                        : "\(name(of: entry.key))'s #\(entry.value)"
+                }.sorted()
+                report.waiting.append(
+                    "\(name(of: device)) #\(pending.sequence) waits for \(missing.joined(separator: ", ")) (not in the folder yet)"
+                )
+            } else if let later = files.keys.filter({ $0 > next }).min() {
+                report.waiting.append(
+                    "\(name(of: device)) #\(later) waits for #\(next), which is not in the folder yet")
+            }
+        }
+        for (device, count) in counts.sorted(by: { $0.key < $1.key }) {
+            report.merged.append(.init(device: name(of: device), files: count.files, changes: count.changes))
+        }
+    }
+
+    private func applied(_ device: SyncDeviceID) -> UInt64 {
+        device == state.device ? state.published : state.devices[device]?.applied ?? 0
+    }
+
+    private func isReady(_ changes: SyncChanges, from device: SyncDeviceID) -> Bool {
+        changes.seen.allSatisfy { $0.key == device || applied($0.key) >= $0.value }
+    }
+
+    private func load(_ file: URL, device: SyncDeviceID, sequence: UInt64, key: [UInt8]) throws(SyncFileProblem)
+        -> (sequence: UInt64, changes: SyncChanges, records: [FinanceRecord?])
+    {
+        let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
+        guard envelope.kind == .changes, envelope.device == device, envelope.sequence == sequence else {
+            throw .misnamed(
+                "its contents are \(envelope.device == device ? "" : "another device's ")#\(envelope.sequence), its name says #\(sequence)"
+            )
+        }
+        try envelope.verify(SigningPublicKey(unchecked: key))
+        let body = try envelope.open(keys)
+        guard let changes = try? SyncChanges.decode(body), changes.seen[device] == sequence - 1 else { throw .damaged }
+        var records: [FinanceRecord?] = []
+        for operation in changes.operations {
+            guard let payload = operation.payload else {
+                records.append(nil)
+                continue
+            }
+            guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), payload.count >= 2 else {
+                throw .newerRecord
+            }
+            guard !kind.isLocal else { throw .damaged }
+            guard payload[1] <= kind.currentVersion else { throw .newerRecord }
+            guard let record = try? RecordCodec.decode(payload, id: operation.record.uuid),
+                (try? record.checkText()) != nil
+            else { throw .damaged }
+            records.append(record)
+        }
+        return (sequence, changes, records)
+    }
+
+    private mutating func apply(
+        _ changes: SyncChanges, records: [FinanceRecord?], from device: SyncDeviceID, sequence: UInt64
+    ) {
+        for (operation, record) in zip(changes.operations, records) {
+            let stamp = SyncStamp(clock: operation.clock, device: device)
+            let now = current(operation.record)
+            state.clock = max(state.clock, operation.clock)
+            guard stamp != now.stamp else { continue }
+            let concurrent = operation.base != now.stamp
+            if stamp > now.stamp {
+                if concurrent, now.payload != operation.payload, now.payload != nil || now.stamp != .zero {
+                    conflicts.append(
+                        SyncConflict(
+                            record: operation.record.uuid, loser: now.payload, loserStamp: now.stamp,
+                            winner: operation.payload, winnerStamp: stamp,
+                            detected: Int64(self.now.timeIntervalSince1970)))
+                }
+                values[operation.record] = Value(payload: operation.payload, stamp: stamp, record: record)
+            } else if now.payload != operation.payload {
+                conflicts.append(
+                    SyncConflict(
+                        record: operation.record.uuid, loser: operation.payload, loserStamp: stamp,
+                        winner: now.payload, winnerStamp: now.stamp, detected: Int64(self.now.timeIntervalSince1970)))
+            }
+        }
+        state.devices[device]!.applied = sequence
+        state.devices[device]!.lastHeard = max(state.devices[device]!.lastHeard, changes.published / 1000)
+        counts[device, default: (0, 0)].files += 1
+        counts[device, default: (0, 0)].changes += changes.operations.count
+    }
+
+    /// The index after the merge: every merged record at its winning stamp.
+    func mergedIndex() -> SyncIndex {
+        var merged = index
+        merged.update(
+            values.mapValues { SyncIndex.Entry(stamp: $0.stamp, digest: $0.payload.map { PayloadDigest(of: $0) }) })
+        return merged
+    }
+}
+
+/// What a sync did, for the front end to tell.
+public struct SyncReport: Sendable {
+    public struct Merged: Sendable, Equatable {
+        public let device: String
+        public let files: Int
+        public let changes: Int
+    }
+    public struct Problem: Sendable, Equatable {
+        /// `device-dir/file-name`, relative to the folder.
+        public let file: String
+        public let problem: SyncFileProblem
+    }
+    public struct Published: Sendable, Equatable {
+        public let sequence: UInt64
+        public let changes: Int
+    }
+
+    public var published: [Published] = []
+    public var merged: [Merged] = []
+    /// Values that lost a concurrent edit in this sync (kept: `sync conflicts`).
+    public var conflicts: Int = 0
+    /// What the rules that span records changed after the merge, one line each.
+    public var repairs: [String] = []
+    public var problems: [Problem] = []
+    /// Files held back until what they depend on arrives.
+    public var waiting: [String] = []
+    /// Copies a sync tool made, ignored.
+    public var copies: [String] = []
+
+    public init() {}
+}

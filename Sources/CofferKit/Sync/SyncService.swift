@@ -1,0 +1,362 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// End-to-end encrypted sync through a folder any file-sync tool carries (Specs/sync-format.md).
+/// Each device publishes its new writes as immutable, sealed, signed change files and merges
+/// everyone else's; concurrent edits of a record resolve to the newest stamp on every device and
+/// the losing value is kept (`SyncConflict`); rules that span records are repaired after each
+/// merge as ordinary, undoable changes.
+public enum SyncService {
+    static let keysMagic = Array("CFRSKEY1".utf8)
+
+    // MARK: Setting up
+
+    /// Makes `folder` this vault's sync folder (created if missing), enrols this device and
+    /// publishes every record, then merges whatever the folder already holds for this vault.
+    public static func initialize(_ ledger: Ledger, folder: URL, deviceName: String, now: Date = Date()) throws
+        -> SyncReport
+    {
+        if let existing = ledger.syncState {
+            throw CofferError(
+                .alreadyExists, "This vault already syncs through \(existing.state.folder).",
+                candidates: [existing.state.folder])
+        }
+        let name = try deviceNameChecked(deviceName)
+        let keys = SyncKeys(ledger.vault.backupKeys)
+        do {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CofferError(.failed, "Could not create the sync folder \(folder.path).")
+        }
+        let syncFolder = SyncFolder(url: folder)
+        let listing = try syncFolder.list()
+        for (generation, file) in listing.keys {
+            let (vaultID, _) = try readKeysFile(file)
+            guard vaultID == keys.vaultID else {
+                throw CofferError(.inUse, "\(folder.path) is the sync folder of another vault.")
+            }
+            guard generation <= keys.generation else {
+                throw CofferError(
+                    .invalidInput,
+                    "\(folder.path) holds key generation \(generation) of this vault, newer than this copy's \(keys.generation)."
+                )
+            }
+        }
+        if listing.keys[keys.generation] == nil {
+            try syncFolder.publish(
+                keysMagic + ledger.vault.backupKeys.headerBytes, named: SyncFolder.keysName(keys.generation), in: nil)
+        }
+        let state = SyncState(
+            device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
+            published: 0, clock: 0, devices: [:])
+        try ledger.writeWithoutHistory([(UUID(), .syncState(state))])
+        return try sync(ledger, folder: folder, now: now)
+    }
+
+    /// Builds a new copy of the vault at `vault` from the folder alone: the keys file unlocked
+    /// with the passphrase (or recovery key), every device's changes merged, this device
+    /// enrolled. Nothing is left at `vault` unless it all succeeds.
+    public static func join(
+        folder: URL, vault url: URL, credential: Credential, deviceName: String,
+        guard rollbackGuard: RollbackGuard? = nil, now: Date = Date()
+    ) throws -> (ledger: Ledger, report: SyncReport) {
+        let name = try deviceNameChecked(deviceName)
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw CofferError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
+        }
+        let sync = SyncFolder(url: folder)
+        guard FileManager.default.fileExists(atPath: folder.path) else {
+            throw CofferError(.fileNotFound, "No sync folder at \(folder.path).")
+        }
+        let listing = try sync.list()
+        guard let (generation, file) = listing.keys.max(by: { $0.key < $1.key }) else {
+            throw CofferError(
+                .fileNotFound,
+                "\(folder.path) is not a Coffer sync folder (it holds no keys file): run sync init on a device that has the vault."
+            )
+        }
+        let headerBytes = try readKeysFile(file).header
+        let unlocked = try Vault.unlockArchivedHeader(headerBytes, credential: credential, now: now)
+        let keys = SyncKeys(unlocked.backupKeys)
+        guard keys.generation == generation else {
+            throw CofferError(.damaged, "The keys file \(file.lastPathComponent) names another key generation.")
+        }
+        var state = SyncState(
+            device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
+            published: 0, clock: SyncStamp.clock(at: now), devices: [:])
+        var merge = SyncMerge(
+            state: state, index: SyncIndex(), keys: keys, folder: sync, listing: listing, now: now, stored: { _ in nil }
+        )
+        merge.readEnrolments()
+        merge.run()
+        state = merge.state
+        var records: [(RecordID, Data)] = merge.values.compactMap { id, value in value.payload.map { (id, Data($0)) } }
+        records.append((RecordID.random(), Data(RecordCodec.encode(.syncState(state)))))
+        records.append((RecordID.random(), Data(RecordCodec.encode(.syncIndex(merge.mergedIndex().encoded())))))
+        for conflict in merge.conflicts {
+            records.append((RecordID.random(), Data(RecordCodec.encode(.syncConflict(conflict)))))
+        }
+        let vault = try Vault.restore(
+            at: url, unlocked: unlocked, records: records, replacing: false, keepingOldAt: nil, guard: rollbackGuard)
+        let ledger = try Ledger(vault: vault)
+        var report = merge.report
+        report.conflicts = merge.conflicts.count
+        report.copies = listing.copies
+        try publishEnrolment(ledger, keys: keys, folder: sync, listing: listing, now: now)
+        return (ledger, report)
+    }
+
+    // MARK: Syncing
+
+    /// Publishes this device's writes since its last sync, merges every other device's, repairs
+    /// what the merge broke across records, and publishes the repairs.
+    public static func sync(_ ledger: Ledger, folder named: URL? = nil, now: Date = Date()) throws -> SyncReport {
+        let folder = try syncFolder(of: ledger, named: named).folder
+        let keys = SyncKeys(ledger.vault.backupKeys)
+        var listing = try folder.list()
+        try checkKeys(listing, keys: keys, folder: folder)
+        try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
+        try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing)
+        var report = SyncReport()
+        report.copies = listing.copies
+        if let published = try publish(ledger, keys: keys, folder: folder, now: now) {
+            report.published.append(published)
+        }
+        listing = try folder.list()
+        var merge = SyncMerge(
+            state: ledger.syncState!.state, index: try index(of: ledger), keys: keys, folder: folder, listing: listing,
+            now: now, stored: { id in ledger.vault.record(id).map { Array($0.payload) } })
+        merge.readEnrolments()
+        merge.run()
+        try write(merge, into: ledger)
+        report.merged = merge.report.merged
+        report.problems = merge.report.problems
+        report.waiting = merge.report.waiting
+        report.conflicts = merge.conflicts.count
+        if !merge.values.isEmpty {
+            report.repairs = try SyncRepairs.run(on: ledger, now: now)
+            if let published = try publish(ledger, keys: keys, folder: folder, now: now) {
+                report.published.append(published)
+            }
+        }
+        return report
+    }
+
+    /// This device's sync state and its folder (`named`, else the remembered one), which must be there.
+    static func syncFolder(of ledger: Ledger, named: URL?) throws -> (state: SyncState, folder: SyncFolder) {
+        guard let stored = ledger.syncState else {
+            throw CofferError(.noMatch, "This vault has no sync folder yet.", kind: "sync folder")
+        }
+        let folder = SyncFolder(url: named ?? URL(fileURLWithPath: stored.state.folder))
+        guard FileManager.default.fileExists(atPath: folder.url.path) else {
+            throw CofferError(.fileNotFound, "The sync folder \(folder.url.path) is not there (not mounted?).")
+        }
+        return (stored.state, folder)
+    }
+
+    /// The merge's writes, index, state and conflicts, in one transaction.
+    private static func write(_ merge: SyncMerge, into ledger: Ledger) throws {
+        var changes: [RecordChange] = []
+        var puts: [(UUID, FinanceRecord)] = []
+        var deletes: [UUID] = []
+        for (id, value) in merge.values.sorted(by: { $0.key < $1.key }) {
+            let stored = ledger.vault.record(id).map { Array($0.payload) }
+            guard stored != value.payload else { continue }
+            if let payload = value.payload, let record = value.record {
+                changes.append(.put(id, Data(payload)))
+                puts.append((id.uuid, record))
+            } else if stored != nil {
+                changes.append(.delete(id))
+                deletes.append(id.uuid)
+            }
+        }
+        let bookkeeping =
+            bookkeepingRecords(ledger, state: merge.state, index: merge.mergedIndex())
+            + merge.conflicts.map { (UUID(), FinanceRecord.syncConflict($0)) }
+        changes += bookkeeping.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
+        try ledger.applyWithoutHistory(changes, puts: puts + bookkeeping, deletes: deletes)
+    }
+
+    private static func bookkeepingRecords(_ ledger: Ledger, state: SyncState, index: SyncIndex)
+        -> [(UUID, FinanceRecord)]
+    {
+        [
+            (ledger.syncState?.id ?? UUID(), .syncState(state)),
+            (ledger.syncIndex?.id ?? UUID(), .syncIndex(index.encoded())),
+        ]
+    }
+
+    static func index(of ledger: Ledger) throws -> SyncIndex {
+        try ledger.syncIndex.map { try SyncIndex(decoding: $0.data) } ?? SyncIndex()
+    }
+
+    /// This device's writes since its last publish: every record whose payload digest differs
+    /// from the index's, and every indexed record that is gone. Local kinds never leave.
+    static func localWrites(_ ledger: Ledger, index: SyncIndex) -> [SyncOperation] {
+        var operations: [SyncOperation] = []
+        var editTimes: [RecordID: Int64] = [:]
+        var seen = Set<RecordID>()
+        ledger.vault.withPayloads { view in
+            for position in 0..<view.count {
+                let payload = view.payload(at: position)
+                guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), !kind.isLocal else { continue }
+                let id = view.id(at: position)
+                seen.insert(id)
+                let entry = index.entry(id)
+                if let digest = entry?.digest, digest == PayloadDigest(payload) { continue }
+                if kind == .change, case .change(let change)? = try? RecordCodec.decode(payload, id: id.uuid) {
+                    let milliseconds = change.timestamp * 1000
+                    editTimes[id] = max(editTimes[id] ?? 0, milliseconds)
+                    for before in change.before {
+                        let touched = RecordID(uuid: before.recordID)
+                        editTimes[touched] = max(editTimes[touched] ?? 0, milliseconds)
+                    }
+                }
+                operations.append(
+                    SyncOperation(record: id, clock: 0, base: entry?.stamp ?? .zero, payload: Array(payload)))
+            }
+        }
+        for (id, entry) in zip(index.ids, index.entries) where entry.digest != nil && !seen.contains(id) {
+            operations.append(SyncOperation(record: id, clock: 0, base: entry.stamp, payload: nil))
+        }
+        return operations.map { operation in
+            var operation = operation
+            operation.clock = editTimes[operation.record].map { SyncStamp.clock(milliseconds: $0) } ?? 0
+            return operation
+        }
+    }
+
+    /// Publishes this device's local writes as its next change file, then records them as
+    /// published. Returns nil when there is nothing to publish.
+    private static func publish(_ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, now: Date) throws
+        -> SyncReport.Published?
+    {
+        guard var state = ledger.syncState?.state else { return nil }
+        var index = try index(of: ledger)
+        var operations = localWrites(ledger, index: index)
+        guard !operations.isEmpty else { return nil }
+        let wall = state.tick(now: now)
+        for position in operations.indices {
+            // The edit's own time where the change log knows it, never before the value it replaced.
+            let edited = operations[position].clock == 0 ? wall : min(operations[position].clock, wall)
+            operations[position].clock = max(edited, operations[position].base.clock + 1)
+            state.clock = max(state.clock, operations[position].clock)
+        }
+        operations.sort { $0.record < $1.record }
+        let sequence = state.published + 1
+        let changes = SyncChanges(
+            published: Int64(now.timeIntervalSince1970 * 1000), seen: state.appliedVector, operations: operations)
+        let file = SyncEnvelope.seal(
+            kind: .changes, body: changes.encoded(), keys: keys, device: state.device, sequence: sequence,
+            signer: state.signingKey)
+        try folder.publish(file, named: SyncFolder.changesName(sequence), in: state.device)
+        state.published = sequence
+        index.update(published(operations, by: state.device))
+        try ledger.writeWithoutHistory(bookkeepingRecords(ledger, state: state, index: index))
+        return SyncReport.Published(sequence: sequence, changes: operations.count)
+    }
+
+    private static func published(_ operations: [SyncOperation], by device: SyncDeviceID) -> [RecordID: SyncIndex.Entry]
+    {
+        Dictionary(
+            operations.map {
+                (
+                    $0.record,
+                    SyncIndex.Entry(
+                        stamp: SyncStamp(clock: $0.clock, device: device),
+                        digest: $0.payload.map { PayloadDigest(of: $0) })
+                )
+            }, uniquingKeysWith: { $1 })
+    }
+
+    /// A change file of this device's that its state does not record (killed after publishing,
+    /// before recording): its writes are marked published, so they are not sent twice.
+    private static func recoverUnrecordedPublishes(_ ledger: Ledger, keys: SyncKeys, listing: SyncFolder.Listing) throws
+    {
+        guard var state = ledger.syncState?.state,
+            let own = listing.changes[state.device]?.filter({ $0.key > state.published }), !own.isEmpty
+        else { return }
+        var index = try index(of: ledger)
+        let signer = state.signingKey.publicKey
+        for sequence in own.keys.sorted() {
+            guard sequence == state.published + 1 else { break }
+            do throws(SyncFileProblem) {
+                let envelope = try SyncEnvelope.parse(try SyncFolder.read(own[sequence]!), vaultID: keys.vaultID)
+                guard envelope.device == state.device, envelope.sequence == sequence else { throw .misnamed("") }
+                try envelope.verify(signer)
+                guard let changes = try? SyncChanges.decode(try envelope.open(keys)) else { throw .damaged }
+                index.update(published(changes.operations, by: state.device))
+                state.clock = max(state.clock, changes.operations.map(\.clock).max() ?? 0)
+                state.published = sequence
+            } catch {
+                throw CofferError(
+                    .damaged,
+                    "This device's own change file #\(sequence) in the sync folder is unusable (\(error)); nothing was changed."
+                )
+            }
+        }
+        try ledger.writeWithoutHistory(bookkeepingRecords(ledger, state: state, index: index))
+    }
+
+    private static func publishEnrolment(
+        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing, now: Date
+    ) throws {
+        guard let state = ledger.syncState?.state, listing.enrolments[state.device]?[keys.generation] == nil else {
+            return
+        }
+        let enrolment = SyncEnrolment(
+            publicKey: state.signingKey.publicKey.bytes, name: state.deviceName,
+            enrolled: Int64(now.timeIntervalSince1970))
+        let file = SyncEnvelope.seal(
+            kind: .enrolment, body: enrolment.encoded(), keys: keys, device: state.device, sequence: 0,
+            signer: keys.vaultSigning)
+        try folder.publish(file, named: SyncFolder.enrolmentName(keys.generation), in: state.device)
+    }
+
+    private static func checkKeys(_ listing: SyncFolder.Listing, keys: SyncKeys, folder: SyncFolder) throws {
+        for (generation, file) in listing.keys {
+            let (vaultID, _) = try readKeysFile(file)
+            guard vaultID == keys.vaultID else {
+                throw CofferError(.inUse, "\(folder.url.path) is the sync folder of another vault.")
+            }
+            if generation > keys.generation {
+                throw CofferError(
+                    .invalidInput,
+                    "The sync folder holds key generation \(generation) of this vault, newer than this copy's \(keys.generation): its keys were changed on another device."
+                )
+            }
+        }
+    }
+
+    static func readKeysFile(_ file: URL) throws -> (vaultID: VaultID, header: [UInt8]) {
+        let bytes: [UInt8]
+        do throws(SyncFileProblem) {
+            bytes = try SyncFolder.read(file)
+        } catch {
+            throw CofferError(.damaged, "The keys file \(file.lastPathComponent) cannot be read.")
+        }
+        guard bytes.starts(with: keysMagic) else {
+            throw CofferError(.damaged, "The keys file \(file.lastPathComponent) is not a Coffer keys file.")
+        }
+        let header = Array(bytes.dropFirst(keysMagic.count))
+        do {
+            return (try Vault.keyHistory(ofHeader: header).0, header)
+        } catch {
+            throw CofferError(.damaged, "The keys file \(file.lastPathComponent) is damaged.")
+        }
+    }
+
+    private static func deviceNameChecked(_ name: String) throws -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= 64 else {
+            throw CofferError(.invalidInput, "A device name has 1 to 64 characters.")
+        }
+        try FinanceRecord.syncState(
+            SyncState(
+                device: .zero, deviceName: trimmed, signingSeed: [], folder: "", published: 0, clock: 0, devices: [:])
+        ).checkText()
+        return trimmed
+    }
+}

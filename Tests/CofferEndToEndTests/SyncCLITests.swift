@@ -1,0 +1,139 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// Two machines' worth of state (vault, high-water marks) in one sandbox, sharing a folder, driven
+/// through the real binary: the commands, flags, JSON keys and exit codes of Specs/cli.md.
+/// Names with spaces on the command lines are canaries for the sandbox's leak scan, which reads
+/// every file in the sync folder.
+@Suite struct SyncCLITests {
+    let sandbox = Sandbox()
+    static let passphrase = "lantern orbit cactus plum"
+    var folder: URL { sandbox.directory.path("Sync/coffer") }
+
+    enum Device: String { case laptop, desktop }
+
+    @discardableResult
+    func coffer(_ device: Device, _ arguments: [String], _ extra: [String: String] = [:]) throws -> RunResult {
+        let environment = [
+            "COFFER_PASSPHRASE": Self.passphrase, "COFFER_TODAY": "2026-11-24",
+            "COFFER_VAULT": sandbox.directory.path("\(device.rawValue)/vault.coffer").path,
+            "XDG_STATE_HOME": sandbox.directory.path("\(device.rawValue)/state").path,
+        ].merging(extra) { $1 }
+        return try sandbox.run(arguments, environment: environment)
+    }
+
+    func json(_ result: RunResult) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
+    /// The laptop makes the vault and the folder; the desktop joins from the folder alone.
+    func setUp() throws {
+        try FileManager.default.createDirectory(
+            at: sandbox.directory.path("laptop"), withIntermediateDirectories: true)
+        #expect(try coffer(.laptop, ["init", "--kdf", "interactive"]).status == 0)
+        let added = try coffer(
+            .laptop, ["account", "add", "Canary Holiday Fund", "--category", "Savings", "--value", "1234.56"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let initialised = try coffer(.laptop, ["sync", "init", folder.path, "--name", "laptop"])
+        #expect(initialised.status == 0, "\(initialised.stderr)")
+        #expect(initialised.stdout.contains("is now this vault's sync folder"))
+        #expect(initialised.stderr.contains("coffer device join"))
+        let joined = try coffer(.desktop, ["device", "join", folder.path, "--name", "desktop"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(joined.stdout.contains("Joined:"))
+    }
+
+    @Test func twoDevicesConvergeThroughTheFolder() throws {
+        try setUp()
+        #expect(try coffer(.desktop, ["overview"]).stdout.contains("1,234.56"), "the desktop has the laptop's vault")
+        #expect(try coffer(.laptop, ["update", "Canary Holiday Fund", "1500"]).status == 0)
+        #expect(
+            try coffer(.desktop, ["spend", "42.50", "Groceries", "--note", "Canary market stall"]).status == 0)
+        let published = try json(try coffer(.desktop, ["sync", "--json"]))
+        #expect((published["published"] as? [[String: Any]])?.first?["changes"] as? Int ?? 0 > 0)
+        let merged = try coffer(.laptop, ["sync"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(merged.stdout.contains("from desktop"))
+        #expect(try coffer(.desktop, ["sync", folder.path]).status == 0, "a folder named explicitly")
+        let laptop = try coffer(.laptop, ["export", "json", "--out", "-"]).stdout
+        let desktop = try coffer(.desktop, ["export", "json", "--out", "-"]).stdout
+        #expect(laptop == desktop, "both devices hold the same vault")
+        #expect(laptop.contains("Canary market stall") && laptop.contains("1500"))
+
+        let status = try json(try coffer(.laptop, ["sync", "status", "--json"]))
+        #expect(Set(status.keys) == ["folder", "keyGeneration", "localChanges", "devices", "openConflicts", "ignored"])
+        let devices = try #require(status["devices"] as? [[String: Any]])
+        #expect(Set(devices.compactMap { $0["name"] as? String }) == ["laptop", "desktop"])
+        #expect(Set(devices[0].keys) == ["id", "name", "thisDevice", "lastHeard", "sequence", "filesToMerge"])
+        #expect(status["localChanges"] as? Int == 0)
+        let list = try coffer(.desktop, ["device", "list"])
+        #expect(list.stdout.contains("desktop (this device)") && list.stdout.contains("laptop"))
+        #expect((try json(try coffer(.desktop, ["device", "list", "--json"]))["devices"] as? [Any])?.count == 2)
+    }
+
+    @Test func aConcurrentEditIsKeptAndPutBackWithOneCommand() throws {
+        try setUp()
+        #expect(try coffer(.laptop, ["account", "rename", "Canary Holiday Fund", "Canary Trip Fund"]).status == 0)
+        #expect(try coffer(.desktop, ["account", "rename", "Canary Holiday Fund", "Canary Travel Pot"]).status == 0)
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        let second = try coffer(.desktop, ["sync"])
+        #expect(second.stdout.contains("1 concurrent edit resolved"), "\(second.stdout)")
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        let names = try ["laptop", "desktop"].map { device in
+            try coffer(Device(rawValue: device)!, ["account", "list", "--json"]).stdout
+        }
+        #expect(names[0] == names[1], "the same winner on both")
+        let conflicts = try json(try coffer(.desktop, ["sync", "conflicts", "--json"]))
+        let entry = try #require((conflicts["conflicts"] as? [[String: Any]])?.first)
+        #expect(
+            Set(entry.keys) == ["number", "record", "lost", "lostOn", "lostAt", "kept", "keptOn", "keptAt", "restored"])
+        let loser = try #require(entry["lostOn"] as? String)
+        let device = try #require(Device(rawValue: loser))
+        let restored = try coffer(device, ["sync", "conflicts", "restore", "1"])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try coffer(device, ["sync"]).status == 0)
+        #expect(try coffer(device == .laptop ? .desktop : .laptop, ["sync"]).status == 0)
+        let after = try coffer(.laptop, ["account", "list"]).stdout
+        #expect(
+            after.contains(device == .laptop ? "Canary Trip Fund" : "Canary Travel Pot"),
+            "the losing name is back on every device")
+        #expect(try coffer(device, ["sync", "conflicts", "restore", "1"]).status == 64, "restored once")
+        #expect(try coffer(device, ["sync", "conflicts", "restore", "9"]).status == 64)
+    }
+
+    @Test func refusalsHaveTheirExitCodesAndChangeNothing() throws {
+        // No sync folder yet.
+        #expect(try coffer(.laptop, ["init", "--kdf", "interactive"]).status == 0)
+        let none = try coffer(.laptop, ["sync"])
+        #expect(none.status == 64)
+        #expect(none.stderr.contains("coffer sync init"))
+        try FileManager.default.removeItem(at: sandbox.directory.path("laptop"))
+        try setUp()
+        // Joining over an existing vault, with the wrong passphrase, or from a folder that is not one.
+        #expect(try coffer(.desktop, ["device", "join", folder.path]).status == 64)
+        let other = sandbox.directory.path("phone/vault.coffer").path
+        let wrong = try coffer(
+            .desktop, ["device", "join", folder.path, "--vault", other], ["COFFER_PASSPHRASE": "nope nope"])
+        #expect(wrong.status == 77)
+        #expect(!FileManager.default.fileExists(atPath: other))
+        #expect(
+            try coffer(.desktop, ["device", "join", sandbox.directory.path("empty").path, "--vault", other]).status
+                == 66)
+        // A forged file in the folder: everything else merges, and the exit code says so.
+        #expect(try coffer(.laptop, ["update", "Canary Holiday Fund", "99"]).status == 0)
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        let laptopDirectory = try FileManager.default.contentsOfDirectory(atPath: folder.path).first {
+            $0.count == 32
+                && FileManager.default.fileExists(
+                    atPath: folder.appendingPathComponent("\($0)/0000000000000002.cfsync").path)
+        }
+        let file = folder.appendingPathComponent("\(try #require(laptopDirectory))/0000000000000002.cfsync")
+        var bytes = try Data(contentsOf: file)
+        bytes[bytes.count - 100] ^= 0x40
+        try bytes.write(to: file)
+        let forged = try coffer(.desktop, ["sync"])
+        #expect(forged.status == 65)
+        #expect(forged.stderr.contains("rejected") && forged.stderr.contains("signature"))
+    }
+}

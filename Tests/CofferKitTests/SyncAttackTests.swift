@@ -1,0 +1,227 @@
+import CofferTestSupport
+import FinanceCore
+import Foundation
+import Testing
+import VaultCrypto
+import VaultStore
+
+@testable import CofferKit
+
+/// Whoever holds the sync folder (the sync provider, a thief of the USB stick, another local
+/// user) attacks it: every file altered, truncated, replayed, reordered, renamed, duplicated,
+/// planted or taken from another vault is refused with its reason, nothing of it reaches the
+/// vault, and everything genuine still merges.
+@Suite struct SyncAttackTests {
+    let passphrase = "sync attack passphrase"
+    let today = date("2026-11-24")
+
+    /// Two devices on one folder: A made it, B joined; A then publishes `count` more files.
+    final class Pair {
+        let directory = TemporaryDirectory()
+        var a: Ledger
+        var b: Ledger
+        var folder: URL { directory.path("folder") }
+        var aFiles: URL { folder.appendingPathComponent(a.syncState!.state.device.hex) }
+
+        init(passphrase: String, today: CalendarDate) throws {
+            a = try Ledger.create(
+                at: directory.path("a.coffer"), passphrase: try Passphrase(passphrase), parameters: testParameters,
+                currency: .gbp)
+            try a.addAccount(
+                name: "Savings", category: "Cash", kind: .asset, value: (Money(minorUnits: 100), today), today: today)
+            _ = try SyncService.initialize(a, folder: directory.path("folder"), deviceName: "laptop")
+            b = try SyncService.join(
+                folder: directory.path("folder"), vault: directory.path("b.coffer"),
+                credential: .passphrase(try Passphrase(passphrase)), deviceName: "desktop"
+            ).ledger
+        }
+
+        /// A writes a value and publishes it: A's next change file.
+        func publish(_ minor: Int64, today: CalendarDate) throws -> URL {
+            try a.recordValue(of: try a.account(named: "Savings"), amount: Money(minorUnits: minor), on: today)
+            let sequence = try SyncService.sync(a).published.last!.sequence
+            return aFiles.appendingPathComponent(SyncFolder.changesName(sequence))
+        }
+
+        var bValues: [Int64] { b.updates.map(\.amount.minorUnits).sorted() }
+    }
+
+    func problems(_ report: SyncReport) -> [SyncFileProblem] { report.problems.map(\.problem) }
+
+    @Test func alteredBytesAnywhereAreRefusedAndNothingIsApplied() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let file = try pair.publish(200, today: today)
+        let original = try Data(contentsOf: file)
+        // A flipped bit in the header, in the sealed body, and in the signature.
+        for offset in [30, 57 + 40, original.count - 3] {
+            var bytes = original
+            bytes[offset] ^= 0x01
+            try bytes.write(to: file)
+            let report = try SyncService.sync(pair.b)
+            #expect(!problems(report).isEmpty, "flip at \(offset)")
+            #expect(
+                problems(report).allSatisfy {
+                    [.badSignature, .misnamed(""), .doesNotOpen].contains($0) || "\($0)".contains("replayed")
+                }, "\(problems(report))")
+            #expect(pair.bValues == [100], "nothing from an altered file is applied")
+        }
+        try original.write(to: file)
+        #expect(try SyncService.sync(pair.b).problems.isEmpty)
+        #expect(pair.bValues == [100, 200], "the genuine file still merges")
+    }
+
+    @Test func aReplayedOrRenamedFileIsRefused() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let first = try pair.publish(200, today: today)
+        _ = try SyncService.sync(pair.b)
+        // File #2 replayed as #3: its contents say #2.
+        let replay = pair.aFiles.appendingPathComponent(SyncFolder.changesName(3))
+        try FileManager.default.copyItem(at: first, to: replay)
+        let report = try SyncService.sync(pair.b)
+        #expect(problems(report).count == 1)
+        guard case .misnamed = problems(report).first else {
+            Issue.record("\(problems(report))")
+            return
+        }
+        // Moved into another device's folder: refused the same way.
+        let bDevice = pair.folder.appendingPathComponent(pair.b.syncState!.state.device.hex)
+        try FileManager.default.removeItem(at: replay)
+        #expect(try SyncService.sync(pair.b).problems.isEmpty)
+        #expect(pair.bValues == [100, 200], "applied once")
+        _ = bDevice
+    }
+
+    @Test func aFileWithAGapBeforeItWaitsAndAHiddenFileIsMergedWhenItComesBack() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let second = try pair.publish(200, today: today)
+        _ = try pair.publish(300, today: today)
+        let aside = pair.directory.path("aside")
+        try FileManager.default.moveItem(at: second, to: aside)
+        let report = try SyncService.sync(pair.b)
+        #expect(report.waiting.count == 1, "\(report.waiting)")
+        #expect(report.waiting.first?.contains("waits for #2") == true)
+        #expect(pair.bValues == [100], "#3 is not applied over the gap")
+        try FileManager.default.moveItem(at: aside, to: second)
+        let after = try SyncService.sync(pair.b)
+        #expect(after.waiting.isEmpty)
+        #expect(pair.bValues == [100, 200, 300])
+    }
+
+    @Test func aTruncatedOrPartlySyncedFileIsIncompleteUntilItIsWhole() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let file = try pair.publish(200, today: today)
+        let whole = try Data(contentsOf: file)
+        for length in [0, 10, 56, 57, 600, whole.count - 1] {
+            try whole.prefix(length).write(to: file)
+            let report = try SyncService.sync(pair.b)
+            #expect(problems(report) == [.incomplete], "length \(length)")
+            #expect(pair.bValues == [100])
+        }
+        // Longer than its header says: damaged, not incomplete.
+        try (whole + Data([0])).write(to: file)
+        #expect(problems(try SyncService.sync(pair.b)) == [.damaged])
+        try whole.write(to: file)
+        _ = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200])
+    }
+
+    @Test func copiesASyncToolMadeAreIgnoredAndNeverAppliedTwice() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let file = try pair.publish(200, today: today)
+        for name in [
+            "0000000000000002 (1).cfsync", "0000000000000002.sync-conflict-20261124-101010-ABCDEF.cfsync",
+            "0000000000000002 (conflicted copy).cfsync",
+        ] {
+            try FileManager.default.copyItem(at: file, to: pair.aFiles.appendingPathComponent(name))
+        }
+        let report = try SyncService.sync(pair.b)
+        #expect(report.copies.count == 3)
+        #expect(report.problems.isEmpty)
+        #expect(pair.bValues == [100, 200], "applied once")
+        #expect(try SyncService.sync(pair.b).merged.isEmpty)
+    }
+
+    @Test func aFileFromAnotherVaultIsRefused() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let other = try Pair(passphrase: passphrase, today: today)
+        let theirs = try other.publish(999, today: today)
+        // Planted under A's name, with the next sequence A would use.
+        try FileManager.default.copyItem(at: theirs, to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2)))
+        #expect(problems(try SyncService.sync(pair.b)) == [.otherVault])
+        #expect(pair.bValues == [100])
+        // Its keys file in this folder stops every sync: the folder is another vault's.
+        try FileManager.default.copyItem(
+            at: other.folder.appendingPathComponent(SyncFolder.keysName(1)),
+            to: pair.folder.appendingPathComponent(SyncFolder.keysName(2)))
+        #expect(throws: CofferError.self) { try SyncService.sync(pair.b) }
+    }
+
+    /// A device that is not enrolled, or enrolled by someone without the vault's keys, or a file
+    /// sealed and signed by an outsider who copied the format: all refused.
+    @Test func aPlantedDeviceCannotEnrolOrPublish() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let keys = SyncKeys(pair.a.vault.backupKeys)
+        let intruder = SyncDeviceID.random()
+        let intruderKey = SigningKey.generate()
+        let directory = pair.folder.appendingPathComponent(intruder.hex)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Its enrolment is signed with its own key, not the vault's; the sealing key is guessed.
+        let enrolment = SyncEnvelope.seal(
+            kind: .enrolment,
+            body: SyncEnrolment(publicKey: intruderKey.publicKey.bytes, name: "intruder", enrolled: 0).encoded(),
+            keys: keys, device: intruder, sequence: 0, signer: intruderKey)
+        try Data(enrolment).write(to: directory.appendingPathComponent(SyncFolder.enrolmentName(1)))
+        let payload = RecordCodec.encode(
+            .account(Account(name: "Planted", category: "Cash", kind: .asset, created: today)))
+        let changes = SyncChanges(
+            published: 0, seen: [intruder: 0],
+            operations: [SyncOperation(record: .random(), clock: 1 << 40, base: .zero, payload: payload)])
+        let file = SyncEnvelope.seal(
+            kind: .changes, body: changes.encoded(), keys: keys, device: intruder, sequence: 1, signer: intruderKey)
+        try Data(file).write(to: directory.appendingPathComponent(SyncFolder.changesName(1)))
+        let report = try SyncService.sync(pair.b)
+        #expect(
+            problems(report).map(\.description).sorted()
+                == [SyncFileProblem.badSignature.description, SyncFileProblem.unknownDevice.description].sorted(),
+            "\(problems(report))")
+        #expect(!pair.b.accounts.contains { $0.name == "Planted" })
+        #expect(pair.b.syncState!.state.devices[intruder] == nil)
+    }
+
+    /// A member's device key signing a file that smuggles a local record (another device's
+    /// sync state) is refused too: no file can plant bookkeeping.
+    @Test func aFileCarryingLocalBookkeepingIsRefused() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let keys = SyncKeys(pair.a.vault.backupKeys)
+        let state = pair.a.syncState!.state
+        let payload = RecordCodec.encode(.syncState(pair.b.syncState!.state))
+        let changes = SyncChanges(
+            published: 0, seen: [state.device: 1],
+            operations: [SyncOperation(record: .random(), clock: 1 << 40, base: .zero, payload: payload)])
+        let file = SyncEnvelope.seal(
+            kind: .changes, body: changes.encoded(), keys: keys, device: state.device, sequence: 2,
+            signer: state.signingKey)
+        try Data(file).write(to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2)))
+        #expect(problems(try SyncService.sync(pair.b)) == [.damaged])
+    }
+
+    @Test func joiningWithTheWrongPassphraseOrAnAlteredKeysFileBuildsNothing() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let target = pair.directory.path("c.coffer")
+        #expect(throws: VaultError.self) {
+            try SyncService.join(
+                folder: pair.folder, vault: target, credential: .passphrase(try Passphrase("not the passphrase")),
+                deviceName: "phone")
+        }
+        let keysFile = pair.folder.appendingPathComponent(SyncFolder.keysName(1))
+        var bytes = try Data(contentsOf: keysFile)
+        bytes[40] ^= 0x01
+        try bytes.write(to: keysFile)
+        #expect(throws: (any Error).self) {
+            try SyncService.join(
+                folder: pair.folder, vault: target, credential: .passphrase(try Passphrase(passphrase)),
+                deviceName: "phone")
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path), "nothing is left behind")
+    }
+}

@@ -1,0 +1,256 @@
+import CofferTestSupport
+import FinanceCore
+import Foundation
+import Testing
+import VaultCrypto
+import VaultStore
+
+@testable import CofferKit
+
+/// Several devices, each with its own vault file and its own copy of the sync folder, and a
+/// simulated file-sync engine between the copies that delays, reorders, hides, duplicates with
+/// `(1)` names and delivers files half-written, as Syncthing or Dropbox may.
+final class SyncSimulation {
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var value = state
+            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+            return value ^ (value >> 31)
+        }
+    }
+
+    let directory = TemporaryDirectory()
+    let passphrase = "sync simulation passphrase"
+    var ledgers: [Ledger] = []
+    var random: Generator
+    /// Simulated time: every edit and sync moves it on, so clocks differ as on real machines.
+    var now = Date(timeIntervalSince1970: 1_800_000_000)
+    var today: CalendarDate { CalendarDate(dayNumber: Int(now.timeIntervalSince1970) / 86_400) }
+    /// Files Coffer created, by path relative to a folder, and the device whose folder it was made in.
+    var origins: [String: Int] = [:]
+    /// (file, device) not yet delivered whole.
+    var pending = Set<Pair>()
+    /// Files hidden from a device for a while.
+    var hidden = Set<Pair>()
+    struct Pair: Hashable { let file: String; let device: Int }
+
+    init(devices: Int, seed: UInt64) throws {
+        random = Generator(state: seed)
+        let first = try Ledger.create(
+            at: vaultURL(0), passphrase: try Passphrase(passphrase), parameters: testParameters, currency: .gbp)
+        try first.addAccount(
+            name: "Savings", category: "Savings", kind: .asset, value: (Money(minorUnits: 10_000), today), today: today)
+        ledgers.append(first)
+        for device in 0..<devices {
+            try FileManager.default.createDirectory(at: folder(device), withIntermediateDirectories: true)
+        }
+        _ = try SyncService.initialize(first, folder: folder(0), deviceName: "device0", now: tick())
+        for device in 1..<devices {
+            collect()
+            deliverEverything()
+            let (ledger, _) = try SyncService.join(
+                folder: folder(device), vault: vaultURL(device), credential: .passphrase(try Passphrase(passphrase)),
+                deviceName: "device\(device)", now: tick())
+            ledgers.append(ledger)
+        }
+        collect()
+    }
+
+    func vaultURL(_ device: Int) -> URL { directory.path("vault\(device).coffer") }
+    func folder(_ device: Int) -> URL { directory.path("folder\(device)") }
+
+    func tick() -> Date {
+        now += Double(Int.random(in: 1...90_000, using: &random)) / 1000
+        return now
+    }
+
+    // MARK: The engine
+
+    /// Registers files Coffer made in any folder, to be carried to every other.
+    func collect() {
+        for device in ledgers.indices.isEmpty ? [0] : Array(0..<max(ledgers.count, 1)) {
+            for file in files(in: folder(device)) where origins[file] == nil {
+                origins[file] = device
+                for other in 0..<deviceCount where other != device { pending.insert(Pair(file: file, device: other)) }
+            }
+        }
+    }
+
+    var deviceCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory.url.path))?.filter { $0.hasPrefix("folder") }
+            .count ?? 0
+    }
+
+    func files(in folder: URL) -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder.path) else { return [] }
+        return enumerator.compactMap { $0 as? String }.filter {
+            ($0.hasSuffix(".cfsync") || $0.hasSuffix(".cfkeys")) && !$0.contains(" (") && !$0.hasPrefix(".")
+                && !$0.contains("/.")
+        }.sorted()
+    }
+
+    private func copy(_ file: String, to device: Int, prefix: Int? = nil, name: String? = nil) {
+        guard let origin = origins[file] else { return }
+        let source = folder(origin).appendingPathComponent(file)
+        guard var bytes = try? Data(contentsOf: source) else { return }
+        if let prefix { bytes = bytes.prefix(prefix) }
+        let target = folder(device).appendingPathComponent(name ?? file)
+        try? FileManager.default.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(at: target)
+        try? bytes.write(to: target)
+    }
+
+    /// One thing the engine does: deliver, half-deliver, duplicate, hide or unhide a file.
+    func engineStep() {
+        if !hidden.isEmpty, Int.random(in: 0..<4, using: &random) == 0 {
+            let pair = hidden.sorted { ($0.file, $0.device) < ($1.file, $1.device) }.randomElement(using: &random)!
+            hidden.remove(pair)
+            copy(pair.file, to: pair.device)
+            return
+        }
+        guard
+            let pair = pending.sorted(by: { ($0.file, $0.device) < ($1.file, $1.device) }).randomElement(using: &random)
+        else { return }
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0:
+            // Half-written under its final name; the rest arrives later.
+            let size = (try? Data(contentsOf: folder(origins[pair.file]!).appendingPathComponent(pair.file)).count) ?? 0
+            copy(pair.file, to: pair.device, prefix: Int.random(in: 0..<max(size, 1), using: &random))
+        case 1:
+            // A conflict copy with a `(1)` name, besides the real one.
+            let name = pair.file.replacingOccurrences(of: ".cfsync", with: " (1).cfsync")
+            copy(pair.file, to: pair.device, name: name)
+            copy(pair.file, to: pair.device)
+            pending.remove(pair)
+        case 2:
+            // Delivered, then hidden for a while (a sync tool rescanning, a folder unmounted).
+            if pair.file.hasSuffix(".cfsync"), !pair.file.contains("enrol") {
+                pending.remove(pair)
+                hidden.insert(pair)
+            }
+        default:
+            copy(pair.file, to: pair.device)
+            pending.remove(pair)
+        }
+    }
+
+    func deliverEverything() {
+        for pair in pending.union(hidden) { copy(pair.file, to: pair.device) }
+        pending.removeAll()
+        hidden.removeAll()
+    }
+
+    // MARK: The devices
+
+    @discardableResult
+    func sync(_ device: Int) throws -> SyncReport {
+        let report = try SyncService.sync(ledgers[device], now: tick())
+        collect()
+        return report
+    }
+
+    /// Every device syncs, the engine carries everything, again, until a round publishes nothing.
+    func converge() throws -> Int {
+        for round in 1...8 {
+            deliverEverything()
+            var published = 0
+            for device in ledgers.indices { published += try sync(device).published.count }
+            deliverEverything()
+            if published == 0 { return round }
+        }
+        return 9
+    }
+
+    func exportJSON(_ device: Int) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return String(decoding: try encoder.encode(ExportDocument(ledger: ledgers[device], only: nil)), as: UTF8.self)
+    }
+
+    /// A random edit of a random kind of record, as a person would make it; a refusal (a name
+    /// taken, nothing to delete) is part of the game and writes nothing.
+    func edit(_ device: Int) {
+        let ledger = ledgers[device]
+        let date = today
+        now = tick()
+        func pick<T>(_ items: [T]) -> T? { items.randomElement(using: &random) }
+        let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random))
+        let names = ["Savings", "ISA", "Pension", "Car", "Boat", "House", "Crypto"]
+        do {
+            switch Int.random(in: 0..<20, using: &random) {
+            case 0:
+                _ = try ledger.addAccount(
+                    name: pick(names)!, category: pick(["Cash", "Property"])!, kind: .asset, value: (amount, date),
+                    today: date)
+            case 1, 2:
+                if let account = pick(ledger.accounts.filter { $0.closed == nil }) {
+                    try ledger.recordValue(of: account, amount: amount, on: date)
+                }
+            case 3:
+                if let account = pick(ledger.accounts) {
+                    try ledger.renameAccount(account, to: pick(names)! + " \(Int.random(in: 1...3, using: &random))")
+                }
+            case 4:
+                if let account = pick(ledger.accounts) { try ledger.deleteAccount(account) }
+            case 5:
+                if let account = pick(ledger.accounts.filter { $0.closed == nil }) {
+                    try ledger.closeAccount(account, on: date)
+                }
+            case 6:
+                _ = try ledger.addCategory(name: pick(["Dining", "Books", "Gym", "Travel"])!, type: .wants)
+            case 7:
+                if let category = pick(ledger.budgetCategories.filter { !$0.isDefault }) {
+                    try ledger.deleteCategory(category)
+                }
+            case 8, 9:
+                if let category = pick(ledger.budgetCategories) { try ledger.spend(amount, in: category, on: date) }
+            case 10:
+                _ = try ledger.addIncomeSource(
+                    name: pick(["Salary", "Rent", "Tips"])!, amount: amount, frequency: .monthly)
+            case 11:
+                if let source = pick(ledger.incomeSources) { try ledger.earn(amount, from: source, on: date) }
+            case 12:
+                _ = try ledger.addGoal(name: pick(["Holiday", "Car", "Roof"])!, target: amount)
+            case 13:
+                if let goal = pick(ledger.goals) { try ledger.save(amount, towards: goal, on: date) }
+            case 14:
+                _ = try ledger.addClient(name: pick(["Acme", "Globex", "Initech"])!)
+            case 15:
+                if let client = pick(ledger.clients) {
+                    _ = try ledger.createInvoice(
+                        for: client,
+                        items: [
+                            LineItem(description: "Work", quantity: Quantity(thousandths: 1000), unitPrice: amount)
+                        ],
+                        issued: date, send: Bool.random(using: &random))
+                }
+            case 16:
+                if let invoice = pick(ledger.invoices.filter { $0.stored == .sent }) {
+                    _ = try ledger.recordPayment(on: invoice, date: date)
+                }
+            case 17:
+                if let transaction = pick(ledger.transactions) {
+                    if Bool.random(using: &random) {
+                        try ledger.deleteTransaction(transaction)
+                    } else {
+                        _ = try ledger.editTransaction(
+                            transaction, Ledger.TransactionEdit(note: "edited \(Int.random(in: 1...9, using: &random))")
+                        )
+                    }
+                }
+            case 18:
+                try ledger.setIncludeReceivables(Bool.random(using: &random))
+            default:
+                _ = try ledger.undo()
+            }
+        } catch is CofferError {
+        } catch is FinanceError {
+        } catch {
+            Issue.record("device \(device): unexpected \(error)")
+        }
+    }
+}
