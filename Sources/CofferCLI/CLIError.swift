@@ -130,6 +130,11 @@ public struct CLIError: Error, LocalizedError, Sendable {
         switch (error.code, error.kind) {
         case (.alreadyExists, "account"): return "Choose another name, or update it: coffer update \"\(name)\" AMOUNT"
         case (.closed, "account"): return "Reopen it first: coffer account reopen \"\(name)\""
+        case (.closed, "sync folder"):
+            return
+                "Start a new folder from this device: coffer sync init NEWDIR --replace-folder, then on each other device: coffer device join NEWDIR --vault NEWPATH"
+        case (.alreadyExists, "sync folder"):
+            return "Sync it with: coffer sync (to move to another folder: coffer sync init DIR --replace-folder)"
         case (.inUse, "goal"): return "Delete them first (coffer transaction list), or keep the goal."
         case (.invalidInput, "category"): return "Income comes from a source: --source NAME"
         case (.invalidInput, "income source"): return "Spending goes in a category: --category NAME"

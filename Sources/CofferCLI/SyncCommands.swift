@@ -78,11 +78,15 @@ struct SyncInit: ParsableCommand {
     @OptionGroup var options: VaultOptions
     @Argument(help: "The folder your sync tool shares between devices (created if missing).") var folder: String
     @Option(help: "This device's name, shown on the others (default: the host name).") var name: String?
+    @Flag(help: "Leave the current sync folder and start afresh in DIR (after this vault's keys changed).")
+    var replaceFolder = false
 
     func run() throws {
         let ledger = try options.openLedger()
         let url = URL(fileURLWithPath: folder).standardizedFileURL
-        let report = try SyncService.initialize(ledger, folder: url, deviceName: name ?? DeviceCommands.hostName)
+        let report = try SyncService.initialize(
+            ledger, folder: url, deviceName: name ?? ledger.syncState?.state.deviceName ?? DeviceCommands.hostName,
+            replacingFolder: replaceFolder)
         Output.line(
             "\(url.path) is now this vault's sync folder; this device is '\(ledger.syncState!.state.deviceName)'.")
         SyncCommands.show(report)

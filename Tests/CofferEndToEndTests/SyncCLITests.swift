@@ -126,9 +126,9 @@ import Testing
         let laptopDirectory = try FileManager.default.contentsOfDirectory(atPath: folder.path).first {
             $0.count == 32
                 && FileManager.default.fileExists(
-                    atPath: folder.appendingPathComponent("\($0)/0000000000000002.cfsync").path)
+                    atPath: folder.appendingPathComponent("\($0)/00000001-0000000000000002.cfsync").path)
         }
-        let file = folder.appendingPathComponent("\(try #require(laptopDirectory))/0000000000000002.cfsync")
+        let file = folder.appendingPathComponent("\(try #require(laptopDirectory))/00000001-0000000000000002.cfsync")
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count - 100] ^= 0x40
         try bytes.write(to: file)

@@ -16,7 +16,7 @@ import VaultStore
     let today = date("2026-11-24")
 
     /// Two devices on one folder: A made it, B joined; A then publishes `count` more files.
-    final class Pair {
+    final class Pair: @unchecked Sendable {
         let directory = TemporaryDirectory()
         var a: Ledger
         var b: Ledger
@@ -129,8 +129,9 @@ import VaultStore
         let pair = try Pair(passphrase: passphrase, today: today)
         let file = try pair.publish(200, today: today)
         for name in [
-            "0000000000000002 (1).cfsync", "0000000000000002.sync-conflict-20261124-101010-ABCDEF.cfsync",
-            "0000000000000002 (conflicted copy).cfsync",
+            "00000001-0000000000000002 (1).cfsync",
+            "00000001-0000000000000002.sync-conflict-20261124-101010-ABCDEF.cfsync",
+            "00000001-0000000000000002 (conflicted copy).cfsync",
         ] {
             try FileManager.default.copyItem(at: file, to: pair.aFiles.appendingPathComponent(name))
         }
@@ -150,9 +151,9 @@ import VaultStore
         #expect(problems(try SyncService.sync(pair.b)) == [.otherVault])
         #expect(pair.bValues == [100])
         // Its keys file in this folder stops every sync: the folder is another vault's.
+        let theirKeys = try #require(try SyncFolder(url: other.folder).list().keys[1]?.first)
         try FileManager.default.copyItem(
-            at: other.folder.appendingPathComponent(SyncFolder.keysName(1)),
-            to: pair.folder.appendingPathComponent(SyncFolder.keysName(2)))
+            at: theirKeys, to: pair.folder.appendingPathComponent(theirKeys.lastPathComponent))
         #expect(throws: CofferError.self) { try SyncService.sync(pair.b) }
     }
 
@@ -213,7 +214,7 @@ import VaultStore
                 folder: pair.folder, vault: target, credential: .passphrase(try Passphrase("not the passphrase")),
                 deviceName: "phone")
         }
-        let keysFile = pair.folder.appendingPathComponent(SyncFolder.keysName(1))
+        let keysFile = try #require(try SyncFolder(url: pair.folder).list().keys[1]?.first)
         var bytes = try Data(contentsOf: keysFile)
         bytes[40] ^= 0x01
         try bytes.write(to: keysFile)
@@ -223,5 +224,65 @@ import VaultStore
                 deviceName: "phone")
         }
         #expect(!FileManager.default.fileExists(atPath: target.path), "nothing is left behind")
+    }
+}
+
+/// What happens to a synced vault when its keys change.
+@Suite struct SyncKeyChangeTests {
+    let passphrase = "sync attack passphrase"
+    let today = date("2026-11-24")
+
+    @Test func aNewPassphraseThatKeepsTheMasterKeyJoinsThroughItsOwnKeysFile() throws {
+        let pair = try SyncAttackTests.Pair(passphrase: passphrase, today: today)
+        _ = try pair.a.vault.changePassphrase(to: try Passphrase("a brand new passphrase"), keepMasterKey: true)
+        _ = try SyncService.sync(pair.a)
+        #expect(try SyncFolder(url: pair.folder).list().keys[1]?.count == 2, "one keys file per header")
+        let joined = try SyncService.join(
+            folder: pair.folder, vault: pair.directory.path("c.coffer"),
+            credential: .passphrase(try Passphrase("a brand new passphrase")), deviceName: "phone")
+        #expect(joined.ledger.accounts.map(\.name) == ["Savings"])
+    }
+
+    /// A rekeyed copy must not publish what the others cannot read: refused, nothing written,
+    /// and it can start a new folder that the others join.
+    @Test func aRekeyedCopyPublishesNothingUntilItStartsANewFolder() throws {
+        let pair = try SyncAttackTests.Pair(passphrase: passphrase, today: today)
+        _ = try pair.a.vault.rekey()
+        try pair.a.recordValue(of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: 777), on: today)
+        let before = try FileManager.default.contentsOfDirectory(atPath: pair.aFiles.path).sorted()
+        #expect(throws: CofferError.self) { try SyncService.sync(pair.a) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.aFiles.path).sorted() == before)
+        #expect(throws: CofferError.self) {
+            try SyncService.initialize(pair.a, folder: pair.directory.path("new"), deviceName: "laptop")
+        }
+        _ = try SyncService.initialize(
+            pair.a, folder: pair.directory.path("new"), deviceName: "laptop", replacingFolder: true)
+        let joined = try SyncService.join(
+            folder: pair.directory.path("new"), vault: pair.directory.path("c.coffer"),
+            credential: .passphrase(try Passphrase(passphrase)), deviceName: "desktop")
+        #expect(joined.ledger.updates.map(\.amount.minorUnits).sorted() == [100, 777])
+        #expect(joined.ledger.vault.keyGeneration == 2)
+
+        // The device left behind (lost, stolen) still holds generation 1's keys: it can neither
+        // read the new folder nor write into it.
+        let lost = pair.b
+        #expect(throws: CofferError.self) { try SyncService.sync(lost, folder: pair.directory.path("new")) }
+        let oldKeys = SyncKeys(lost.vault.backupKeys)
+        let newFolder = try SyncFolder(url: pair.directory.path("new")).list()
+        for (_, files) in newFolder.changes {
+            for (_, file) in files {
+                let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: oldKeys.vaultID)
+                #expect(throws: SyncFileProblem.newerGeneration(2)) { try envelope.open(oldKeys) }
+            }
+        }
+        let state = lost.syncState!.state
+        let forged = SyncEnvelope.seal(
+            kind: .changes,
+            body: SyncChanges(published: 0, seen: [state.device: 0], operations: []).encoded(), keys: oldKeys,
+            device: state.device, sequence: 1, signer: state.signingKey)
+        let planted = pair.directory.path("new").appendingPathComponent(state.device.hex)
+        try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
+        try Data(forged).write(to: planted.appendingPathComponent(SyncFolder.changesName(1)))
+        #expect(try SyncService.sync(joined.ledger).problems.map(\.problem) == [.unknownDevice])
     }
 }

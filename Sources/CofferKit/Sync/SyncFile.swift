@@ -84,7 +84,7 @@ struct SyncEnvelope {
     }
 
     static let magic = Array("CFRSYNC1".utf8)
-    static let headerByteCount = 8 + 1 + 16 + 4 + 16 + 8 + 4
+    static let headerByteCount = 8 + 1 + 16 + 4 + 4 + 16 + 8 + 4
     static let signatureLabel = Array("coffer-sync-signature-v1".utf8)
     /// Bodies are padded to a multiple of this (ISO/IEC 7816-4), so sizes say little.
     static let padBlock = 512
@@ -94,6 +94,7 @@ struct SyncEnvelope {
     let kind: Kind
     let vaultID: [UInt8]
     let generation: UInt32
+    let epoch: UInt32
     let device: SyncDeviceID
     let sequence: UInt64
     let header: [UInt8]
@@ -101,13 +102,15 @@ struct SyncEnvelope {
     let signature: Signature
 
     static func seal(
-        kind: Kind, body: [UInt8], keys: SyncKeys, device: SyncDeviceID, sequence: UInt64, signer: SigningKey
+        kind: Kind, body: [UInt8], keys: SyncKeys, epoch: UInt32 = SyncFolder.epoch, device: SyncDeviceID,
+        sequence: UInt64, signer: SigningKey
     ) -> [UInt8] {
         let padded = Padding.pad(body, blockSize: padBlock)
         var header = magic
         header.append(kind.rawValue)
         header += keys.vaultID.bytes
         withUnsafeBytes(of: keys.generation.littleEndian) { header += $0 }
+        withUnsafeBytes(of: epoch.littleEndian) { header += $0 }
         header += device.bytes
         withUnsafeBytes(of: sequence.littleEndian) { header += $0 }
         let sealedCount = UInt32(padded.count + XChaCha20Poly1305.SealedBox.overheadByteCount)
@@ -128,15 +131,15 @@ struct SyncEnvelope {
         }
         guard let kind = Kind(rawValue: bytes[8]) else { throw .damaged }
         let vault = Array(bytes[9..<25])
-        let sealedCount = Int(integer(UInt32.self, at: 53))
+        let sealedCount = Int(integer(UInt32.self, at: 57))
         let total = headerByteCount + sealedCount + Signature.byteCount
         guard sealedCount >= XChaCha20Poly1305.SealedBox.overheadByteCount + padBlock else { throw .damaged }
         guard bytes.count >= total else { throw .incomplete }
         guard bytes.count == total else { throw .damaged }
         guard vault == vaultID.bytes else { throw .otherVault }
         return SyncEnvelope(
-            kind: kind, vaultID: vault, generation: integer(UInt32.self, at: 25),
-            device: SyncDeviceID(unchecked: Array(bytes[29..<45])), sequence: integer(UInt64.self, at: 45),
+            kind: kind, vaultID: vault, generation: integer(UInt32.self, at: 25), epoch: integer(UInt32.self, at: 29),
+            device: SyncDeviceID(unchecked: Array(bytes[33..<49])), sequence: integer(UInt64.self, at: 49),
             header: Array(bytes[0..<headerByteCount]),
             sealed: Array(bytes[headerByteCount..<headerByteCount + sealedCount]),
             signature: Signature(unchecked: Array(bytes[(headerByteCount + sealedCount)...])))

@@ -1,4 +1,5 @@
 import Foundation
+import VaultCrypto
 import VaultStore
 
 /// A sync folder on disk (Specs/sync-format.md §2): a keys file per key generation, and a
@@ -7,11 +8,21 @@ import VaultStore
 struct SyncFolder {
     let url: URL
 
+    /// The epoch every change file is numbered in. Format version 1 has one; the number is in
+    /// every name and envelope so that a later version can start new epochs (a snapshot that
+    /// folds the files before it, after a key rotation or compaction) that this one refuses.
+    static let epoch: UInt32 = 1
+
     /// What the folder holds, by name alone (nothing is read or trusted yet).
     struct Listing {
-        var keys: [UInt32: URL] = [:]
+        /// Keys files by key generation: one per distinct vault header of that generation (a
+        /// passphrase change that keeps the master key makes a second).
+        var keys: [UInt32: [URL]] = [:]
         var enrolments: [SyncDeviceID: [UInt32: URL]] = [:]
+        /// Change files of this format's epoch, per device, by sequence.
         var changes: [SyncDeviceID: [UInt64: URL]] = [:]
+        /// Change files of other epochs: written by a later Coffer.
+        var otherEpochs: [String] = []
         /// Files a sync tool made (conflict copies, `(1)` duplicates): never used.
         var copies: [String] = []
     }
@@ -19,13 +30,17 @@ struct SyncFolder {
     static let keysExtension = "cfkeys"
     static let fileExtension = "cfsync"
 
-    static func keysName(_ generation: UInt32) -> String {
-        "keys-" + digits(UInt64(generation), 8) + "." + keysExtension
+    /// `keys-GGGGGGGG-DDDDDDDD.cfkeys`: the generation, and the first 4 bytes of the header's
+    /// BLAKE2b-256 in hex, so each distinct header of a generation has its own file.
+    static func keysName(_ generation: UInt32, header: [UInt8]) -> String {
+        "keys-" + digits(UInt64(generation), 8) + "-" + BLAKE2b.hash(header).prefix(4).hexString + "." + keysExtension
     }
     static func enrolmentName(_ generation: UInt32) -> String {
         "enrol-" + digits(UInt64(generation), 8) + "." + fileExtension
     }
-    static func changesName(_ sequence: UInt64) -> String { digits(sequence, 16) + "." + fileExtension }
+    static func changesName(_ sequence: UInt64, epoch: UInt32 = epoch) -> String {
+        digits(UInt64(epoch), 8) + "-" + digits(sequence, 16) + "." + fileExtension
+    }
 
     private static func digits(_ value: UInt64, _ count: Int) -> String {
         let text = String(value)
@@ -41,6 +56,24 @@ struct SyncFolder {
         let middle = name.dropFirst(prefix.count).dropLast(suffix.count)
         guard middle.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return UInt64(middle)
+    }
+
+    private static func keysGeneration(_ name: String) -> UInt32? {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "keys", parts[2].count == 8 + 1 + keysExtension.count,
+            parts[2].hasSuffix("." + keysExtension),
+            parts[2].prefix(8).allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
+            let generation = number(in: String(parts[1]) + ".x", prefix: "", count: 8, ext: "x")
+        else { return nil }
+        return UInt32(exactly: generation)
+    }
+
+    private static func epochAndSequence(_ name: String) -> (UInt32, UInt64)? {
+        guard name.count == 8 + 1 + 16 + 1 + fileExtension.count, name.dropFirst(8).first == "-",
+            let epoch = number(in: String(name.prefix(8)) + ".x", prefix: "", count: 8, ext: "x"),
+            let sequence = number(in: String(name.dropFirst(9)), prefix: "", count: 16, ext: fileExtension)
+        else { return nil }
+        return (UInt32(exactly: epoch) ?? 0, sequence)
     }
 
     func device(_ device: SyncDeviceID) -> URL { url.appendingPathComponent(device.hex, isDirectory: true) }
@@ -59,10 +92,8 @@ struct SyncFolder {
                 && (name.hasSuffix("." + Self.fileExtension) || name.hasSuffix("." + Self.keysExtension))
         }
         for name in top {
-            if let generation = Self.number(in: name, prefix: "keys-", count: 8, ext: Self.keysExtension),
-                let generation = UInt32(exactly: generation)
-            {
-                listing.keys[generation] = url.appendingPathComponent(name)
+            if let generation = Self.keysGeneration(name) {
+                listing.keys[generation, default: []].append(url.appendingPathComponent(name))
             } else if let device = SyncDeviceID(hex: name), device.hex == name {
                 let directory = url.appendingPathComponent(name, isDirectory: true)
                 guard let entries = try? manager.contentsOfDirectory(atPath: directory.path) else { continue }
@@ -71,10 +102,12 @@ struct SyncFolder {
                         let generation = UInt32(exactly: generation)
                     {
                         listing.enrolments[device, default: [:]][generation] = directory.appendingPathComponent(entry)
-                    } else if let sequence = Self.number(in: entry, prefix: "", count: 16, ext: Self.fileExtension),
-                        sequence > 0
-                    {
-                        listing.changes[device, default: [:]][sequence] = directory.appendingPathComponent(entry)
+                    } else if let (epoch, sequence) = Self.epochAndSequence(entry), sequence > 0 {
+                        if epoch == Self.epoch {
+                            listing.changes[device, default: [:]][sequence] = directory.appendingPathComponent(entry)
+                        } else {
+                            listing.otherEpochs.append(name + "/" + entry)
+                        }
                     } else if isCoffersOwnKind(entry) {
                         listing.copies.append(name + "/" + entry)
                     }
@@ -84,6 +117,7 @@ struct SyncFolder {
             }
         }
         listing.copies.sort()
+        for generation in listing.keys.keys { listing.keys[generation]!.sort { $0.path < $1.path } }
         return listing
     }
 

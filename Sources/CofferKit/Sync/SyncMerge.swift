@@ -159,7 +159,9 @@ struct SyncMerge {
         -> (sequence: UInt64, changes: SyncChanges, records: [FinanceRecord?])
     {
         let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
-        guard envelope.kind == .changes, envelope.device == device, envelope.sequence == sequence else {
+        guard envelope.kind == .changes, envelope.device == device, envelope.sequence == sequence,
+            envelope.epoch == SyncFolder.epoch
+        else {
             throw .misnamed(
                 "its contents are \(envelope.device == device ? "" : "another device's ")#\(envelope.sequence), its name says #\(sequence)"
             )

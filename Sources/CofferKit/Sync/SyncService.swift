@@ -14,13 +14,21 @@ public enum SyncService {
 
     /// Makes `folder` this vault's sync folder (created if missing), enrols this device and
     /// publishes every record, then merges whatever the folder already holds for this vault.
-    public static func initialize(_ ledger: Ledger, folder: URL, deviceName: String, now: Date = Date()) throws
-        -> SyncReport
-    {
+    /// With `replacingFolder`, a vault that already syncs leaves its folder (its sync state and
+    /// index are dropped; its kept conflicts stay) and starts afresh in `folder` as a new device:
+    /// the way on after its keys changed, until key rotation travels through the folder.
+    public static func initialize(
+        _ ledger: Ledger, folder: URL, deviceName: String, replacingFolder: Bool = false, now: Date = Date()
+    ) throws -> SyncReport {
         if let existing = ledger.syncState {
-            throw CofferError(
-                .alreadyExists, "This vault already syncs through \(existing.state.folder).",
-                candidates: [existing.state.folder])
+            guard replacingFolder else {
+                throw CofferError(
+                    .alreadyExists, "This vault already syncs through \(existing.state.folder).",
+                    kind: "sync folder", candidates: [existing.state.folder])
+            }
+            guard existing.state.folder != folder.path else {
+                throw CofferError(.invalidInput, "The new sync folder must be another folder than \(folder.path).")
+            }
         }
         let name = try deviceNameChecked(deviceName)
         let keys = SyncKeys(ledger.vault.backupKeys)
@@ -32,26 +40,16 @@ public enum SyncService {
         }
         let syncFolder = SyncFolder(url: folder)
         let listing = try syncFolder.list()
-        for (generation, file) in listing.keys {
-            let (vaultID, _) = try readKeysFile(file)
-            guard vaultID == keys.vaultID else {
-                throw CofferError(.inUse, "\(folder.path) is the sync folder of another vault.")
-            }
-            guard generation <= keys.generation else {
-                throw CofferError(
-                    .invalidInput,
-                    "\(folder.path) holds key generation \(generation) of this vault, newer than this copy's \(keys.generation)."
-                )
-            }
-        }
-        if listing.keys[keys.generation] == nil {
-            try syncFolder.publish(
-                keysMagic + ledger.vault.backupKeys.headerBytes, named: SyncFolder.keysName(keys.generation), in: nil)
-        }
+        try checkKeys(listing, keys: keys, folder: syncFolder)
+        try publishKeys(ledger, keys: keys, folder: syncFolder, listing: listing)
         let state = SyncState(
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
-            published: 0, clock: 0, devices: [:])
-        try ledger.writeWithoutHistory([(UUID(), .syncState(state))])
+            published: 0, clock: ledger.syncState?.state.clock ?? 0, devices: [:])
+        let dropped = [ledger.syncIndex?.id].compactMap { $0 }
+        try ledger.applyWithoutHistory(
+            dropped.map { .delete(RecordID(uuid: $0)) }
+                + [.put(RecordID(uuid: ledger.syncState?.id ?? UUID()), Data(RecordCodec.encode(.syncState(state))))],
+            puts: [(ledger.syncState?.id ?? UUID(), .syncState(state))], deletes: dropped)
         return try sync(ledger, folder: folder, now: now)
     }
 
@@ -71,17 +69,29 @@ public enum SyncService {
             throw CofferError(.fileNotFound, "No sync folder at \(folder.path).")
         }
         let listing = try sync.list()
-        guard let (generation, file) = listing.keys.max(by: { $0.key < $1.key }) else {
+        guard let (generation, files) = listing.keys.max(by: { $0.key < $1.key }) else {
             throw CofferError(
                 .fileNotFound,
                 "\(folder.path) is not a Coffer sync folder (it holds no keys file): run sync init on a device that has the vault."
             )
         }
-        let headerBytes = try readKeysFile(file).header
-        let unlocked = try Vault.unlockArchivedHeader(headerBytes, credential: credential, now: now)
+        // One file per header of the newest generation (a passphrase change that kept the
+        // master key adds one): the first the credential opens.
+        var unlocked: ArchiveUnlock?
+        var refusal: Error?
+        for file in files where unlocked == nil {
+            do {
+                unlocked = try Vault.unlockArchivedHeader(
+                    try readKeysFile(file).header, credential: credential, now: now)
+            } catch {
+                refusal = refusal ?? error
+            }
+        }
+        guard let unlocked else { throw refusal! }
         let keys = SyncKeys(unlocked.backupKeys)
         guard keys.generation == generation else {
-            throw CofferError(.damaged, "The keys file \(file.lastPathComponent) names another key generation.")
+            throw CofferError(
+                .damaged, "A keys file of key generation \(generation) holds another generation's header.")
         }
         var state = SyncState(
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
@@ -117,6 +127,13 @@ public enum SyncService {
         let keys = SyncKeys(ledger.vault.backupKeys)
         var listing = try folder.list()
         try checkKeys(listing, keys: keys, folder: folder)
+        if let newest = listing.keys.keys.max(), newest < keys.generation {
+            throw CofferError(
+                .closed,
+                "This copy's master key was replaced (key generation \(keys.generation)) after it joined a folder at generation \(newest): the other devices could not read what it publishes, so nothing was published.",
+                kind: "sync folder")
+        }
+        try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
         try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
         try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing)
         var report = SyncReport()
@@ -133,7 +150,11 @@ public enum SyncService {
         try write(merge, into: ledger)
         report.merged = merge.report.merged
         report.problems = merge.report.problems
-        report.waiting = merge.report.waiting
+        report.waiting =
+            merge.report.waiting
+            + listing.otherEpochs.map {
+                "\($0) is from a later epoch of the folder (made by a newer Coffer): upgrade Coffer to merge it"
+            }
         report.conflicts = merge.conflicts.count
         if !merge.values.isEmpty {
             report.repairs = try SyncRepairs.run(on: ledger, now: now)
@@ -315,11 +336,13 @@ public enum SyncService {
         try folder.publish(file, named: SyncFolder.enrolmentName(keys.generation), in: state.device)
     }
 
+    /// Every keys file must be this vault's, and none of a newer key generation than this copy's.
     private static func checkKeys(_ listing: SyncFolder.Listing, keys: SyncKeys, folder: SyncFolder) throws {
-        for (generation, file) in listing.keys {
-            let (vaultID, _) = try readKeysFile(file)
-            guard vaultID == keys.vaultID else {
-                throw CofferError(.inUse, "\(folder.url.path) is the sync folder of another vault.")
+        for (generation, files) in listing.keys {
+            for file in files {
+                guard try readKeysFile(file).vaultID == keys.vaultID else {
+                    throw CofferError(.inUse, "\(folder.url.path) is the sync folder of another vault.")
+                }
             }
             if generation > keys.generation {
                 throw CofferError(
@@ -328,6 +351,16 @@ public enum SyncService {
                 )
             }
         }
+    }
+
+    /// This copy's vault header, so a new device can join with the passphrase of today.
+    private static func publishKeys(_ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing)
+        throws
+    {
+        let header = ledger.vault.backupKeys.headerBytes
+        let name = SyncFolder.keysName(keys.generation, header: header)
+        guard !(listing.keys[keys.generation] ?? []).contains(where: { $0.lastPathComponent == name }) else { return }
+        try folder.publish(keysMagic + header, named: name, in: nil)
     }
 
     static func readKeysFile(_ file: URL) throws -> (vaultID: VaultID, header: [UInt8]) {
