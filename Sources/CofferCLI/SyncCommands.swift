@@ -45,7 +45,7 @@ struct SyncCommands: ParsableCommand {
     /// Exit 65 after the work is done when a file was refused as forged, altered or misplaced:
     /// a script must notice, even though everything else was merged.
     static func finish(_ report: SyncReport) throws {
-        let rejected = report.problems.filter { $0.problem != .incomplete }
+        let rejected = report.problems.filter { !$0.problem.isTransient }
         guard rejected.isEmpty else {
             throw CLIError(
                 .damaged,
@@ -196,7 +196,7 @@ enum SyncJSON {
             repairs = report.repairs
             waiting = report.waiting
             problems = report.problems.map {
-                Problem(file: $0.file, reason: $0.problem.description, rejected: $0.problem != .incomplete)
+                Problem(file: $0.file, reason: $0.problem.description, rejected: !$0.problem.isTransient)
             }
             ignored = report.copies
         }

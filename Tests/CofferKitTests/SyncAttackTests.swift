@@ -206,6 +206,33 @@ import VaultStore
         #expect(problems(try SyncService.sync(pair.b)) == [.damaged])
     }
 
+    /// A newer Coffer's write type in a genuine file: the file waits (a later Coffer merges it),
+    /// is not called forged, and nothing after it from that device is applied out of order.
+    @Test func aNewerCoffersChangeFileWaitsForAnUpgrade() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let keys = SyncKeys(pair.a.vault.backupKeys)
+        let state = pair.a.syncState!.state
+        var writer = PayloadWriter()
+        writer.signed(0)
+        writer.list([(state.device, UInt64(1))]) { writer, entry in
+            writer.raw(entry.0.bytes)
+            writer.unsigned(entry.1)
+        }
+        writer.unsigned(1)
+        writer.raw(RecordID.random().bytes)
+        writer.unsigned(1 << 40)
+        writer.unsigned(0)
+        writer.raw(SyncDeviceID.zero.bytes)
+        writer.byte(7)  // a write type no Coffer of this version knows
+        let file = SyncEnvelope.seal(
+            kind: .changes, body: writer.bytes, keys: keys, device: state.device, sequence: 2,
+            signer: state.signingKey)
+        try Data(file).write(to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2)))
+        let report = try SyncService.sync(pair.b)
+        #expect(problems(report) == [.newerFormat])
+        #expect(problems(report).allSatisfy { $0.isTransient })
+    }
+
     @Test func joiningWithTheWrongPassphraseOrAnAlteredKeysFileBuildsNothing() throws {
         let pair = try Pair(passphrase: passphrase, today: today)
         let target = pair.directory.path("c.coffer")

@@ -56,6 +56,12 @@ public enum SyncFileProblem: Error, Equatable, Sendable, CustomStringConvertible
     case removedDevice
     /// Holds a record this Coffer cannot read (written by a newer version).
     case newerRecord
+    /// A kind of file or of write this version does not know: made by a newer Coffer.
+    case newerFormat
+
+    /// Problems that a later sync (or a newer Coffer) may clear, as opposed to files refused as
+    /// forged, altered or misplaced.
+    public var isTransient: Bool { self == .incomplete || self == .newerRecord || self == .newerFormat }
 
     public var description: String {
         switch self {
@@ -72,6 +78,8 @@ public enum SyncFileProblem: Error, Equatable, Sendable, CustomStringConvertible
         case .copyBySyncTool: "a copy made by a sync tool, not by Coffer; ignored"
         case .removedDevice: "from a removed device, published after its removal"
         case .newerRecord: "holds a record written by a newer Coffer; upgrade Coffer to merge it"
+        case .newerFormat:
+            "made by a newer Coffer (a kind of file or change this one does not read); upgrade Coffer to merge it"
         }
     }
 }
@@ -129,7 +137,7 @@ struct SyncEnvelope {
         func integer<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
             bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
         }
-        guard let kind = Kind(rawValue: bytes[8]) else { throw .damaged }
+        guard let kind = Kind(rawValue: bytes[8]) else { throw .newerFormat }
         let vault = Array(bytes[9..<25])
         let sealedCount = Int(integer(UInt32.self, at: 57))
         let total = headerByteCount + sealedCount + Signature.byteCount
@@ -205,6 +213,9 @@ struct SyncOperation: Equatable {
 
 /// The body of a change file.
 struct SyncChanges: Equatable {
+    /// Thrown for a write type this version does not know (a newer Coffer's).
+    struct NewerWrite: Error {}
+
     /// When it was published, milliseconds since 1970 by the publisher's clock.
     var published: Int64
     /// What the publisher had applied from each device (itself: the sequence before this one):
@@ -252,7 +263,7 @@ struct SyncChanges: Equatable {
                 switch try reader.byte() {
                 case 1: return SyncOperation(record: record, clock: clock, base: base, payload: try reader.bytes())
                 case 2: return SyncOperation(record: record, clock: clock, base: base, payload: nil)
-                default: throw PayloadReader.malformed
+                default: throw NewerWrite()
                 }
             }
             guard reader.isAtEnd, Set(operations.map(\.record)).count == operations.count else {

@@ -168,7 +168,15 @@ struct SyncMerge {
         }
         try envelope.verify(SigningPublicKey(unchecked: key))
         let body = try envelope.open(keys)
-        guard let changes = try? SyncChanges.decode(body), changes.seen[device] == sequence - 1 else { throw .damaged }
+        let changes: SyncChanges
+        do {
+            changes = try SyncChanges.decode(body)
+        } catch is SyncChanges.NewerWrite {
+            throw .newerFormat
+        } catch {
+            throw .damaged
+        }
+        guard changes.seen[device] == sequence - 1 else { throw .damaged }
         var records: [FinanceRecord?] = []
         for operation in changes.operations {
             guard let payload = operation.payload else {
