@@ -28,6 +28,7 @@ public struct Coffer: ParsableCommand {
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Settings.self,
             Export.self, Import.self,
             Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self, SyncCommands.self, DeviceCommands.self,
+            MergeCopy.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
             PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,
         ],

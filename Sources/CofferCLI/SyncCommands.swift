@@ -259,3 +259,45 @@ enum SyncJSON {
         }
     }
 }
+
+/// `coffer merge FILE`: a copy of the vault a sync tool duplicated, merged back.
+struct MergeCopy: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Merge back a copy of this vault that a sync tool duplicated (vault (conflicted copy).coffer).",
+        discussion: """
+            Record by record: what only the copy changed is taken, what only this vault changed stays, and when \
+            both changed a record the later change wins and the other is kept (coffer sync conflicts). One \
+            change: coffer undo reverts it. The copy is only read; delete it yourself afterwards.
+            """)
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The duplicated vault file.") var file: String
+
+    func run() throws {
+        let url = URL(fileURLWithPath: file)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CLIError(.notFound, "No vault copy at \(url.path).")
+        }
+        guard url.standardizedFileURL.path != options.vaultURL.standardizedFileURL.path else {
+            throw CLIError(.invalidInput, "\(url.path) is the vault itself; give the copy to merge.")
+        }
+        let ledger = try options.openLedger()
+        // The copy is read with the same credential; its own high-water mark is not this file's.
+        let copy = try Ledger(vault: Vault.open(at: url, with: options.credential()))
+        let report = try SyncService.mergeCopy(ledger, copy: copy, name: url.lastPathComponent)
+        guard report.taken + report.conflicts > 0 else {
+            return Output.line("Nothing to merge: \(url.lastPathComponent) holds nothing this vault does not.")
+        }
+        Output.line(
+            "Merged \(report.taken) record\(report.taken == 1 ? "" : "s") from \(url.lastPathComponent) (\(report.changes) change\(report.changes == 1 ? "" : "s") made there)."
+        )
+        if report.conflicts > 0 {
+            Output.line(
+                "\(report.conflicts) record\(report.conflicts == 1 ? "" : "s") changed in both: the later change kept, the other kept as a conflict."
+            )
+            Terminal.note("hint: See them with: coffer sync conflicts")
+        }
+        for repair in report.repairs { Output.line("Repaired: \(repair)") }
+        Output.line("Undo with: coffer undo. The copy was only read: delete it when you are satisfied.")
+    }
+}

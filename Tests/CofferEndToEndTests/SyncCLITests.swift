@@ -136,4 +136,51 @@ import Testing
         #expect(forged.status == 65)
         #expect(forged.stderr.contains("rejected") && forged.stderr.contains("signature"))
     }
+
+    /// A sync tool duplicated the vault file and both copies were edited: `coffer merge` brings
+    /// the copy's changes back, keeps both sides of a record edited in both, and one undo reverts it.
+    @Test func aConflictedCopyOfTheVaultFileMergesBack() throws {
+        try FileManager.default.createDirectory(at: sandbox.directory.path("laptop"), withIntermediateDirectories: true)
+        #expect(try coffer(.laptop, ["init", "--kdf", "interactive"]).status == 0)
+        #expect(
+            try coffer(.laptop, ["account", "add", "Canary Current", "--category", "Cash", "--value", "100"]).status
+                == 0)
+        #expect(
+            try coffer(.laptop, ["account", "add", "Canary Pension", "--category", "Pensions", "--value", "900"]).status
+                == 0)
+        let vault = sandbox.directory.path("laptop/vault.coffer")
+        let copy = sandbox.directory.path("laptop/vault (conflicted copy 2026-11-24).coffer")
+        #expect(try coffer(.laptop, ["verify"]).status == 0)
+        try FileManager.default.copyItem(at: vault, to: copy)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: vault.path + suffix) {
+            try FileManager.default.copyItem(atPath: vault.path + suffix, toPath: copy.path + suffix)
+        }
+        // The copy is edited on another machine (its own high-water marks).
+        let elsewhere = ["COFFER_VAULT": copy.path, "XDG_STATE_HOME": sandbox.directory.path("elsewhere").path]
+        #expect(try coffer(.laptop, ["update", "Canary Current", "250"], elsewhere).status == 0)
+        #expect(
+            try coffer(.laptop, ["account", "rename", "Canary Pension", "Canary Work Pension"], elsewhere).status == 0)
+        #expect(try coffer(.laptop, ["account", "rename", "Canary Pension", "Canary Old Pension"]).status == 0)
+        let before = try coffer(.laptop, ["export", "json", "--out", "-"]).stdout
+
+        let merged = try coffer(.laptop, ["merge", copy.path])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(merged.stdout.contains("1 record changed in both"), "\(merged.stdout)")
+        let accounts = try coffer(.laptop, ["account", "list"]).stdout
+        #expect(accounts.contains("250.00"), "the copy's value came back")
+        #expect(accounts.contains("Canary Old Pension") != accounts.contains("Canary Work Pension"), "one name won")
+        let conflicts = try json(try coffer(.laptop, ["sync", "conflicts", "--json"]))
+        #expect((conflicts["conflicts"] as? [Any])?.count == 1, "the other name is kept")
+        #expect(try coffer(.laptop, ["merge", copy.path]).stdout.contains("Nothing to merge"))
+        #expect(try coffer(.laptop, ["undo"]).status == 0)
+        #expect(try coffer(.laptop, ["export", "json", "--out", "-"]).stdout == before, "one undo reverts the merge")
+
+        // Another vault is not a copy: refused, nothing changed.
+        let other = sandbox.directory.path("other.coffer").path
+        #expect(try coffer(.laptop, ["init", "--kdf", "interactive", "--vault", other]).status == 0)
+        let refused = try coffer(.laptop, ["merge", other])
+        #expect(refused.status == 64)
+        #expect(try coffer(.laptop, ["export", "json", "--out", "-"]).stdout == before)
+        #expect(try coffer(.laptop, ["merge", sandbox.directory.path("missing.coffer").path]).status == 66)
+    }
 }

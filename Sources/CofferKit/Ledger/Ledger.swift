@@ -282,7 +282,11 @@ public final class Ledger {
         try seedDefaultCategoriesBeforeFirstChange()
         let touched = puts.map(\.0) + deletes
         let entry = ChangeEntry(
-            sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: Int64(now.timeIntervalSince1970),
+            // After any entry written with it (a merge brings other files' entries), so undo takes this first.
+            sequence: max(
+                changes.last?.entry.sequence ?? 0,
+                puts.compactMap { if case .change(let entry) = $0.1 { entry.sequence } else { nil } }.max() ?? 0) + 1,
+            timestamp: Int64(now.timeIntervalSince1970),
             summary: summary,
             before: touched.map {
                 .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) })
