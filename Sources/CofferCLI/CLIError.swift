@@ -102,6 +102,12 @@ public struct CLIError: Error, LocalizedError, Sendable {
         case .fileNotFound: self.init(.notFound, error.message)
         case .wrongCredential: self.init(.noPermission, error.message)
         case .rolledBack: self.init(.damaged, error.message)
+        case .keysChanged:
+            self.init(
+                .noPermission, error.message,
+                hint:
+                    "Run coffer sync with the passphrase (prompt, --passphrase-file or COFFER_PASSPHRASE) to take on the new keys."
+            )
         default: self.init(.failure, error.message)
         }
     }
@@ -122,6 +128,7 @@ public struct CLIError: Error, LocalizedError, Sendable {
         "invoice": "List them with: coffer invoices",
         "transaction": "Ids are shown by: coffer transaction list",
         "conflict": "List them with: coffer sync conflicts",
+        "device": "List them with: coffer device list",
     ]
 
     /// What to do after a refused change, when there is something better than "try again".

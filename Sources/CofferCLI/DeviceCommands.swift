@@ -7,7 +7,7 @@ import VaultStore
 struct DeviceCommands: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Join this machine to a vault's sync folder, or list its devices.",
-        subcommands: [DeviceJoin.self, DeviceList.self])
+        subcommands: [DeviceJoin.self, DeviceList.self, DeviceRemove.self])
 
     static var hostName: String {
         let name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
@@ -78,5 +78,34 @@ struct DeviceList: ParsableCommand {
             ]
         }
         Render.table([["DEVICE", "ID", "LAST HEARD FROM"]] + rows).forEach { Output.line($0) }
+    }
+}
+
+struct DeviceRemove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Shut a device out (lost, stolen, sold): new keys it never gets (needs the passphrase).",
+        discussion: """
+            Syncs, replaces the vault's master key and starts the folder's next epoch under it: the removed device \
+            can neither read nor write anything published from now on. The other devices take on the new keys at \
+            their next coffer sync, with the passphrase. If the removed device's holder may know the passphrase, \
+            change it too: coffer passphrase change (then coffer sync).
+            """)
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The device's name, as coffer device list shows it.") var name: String
+
+    func run() throws {
+        let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
+        let ledger = try Ledger(
+            vault: Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard))
+        let rotation = try SyncService.removeDevice(named: name, from: ledger)
+        Output.line(
+            "Removed \(rotation.removed ?? name): the vault's keys were replaced (key generation \(rotation.generation)); it cannot read or write anything published from now on."
+        )
+        SyncCommands.show(rotation.report)
+        Terminal.note(
+            "hint: Each other device takes on the new keys at its next coffer sync (with the passphrase). If the removed device's holder may know the passphrase, also run: coffer passphrase change"
+        )
+        try SyncCommands.finish(rotation.report)
     }
 }

@@ -12,7 +12,7 @@ struct SyncCommands: ParsableCommand {
             Every change is encrypted and signed before it reaches the folder; the folder's holder learns \
             no names, amounts, dates or kinds of record. Coffer only ever adds new files there.
             """,
-        subcommands: [SyncNow.self, SyncInit.self, SyncStatusCommand.self, SyncConflicts.self],
+        subcommands: [SyncNow.self, SyncInit.self, SyncStatusCommand.self, SyncConflicts.self, SyncCompact.self],
         defaultSubcommand: SyncNow.self)
 
     /// The text every sync prints: what went out, what came in, what needs attention.
@@ -42,6 +42,29 @@ struct SyncCommands: ParsableCommand {
         for copy in report.copies { Terminal.note("ignored: \(copy): a copy made by a sync tool, not by Coffer") }
     }
 
+    /// Another device replaced the vault's keys: take them on with the passphrase, keeping
+    /// every change made here (the old file is kept beside the vault).
+    static func adopt(_ ledger: Ledger, options: VaultOptions, because error: CofferError) throws -> SyncReport {
+        Terminal.note(
+            "\(error.message) Taking on the new keys: this copy is rebuilt from the folder and its own changes merged in."
+        )
+        let credential = try options.credential(
+            allowSession: false, prompt: "Passphrase of the vault (its keys were changed on another device): ")
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        let kept = URL(fileURLWithPath: ledger.vault.url.path + ".before-new-keys-\(formatter.string(from: Date()))")
+        let (adopted, adoptedReport, merged) = try SyncService.adoptNewKeys(
+            ledger, credential: credential, keptAt: kept, guard: options.rollbackGuard)
+        Output.line(
+            "Took on key generation \(adopted.vault.keyGeneration): this copy was rebuilt from the folder, with \(merged.taken) record\(merged.taken == 1 ? "" : "s") of its own merged back."
+        )
+        Output.line("The copy under the old keys is kept at \(kept.path): delete it once you are satisfied.")
+        var report = adoptedReport
+        report.conflicts += merged.conflicts
+        return report
+    }
+
     /// Exit 65 after the work is done when a file was refused as forged, altered or misplaced:
     /// a script must notice, even though everything else was merged.
     static func finish(_ report: SyncReport) throws {
@@ -65,7 +88,12 @@ struct SyncNow: ParsableCommand {
 
     func run() throws {
         let ledger = try options.openLedger()
-        let report = try SyncService.sync(ledger, folder: folder.map { URL(fileURLWithPath: $0) })
+        let report: SyncReport
+        do {
+            report = try SyncService.sync(ledger, folder: folder.map { URL(fileURLWithPath: $0) })
+        } catch let error as CofferError where error.code == .keysChanged {
+            report = try SyncCommands.adopt(ledger, options: options, because: error)
+        }
         if json { try Output.json(SyncJSON.Report(report)) } else { SyncCommands.show(report) }
         try SyncCommands.finish(report)
     }
@@ -92,6 +120,32 @@ struct SyncInit: ParsableCommand {
         SyncCommands.show(report)
         Terminal.note("hint: On each other device: coffer device join \(url.path)")
         try SyncCommands.finish(report)
+    }
+}
+
+struct SyncCompact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact",
+        abstract: "Fold the folder's change files into one publish under new keys (needs the passphrase).",
+        discussion: """
+            Replaces the vault's master key (as coffer rekey does) and starts the folder's next epoch with the \
+            whole vault in it; each device moves to it at its next sync (asking for the passphrase once) and \
+            deletes its own old files. Safe while devices are offline: whatever they changed meanwhile is merged \
+            when they move.
+            """)
+    @OptionGroup var options: VaultOptions
+
+    func run() throws {
+        let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
+        let ledger = try Ledger(
+            vault: Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard))
+        let rotation = try SyncService.rotate(ledger)
+        Output.line(
+            "Compacted: the folder's epoch \(rotation.generation) holds the whole vault under new keys; this device's old files are gone."
+        )
+        SyncCommands.show(rotation.report)
+        Terminal.note("hint: Each other device moves at its next coffer sync (it asks for the passphrase once).")
+        try SyncCommands.finish(rotation.report)
     }
 }
 

@@ -35,6 +35,9 @@ public struct CofferError: Error, LocalizedError, Sendable {
         public static let wrongCredential = Code("wrongCredential")
         /// The vault is older than a state it is known to have reached (a rolled-back copy).
         public static let rolledBack = Code("rolledBack")
+        /// Another device replaced the vault's keys (a removed device, a rekey): this copy takes
+        /// on the new ones with the passphrase (`SyncService.adoptNewKeys`).
+        public static let keysChanged = Code("keysChanged")
     }
 
     public let code: Code

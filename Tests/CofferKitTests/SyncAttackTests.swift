@@ -40,7 +40,7 @@ import VaultStore
         func publish(_ minor: Int64, today: CalendarDate) throws -> URL {
             try a.recordValue(of: try a.account(named: "Savings"), amount: Money(minorUnits: minor), on: today)
             let sequence = try SyncService.sync(a).published.last!.sequence
-            return aFiles.appendingPathComponent(SyncFolder.changesName(sequence))
+            return aFiles.appendingPathComponent(SyncFolder.changesName(sequence, epoch: 1))
         }
 
         var bValues: [Int64] { b.updates.map(\.amount.minorUnits).sorted() }
@@ -75,7 +75,7 @@ import VaultStore
         let first = try pair.publish(200, today: today)
         _ = try SyncService.sync(pair.b)
         // File #2 replayed as #3: its contents say #2.
-        let replay = pair.aFiles.appendingPathComponent(SyncFolder.changesName(3))
+        let replay = pair.aFiles.appendingPathComponent(SyncFolder.changesName(3, epoch: 1))
         try FileManager.default.copyItem(at: first, to: replay)
         let report = try SyncService.sync(pair.b)
         #expect(problems(report).count == 1)
@@ -147,11 +147,12 @@ import VaultStore
         let other = try Pair(passphrase: passphrase, today: today)
         let theirs = try other.publish(999, today: today)
         // Planted under A's name, with the next sequence A would use.
-        try FileManager.default.copyItem(at: theirs, to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2)))
+        try FileManager.default.copyItem(
+            at: theirs, to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2, epoch: 1)))
         #expect(problems(try SyncService.sync(pair.b)) == [.otherVault])
         #expect(pair.bValues == [100])
         // Its keys file in this folder stops every sync: the folder is another vault's.
-        let theirKeys = try #require(try SyncFolder(url: other.folder).list().keys[1]?.first)
+        let theirKeys = try #require(try SyncFolder(url: other.folder, epoch: 1).list().keys[1]?.first)
         try FileManager.default.copyItem(
             at: theirKeys, to: pair.folder.appendingPathComponent(theirKeys.lastPathComponent))
         #expect(throws: CofferError.self) { try SyncService.sync(pair.b) }
@@ -179,7 +180,7 @@ import VaultStore
             operations: [SyncOperation(record: .random(), clock: 1 << 40, base: .zero, payload: payload)])
         let file = SyncEnvelope.seal(
             kind: .changes, body: changes.encoded(), keys: keys, device: intruder, sequence: 1, signer: intruderKey)
-        try Data(file).write(to: directory.appendingPathComponent(SyncFolder.changesName(1)))
+        try Data(file).write(to: directory.appendingPathComponent(SyncFolder.changesName(1, epoch: 1)))
         let report = try SyncService.sync(pair.b)
         #expect(
             problems(report).map(\.description).sorted()
@@ -202,7 +203,7 @@ import VaultStore
         let file = SyncEnvelope.seal(
             kind: .changes, body: changes.encoded(), keys: keys, device: state.device, sequence: 2,
             signer: state.signingKey)
-        try Data(file).write(to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2)))
+        try Data(file).write(to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2, epoch: 1)))
         #expect(problems(try SyncService.sync(pair.b)) == [.damaged])
     }
 
@@ -227,7 +228,7 @@ import VaultStore
         let file = SyncEnvelope.seal(
             kind: .changes, body: writer.bytes, keys: keys, device: state.device, sequence: 2,
             signer: state.signingKey)
-        try Data(file).write(to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2)))
+        try Data(file).write(to: pair.aFiles.appendingPathComponent(SyncFolder.changesName(2, epoch: 1)))
         let report = try SyncService.sync(pair.b)
         #expect(problems(report) == [.newerFormat])
         #expect(problems(report).allSatisfy { $0.isTransient })
@@ -241,7 +242,7 @@ import VaultStore
                 folder: pair.folder, vault: target, credential: .passphrase(try Passphrase("not the passphrase")),
                 deviceName: "phone")
         }
-        let keysFile = try #require(try SyncFolder(url: pair.folder).list().keys[1]?.first)
+        let keysFile = try #require(try SyncFolder(url: pair.folder, epoch: 1).list().keys[1]?.first)
         var bytes = try Data(contentsOf: keysFile)
         bytes[40] ^= 0x01
         try bytes.write(to: keysFile)
@@ -263,22 +264,24 @@ import VaultStore
         let pair = try SyncAttackTests.Pair(passphrase: passphrase, today: today)
         _ = try pair.a.vault.changePassphrase(to: try Passphrase("a brand new passphrase"), keepMasterKey: true)
         _ = try SyncService.sync(pair.a)
-        #expect(try SyncFolder(url: pair.folder).list().keys[1]?.count == 2, "one keys file per header")
+        #expect(try SyncFolder(url: pair.folder, epoch: 1).list().keys[1]?.count == 2, "one keys file per header")
         let joined = try SyncService.join(
             folder: pair.folder, vault: pair.directory.path("c.coffer"),
             credential: .passphrase(try Passphrase("a brand new passphrase")), deviceName: "phone")
         #expect(joined.ledger.accounts.map(\.name) == ["Savings"])
     }
 
-    /// A rekeyed copy must not publish what the others cannot read: refused, nothing written,
-    /// and it can start a new folder that the others join.
-    @Test func aRekeyedCopyPublishesNothingUntilItStartsANewFolder() throws {
+    /// A rekeyed copy starts the folder's next epoch under its new keys (the others move with the
+    /// passphrase); it can also start afresh in another folder. Either way the copy left behind
+    /// with the old keys (lost, stolen) can neither read nor write what follows.
+    @Test func aRekeyedCopyStartsTheNextEpochAndCanStartANewFolder() throws {
         let pair = try SyncAttackTests.Pair(passphrase: passphrase, today: today)
         _ = try pair.a.vault.rekey()
         try pair.a.recordValue(of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: 777), on: today)
-        let before = try FileManager.default.contentsOfDirectory(atPath: pair.aFiles.path).sorted()
-        #expect(throws: CofferError.self) { try SyncService.sync(pair.a) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.aFiles.path).sorted() == before)
+        let founded = try SyncService.sync(pair.a)
+        #expect(founded.published.first?.sequence == 1, "epoch 2 starts with the whole vault")
+        #expect(
+            try SyncFolder(url: pair.folder, epoch: 2).list().otherEpochs[1]?[pair.a.syncState!.state.device] == nil)
         #expect(throws: CofferError.self) {
             try SyncService.initialize(pair.a, folder: pair.directory.path("new"), deviceName: "laptop")
         }
@@ -295,7 +298,7 @@ import VaultStore
         let lost = pair.b
         #expect(throws: CofferError.self) { try SyncService.sync(lost, folder: pair.directory.path("new")) }
         let oldKeys = SyncKeys(lost.vault.backupKeys)
-        let newFolder = try SyncFolder(url: pair.directory.path("new")).list()
+        let newFolder = try SyncFolder(url: pair.directory.path("new"), epoch: 2).list()
         for (_, files) in newFolder.changes {
             for (_, file) in files {
                 let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: oldKeys.vaultID)
@@ -309,7 +312,102 @@ import VaultStore
             device: state.device, sequence: 1, signer: state.signingKey)
         let planted = pair.directory.path("new").appendingPathComponent(state.device.hex)
         try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
-        try Data(forged).write(to: planted.appendingPathComponent(SyncFolder.changesName(1)))
+        try Data(forged).write(to: planted.appendingPathComponent(SyncFolder.changesName(1, epoch: 2)))
         #expect(try SyncService.sync(joined.ledger).problems.map(\.problem) == [.unknownDevice])
+    }
+}
+
+/// `device remove`: a new key generation and epoch that the removed device never gets.
+@Suite struct SyncDeviceRemovalTests {
+    let passphrase = "sync attack passphrase"
+    let today = date("2026-11-24")
+
+    @Test func aRemovedDeviceCanNeitherReadNorWriteWhatFollowsAndNothingElseIsLost() throws {
+        let pair = try SyncAttackTests.Pair(passphrase: passphrase, today: today)
+        let phone = try SyncService.join(
+            folder: pair.folder, vault: pair.directory.path("phone.coffer"),
+            credential: .passphrase(try Passphrase(passphrase)), deviceName: "phone"
+        ).ledger
+        _ = try SyncService.sync(pair.a)
+        // The desktop edits offline, then the laptop removes the phone.
+        try pair.b.recordValue(of: try pair.b.account(named: "Savings"), amount: Money(minorUnits: 4242), on: today)
+        #expect(throws: CofferError.self) { try SyncService.removeDevice(named: "laptop", from: pair.a) }
+        let rotation = try SyncService.removeDevice(named: "phone", from: pair.a)
+        #expect(rotation.generation == 2)
+        try pair.a.recordValue(of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: 777), on: today)
+        _ = try SyncService.sync(pair.a)
+
+        // The desktop takes on the new keys with the passphrase; its offline edit survives.
+        #expect {
+            try SyncService.sync(pair.b)
+        } throws: { ($0 as? CofferError)?.code == .keysChanged }
+        let desktop = try SyncService.adoptNewKeys(
+            pair.b, credential: .passphrase(try Passphrase(passphrase)), keptAt: pair.directory.path("b.kept"))
+        #expect(desktop.merged.taken > 0)
+        _ = try SyncService.sync(pair.a)
+        let values = { (ledger: Ledger) in ledger.updates.map(\.amount.minorUnits).sorted() }
+        #expect(values(pair.a) == [100, 777, 4242])
+        #expect(values(desktop.ledger) == values(pair.a))
+
+        // The phone, with its old keys and a session's worth of access (no passphrase), cannot
+        // take on the new keys, read the new epoch, or get anything of its own accepted.
+        #expect(throws: (any Error).self) {
+            try SyncService.adoptNewKeys(
+                phone, credential: .passphrase(try Passphrase("not the passphrase")),
+                keptAt: pair.directory.path("p.kept"))
+        }
+        let oldKeys = SyncKeys(phone.vault.backupKeys)
+        let epoch2 = try SyncFolder(url: pair.folder, epoch: 2).list()
+        #expect(!epoch2.changes.isEmpty)
+        for file in epoch2.changes.values.flatMap(\.values) {
+            let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: oldKeys.vaultID)
+            #expect(throws: SyncFileProblem.newerGeneration(2)) { try envelope.open(oldKeys) }
+        }
+        let state = phone.syncState!.state
+        let directory = pair.folder.appendingPathComponent(state.device.hex)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // An enrolment for the new generation, signed with the old vault key it still has.
+        let enrolment = SyncEnvelope.seal(
+            kind: .enrolment,
+            body: SyncEnrolment(publicKey: state.signingKey.publicKey.bytes, name: "phone", enrolled: 0).encoded(),
+            keys: oldKeys, device: state.device, sequence: 0, signer: oldKeys.vaultSigning)
+        try Data(enrolment).write(to: directory.appendingPathComponent(SyncFolder.enrolmentName(2)))
+        let forged = SyncEnvelope.seal(
+            kind: .changes, body: SyncChanges(published: 0, seen: [state.device: 0], operations: []).encoded(),
+            keys: oldKeys, device: state.device, sequence: 1, signer: state.signingKey)
+        try Data(forged).write(to: directory.appendingPathComponent(SyncFolder.changesName(1, epoch: 2)))
+        let report = try SyncService.sync(pair.a)
+        #expect(
+            report.problems.map(\.problem.description).sorted()
+                == [SyncFileProblem.olderGeneration(1).description, SyncFileProblem.unknownDevice.description].sorted(),
+            "\(report.problems)")
+        #expect(values(pair.a) == [100, 777, 4242])
+    }
+
+    /// Compaction: a new epoch under new keys holds the whole vault; each device deletes its own
+    /// old files as it moves, and a device offline throughout loses nothing.
+    @Test func compactionFoldsTheFolderAndAnOfflineDeviceCatchesUp() throws {
+        let pair = try SyncAttackTests.Pair(passphrase: passphrase, today: today)
+        for minor in 200..<210 {
+            try pair.a.recordValue(
+                of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: Int64(minor)), on: today)
+            _ = try SyncService.sync(pair.a)
+        }
+        // The desktop publishes once, then is offline: it merges nothing more, and edits.
+        try pair.b.recordValue(of: try pair.b.account(named: "Savings"), amount: Money(minorUnits: 998), on: today)
+        _ = try SyncService.sync(pair.b)
+        try pair.b.recordValue(of: try pair.b.account(named: "Savings"), amount: Money(minorUnits: 999), on: today)
+        _ = try SyncService.rotate(pair.a)
+        let laptopOld = try SyncFolder(url: pair.folder, epoch: 2).list().otherEpochs[1] ?? [:]
+        #expect(laptopOld.keys.count == 1, "only the desktop's old files are left: the laptop deleted its own")
+        let desktop = try SyncService.adoptNewKeys(
+            pair.b, credential: .passphrase(try Passphrase(passphrase)), keptAt: pair.directory.path("b.kept"))
+        _ = try SyncService.sync(pair.a)
+        let listing = try SyncFolder(url: pair.folder, epoch: 2).list()
+        #expect(listing.otherEpochs.isEmpty, "every old file is gone once every device moved")
+        #expect(listing.changes.values.map(\.count).reduce(0, +) <= 3)
+        #expect(desktop.ledger.updates.count == pair.a.updates.count)
+        #expect(pair.a.updates.map(\.amount.minorUnits).contains(999))
+        #expect(pair.a.updates.map(\.amount.minorUnits).contains(998))
     }
 }

@@ -69,7 +69,7 @@ import VaultStore
             let operation: SyncOperation; let stamp: SyncStamp; let sequence: UInt64; let seen: [SyncDeviceID: UInt64]
         }
         var writes: [RecordID: [Write]] = [:]
-        let listing = try SyncFolder(url: simulation.folder(0)).list()
+        let listing = try SyncFolder(url: simulation.folder(0), epoch: 1).list()
         for (device, files) in listing.changes {
             for (sequence, file) in files {
                 let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)

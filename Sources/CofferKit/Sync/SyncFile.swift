@@ -110,7 +110,7 @@ struct SyncEnvelope {
     let signature: Signature
 
     static func seal(
-        kind: Kind, body: [UInt8], keys: SyncKeys, epoch: UInt32 = SyncFolder.epoch, device: SyncDeviceID,
+        kind: Kind, body: [UInt8], keys: SyncKeys, device: SyncDeviceID,
         sequence: UInt64, signer: SigningKey
     ) -> [UInt8] {
         let padded = Padding.pad(body, blockSize: padBlock)
@@ -118,7 +118,7 @@ struct SyncEnvelope {
         header.append(kind.rawValue)
         header += keys.vaultID.bytes
         withUnsafeBytes(of: keys.generation.littleEndian) { header += $0 }
-        withUnsafeBytes(of: epoch.littleEndian) { header += $0 }
+        withUnsafeBytes(of: keys.generation.littleEndian) { header += $0 }  // the epoch is the generation
         header += device.bytes
         withUnsafeBytes(of: sequence.littleEndian) { header += $0 }
         let sealedCount = UInt32(padded.count + XChaCha20Poly1305.SealedBox.overheadByteCount)

@@ -8,10 +8,16 @@ import VaultStore
 struct SyncFolder {
     let url: URL
 
-    /// The epoch every change file is numbered in. Format version 1 has one; the number is in
-    /// every name and envelope so that a later version can start new epochs (a snapshot that
-    /// folds the files before it, after a key rotation or compaction) that this one refuses.
-    static let epoch: UInt32 = 1
+    /// Change files are numbered per epoch, and an epoch is a key generation: when the vault's
+    /// master key is replaced (`device remove`, rekey), the device that did it starts the new
+    /// epoch by publishing the whole vault under the new keys, and every other device moves to
+    /// it (Specs/sync-format.md §9). Files of older epochs are then deleted by their authors.
+    let epoch: UInt32
+
+    init(url: URL, epoch: UInt32) {
+        self.url = url
+        self.epoch = epoch
+    }
 
     /// What the folder holds, by name alone (nothing is read or trusted yet).
     struct Listing {
@@ -19,10 +25,10 @@ struct SyncFolder {
         /// passphrase change that keeps the master key makes a second).
         var keys: [UInt32: [URL]] = [:]
         var enrolments: [SyncDeviceID: [UInt32: URL]] = [:]
-        /// Change files of this format's epoch, per device, by sequence.
+        /// Change files of the folder's epoch, per device, by sequence.
         var changes: [SyncDeviceID: [UInt64: URL]] = [:]
-        /// Change files of other epochs: written by a later Coffer.
-        var otherEpochs: [String] = []
+        /// Change files of every other epoch, per device.
+        var otherEpochs: [UInt32: [SyncDeviceID: [URL]]] = [:]
         /// Files a sync tool made (conflict copies, `(1)` duplicates): never used.
         var copies: [String] = []
     }
@@ -38,7 +44,7 @@ struct SyncFolder {
     static func enrolmentName(_ generation: UInt32) -> String {
         "enrol-" + digits(UInt64(generation), 8) + "." + fileExtension
     }
-    static func changesName(_ sequence: UInt64, epoch: UInt32 = epoch) -> String {
+    static func changesName(_ sequence: UInt64, epoch: UInt32) -> String {
         digits(UInt64(epoch), 8) + "-" + digits(sequence, 16) + "." + fileExtension
     }
 
@@ -103,10 +109,11 @@ struct SyncFolder {
                     {
                         listing.enrolments[device, default: [:]][generation] = directory.appendingPathComponent(entry)
                     } else if let (epoch, sequence) = Self.epochAndSequence(entry), sequence > 0 {
-                        if epoch == Self.epoch {
+                        if epoch == self.epoch {
                             listing.changes[device, default: [:]][sequence] = directory.appendingPathComponent(entry)
                         } else {
-                            listing.otherEpochs.append(name + "/" + entry)
+                            listing.otherEpochs[epoch, default: [:]][device, default: []].append(
+                                directory.appendingPathComponent(entry))
                         }
                     } else if isCoffersOwnKind(entry) {
                         listing.copies.append(name + "/" + entry)

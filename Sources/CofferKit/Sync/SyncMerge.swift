@@ -160,7 +160,7 @@ struct SyncMerge {
     {
         let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
         guard envelope.kind == .changes, envelope.device == device, envelope.sequence == sequence,
-            envelope.epoch == SyncFolder.epoch
+            envelope.epoch == keys.generation
         else {
             throw .misnamed(
                 "its contents are \(envelope.device == device ? "" : "another device's ")#\(envelope.sequence), its name says #\(sequence)"

@@ -38,19 +38,31 @@ public enum SyncService {
         } catch {
             throw CofferError(.failed, "Could not create the sync folder \(folder.path).")
         }
-        let syncFolder = SyncFolder(url: folder)
+        let syncFolder = SyncFolder(url: folder, epoch: keys.generation)
         let listing = try syncFolder.list()
         try checkKeys(listing, keys: keys, folder: syncFolder)
-        try publishKeys(ledger, keys: keys, folder: syncFolder, listing: listing)
+        if let newest = listing.keys.keys.max(), newest > keys.generation {
+            throw CofferError(
+                .invalidInput,
+                "\(folder.path) holds key generation \(newest) of this vault, newer than this copy's \(keys.generation): join it instead (device join)."
+            )
+        }
+        try enrolAfresh(ledger, folder: folder, name: name)
+        return try sync(ledger, folder: folder, now: now)
+    }
+
+    /// A new device identity in `folder` (new id and key, nothing published or applied yet) and
+    /// no index, so the next publish sends every record; kept conflicts stay.
+    private static func enrolAfresh(_ ledger: Ledger, folder: URL, name: String) throws {
         let state = SyncState(
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
             published: 0, clock: ledger.syncState?.state.clock ?? 0, devices: [:])
         let dropped = [ledger.syncIndex?.id].compactMap { $0 }
+        let stateID = ledger.syncState?.id ?? UUID()
         try ledger.applyWithoutHistory(
             dropped.map { .delete(RecordID(uuid: $0)) }
-                + [.put(RecordID(uuid: ledger.syncState?.id ?? UUID()), Data(RecordCodec.encode(.syncState(state))))],
-            puts: [(ledger.syncState?.id ?? UUID(), .syncState(state))], deletes: dropped)
-        return try sync(ledger, folder: folder, now: now)
+                + [.put(RecordID(uuid: stateID), Data(RecordCodec.encode(.syncState(state))))],
+            puts: [(stateID, .syncState(state))], deletes: dropped)
     }
 
     /// Builds a new copy of the vault at `vault` from the folder alone: the keys file unlocked
@@ -64,12 +76,11 @@ public enum SyncService {
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CofferError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
         }
-        let sync = SyncFolder(url: folder)
         guard FileManager.default.fileExists(atPath: folder.path) else {
             throw CofferError(.fileNotFound, "No sync folder at \(folder.path).")
         }
-        let listing = try sync.list()
-        guard let (generation, files) = listing.keys.max(by: { $0.key < $1.key }) else {
+        guard let (generation, files) = try SyncFolder(url: folder, epoch: 0).list().keys.max(by: { $0.key < $1.key })
+        else {
             throw CofferError(
                 .fileNotFound,
                 "\(folder.path) is not a Coffer sync folder (it holds no keys file): run sync init on a device that has the vault."
@@ -93,6 +104,8 @@ public enum SyncService {
             throw CofferError(
                 .damaged, "A keys file of key generation \(generation) holds another generation's header.")
         }
+        let sync = SyncFolder(url: folder, epoch: generation)
+        let listing = try sync.list()
         var state = SyncState(
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
             published: 0, clock: SyncStamp.clock(at: now), devices: [:])
@@ -122,17 +135,29 @@ public enum SyncService {
 
     /// Publishes this device's writes since its last sync, merges every other device's, repairs
     /// what the merge broke across records, and publishes the repairs.
+    /// When this copy's keys are newer than the folder's (after `removeDevice`, `rotate` or a
+    /// rekey), it starts the folder's new epoch: enrols afresh and publishes the whole vault
+    /// under the new keys, then deletes its files of the old epoch. When the folder's are newer,
+    /// it throws `.keysChanged`: `adoptNewKeys` takes them on.
     public static func sync(_ ledger: Ledger, folder named: URL? = nil, now: Date = Date()) throws -> SyncReport {
-        let folder = try syncFolder(of: ledger, named: named).folder
+        let (stored, located) = try syncFolder(of: ledger, named: named)
         let keys = SyncKeys(ledger.vault.backupKeys)
+        let folder = SyncFolder(url: located.url, epoch: keys.generation)
         var listing = try folder.list()
         try checkKeys(listing, keys: keys, folder: folder)
-        if let newest = listing.keys.keys.max(), newest < keys.generation {
+        let newest = listing.keys.keys.max() ?? keys.generation
+        if newest > keys.generation {
             throw CofferError(
-                .closed,
-                "This copy's master key was replaced (key generation \(keys.generation)) after it joined a folder at generation \(newest): the other devices could not read what it publishes, so nothing was published.",
+                .keysChanged,
+                "The vault's keys were replaced on another device (key generation \(newest); this copy has \(keys.generation)).",
                 kind: "sync folder")
         }
+        var founded = false
+        if newest < keys.generation {
+            try enrolAfresh(ledger, folder: folder.url, name: stored.deviceName)
+            founded = true
+        }
+        defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
         try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
         try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
         try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing)
@@ -150,11 +175,7 @@ public enum SyncService {
         try write(merge, into: ledger)
         report.merged = merge.report.merged
         report.problems = merge.report.problems
-        report.waiting =
-            merge.report.waiting
-            + listing.otherEpochs.map {
-                "\($0) is from a later epoch of the folder (made by a newer Coffer): upgrade Coffer to merge it"
-            }
+        report.waiting = merge.report.waiting
         report.conflicts = merge.conflicts.count
         if !merge.values.isEmpty {
             report.repairs = try SyncRepairs.run(on: ledger, now: now)
@@ -170,7 +191,7 @@ public enum SyncService {
         guard let stored = ledger.syncState else {
             throw CofferError(.noMatch, "This vault has no sync folder yet.", kind: "sync folder")
         }
-        let folder = SyncFolder(url: named ?? URL(fileURLWithPath: stored.state.folder))
+        let folder = SyncFolder(url: named ?? URL(fileURLWithPath: stored.state.folder), epoch: 0)
         guard FileManager.default.fileExists(atPath: folder.url.path) else {
             throw CofferError(.fileNotFound, "The sync folder \(folder.url.path) is not there (not mounted?).")
         }
@@ -272,7 +293,7 @@ public enum SyncService {
         let file = SyncEnvelope.seal(
             kind: .changes, body: changes.encoded(), keys: keys, device: state.device, sequence: sequence,
             signer: state.signingKey)
-        try folder.publish(file, named: SyncFolder.changesName(sequence), in: state.device)
+        try folder.publish(file, named: SyncFolder.changesName(sequence, epoch: keys.generation), in: state.device)
         state.published = sequence
         index.update(published(operations, by: state.device))
         try ledger.writeWithoutHistory(bookkeepingRecords(ledger, state: state, index: index))
@@ -336,19 +357,13 @@ public enum SyncService {
         try folder.publish(file, named: SyncFolder.enrolmentName(keys.generation), in: state.device)
     }
 
-    /// Every keys file must be this vault's, and none of a newer key generation than this copy's.
+    /// Every keys file must be this vault's.
     private static func checkKeys(_ listing: SyncFolder.Listing, keys: SyncKeys, folder: SyncFolder) throws {
-        for (generation, files) in listing.keys {
+        for files in listing.keys.values {
             for file in files {
                 guard try readKeysFile(file).vaultID == keys.vaultID else {
                     throw CofferError(.inUse, "\(folder.url.path) is the sync folder of another vault.")
                 }
-            }
-            if generation > keys.generation {
-                throw CofferError(
-                    .invalidInput,
-                    "The sync folder holds key generation \(generation) of this vault, newer than this copy's \(keys.generation): its keys were changed on another device."
-                )
             }
         }
     }
