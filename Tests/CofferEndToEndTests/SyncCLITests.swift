@@ -183,4 +183,45 @@ import Testing
         #expect(try coffer(.laptop, ["export", "json", "--out", "-"]).stdout == before)
         #expect(try coffer(.laptop, ["merge", sandbox.directory.path("missing.coffer").path]).status == 66)
     }
+
+    /// `device remove` through the binary: the other device takes on the new keys at its next
+    /// `sync` (passphrase from COFFER_PASSPHRASE), keeping its offline edit; the removed one's
+    /// next sync is refused without the passphrase; `sync compact` leaves one epoch.
+    @Test func removingADeviceRotatesTheKeysAndTheOthersMove() throws {
+        try setUp()
+        let phone = sandbox.directory.path("phone/vault.coffer").path
+        let phoneEnvironment = ["COFFER_VAULT": phone, "XDG_STATE_HOME": sandbox.directory.path("phone/state").path]
+        #expect(try coffer(.laptop, ["device", "join", folder.path, "--name", "phone"], phoneEnvironment).status == 0)
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        #expect(try coffer(.desktop, ["update", "Canary Holiday Fund", "4321"]).status == 0)
+
+        let removed = try coffer(.laptop, ["device", "remove", "phone"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(removed.stdout.contains("Removed phone") && removed.stdout.contains("key generation 2"))
+        #expect(try coffer(.laptop, ["device", "remove", "laptop"]).status == 64, "not this device")
+        #expect(try coffer(.laptop, ["device", "remove", "nobody"]).status == 64)
+
+        let moved = try coffer(.desktop, ["sync"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stdout.contains("Took on key generation 2"), "\(moved.stdout)")
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        #expect(try coffer(.laptop, ["overview"]).stdout.contains("4,321.00"), "the desktop's offline edit survived")
+
+        let locked = try coffer(.laptop, ["sync"], phoneEnvironment.merging(["COFFER_PASSPHRASE": "not it at all"]) { $1 })
+        #expect(locked.status == 77, "the removed phone cannot take on the new keys without the passphrase")
+
+        let compacted = try coffer(.laptop, ["sync", "compact"])
+        #expect(compacted.status == 0, "\(compacted.stderr)")
+        #expect(try coffer(.desktop, ["sync"]).status == 0)
+        let laptop = try coffer(.laptop, ["export", "json", "--out", "-"]).stdout
+        #expect(laptop == (try coffer(.desktop, ["export", "json", "--out", "-"]).stdout))
+        // Every device that moved deleted its old files; only the removed phone's are left.
+        let names = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".cfsync") }
+        let byDevice = Dictionary(grouping: names) { String($0.prefix(32)) }
+        let current = byDevice.filter { $0.value.contains { $0.contains("00000003") } }
+        #expect(current.count == 2, "laptop and desktop, in epoch 3")
+        #expect(current.values.joined().allSatisfy { $0.contains("00000003") }, "\(names)")
+        #expect(byDevice.count == 3, "and the phone's old files, which only it could delete")
+        #expect(names.contains { $0.contains("00000003-0000000000000001") })
+    }
 }
