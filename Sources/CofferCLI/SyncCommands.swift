@@ -162,6 +162,11 @@ struct SyncStatusCommand: ParsableCommand {
         let status = try SyncService.status(ledger, folder: folder.map { URL(fileURLWithPath: $0) })
         if json { return try Output.json(SyncJSON.Status(status)) }
         Output.line("Sync folder: \(status.folder) (key generation \(status.keyGeneration))")
+        if let newer = status.newerKeyGeneration {
+            Output.line(
+                "The vault's keys were replaced on another device (key generation \(newer)): the next coffer sync takes them on, with the passphrase."
+            )
+        }
         Output.line(
             status.localChanges == 0
                 ? "To publish: nothing."
@@ -264,9 +269,25 @@ enum SyncJSON {
             let lastHeard: String?
             let sequence: UInt64
             let filesToMerge: Int
+
+            private enum CodingKeys: String, CodingKey {
+                case id, name, thisDevice, lastHeard, sequence, filesToMerge
+            }
+
+            /// `lastHeard` is always present: null for a device never heard from.
+            func encode(to encoder: Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(id, forKey: .id)
+                try container.encode(name, forKey: .name)
+                try container.encode(thisDevice, forKey: .thisDevice)
+                try container.encode(lastHeard, forKey: .lastHeard)
+                try container.encode(sequence, forKey: .sequence)
+                try container.encode(filesToMerge, forKey: .filesToMerge)
+            }
         }
         let folder: String
         let keyGeneration: UInt32
+        let newerKeyGeneration: UInt32?
         let localChanges: Int
         let devices: [Device]
         let openConflicts: Int
@@ -276,6 +297,7 @@ enum SyncJSON {
             let formatter = ISO8601DateFormatter()
             folder = status.folder
             keyGeneration = status.keyGeneration
+            newerKeyGeneration = status.newerKeyGeneration
             localChanges = status.localChanges
             devices = status.devices.map {
                 Device(
@@ -285,6 +307,22 @@ enum SyncJSON {
             }
             openConflicts = status.openConflicts
             ignored = status.copies
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case folder, keyGeneration, newerKeyGeneration, localChanges, devices, openConflicts, ignored
+        }
+
+        /// `newerKeyGeneration` is always present: null unless another device replaced the keys.
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(folder, forKey: .folder)
+            try container.encode(keyGeneration, forKey: .keyGeneration)
+            try container.encode(newerKeyGeneration, forKey: .newerKeyGeneration)
+            try container.encode(localChanges, forKey: .localChanges)
+            try container.encode(devices, forKey: .devices)
+            try container.encode(openConflicts, forKey: .openConflicts)
+            try container.encode(ignored, forKey: .ignored)
         }
     }
 

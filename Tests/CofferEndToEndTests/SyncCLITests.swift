@@ -62,7 +62,10 @@ import Testing
         #expect(laptop.contains("Canary market stall") && laptop.contains("1500"))
 
         let status = try json(try coffer(.laptop, ["sync", "status", "--json"]))
-        #expect(Set(status.keys) == ["folder", "keyGeneration", "localChanges", "devices", "openConflicts", "ignored"])
+        #expect(
+            Set(status.keys) == [
+                "folder", "keyGeneration", "newerKeyGeneration", "localChanges", "devices", "openConflicts", "ignored",
+            ])
         let devices = try #require(status["devices"] as? [[String: Any]])
         #expect(Set(devices.compactMap { $0["name"] as? String }) == ["laptop", "desktop"])
         #expect(Set(devices[0].keys) == ["id", "name", "thisDevice", "lastHeard", "sequence", "filesToMerge"])
@@ -207,7 +210,8 @@ import Testing
         #expect(try coffer(.laptop, ["sync"]).status == 0)
         #expect(try coffer(.laptop, ["overview"]).stdout.contains("4,321.00"), "the desktop's offline edit survived")
 
-        let locked = try coffer(.laptop, ["sync"], phoneEnvironment.merging(["COFFER_PASSPHRASE": "not it at all"]) { $1 })
+        let locked = try coffer(
+            .laptop, ["sync"], phoneEnvironment.merging(["COFFER_PASSPHRASE": "not it at all"]) { $1 })
         #expect(locked.status == 77, "the removed phone cannot take on the new keys without the passphrase")
 
         let compacted = try coffer(.laptop, ["sync", "compact"])

@@ -36,6 +36,8 @@ final class SyncSimulation {
     /// Files hidden from a device for a while.
     var hidden = Set<Pair>()
     struct Pair: Hashable { let file: String; let device: Int }
+    /// Key rotations so far (each deletes old epochs' files, which the lost-write check reads).
+    var rotations = 0
 
     init(devices: Int, seed: UInt64) throws {
         random = Generator(state: seed)
@@ -95,9 +97,13 @@ final class SyncSimulation {
     private func copy(_ file: String, to device: Int, prefix: Int? = nil, name: String? = nil) {
         guard let origin = origins[file] else { return }
         let source = folder(origin).appendingPathComponent(file)
-        guard var bytes = try? Data(contentsOf: source) else { return }
-        if let prefix { bytes = bytes.prefix(prefix) }
         let target = folder(device).appendingPathComponent(name ?? file)
+        // Deleted at its origin (old epochs after a key rotation): the engine deletes it too.
+        guard var bytes = try? Data(contentsOf: source) else {
+            try? FileManager.default.removeItem(at: target)
+            return
+        }
+        if let prefix { bytes = bytes.prefix(prefix) }
         try? FileManager.default.createDirectory(
             at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         try? FileManager.default.removeItem(at: target)
@@ -146,11 +152,32 @@ final class SyncSimulation {
 
     // MARK: The devices
 
+    /// Syncs a device; when another device replaced the keys, it takes them on (passphrase).
     @discardableResult
     func sync(_ device: Int) throws -> SyncReport {
-        let report = try SyncService.sync(ledgers[device], now: tick())
+        let report: SyncReport
+        do {
+            report = try SyncService.sync(ledgers[device], now: tick())
+        } catch let error as CofferError where error.code == .keysChanged {
+            let kept = directory.path("kept-\(device)-\(UUID().uuidString)")
+            let adopted = try SyncService.adoptNewKeys(
+                ledgers[device], credential: .passphrase(try Passphrase(passphrase)), keptAt: kept, now: tick())
+            try? FileManager.default.removeItem(at: kept)
+            ledgers[device] = adopted.ledger
+            report = adopted.report
+        }
         collect()
         return report
+    }
+
+    /// The device replaces the vault's keys and starts the folder's next epoch (`sync compact`):
+    /// it needs the passphrase, so its ledger is reopened with it first.
+    func rotate(_ device: Int) throws {
+        rotations += 1
+        let vault = try Vault.open(at: ledgers[device].vault.url, with: .passphrase(try Passphrase(passphrase)))
+        ledgers[device] = try Ledger(vault: vault)
+        _ = try SyncService.rotate(ledgers[device], now: tick())
+        collect()
     }
 
     /// Every device syncs, the engine carries everything, again, until a round publishes nothing.
@@ -173,15 +200,18 @@ final class SyncSimulation {
 
     /// A random edit of a random kind of record, as a person would make it; a refusal (a name
     /// taken, nothing to delete) is part of the game and writes nothing.
-    func edit(_ device: Int) {
+    /// `additive`: only edits that never delete a record (no deletes, no undo), so every record
+    /// ever made must still be there at the end.
+    func edit(_ device: Int, additive: Bool = false) {
         let ledger = ledgers[device]
         let date = today
         now = tick()
         func pick<T>(_ items: [T]) -> T? { items.randomElement(using: &random) }
         let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random))
         let names = ["Savings", "ISA", "Pension", "Car", "Boat", "House", "Crypto"]
+        let choices = additive ? [0, 1, 2, 3, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18] : Array(0..<20)
         do {
-            switch Int.random(in: 0..<20, using: &random) {
+            switch choices.randomElement(using: &random)! {
             case 0:
                 _ = try ledger.addAccount(
                     name: pick(names)!, category: pick(["Cash", "Property"])!, kind: .asset, value: (amount, date),

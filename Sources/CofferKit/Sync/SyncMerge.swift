@@ -22,19 +22,17 @@ struct SyncMerge {
     /// How many files and writes were applied from each device.
     private var counts: [SyncDeviceID: (files: Int, changes: Int)] = [:]
     private let keys: SyncKeys
-    private let folder: SyncFolder
     private let listing: SyncFolder.Listing
     private let stored: (RecordID) -> [UInt8]?
     private let now: Date
 
     init(
-        state: SyncState, index: SyncIndex, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing,
+        state: SyncState, index: SyncIndex, keys: SyncKeys, listing: SyncFolder.Listing,
         now: Date, stored: @escaping (RecordID) -> [UInt8]?
     ) {
         self.state = state
         self.index = index
         self.keys = keys
-        self.folder = folder
         self.listing = listing
         self.stored = stored
         self.now = now

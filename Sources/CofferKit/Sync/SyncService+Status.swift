@@ -17,6 +17,8 @@ public struct SyncStatus: Sendable {
 
     public let folder: String
     public let keyGeneration: UInt32
+    /// Set when another device replaced the vault's keys: the next sync takes them on.
+    public let newerKeyGeneration: UInt32?
     /// Records written here since the last publish.
     public let localChanges: Int
     public let devices: [Device]
@@ -29,11 +31,12 @@ public struct SyncStatus: Sendable {
 extension SyncService {
     /// Reads the folder and this device's state; writes nothing.
     public static func status(_ ledger: Ledger, folder named: URL? = nil, now: Date = Date()) throws -> SyncStatus {
-        let (stored, folder) = try syncFolder(of: ledger, named: named)
+        let (stored, located) = try syncFolder(of: ledger, named: named)
         let keys = SyncKeys(ledger.vault.backupKeys)
+        let folder = SyncFolder(url: located.url, epoch: keys.generation)
         let listing = try folder.list()
         var merge = SyncMerge(
-            state: stored, index: SyncIndex(), keys: keys, folder: folder, listing: listing, now: now,
+            state: stored, index: SyncIndex(), keys: keys, listing: listing, now: now,
             stored: { _ in nil })
         merge.readEnrolments()
         let state = merge.state
@@ -58,6 +61,7 @@ extension SyncService {
         }
         return SyncStatus(
             folder: folder.url.path, keyGeneration: keys.generation,
+            newerKeyGeneration: listing.keys.keys.max().flatMap { $0 > keys.generation ? $0 : nil },
             localChanges: localWrites(ledger, index: try index(of: ledger)).count, devices: devices,
             openConflicts: ledger.syncConflicts.filter { !$0.conflict.restored }.count, copies: listing.copies)
     }

@@ -110,7 +110,7 @@ public enum SyncService {
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
             published: 0, clock: SyncStamp.clock(at: now), devices: [:])
         var merge = SyncMerge(
-            state: state, index: SyncIndex(), keys: keys, folder: sync, listing: listing, now: now, stored: { _ in nil }
+            state: state, index: SyncIndex(), keys: keys, listing: listing, now: now, stored: { _ in nil }
         )
         merge.readEnrolments()
         merge.run()
@@ -168,7 +168,7 @@ public enum SyncService {
         }
         listing = try folder.list()
         var merge = SyncMerge(
-            state: ledger.syncState!.state, index: try index(of: ledger), keys: keys, folder: folder, listing: listing,
+            state: ledger.syncState!.state, index: try index(of: ledger), keys: keys, listing: listing,
             now: now, stored: { id in ledger.vault.record(id).map { Array($0.payload) } })
         merge.readEnrolments()
         merge.run()
