@@ -11,7 +11,9 @@ import VaultCrypto
 @Suite struct SyncRepairTests {
     let today = date("2026-11-24")
 
-    func pair() throws -> SyncAttackTests.Pair { try SyncAttackTests.Pair(passphrase: "sync repair passphrase", today: today) }
+    func pair() throws -> SyncAttackTests.Pair {
+        try SyncAttackTests.Pair(passphrase: "sync repair passphrase", today: today)
+    }
 
     /// Both devices sync until neither publishes; returns every repair line reported.
     func settle(_ pair: SyncAttackTests.Pair) throws -> [String] {
@@ -42,7 +44,9 @@ import VaultCrypto
         let pair = try pair()
         _ = try pair.a.addClient(name: "Acme")
         _ = try settle(pair)
-        let item = [LineItem(description: "Work", quantity: Quantity(thousandths: 1000), unitPrice: Money(minorUnits: 100))]
+        let item = [
+            LineItem(description: "Work", quantity: Quantity(thousandths: 1000), unitPrice: Money(minorUnits: 100))
+        ]
         _ = try pair.a.createInvoice(for: try pair.a.client(named: "Acme"), items: item, issued: today)
         _ = try pair.b.createInvoice(for: try pair.b.client(named: "Acme"), items: item, issued: today)
         let repairs = try settle(pair)
@@ -54,14 +58,14 @@ import VaultCrypto
 
     @Test func aCategoryDeletedWhileSpentInElsewhereComesBack() throws {
         let pair = try pair()
-        _ = try pair.a.addCategory(name: "Hobbies", type: .wants)
+        _ = try pair.a.addCategory(name: "Pottery", type: .wants)
         _ = try settle(pair)
-        try pair.a.deleteCategory(try pair.a.category(named: "Hobbies"))
-        try pair.b.spend(Money(minorUnits: 1250), in: try pair.b.category(named: "Hobbies"), on: today)
+        try pair.a.deleteCategory(try pair.a.category(named: "Pottery"))
+        try pair.b.spend(Money(minorUnits: 1250), in: try pair.b.category(named: "Pottery"), on: today)
         let repairs = try settle(pair)
         #expect(repairs.contains { $0.contains("it is back") }, "\(repairs)")
-        #expect(pair.a.budgetCategories.contains { $0.name == "Hobbies" })
-        #expect(pair.a.transactions.contains { pair.a.label(of: $0) == "Hobbies" })
+        #expect(pair.a.budgetCategories.contains { $0.name == "Pottery" })
+        #expect(pair.a.transactions.contains { pair.a.label(of: $0) == "Pottery" })
     }
 
     @Test func aValueOnAnAccountClosedElsewhereReopensIt() throws {
