@@ -21,6 +21,16 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.low = low
     }
 
+    /// 16 contiguous bytes, read as two words: what a parser of a large index or file uses (the
+    /// generic initialiser above cannot be specialised from another module, and costs about a
+    /// microsecond per id).
+    public init(contiguous bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count == Self.byteCount else {
+            throw VaultError(.integrityFailure, "A record id must be 16 bytes, not \(bytes.count).")
+        }
+        self.init(unsafe: bytes.baseAddress!)
+    }
+
     /// Reads 16 bytes at `pointer`, already known to be there.
     init(unsafe pointer: UnsafeRawPointer) {
         high = UInt64(bigEndian: pointer.loadUnaligned(as: UInt64.self))

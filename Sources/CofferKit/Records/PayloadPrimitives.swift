@@ -124,6 +124,13 @@ struct PayloadReader {
         return Array(buffer[offset..<offset + Int(count)])
     }
 
+    /// Fixed-length bytes handed to `read` in place, without a copy (ids in large files).
+    mutating func raw<T>(_ count: Int, _ read: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        guard buffer.count - offset >= count else { throw Self.malformed }
+        defer { offset += count }
+        return try read(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count]))
+    }
+
     mutating func raw(_ count: Int) throws -> [UInt8] {
         guard buffer.count - offset >= count else { throw Self.malformed }
         defer { offset += count }

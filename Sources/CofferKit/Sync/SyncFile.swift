@@ -113,7 +113,7 @@ struct SyncEnvelope {
         kind: Kind, body: [UInt8], keys: SyncKeys, device: SyncDeviceID,
         sequence: UInt64, signer: SigningKey
     ) -> [UInt8] {
-        let padded = Padding.pad(body, blockSize: padBlock)
+        let padded = Padding.pad(packed(body), blockSize: padBlock)
         var header = magic
         header.append(kind.rawValue)
         header += keys.vaultID.bytes
@@ -165,9 +165,43 @@ struct SyncEnvelope {
             let box = try XChaCha20Poly1305.SealedBox(combined: sealed)
             let padded = try XChaCha20Poly1305.open(box, key: keys.sealing, associatedData: header)
             let length = try padded.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: Self.padBlock) }
-            return Array(padded.prefix(length))
+            return try Self.unpacked(Array(padded.prefix(length)))
+        } catch let problem as SyncFileProblem {
+            throw problem
         } catch {
             throw .doesNotOpen
+        }
+    }
+
+    /// Bodies of this size and more are xz-compressed before sealing: a whole vault's first
+    /// publish then takes about what a backup archive does.
+    static let compressionThreshold = 4096
+
+    /// `0 ‖ body`, or `1 ‖ u64 body length ‖ xz(body)` (inside the seal, so only the size shows).
+    static func packed(_ body: [UInt8]) -> [UInt8] {
+        guard body.count >= compressionThreshold, let compressed = try? XZ.compress(body),
+            compressed.count + 9 < body.count
+        else { return [0] + body }
+        var packed: [UInt8] = [1]
+        withUnsafeBytes(of: UInt64(body.count).littleEndian) { packed += $0 }
+        return packed + compressed
+    }
+
+    static func unpacked(_ packed: [UInt8]) throws(SyncFileProblem) -> [UInt8] {
+        switch packed.first {
+        case 0: return Array(packed.dropFirst())
+        case 1:
+            guard packed.count > 9 else { throw .damaged }
+            let length = packed.withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+            }
+            guard length <= UInt64(maximumByteCount) else { throw .damaged }
+            do {
+                return try XZ.decompress(Array(packed.dropFirst(9)), expectedLength: Int(length))
+            } catch {
+                throw .damaged
+            }
+        default: throw .newerFormat
         }
     }
 }
@@ -257,7 +291,7 @@ struct SyncChanges: Equatable {
                 guard seen.updateValue(sequence, forKey: device) == nil else { throw PayloadReader.malformed }
             }
             let operations = try reader.list { reader in
-                let record = try RecordID(try reader.raw(16))
+                let record = try reader.raw(16) { try RecordID(contiguous: $0) }
                 let clock = try reader.unsigned()
                 let base = SyncStamp(clock: try reader.unsigned(), device: SyncDeviceID(unchecked: try reader.raw(16)))
                 switch try reader.byte() {

@@ -128,7 +128,7 @@ struct SyncIndex {
             ids.reserveCapacity(count)
             entries.reserveCapacity(count)
             for _ in 0..<count {
-                let id = try RecordID(try take(16))
+                let id = try RecordID(contiguous: try take(16))
                 let flag = try take(1)[0]
                 guard flag <= 1 else { throw malformed }
                 let clock = try read(UInt64.self)

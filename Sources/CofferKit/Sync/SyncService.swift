@@ -160,26 +160,31 @@ public enum SyncService {
         defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
         try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
         try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
-        try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing)
+        // Decoded once: each step below updates it and writes it with what it did.
+        var index = try index(of: ledger)
+        try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing, index: &index)
         var report = SyncReport()
         report.copies = listing.copies
-        if let published = try publish(ledger, keys: keys, folder: folder, now: now) {
+        if let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now) {
             report.published.append(published)
+            listing = try folder.list()
         }
-        listing = try folder.list()
         var merge = SyncMerge(
-            state: ledger.syncState!.state, index: try index(of: ledger), keys: keys, listing: listing,
+            state: ledger.syncState!.state, index: index, keys: keys, listing: listing,
             now: now, stored: { id in ledger.vault.record(id).map { Array($0.payload) } })
         merge.readEnrolments()
         merge.run()
-        try write(merge, into: ledger)
+        try write(merge, into: ledger, index: &index)
         report.merged = merge.report.merged
         report.problems = merge.report.problems
         report.waiting = merge.report.waiting
         report.conflicts = merge.conflicts.count
         if !merge.values.isEmpty {
+            let before = ledger.vault.commitCounter
             report.repairs = try SyncRepairs.run(on: ledger, now: now)
-            if let published = try publish(ledger, keys: keys, folder: folder, now: now) {
+            if ledger.vault.commitCounter != before,
+                let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now)
+            {
                 report.published.append(published)
             }
         }
@@ -198,8 +203,13 @@ public enum SyncService {
         return (stored.state, folder)
     }
 
-    /// The merge's writes, index, state and conflicts, in one transaction.
-    private static func write(_ merge: SyncMerge, into ledger: Ledger) throws {
+    /// The merge's writes, index, state and conflicts, in one transaction; nothing at all when
+    /// the merge changed nothing (a sync with nothing new writes nothing).
+    private static func write(_ merge: SyncMerge, into ledger: Ledger, index: inout SyncIndex) throws {
+        guard !merge.values.isEmpty || !merge.conflicts.isEmpty || merge.state != ledger.syncState?.state else {
+            return
+        }
+        index = merge.mergedIndex()
         var changes: [RecordChange] = []
         var puts: [(UUID, FinanceRecord)] = []
         var deletes: [UUID] = []
@@ -215,7 +225,7 @@ public enum SyncService {
             }
         }
         let bookkeeping =
-            bookkeepingRecords(ledger, state: merge.state, index: merge.mergedIndex())
+            bookkeepingRecords(ledger, state: merge.state, index: index)
             + merge.conflicts.map { (UUID(), FinanceRecord.syncConflict($0)) }
         changes += bookkeeping.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
         try ledger.applyWithoutHistory(changes, puts: puts + bookkeeping, deletes: deletes)
@@ -272,11 +282,10 @@ public enum SyncService {
 
     /// Publishes this device's local writes as its next change file, then records them as
     /// published. Returns nil when there is nothing to publish.
-    private static func publish(_ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, now: Date) throws
-        -> SyncReport.Published?
-    {
+    private static func publish(
+        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, index: inout SyncIndex, now: Date
+    ) throws -> SyncReport.Published? {
         guard var state = ledger.syncState?.state else { return nil }
-        var index = try index(of: ledger)
         var operations = localWrites(ledger, index: index)
         guard !operations.isEmpty else { return nil }
         let wall = state.tick(now: now)
@@ -315,12 +324,12 @@ public enum SyncService {
 
     /// A change file of this device's that its state does not record (killed after publishing,
     /// before recording): its writes are marked published, so they are not sent twice.
-    private static func recoverUnrecordedPublishes(_ ledger: Ledger, keys: SyncKeys, listing: SyncFolder.Listing) throws
-    {
+    private static func recoverUnrecordedPublishes(
+        _ ledger: Ledger, keys: SyncKeys, listing: SyncFolder.Listing, index: inout SyncIndex
+    ) throws {
         guard var state = ledger.syncState?.state,
             let own = listing.changes[state.device]?.filter({ $0.key > state.published }), !own.isEmpty
         else { return }
-        var index = try index(of: ledger)
         let signer = state.signingKey.publicKey
         for sequence in own.keys.sorted() {
             guard sequence == state.published + 1 else { break }
