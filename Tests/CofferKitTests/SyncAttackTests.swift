@@ -223,7 +223,6 @@ import VaultStore
         writer.raw(RecordID.random().bytes)
         writer.unsigned(1 << 40)
         writer.unsigned(0)
-        writer.raw(SyncDeviceID.zero.bytes)
         writer.byte(7)  // a write type no Coffer of this version knows
         let file = SyncEnvelope.seal(
             kind: .changes, body: writer.bytes, keys: keys, device: state.device, sequence: 2,

@@ -267,8 +267,10 @@ struct SyncChanges: Equatable {
         writer.list(operations) { writer, operation in
             writer.raw(operation.record.bytes)
             writer.unsigned(operation.clock)
+            // A zero base (a record new to its writer) is its clock 0 alone; every other stamp's
+            // clock is above 0, so the device follows only then.
             writer.unsigned(operation.base.clock)
-            writer.raw(operation.base.device.bytes)
+            if operation.base.clock != 0 { writer.raw(operation.base.device.bytes) }
             if let payload = operation.payload {
                 writer.byte(1)
                 writer.bytes(payload)
@@ -293,7 +295,11 @@ struct SyncChanges: Equatable {
             let operations = try reader.list { reader in
                 let record = try reader.raw(16) { try RecordID(contiguous: $0) }
                 let clock = try reader.unsigned()
-                let base = SyncStamp(clock: try reader.unsigned(), device: SyncDeviceID(unchecked: try reader.raw(16)))
+                let baseClock = try reader.unsigned()
+                let base =
+                    baseClock == 0
+                    ? SyncStamp.zero
+                    : SyncStamp(clock: baseClock, device: SyncDeviceID(unchecked: try reader.raw(16)))
                 switch try reader.byte() {
                 case 1: return SyncOperation(record: record, clock: clock, base: base, payload: try reader.bytes())
                 case 2: return SyncOperation(record: record, clock: clock, base: base, payload: nil)
