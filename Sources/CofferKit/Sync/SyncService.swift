@@ -15,8 +15,8 @@ public enum SyncService {
     /// Makes `folder` this vault's sync folder (created if missing), enrols this device and
     /// publishes every record, then merges whatever the folder already holds for this vault.
     /// With `replacingFolder`, a vault that already syncs leaves its folder (its sync state and
-    /// index are dropped; its kept conflicts stay) and starts afresh in `folder` as a new device:
-    /// the way on after its keys changed, until key rotation travels through the folder.
+    /// index are dropped; its kept conflicts stay) and starts afresh in `folder` as a new device
+    /// (the other devices then join that folder).
     public static func initialize(
         _ ledger: Ledger, folder: URL, deviceName: String, replacingFolder: Bool = false, now: Date = Date()
     ) throws -> SyncReport {
