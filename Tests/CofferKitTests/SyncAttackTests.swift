@@ -410,3 +410,29 @@ import VaultStore
         #expect(pair.a.updates.map(\.amount.minorUnits).contains(998))
     }
 }
+
+/// A device killed after publishing a change file and before recording it (Specs/sync-format.md
+/// §5), reproduced exactly: its sync state and index are put back as they were before the
+/// publish. The next sync reads its own file back: nothing is published twice or lost.
+@Suite struct SyncPublishRecoveryTests {
+    @Test func aFilePublishedButNotRecordedIsReadBackNotSentTwice() throws {
+        let today = date("2026-11-24")
+        let pair = try SyncAttackTests.Pair(passphrase: "sync recovery passphrase", today: today)
+        let stateBefore = try #require(pair.a.syncState), indexBefore = try #require(pair.a.syncIndex)
+        let file = try pair.publish(200, today: today)
+        #expect(file.lastPathComponent == SyncFolder.changesName(2, epoch: 1))
+        // The kill: the vault never recorded #2.
+        try pair.a.writeWithoutHistory([
+            (stateBefore.id, .syncState(stateBefore.state)), (indexBefore.id, .syncIndex(indexBefore.data)),
+        ])
+        #expect(pair.a.syncState?.state.published == 1)
+        try pair.a.recordValue(of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: 300), on: today)
+        let report = try SyncService.sync(pair.a)
+        #expect(report.published.map(\.sequence) == [3], "#2 is recorded, not published again")
+        #expect(report.published.first?.changes == 2, "only the new value and its log entry")
+        #expect(pair.a.syncState?.state.published == 3)
+        _ = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200, 300])
+        #expect(try SyncService.sync(pair.a).published.isEmpty, "nothing left to publish")
+    }
+}
