@@ -83,12 +83,20 @@ import VaultStore
             Issue.record("\(problems(report))")
             return
         }
-        // Moved into another device's folder: refused the same way.
-        let bDevice = pair.folder.appendingPathComponent(pair.b.syncState!.state.device.hex)
         try FileManager.default.removeItem(at: replay)
         #expect(try SyncService.sync(pair.b).problems.isEmpty)
         #expect(pair.bValues == [100, 200], "applied once")
-        _ = bDevice
+        // Planted in another device's folder as its next file: the laptop, reading the desktop's
+        // files, refuses its own file there (its contents name the laptop).
+        let bFiles = pair.folder.appendingPathComponent(pair.b.syncState!.state.device.hex)
+        try FileManager.default.copyItem(
+            at: first, to: bFiles.appendingPathComponent(SyncFolder.changesName(1, epoch: 1)))
+        let moved = try SyncService.sync(pair.a)
+        guard case .misnamed = problems(moved).first, problems(moved).count == 1 else {
+            Issue.record("\(problems(moved))")
+            return
+        }
+        #expect(pair.a.updates.map(\.amount.minorUnits).sorted() == [100, 200])
     }
 
     @Test func aFileWithAGapBeforeItWaitsAndAHiddenFileIsMergedWhenItComesBack() throws {
