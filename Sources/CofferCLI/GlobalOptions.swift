@@ -60,6 +60,12 @@ struct VaultOptions: ParsableArguments {
     }
 
     /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
+    /// Unlocks the vault without reading its records yet (`UnlockedVaultFile`), for a command
+    /// that may answer from one record.
+    func unlockVaultFile() throws -> UnlockedVaultFile {
+        try UnlockedVaultFile.unlock(at: vaultURL, with: credential(), guard: rollbackGuard)
+    }
+
     func openVault(allowSession: Bool = true) throws -> Vault {
         try Vault.open(at: vaultURL, with: credential(allowSession: allowSession), guard: rollbackGuard)
     }

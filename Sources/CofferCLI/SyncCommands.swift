@@ -87,15 +87,19 @@ struct SyncNow: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
-        let ledger = try options.openLedger()
-        let report: SyncReport
-        do {
-            report = try SyncService.sync(ledger, folder: folder.map { URL(fileURLWithPath: $0) })
-        } catch let error as CofferError where error.code == .keysChanged {
-            report = try SyncCommands.adopt(ledger, options: options, because: error)
-        }
+        let file = try options.unlockVaultFile()
+        let named = folder.map { URL(fileURLWithPath: $0) }
+        let report = try SyncService.upToDate(file, folder: named) ?? sync(Ledger(vault: file.open()), folder: named)
         if json { try Output.json(SyncJSON.Report(report)) } else { SyncCommands.show(report) }
         try SyncCommands.finish(report)
+    }
+
+    private func sync(_ ledger: Ledger, folder: URL?) throws -> SyncReport {
+        do {
+            return try SyncService.sync(ledger, folder: folder)
+        } catch let error as CofferError where error.code == .keysChanged {
+            return try SyncCommands.adopt(ledger, options: options, because: error)
+        }
     }
 }
 

@@ -162,6 +162,15 @@ public final class Vault {
 
     public func record(_ id: RecordID) -> VaultRecord? { state.record(id) }
 
+    /// The file this vault was opened from, unlocked with the keys this open holds: what a
+    /// later process unlocking it would have before reading any record. For checking that an
+    /// answer from one record (`UnlockedVaultFile.peek`) agrees with the full open.
+    package var unlockedFile: UnlockedVaultFile {
+        UnlockedVaultFile(
+            url: url, database: database, headerBytes: headerBytes, header: header, keys: keys,
+            rollbackGuard: rollbackGuard)
+    }
+
     var headerBytesForBackup: [UInt8] { headerBytes }
     var operationalKeys: OperationalKeys { keys.operational }
 
@@ -309,14 +318,17 @@ public final class Vault {
     static func open(at url: URL, guard rollbackGuard: RollbackGuard?, unlocking: (VaultHeader) throws -> UnlockedKeys)
         throws -> Vault
     {
-        let (database, headerBytes, header) = try connect(url)
-        try rollbackGuard?.checkHeader(
-            vaultID: header.vaultID, path: url.standardizedFileURL.path,
-            format: header.formatVersion, generation: header.generation)
-        let keys = try unlocking(header)
-        return try finishOpening(
-            url: url, database: database, headerBytes: headerBytes, header: header, keys: keys,
-            rollbackGuard: rollbackGuard)
+        try UnlockedVaultFile.unlock(at: url, guard: rollbackGuard, unlocking: unlocking).open()
+    }
+
+    /// With the master key (passphrase or recovery key), the header's MAC must verify.
+    static func checkHeaderMAC(_ header: VaultHeader, keys: UnlockedKeys) throws {
+        guard let master = keys.master else { return }
+        guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID), header.hasValidMAC(keys: master)
+        else {
+            throw VaultError(
+                .headerTampered, "The vault header has been altered: its authentication code does not match.")
+        }
     }
 
     /// The keys a credential unlocks from `header` (wrong credential → 77-class errors).
@@ -421,14 +433,7 @@ public final class Vault {
         url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
         rollbackGuard: RollbackGuard?
     ) throws -> Vault {
-        if let master = keys.master {
-            guard constantTimeEqual(master.operational.masterKeyID, header.masterKeyID),
-                header.hasValidMAC(keys: master)
-            else {
-                throw VaultError(
-                    .headerTampered, "The vault header has been altered: its authentication code does not match.")
-            }
-        }
+        try checkHeaderMAC(header, keys: keys)
         var state = try withStorageErrors {
             try database.read {
                 try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational)

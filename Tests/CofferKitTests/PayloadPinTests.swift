@@ -175,17 +175,15 @@ import Testing
         // 16 sync state.
         Pin(
             version: 1, id: idA,
-            record: .syncState(
-                SyncState(
-                    device: SyncDeviceID(unchecked: [UInt8](repeating: 1, count: 16)), deviceName: "laptop",
-                    signingSeed: [UInt8](repeating: 7, count: 32), folder: "/sync", published: 3, clock: 300,
-                    devices: [
-                        SyncDeviceID(unchecked: [UInt8](repeating: 2, count: 16)): SyncState.KnownDevice(
-                            name: "phone", publicKey: [UInt8](repeating: 9, count: 32), applied: 2,
-                            lastHeard: 1_700_000_000)
-                    ])),
+            record: .syncState(syncState()),
             hex:
                 "100101010101010101010101010101010101066c6170746f70200707070707070707070707070707070707070707070707070707070707070707052f73796e6303ac0201020202020202020202020202020202020570686f6e652009090909090909090909090909090909090909090909090909090909090909090280c49fd50c"
+        ),
+        Pin(
+            version: 2, id: idA,
+            record: .syncState(syncState(syncedCommit: 300, syncedFile: [UInt8](repeating: 5, count: 16))),
+            hex:
+                "100201010101010101010101010101010101066c6170746f70200707070707070707070707070707070707070707070707070707070707070707052f73796e6303ac0201020202020202020202020202020202020570686f6e652009090909090909090909090909090909090909090909090909090909090909090280c49fd50cac021005050505050505050505050505050505"
         ),
         // 17 sync index (its bytes are Specs/sync-format.md §7's; this one is empty).
         Pin(version: 1, id: idA, record: .syncIndex(SyncIndex().encoded()), hex: "11010701000000000000"),
@@ -203,6 +201,17 @@ import Testing
                 "120100112233445566778899aabbccddeeff01020201050303030303030303030303030303030300060404040404040404040404040404040480c49fd50c01"
         ),
     ]
+
+    /// The sync state both its pins hold (v1 reads as "synced commit unknown").
+    static func syncState(syncedCommit: UInt64 = 0, syncedFile: [UInt8] = []) -> SyncState {
+        SyncState(
+            device: SyncDeviceID(unchecked: [UInt8](repeating: 1, count: 16)), deviceName: "laptop",
+            signingSeed: [UInt8](repeating: 7, count: 32), folder: "/sync", published: 3, clock: 300,
+            devices: [
+                SyncDeviceID(unchecked: [UInt8](repeating: 2, count: 16)): SyncState.KnownDevice(
+                    name: "phone", publicKey: [UInt8](repeating: 9, count: 32), applied: 2, lastHeard: 1_700_000_000)
+            ], syncedCommit: syncedCommit, syncedFile: syncedFile)
+    }
 
     static func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
@@ -246,7 +255,7 @@ import Testing
             .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2),
             .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 1),
-            .syncState: (16, 1), .syncIndex: (17, 1), .syncConflict: (18, 1),
+            .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {

@@ -58,6 +58,11 @@ import VaultStore
         }
         let rounds = try simulation.converge()
         #expect(rounds <= 4, "converged in \(rounds) rounds")
+        // Once converged, every device answers from its sync state alone, and agrees with the
+        // full sync (checked at every sync of the run).
+        let answered = simulation.answeredWithoutReading
+        for device in 0..<3 { try simulation.sync(device) }
+        #expect(simulation.answeredWithoutReading == answered + 3, "converged devices have nothing to do")
         let exports = try (0..<3).map(simulation.exportJSON)
         #expect(exports[0] == exports[1], "device 0 and 1 hold the same vault")
         #expect(exports[0] == exports[2], "device 0 and 2 hold the same vault")

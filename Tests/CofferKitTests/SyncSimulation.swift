@@ -155,9 +155,12 @@ final class SyncSimulation {
     /// Syncs a device; when another device replaced the keys, it takes them on (passphrase).
     @discardableResult
     func sync(_ device: Int) throws -> SyncReport {
+        let now = tick()
+        let quick = SyncService.upToDate(ledgers[device].vault.unlockedFile, now: now)
+        let commit = ledgers[device].vault.commitCounter
         let report: SyncReport
         do {
-            report = try SyncService.sync(ledgers[device], now: tick())
+            report = try SyncService.sync(ledgers[device], now: now)
         } catch let error as CofferError where error.code == .keysChanged {
             let kept = directory.path("kept-\(device)-\(UUID().uuidString)")
             let adopted = try SyncService.adoptNewKeys(
@@ -166,8 +169,24 @@ final class SyncSimulation {
             ledgers[device] = adopted.ledger
             report = adopted.report
         }
+        if let quick { checkNothingToDo(device, quick: quick, full: report, commitBefore: commit) }
         collect()
         return report
+    }
+
+    /// How many syncs the answer from the sync state alone (`SyncService.upToDate`) settled.
+    var answeredWithoutReading = 0
+
+    /// When the sync state alone says there is nothing to do, the full sync must agree: nothing
+    /// published, merged, repaired, waiting or refused, and nothing written to the vault.
+    private func checkNothingToDo(_ device: Int, quick: SyncReport, full: SyncReport, commitBefore: UInt64) {
+        answeredWithoutReading += 1
+        let idle =
+            full.published.isEmpty && full.merged.isEmpty && full.repairs.isEmpty && full.problems.isEmpty
+            && full.waiting.isEmpty && full.conflicts == 0 && full.copies == quick.copies
+        if !idle || ledgers[device].vault.commitCounter != commitBefore {
+            Issue.record("device \(device): up to date by its sync state, but the full sync did \(full)")
+        }
     }
 
     /// The device replaces the vault's keys and starts the folder's next epoch (`sync compact`):

@@ -257,6 +257,16 @@ public func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throw
     return try DatabaseQueue(path: url.path, configuration: configuration).write(body)
 }
 
+/// Flips one bit of a record's stored ciphertext, as an attacker with the file can.
+public func flipStoredByte(_ url: URL, record id: RecordID, fromEnd offset: Int) throws {
+    try withRawDatabase(url) { db in
+        var sealed = [UInt8](
+            try Data.fetchOne(db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)])!)
+        sealed[sealed.count - offset] ^= 0x01
+        try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [Data(sealed), Data(id.bytes)])
+    }
+}
+
 public func fileMode(_ url: URL) -> mode_t {
     var info = stat()
     precondition(stat(url.path, &info) == 0, "no file at \(url.path)")

@@ -41,7 +41,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .invoice: 1
         case .invoiceCounter: 1
         case .categoryRuleSet: 1
-        case .syncState: 1
+        case .syncState: 2
         case .syncIndex: 1
         case .syncConflict: 1
         }

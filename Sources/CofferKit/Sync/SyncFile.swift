@@ -13,6 +13,10 @@ struct SyncKeys {
     let vaultSigning: SigningKey
     /// Every generation of the vault's signing key (certificates of older enrolments).
     let history: [KeyGeneration]
+    /// Where this device's sync state is kept in the vault: keyed, so it looks like any record
+    /// id to a holder of the file, yet a sync with nothing to do finds it without reading the
+    /// others. BLAKE2b-128 of "sync state" keyed with `crypto_kdf(backup subkey, id 2, "CfrSync1")`.
+    let stateRecordID: RecordID
 
     static let context = KDFContext("CfrSync1")
 
@@ -22,6 +26,10 @@ struct SyncKeys {
         sealing = keys.backupKey.deriveSubkey(id: 1, context: Self.context)
         vaultSigning = keys.signingKey
         history = keys.keyHistory
+        stateRecordID = try! RecordID(
+            BLAKE2b.hash(
+                Array("sync state".utf8), outputByteCount: RecordID.byteCount,
+                key: keys.backupKey.deriveSubkey(id: 2, context: Self.context)))
     }
 
     func vaultKey(ofGeneration number: UInt32) -> SigningPublicKey? {
@@ -264,13 +272,19 @@ struct SyncChanges: Equatable {
             writer.raw(entry.key.bytes)
             writer.unsigned(entry.value)
         }
-        writer.list(operations) { writer, operation in
-            writer.raw(operation.record.bytes)
-            writer.unsigned(operation.clock)
+        // In columns (ids, clocks, bases, then the values), not write by write: a batch's clocks
+        // and bases repeat, and kept together they compress to almost nothing, so a whole
+        // vault's first publish is no larger than its backup archive.
+        writer.unsigned(UInt64(operations.count))
+        for operation in operations { writer.raw(operation.record.bytes) }
+        for operation in operations { writer.unsigned(operation.clock) }
+        for operation in operations {
             // A zero base (a record new to its writer) is its clock 0 alone; every other stamp's
             // clock is above 0, so the device follows only then.
             writer.unsigned(operation.base.clock)
             if operation.base.clock != 0 { writer.raw(operation.base.device.bytes) }
+        }
+        for operation in operations {
             if let payload = operation.payload {
                 writer.byte(1)
                 writer.bytes(payload)
@@ -292,19 +306,28 @@ struct SyncChanges: Equatable {
             for (device, sequence) in entries {
                 guard seen.updateValue(sequence, forKey: device) == nil else { throw PayloadReader.malformed }
             }
-            let operations = try reader.list { reader in
-                let record = try reader.raw(16) { try RecordID(contiguous: $0) }
+            let count = try reader.unsigned()
+            // Each write takes at least 19 bytes (id, clock, base, type): a count the body cannot
+            // hold is refused before anything is reserved for it.
+            guard count <= UInt64(raw.count / 19) else { throw PayloadReader.malformed }
+            let records = try (0..<Int(count)).map { _ in try reader.raw(16) { try RecordID(contiguous: $0) } }
+            let clocks = try records.map { _ in try reader.unsigned() }
+            let bases = try records.map { _ in
                 let clock = try reader.unsigned()
-                let baseClock = try reader.unsigned()
-                let base =
-                    baseClock == 0
-                    ? SyncStamp.zero
-                    : SyncStamp(clock: baseClock, device: SyncDeviceID(unchecked: try reader.raw(16)))
+                return clock == 0
+                    ? SyncStamp.zero : SyncStamp(clock: clock, device: SyncDeviceID(unchecked: try reader.raw(16)))
+            }
+            var operations: [SyncOperation] = []
+            operations.reserveCapacity(records.count)
+            for index in records.indices {
+                let payload: [UInt8]?
                 switch try reader.byte() {
-                case 1: return SyncOperation(record: record, clock: clock, base: base, payload: try reader.bytes())
-                case 2: return SyncOperation(record: record, clock: clock, base: base, payload: nil)
+                case 1: payload = try reader.bytes()
+                case 2: payload = nil
                 default: throw NewerWrite()
                 }
+                operations.append(
+                    SyncOperation(record: records[index], clock: clocks[index], base: bases[index], payload: payload))
             }
             guard reader.isAtEnd, Set(operations.map(\.record)).count == operations.count else {
                 throw PayloadReader.malformed

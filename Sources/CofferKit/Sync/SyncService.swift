@@ -47,22 +47,19 @@ public enum SyncService {
                 "\(folder.path) holds key generation \(newest) of this vault, newer than this copy's \(keys.generation): join it instead (device join)."
             )
         }
-        try enrolAfresh(ledger, folder: folder, name: name)
+        try enrolAfresh(ledger, keys: keys, folder: folder, name: name)
         return try sync(ledger, folder: folder, now: now)
     }
 
     /// A new device identity in `folder` (new id and key, nothing published or applied yet) and
     /// no index, so the next publish sends every record; kept conflicts stay.
-    private static func enrolAfresh(_ ledger: Ledger, folder: URL, name: String) throws {
+    private static func enrolAfresh(_ ledger: Ledger, keys: SyncKeys, folder: URL, name: String) throws {
         let state = SyncState(
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
             published: 0, clock: ledger.syncState?.state.clock ?? 0, devices: [:])
-        let dropped = [ledger.syncIndex?.id].compactMap { $0 }
-        let stateID = ledger.syncState?.id ?? UUID()
-        try ledger.applyWithoutHistory(
-            dropped.map { .delete(RecordID(uuid: $0)) }
-                + [.put(RecordID(uuid: stateID), Data(RecordCodec.encode(.syncState(state))))],
-            puts: [(stateID, .syncState(state))], deletes: dropped)
+        var write = Bookkeeping(ledger, keys: keys, state: state, index: nil)
+        if let dropped = ledger.syncIndex?.id { write.delete(dropped) }
+        try write.apply(to: ledger)
     }
 
     /// Builds a new copy of the vault at `vault` from the folder alone: the keys file unlocked
@@ -116,7 +113,7 @@ public enum SyncService {
         merge.run()
         state = merge.state
         var records: [(RecordID, Data)] = merge.values.compactMap { id, value in value.payload.map { (id, Data($0)) } }
-        records.append((RecordID.random(), Data(RecordCodec.encode(.syncState(state)))))
+        records.append((keys.stateRecordID, Data(RecordCodec.encode(.syncState(state)))))
         records.append((RecordID.random(), Data(RecordCodec.encode(.syncIndex(merge.mergedIndex().encoded())))))
         for conflict in merge.conflicts {
             records.append((RecordID.random(), Data(RecordCodec.encode(.syncConflict(conflict)))))
@@ -154,7 +151,7 @@ public enum SyncService {
         }
         var founded = false
         if newest < keys.generation {
-            try enrolAfresh(ledger, folder: folder.url, name: stored.deviceName)
+            try enrolAfresh(ledger, keys: keys, folder: folder.url, name: stored.deviceName)
             founded = true
         }
         defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
@@ -174,7 +171,7 @@ public enum SyncService {
             now: now, stored: { id in ledger.vault.record(id).map { Array($0.payload) } })
         merge.readEnrolments()
         merge.run()
-        try write(merge, into: ledger, index: &index)
+        try write(merge, into: ledger, keys: keys, index: &index)
         report.merged = merge.report.merged
         report.problems = merge.report.problems
         report.waiting = merge.report.waiting
@@ -188,6 +185,7 @@ public enum SyncService {
                 report.published.append(published)
             }
         }
+        try recordSyncedCommit(ledger, keys: keys)
         return report
     }
 
@@ -205,7 +203,7 @@ public enum SyncService {
 
     /// The merge's writes, index, state and conflicts, in one transaction; nothing at all when
     /// the merge changed nothing (a sync with nothing new writes nothing).
-    private static func write(_ merge: SyncMerge, into ledger: Ledger, index: inout SyncIndex) throws {
+    private static func write(_ merge: SyncMerge, into ledger: Ledger, keys: SyncKeys, index: inout SyncIndex) throws {
         guard !merge.values.isEmpty || !merge.conflicts.isEmpty || merge.state != ledger.syncState?.state else {
             return
         }
@@ -224,20 +222,57 @@ public enum SyncService {
                 deletes.append(id.uuid)
             }
         }
-        let bookkeeping =
-            bookkeepingRecords(ledger, state: merge.state, index: index)
-            + merge.conflicts.map { (UUID(), FinanceRecord.syncConflict($0)) }
-        changes += bookkeeping.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
-        try ledger.applyWithoutHistory(changes, puts: puts + bookkeeping, deletes: deletes)
+        var write = Bookkeeping(ledger, keys: keys, state: merge.state, index: index)
+        for conflict in merge.conflicts { write.put(UUID(), .syncConflict(conflict)) }
+        write.changes = changes + write.changes
+        write.puts = puts + write.puts
+        write.deletes = deletes + write.deletes
+        try write.apply(to: ledger)
     }
 
-    private static func bookkeepingRecords(_ ledger: Ledger, state: SyncState, index: SyncIndex)
-        -> [(UUID, FinanceRecord)]
-    {
-        [
-            (ledger.syncState?.id ?? UUID(), .syncState(state)),
-            (ledger.syncIndex?.id ?? UUID(), .syncIndex(index.encoded())),
-        ]
+    /// One write of this device's sync bookkeeping: its state, at its keyed id (moved there
+    /// from the random id an earlier copy gave it) and recording the commit this write makes,
+    /// and, when given, its index.
+    struct Bookkeeping {
+        var changes: [RecordChange] = []
+        var puts: [(UUID, FinanceRecord)] = []
+        var deletes: [UUID] = []
+
+        init(_ ledger: Ledger, keys: SyncKeys, state: SyncState, index: SyncIndex?) {
+            var state = state
+            state.syncedCommit = ledger.vault.commitCounter + 1  // every write is one commit
+            state.syncedFile = ledger.vault.deviceID?.bytes ?? []
+            let stateID = keys.stateRecordID.uuid
+            if let old = ledger.syncState?.id, old != stateID { delete(old) }
+            put(stateID, .syncState(state))
+            if let index { put(ledger.syncIndex?.id ?? UUID(), .syncIndex(index.encoded())) }
+        }
+
+        mutating func put(_ id: UUID, _ record: FinanceRecord) {
+            changes.append(.put(RecordID(uuid: id), Data(RecordCodec.encode(record))))
+            puts.append((id, record))
+        }
+
+        mutating func delete(_ id: UUID) {
+            changes.append(.delete(RecordID(uuid: id)))
+            deletes.append(id)
+        }
+
+        func apply(to ledger: Ledger) throws {
+            for (_, record) in puts { try record.checkText() }
+            try ledger.applyWithoutHistory(changes, puts: puts, deletes: deletes)
+        }
+    }
+
+    /// After a sync, the state must name the commit the vault is at, or the next sync with
+    /// nothing to do cannot tell: written again when the last write was not the state's (the
+    /// repairs' commit, or a local-only write such as a backup's before this sync).
+    private static func recordSyncedCommit(_ ledger: Ledger, keys: SyncKeys) throws {
+        guard let state = ledger.syncState?.state,
+            state.syncedCommit != ledger.vault.commitCounter || state.syncedFile != ledger.vault.deviceID?.bytes
+                || ledger.syncState?.id != keys.stateRecordID.uuid
+        else { return }
+        try Bookkeeping(ledger, keys: keys, state: state, index: nil).apply(to: ledger)
     }
 
     static func index(of ledger: Ledger) throws -> SyncIndex {
@@ -305,7 +340,7 @@ public enum SyncService {
         try folder.publish(file, named: SyncFolder.changesName(sequence, epoch: keys.generation), in: state.device)
         state.published = sequence
         index.update(published(operations, by: state.device))
-        try ledger.writeWithoutHistory(bookkeepingRecords(ledger, state: state, index: index))
+        try Bookkeeping(ledger, keys: keys, state: state, index: index).apply(to: ledger)
         return SyncReport.Published(sequence: sequence, changes: operations.count)
     }
 
@@ -348,7 +383,7 @@ public enum SyncService {
                 )
             }
         }
-        try ledger.writeWithoutHistory(bookkeepingRecords(ledger, state: state, index: index))
+        try Bookkeeping(ledger, keys: keys, state: state, index: index).apply(to: ledger)
     }
 
     private static func publishEnrolment(
@@ -367,7 +402,7 @@ public enum SyncService {
     }
 
     /// Every keys file must be this vault's.
-    private static func checkKeys(_ listing: SyncFolder.Listing, keys: SyncKeys, folder: SyncFolder) throws {
+    static func checkKeys(_ listing: SyncFolder.Listing, keys: SyncKeys, folder: SyncFolder) throws {
         for files in listing.keys.values {
             for file in files {
                 guard try readKeysFile(file).vaultID == keys.vaultID else {

@@ -82,10 +82,17 @@ public struct SyncState: Hashable, Sendable {
     public var clock: UInt64
     /// Every other device, by id.
     public var devices: [SyncDeviceID: KnownDevice]
+    /// The vault file's commit counter and device id (`Vault.deviceID`) once the sync that
+    /// wrote this state was done (0 and empty: unknown). While the file is still at that commit,
+    /// nothing was written to it since, so a sync that also finds nothing new in the folder can
+    /// say so without reading the vault. The device id tells this file from one rebuilt from it
+    /// (a restore draws a new one), whose counter starts again.
+    var syncedCommit: UInt64
+    var syncedFile: [UInt8]
 
     init(
         device: SyncDeviceID, deviceName: String, signingSeed: [UInt8], folder: String, published: UInt64,
-        clock: UInt64, devices: [SyncDeviceID: KnownDevice]
+        clock: UInt64, devices: [SyncDeviceID: KnownDevice], syncedCommit: UInt64 = 0, syncedFile: [UInt8] = []
     ) {
         self.device = device
         self.deviceName = deviceName
@@ -94,6 +101,8 @@ public struct SyncState: Hashable, Sendable {
         self.published = published
         self.clock = clock
         self.devices = devices
+        self.syncedCommit = syncedCommit
+        self.syncedFile = syncedFile
     }
 
     var signingKey: SigningKey {

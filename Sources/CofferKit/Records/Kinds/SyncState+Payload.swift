@@ -4,10 +4,12 @@ import Foundation
 /// published to the folder, left out of archives and exports.
 ///
 /// Payload versions:
-/// - v1 (current): device id `raw16`, device name `string`, signing seed `bytes` (32), folder
-///   `string`, last sequence published `uvarint`, clock `uvarint`, then a list of other devices:
-///   id `raw16`, name `string`, public key `bytes` (32), last sequence applied `uvarint`, last
-///   heard from `svarint` (Unix seconds).
+/// - v1: device id `raw16`, device name `string`, signing seed `bytes` (32), folder `string`,
+///   last sequence published `uvarint`, clock `uvarint`, then a list of other devices: id
+///   `raw16`, name `string`, public key `bytes` (32), last sequence applied `uvarint`, last heard
+///   from `svarint` (Unix seconds). Upgrades with synced commit 0 (unknown).
+/// - v2 (current): v1, then the vault file's commit counter `uvarint` and device id `bytes` (16,
+///   or empty) when the sync was done.
 extension SyncState: RecordPayload {
     static let recordKind = RecordKind.syncState
 
@@ -25,6 +27,8 @@ extension SyncState: RecordPayload {
             writer.unsigned(entry.value.applied)
             writer.signed(entry.value.lastHeard)
         }
+        writer.unsigned(syncedCommit)
+        writer.bytes(syncedFile)
     }
 
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> SyncState {
@@ -48,7 +52,8 @@ extension SyncState: RecordPayload {
         }
         return SyncState(
             device: device, deviceName: name, signingSeed: seed, folder: folder, published: published, clock: clock,
-            devices: devices)
+            devices: devices, syncedCommit: version >= 2 ? try reader.unsigned() : 0,
+            syncedFile: version >= 2 ? try reader.bytes() : [])
     }
 }
 
