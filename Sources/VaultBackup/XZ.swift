@@ -50,7 +50,8 @@ public enum XZ {
             throw BackupError(.damaged, "Could not start the xz decoder.")
         }
         defer { lzma_end(&stream) }
-        let output = try run(&stream, input: input, outputLimit: expectedLength, finish: true)
+        let output = try run(
+            &stream, input: input, outputLimit: expectedLength, finish: true, reserving: min(expectedLength, 1 << 30))
         guard output.count == expectedLength else {
             throw BackupError(
                 .damaged,
@@ -59,10 +60,13 @@ public enum XZ {
         return output
     }
 
-    private static func run(_ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool) throws
-        -> [UInt8]
-    {
+    /// `reserving`: the output's expected size, reserved at once (the input is authenticated,
+    /// and capacity not written to costs no memory) instead of grown by copying.
+    private static func run(
+        _ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool, reserving: Int = 0
+    ) throws -> [UInt8] {
         var output: [UInt8] = []
+        output.reserveCapacity(reserving)
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         return try input.withUnsafeBufferPointer { inputBuffer in
             stream.next_in = inputBuffer.baseAddress

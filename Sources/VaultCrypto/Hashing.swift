@@ -24,6 +24,18 @@ public enum BLAKE2b {
         return output
     }
 
+    /// An unkeyed digest of `output.count` bytes written into `output`: no allocation, for
+    /// digests taken of every record of a vault.
+    public static func hash(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+        precondition(
+            (minimumOutputByteCount...maximumOutputByteCount).contains(output.count), "BLAKE2b output length")
+        Sodium.ensureInitialised()
+        let result = crypto_generichash(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count,
+            input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count), nil, 0)
+        precondition(result == 0, "crypto_generichash failed")
+    }
+
     public static func hash<Input: ContiguousBytes>(_ input: Input, outputByteCount: Int = 32, key: SymmetricKey? = nil)
         -> [UInt8]
     {

@@ -13,11 +13,9 @@ struct PayloadDigest: Hashable, Sendable {
     }
 
     init(_ payload: UnsafeRawBufferPointer) {
-        let hash = BLAKE2b.hash(payload, outputByteCount: 16)
-        self = hash.withUnsafeBytes {
-            PayloadDigest(
-                high: $0.loadUnaligned(as: UInt64.self), low: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { BLAKE2b.hash(payload, into: $0) }
+        self.init(high: words.0, low: words.1)
     }
 
     init<Bytes: ContiguousBytes>(of payload: Bytes) { self = payload.withUnsafeBytes { PayloadDigest($0) } }
@@ -52,14 +50,18 @@ struct SyncIndex {
 
     /// Sets the entries in `changes` (one linear merge, so large batches stay cheap).
     mutating func update(_ changes: [RecordID: Entry]) {
-        guard !changes.isEmpty else { return }
-        let sorted = changes.keys.sorted()
+        update(sorted: changes.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    /// Sets the entries in `sorted`, which is in id order with each id once.
+    mutating func update(sorted: [(id: RecordID, entry: Entry)]) {
+        guard !sorted.isEmpty else { return }
         var mergedIDs: [RecordID] = []
         var mergedEntries: [Entry] = []
         mergedIDs.reserveCapacity(ids.count + sorted.count)
         mergedEntries.reserveCapacity(ids.count + sorted.count)
         var old = 0
-        for id in sorted {
+        for (id, entry) in sorted {
             while old < ids.count, ids[old] < id {
                 mergedIDs.append(ids[old])
                 mergedEntries.append(entries[old])
@@ -67,7 +69,7 @@ struct SyncIndex {
             }
             if old < ids.count, ids[old] == id { old += 1 }
             mergedIDs.append(id)
-            mergedEntries.append(changes[id]!)
+            mergedEntries.append(entry)
         }
         mergedIDs.append(contentsOf: ids[old...])
         mergedEntries.append(contentsOf: entries[old...])

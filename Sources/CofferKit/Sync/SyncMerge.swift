@@ -7,16 +7,19 @@ import VaultStore
 /// is the newest, and every value that loses a concurrent edit kept as a conflict. A pure
 /// computation over the records it is given: `SyncService` writes the result in one transaction.
 struct SyncMerge {
-    /// The value a record ends up with: its payload (nil: deleted) and the stamp of that write.
+    /// The value a record ends up with: its payload (nil: deleted) and the stamp of that write,
+    /// and where its decoded record is in `decoded` (kept apart: a record is large, and a joining
+    /// device's merge holds every record of the vault here).
     struct Value {
         var payload: [UInt8]?
         var stamp: SyncStamp
-        var record: FinanceRecord?
+        fileprivate var decodedAt: Int
     }
 
     private(set) var state: SyncState
     private(set) var index: SyncIndex
     private(set) var values: [RecordID: Value] = [:]
+    private var decoded: [FinanceRecord?] = []
     private(set) var conflicts: [SyncConflict] = []
     private(set) var report = SyncReport()
     /// How many files and writes were applied from each device.
@@ -175,28 +178,42 @@ struct SyncMerge {
             throw .damaged
         }
         guard changes.seen[device] == sequence - 1 else { throw .damaged }
-        var records: [FinanceRecord?] = []
-        for operation in changes.operations {
-            guard let payload = operation.payload else {
-                records.append(nil)
-                continue
+        let operations = changes.operations
+        // Every payload decoded and checked on all cores (a whole vault, for a device that
+        // joins); the first problem in file order is the file's.
+        var decoded = [Result<FinanceRecord?, SyncFileProblem>](repeating: .success(nil), count: operations.count)
+        decoded.withUnsafeMutableBufferPointer { output in
+            nonisolated(unsafe) let output = output  // each chunk writes only its own indices
+            let chunkSize = 2048
+            DispatchQueue.concurrentPerform(iterations: (operations.count + chunkSize - 1) / chunkSize) { chunk in
+                for position in chunk * chunkSize..<min(operations.count, (chunk + 1) * chunkSize) {
+                    output[position] = Result { () throws(SyncFileProblem) in try Self.record(in: operations[position])
+                    }
+                }
             }
-            guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), payload.count >= 2 else {
-                throw .newerRecord
-            }
-            guard !kind.isLocal else { throw .damaged }
-            guard payload[1] <= kind.currentVersion else { throw .newerRecord }
-            guard let record = try? RecordCodec.decode(payload, id: operation.record.uuid),
-                (try? record.checkText()) != nil
-            else { throw .damaged }
-            records.append(record)
         }
-        return (sequence, changes, records)
+        return (sequence, changes, try decoded.map { result throws(SyncFileProblem) in try result.get() })
+    }
+
+    /// A write's record, decoded and checked as any record written here is (nil for a delete).
+    private static func record(in operation: SyncOperation) throws(SyncFileProblem) -> FinanceRecord? {
+        guard let payload = operation.payload else { return nil }
+        guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), payload.count >= 2 else {
+            throw .newerRecord
+        }
+        guard !kind.isLocal else { throw .damaged }
+        guard payload[1] <= kind.currentVersion else { throw .newerRecord }
+        guard let record = try? RecordCodec.decode(payload, id: operation.record.uuid),
+            (try? record.checkText()) != nil
+        else { throw .damaged }
+        return record
     }
 
     private mutating func apply(
         _ changes: SyncChanges, records: [FinanceRecord?], from device: SyncDeviceID, sequence: UInt64
     ) {
+        values.reserveCapacity(values.count + changes.operations.count)
+        decoded.reserveCapacity(decoded.count + changes.operations.count)
         for (operation, record) in zip(changes.operations, records) {
             let stamp = SyncStamp(clock: operation.clock, device: device)
             let now = current(operation.record)
@@ -211,7 +228,8 @@ struct SyncMerge {
                             winner: operation.payload, winnerStamp: stamp,
                             detected: Int64(self.now.timeIntervalSince1970)))
                 }
-                values[operation.record] = Value(payload: operation.payload, stamp: stamp, record: record)
+                values[operation.record] = Value(payload: operation.payload, stamp: stamp, decodedAt: decoded.count)
+                decoded.append(record)
             } else if now.payload != operation.payload {
                 conflicts.append(
                     SyncConflict(
@@ -225,11 +243,28 @@ struct SyncMerge {
         counts[device, default: (0, 0)].changes += changes.operations.count
     }
 
+    /// The decoded record of a value (nil for a delete).
+    func record(of value: Value) -> FinanceRecord? { decoded[value.decodedAt] }
+
     /// The index after the merge: every merged record at its winning stamp.
     func mergedIndex() -> SyncIndex {
         var merged = index
-        merged.update(
-            values.mapValues { SyncIndex.Entry(stamp: $0.stamp, digest: $0.payload.map { PayloadDigest(of: $0) }) })
+        let ids = values.keys.sorted()
+        // Digests of every merged payload (all of a joined vault's), on all cores.
+        var entries = [SyncIndex.Entry?](repeating: nil, count: ids.count)
+        nonisolated(unsafe) let values = values  // only read while the chunks run
+        entries.withUnsafeMutableBufferPointer { output in
+            nonisolated(unsafe) let output = output  // each chunk writes only its own indices
+            let chunkSize = 4096
+            DispatchQueue.concurrentPerform(iterations: (ids.count + chunkSize - 1) / chunkSize) { chunk in
+                for position in chunk * chunkSize..<min(ids.count, (chunk + 1) * chunkSize) {
+                    let value = values[ids[position]]!
+                    output[position] = SyncIndex.Entry(
+                        stamp: value.stamp, digest: value.payload.map { PayloadDigest(of: $0) })
+                }
+            }
+        }
+        merged.update(sorted: zip(ids, entries).map { ($0, $1!) })
         return merged
     }
 }

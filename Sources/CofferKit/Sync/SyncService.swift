@@ -214,7 +214,7 @@ public enum SyncService {
         for (id, value) in merge.values.sorted(by: { $0.key < $1.key }) {
             let stored = ledger.vault.record(id).map { Array($0.payload) }
             guard stored != value.payload else { continue }
-            if let payload = value.payload, let record = value.record {
+            if let payload = value.payload, let record = merge.record(of: value) {
                 changes.append(.put(id, Data(payload)))
                 puts.append((id.uuid, record))
             } else if stored != nil {
