@@ -425,3 +425,95 @@ payload_vectors = [
     "description": "Coffer record payload test vectors (Specs/record-payloads.md): each payload's hex and the fields it holds.",
     "payloads": [{"kind": kind, "fields": fields, "payload": payload.hex()} for kind, fields, payload in payload_vectors]}, indent=2) + "\n")
 print(f"wrote {OUT / 'payloads-v1.json'}")
+
+
+# ---------------------------------------------------------------------------------------------
+# A sync folder (Specs/sync-format.md) of the format 2 vault above, key generation 2: its keys
+# file, two devices' enrolments and change files, one of them xz-packed, with a concurrent edit.
+# Joining it with the passphrase must give exactly the records listed in sync-v1.json.
+SYNC_DIR = OUT / "sync-v1"
+sync_key = kdf_subkey(backup_key, 1, b"CfrSync1")
+generation = 2
+
+
+def bytes_field(data):
+    return uvarint(len(data)) + data
+
+
+def sync_file(kind, device, sequence, body, signer, label):
+    if len(body) >= 4096:
+        packed = b"\x01" + struct.pack("<Q", len(body)) + lzma.compress(body, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6)
+    else:
+        packed = b"\x00" + body
+    padded = pad(packed, 512)
+    header = (b"CFRSYNC1" + bytes([kind]) + vault_id2 + struct.pack("<II", generation, generation) + device
+              + struct.pack("<QI", sequence, 24 + len(padded) + 16))
+    nonce = fixed(f"sync nonce {label}", 24)
+    sealed = nonce + xchacha_seal(sync_key, nonce, header, padded)
+    return header + sealed + signer.sign(b"coffer-sync-signature-v1" + header + sealed)
+
+
+def changes(published_ms, seen, writes):
+    """writes: (record id, clock, (base clock, base device) or None, payload or None), any order."""
+    writes = sorted(writes)
+    body = svarint(published_ms) + uvarint(len(seen)) + b"".join(d + uvarint(s) for d, s in sorted(seen.items()))
+    body += uvarint(len(writes)) + b"".join(w[0] for w in writes) + b"".join(uvarint(w[1]) for w in writes)
+    body += b"".join(uvarint(0) if w[2] is None else uvarint(w[2][0]) + w[2][1] for w in writes)
+    body += b"".join(b"\x02" if w[3] is None else b"\x01" + bytes_field(w[3]) for w in writes)
+    return body
+
+
+def clock(ms):
+    return ms << 16
+
+
+device_a, device_b = fixed("sync device a", 16), fixed("sync device b", 16)
+key_a, key_b = (Ed25519PrivateKey.from_private_bytes(fixed(f"sync device key {n}", 32)) for n in "ab")
+settings_id, value_id = fixed("sync settings id", 16), fixed("sync value id", 16)
+account_ids = [fixed(f"sync account id {n}", 16) for n in range(100)]
+joint_id = fixed("sync joint account id", 16)
+
+
+def account(name):
+    return bytes([2, 1]) + text(name) + text("Savings") + b"\0" + optional(None, svarint) + day("2026-01-01") + optional(None, day)
+
+
+def value(amount):
+    return bytes([3, 2]) + account_ids[0] + day("2026-11-01") + svarint(amount) + uvarint(1) + optional(None, text)
+
+
+c1, c2, c2b = clock(1_795_000_000_000), clock(1_795_000_100_000), clock(1_795_000_050_000)
+settings = bytes([1, 2]) + text("GBP") + b"\1"
+a1 = changes(1_795_000_000_000, {device_a: 0},
+             [(settings_id, c1, None, settings), (value_id, c1, None, value(100_000))]
+             + [(rid, c1, None, account(f"Account {n:02d}")) for n, rid in enumerate(account_ids)])
+a2 = changes(1_795_000_100_000, {device_a: 1},
+             [(value_id, c2, (c1, device_a), value(120_000)), (account_ids[99], c2, (c1, device_a), None)])
+b1 = changes(1_795_000_050_000, {device_a: 1, device_b: 0},
+             [(value_id, c2b, (c1, device_a), value(90_000)), (joint_id, c2b, None, account("Joint"))])
+assert len(a1) >= 4096 and len(a2) < 4096, "one body packed with xz, one not"
+
+if SYNC_DIR.exists():
+    for old in sorted(SYNC_DIR.rglob("*"), reverse=True):
+        old.rmdir() if old.is_dir() else old.unlink()
+for device in (device_a, device_b):
+    (SYNC_DIR / device.hex()).mkdir(parents=True)
+(SYNC_DIR / f"keys-{generation:08d}-{blake2b(header2)[:4].hex()}.cfkeys").write_bytes(b"CFRSKEY1" + header2)
+for device, key, name, enrolled in ((device_a, key_a, "laptop", 1_795_000_000), (device_b, key_b, "desktop", 1_795_000_010)):
+    body = bytes_field(raw_public(key)) + text(name) + svarint(enrolled)
+    (SYNC_DIR / device.hex() / f"enrol-{generation:08d}.cfsync").write_bytes(sync_file(1, device, 0, body, gen2_key, f"enrol {name}"))
+for device, key, sequence, body in ((device_a, key_a, 1, a1), (device_a, key_a, 2, a2), (device_b, key_b, 1, b1)):
+    (SYNC_DIR / device.hex() / f"{generation:08d}-{sequence:016d}.cfsync").write_bytes(
+        sync_file(2, device, sequence, body, key, f"{device.hex()} {sequence}"))
+
+expected = {settings_id: settings, value_id: value(120_000), joint_id: account("Joint")}
+expected.update({rid: account(f"Account {n:02d}") for n, rid in enumerate(account_ids[:99])})
+(OUT / "sync-v1.json").write_text(json.dumps({
+    "description": "A Coffer sync folder (Specs/sync-format.md) of vault-v2.coffer's vault, key generation 2, built from the spec "
+                   "alone: device A's #1 (xz-packed) and #2, device B's #1, which edits the value A's #2 edits (B loses: a conflict).",
+    "folder": "sync-v1", "passphrase": passphrase2, "vaultId": vault_id2.hex(), "syncKey": sync_key.hex(),
+    "devices": {"laptop": device_a.hex(), "desktop": device_b.hex()}, "conflicts": 1,
+    "losingPayload": value(90_000).hex(),
+    "bodies": {"laptop #1": a1.hex(), "laptop #2": a2.hex(), "desktop #1": b1.hex()},
+    "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in sorted(expected.items())]}, indent=2) + "\n")
+print(f"wrote {OUT / 'sync-v1.json'} and {SYNC_DIR}")

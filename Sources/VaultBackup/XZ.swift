@@ -51,7 +51,7 @@ public enum XZ {
         }
         defer { lzma_end(&stream) }
         let output = try run(
-            &stream, input: input, outputLimit: expectedLength, finish: true, reserving: min(expectedLength, 1 << 30))
+            &stream, input: input, outputLimit: expectedLength, finish: true, reserving: min(expectedLength, 64 << 20))
         guard output.count == expectedLength else {
             throw BackupError(
                 .damaged,
@@ -60,8 +60,8 @@ public enum XZ {
         return output
     }
 
-    /// `reserving`: the output's expected size, reserved at once (the input is authenticated,
-    /// and capacity not written to costs no memory) instead of grown by copying.
+    /// `reserving`: the output's expected size (up to 64 MiB), reserved at once instead of grown
+    /// by copying; a larger output grows from there.
     private static func run(
         _ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool, reserving: Int = 0
     ) throws -> [UInt8] {

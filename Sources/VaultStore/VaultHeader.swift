@@ -6,7 +6,7 @@ import VaultCrypto
 public struct VaultID: Hashable, Sendable, CustomStringConvertible {
     public static let byteCount = 16
     public let bytes: [UInt8]
-    init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    package init(unchecked bytes: [UInt8]) { self.bytes = bytes }
     static func random() -> VaultID { VaultID(unchecked: SecureRandom.bytes(count: byteCount)) }
     public var hex: String { bytes.hexString }
     public var description: String { hex }

@@ -443,4 +443,28 @@ import VaultStore
         #expect(pair.bValues == [100, 200, 300])
         #expect(try SyncService.sync(pair.a).published.isEmpty, "nothing left to publish")
     }
+
+    /// A publish killed before its link leaves `.NAME.RANDOM.tmp` in the device's directory:
+    /// the device's next full sync removes its own once they are an hour old (a younger one may
+    /// be another sync of the same device at work), and never another device's.
+    @Test func temporaryFilesAKilledPublishLeftAreRemovedByTheDevice() throws {
+        let today = date("2026-11-24")
+        let pair = try SyncAttackTests.Pair(passphrase: "sync recovery passphrase", today: today)
+        let bFiles = pair.folder.appendingPathComponent(pair.b.syncState!.state.device.hex)
+        func temporary(_ directory: URL, _ name: String, age: TimeInterval) throws -> URL {
+            let file = directory.appendingPathComponent(name)
+            try Data(repeating: 7, count: 600).write(to: file)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: file.path)
+            return file
+        }
+        let old = try temporary(pair.aFiles, ".00000001-0000000000000002.cfsync.a1b2c3d4e5f6.tmp", age: 7200)
+        let young = try temporary(pair.aFiles, ".00000001-0000000000000003.cfsync.0a0b0c0d0e0f.tmp", age: 60)
+        let others = try temporary(bFiles, ".00000001-0000000000000002.cfsync.ffeeddccbbaa.tmp", age: 7200)
+        try pair.a.recordValue(of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: 300), on: today)
+        #expect(try SyncService.sync(pair.a).published.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: old.path))
+        #expect(FileManager.default.fileExists(atPath: young.path))
+        #expect(FileManager.default.fileExists(atPath: others.path), "only a device cleans its own directory")
+    }
 }

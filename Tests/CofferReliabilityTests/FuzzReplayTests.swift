@@ -8,8 +8,9 @@ import Testing
     static let fuzzRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fuzz")
         .standardized
 
-    @Test(arguments: ["archive", "payload", "header", "csv"]) func savedInputsReplayWithoutACrash(target: String) throws
-    {
+    @Test(arguments: ["archive", "payload", "header", "csv", "sync"]) func savedInputsReplayWithoutACrash(
+        target: String
+    ) throws {
         let replay = cofferBinary.deletingLastPathComponent().appendingPathComponent("CofferFuzz")
         try #require(FileManager.default.isExecutableFile(atPath: replay.path), "build CofferFuzz (swift build) first")
         let folders = ["corpus", "crashes"].map { Self.fuzzRoot.appendingPathComponent("\($0)/\(target)").path }

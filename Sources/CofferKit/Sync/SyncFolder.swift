@@ -128,6 +128,23 @@ struct SyncFolder {
         return listing
     }
 
+    /// Deletes the temporary files a publish of `device`'s that was killed left in its own
+    /// directory (`.NAME.RANDOM.tmp`, never read by anyone). Only those older than `age`: a
+    /// younger one may be another sync of this device, publishing right now.
+    func removeLeftoverTemporaries(of device: SyncDeviceID, olderThan age: TimeInterval, now: Date) {
+        let directory = self.device(device)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+            let file = directory.appendingPathComponent(name)
+            guard
+                let modified = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.modificationDate]
+                    as? Date,
+                now.timeIntervalSince(modified) > age
+            else { continue }
+            try? FileManager.default.removeItem(at: file)
+        }
+    }
+
     /// Reads a file Coffer wrote, refusing one larger than any Coffer writes.
     static func read(_ file: URL) throws(SyncFileProblem) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: file.path) else { throw .incomplete }

@@ -252,7 +252,7 @@ struct SyncMerge {
         let ids = values.keys.sorted()
         // Digests of every merged payload (all of a joined vault's), on all cores.
         var entries = [SyncIndex.Entry?](repeating: nil, count: ids.count)
-        nonisolated(unsafe) let values = values  // only read while the chunks run
+        let values = values  // a copy the chunks share, not `self`
         entries.withUnsafeMutableBufferPointer { output in
             nonisolated(unsafe) let output = output  // each chunk writes only its own indices
             let chunkSize = 4096

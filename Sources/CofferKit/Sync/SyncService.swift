@@ -157,6 +157,7 @@ public enum SyncService {
         defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
         try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
         try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
+        folder.removeLeftoverTemporaries(of: stored.device, olderThan: 3600, now: Date())
         // Decoded once: each step below updates it and writes it with what it did.
         var index = try index(of: ledger)
         try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing, index: &index)
@@ -176,14 +177,14 @@ public enum SyncService {
         report.problems = merge.report.problems
         report.waiting = merge.report.waiting
         report.conflicts = merge.conflicts.count
-        if !merge.values.isEmpty {
-            let before = ledger.vault.commitCounter
-            report.repairs = try SyncRepairs.run(on: ledger, now: now)
-            if ledger.vault.commitCounter != before,
-                let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now)
-            {
-                report.published.append(published)
-            }
+        // Every full sync repairs, not only one that merged something: a sync killed between
+        // its merge and its repairs leaves them to the next one (which may merge nothing).
+        let before = ledger.vault.commitCounter
+        report.repairs = try SyncRepairs.run(on: ledger, now: now)
+        if ledger.vault.commitCounter != before,
+            let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now)
+        {
+            report.published.append(published)
         }
         try recordSyncedCommit(ledger, keys: keys)
         return report
@@ -222,7 +223,10 @@ public enum SyncService {
                 deletes.append(id.uuid)
             }
         }
-        var write = Bookkeeping(ledger, keys: keys, state: merge.state, index: index)
+        // Not settled until the repairs that follow are done: killed before them, the next
+        // sync must not answer from the state alone.
+        var write = Bookkeeping(
+            ledger, keys: keys, state: merge.state, index: index, settled: merge.values.isEmpty)
         for conflict in merge.conflicts { write.put(UUID(), .syncConflict(conflict)) }
         write.changes = changes + write.changes
         write.puts = puts + write.puts
@@ -238,9 +242,11 @@ public enum SyncService {
         var puts: [(UUID, FinanceRecord)] = []
         var deletes: [UUID] = []
 
-        init(_ ledger: Ledger, keys: SyncKeys, state: SyncState, index: SyncIndex?) {
+        /// `settled`: whether the sync is done once this is written (else the state records no
+        /// commit, and the next sync takes the full way).
+        init(_ ledger: Ledger, keys: SyncKeys, state: SyncState, index: SyncIndex?, settled: Bool = true) {
             var state = state
-            state.syncedCommit = ledger.vault.commitCounter + 1  // every write is one commit
+            state.syncedCommit = settled ? ledger.vault.commitCounter + 1 : 0  // every write is one commit
             state.syncedFile = ledger.vault.deviceID?.bytes ?? []
             let stateID = keys.stateRecordID.uuid
             if let old = ledger.syncState?.id, old != stateID { delete(old) }
