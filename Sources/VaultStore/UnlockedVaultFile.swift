@@ -117,9 +117,12 @@ public final class UnlockedVaultFile {
                 guard let entry = entries.first(where: { $0.id == id }) else { return (commit, commitSealed, nil) }
                 guard
                     let row = try Row.fetchOne(
-                        db, sql: "SELECT version, sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)]),
-                    let version = row[0] as Int64?, let sealed = row[1] as Data?
+                        db, sql: "SELECT version, sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)])
                 else { throw damaged("is listed in the commit record but missing from the file (deleted)") }
+                // Read as database values: a column of another type is damage, never a crash.
+                guard let version = Int64.fromDatabaseValue(row[0]), let sealed = Data.fromDatabaseValue(row[1]) else {
+                    throw damaged("is stored malformed")
+                }
                 let bytes = [UInt8](sealed)
                 let tagMatches =
                     bytes.count >= XChaCha20Poly1305.tagByteCount

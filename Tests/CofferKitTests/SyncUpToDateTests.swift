@@ -57,6 +57,24 @@ import VaultStore
         #expect(upToDate(pair.a) != nil, "the sync recorded the commit it left the vault at")
     }
 
+    /// Another process writes to the vault while a sync runs: the sync's own write carries that
+    /// commit along, unpublished, so the sync must not record the vault as synced.
+    @Test func aWriteByAnotherProcessDuringASyncIsNeverHidden() throws {
+        let pair = try settled()
+        let credential = Credential.passphrase(try Passphrase(passphrase))
+        let otherProcess = try Ledger(vault: Vault.open(at: pair.a.vault.url, with: credential))
+        try pair.b.recordValue(of: try pair.b.account(named: "Savings"), amount: Money(minorUnits: 250), on: today)
+        _ = try SyncService.sync(pair.b)  // something for A to merge
+        try otherProcess.recordValue(
+            of: try otherProcess.account(named: "Savings"), amount: Money(minorUnits: 300), on: today)
+        let report = try SyncService.sync(pair.a)  // A's handle predates the other process's write
+        #expect(report.merged.count == 1)
+        let reopened = try Ledger(vault: Vault.open(at: pair.a.vault.url, with: credential))
+        #expect(upToDate(reopened) == nil, "an unpublished write is waiting")
+        #expect(try SyncService.sync(reopened).published.count == 1)
+        #expect(upToDate(reopened) != nil)
+    }
+
     @Test func anotherFolderIsNeverAnsweredFor() throws {
         let pair = try settled()
         #expect(upToDate(pair.a, folder: pair.folder) != nil)

@@ -94,6 +94,31 @@ import VaultCrypto
         try expectRefused(ids[0])
     }
 
+    /// After a passphrase change that keeps the master key, the older header is put back: the
+    /// old passphrase unlocks it, but the commit record names today's header.
+    @Test func anOlderHeaderPutBackIsRefused() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        try vault.apply([.put(RecordID.random(), Data("x".utf8))])  // format 2: the commit names the header
+        let oldHeader = try withRawDatabase(url) { try Data.fetchOne($0, sql: "SELECT body FROM header")! }
+        try vault.changePassphrase(to: passphrase("a new passphrase"), keepMasterKey: true)
+        try withRawDatabase(url) {
+            try $0.execute(sql: "UPDATE header SET body = ? WHERE id = 1", arguments: [oldHeader])
+        }
+        let file = try unlocked()
+        #expect {
+            try file.peek(ids[0])
+        } throws: { ($0 as? VaultError)?.code == .headerTampered }
+    }
+
+    @Test func aWrongTypeInARowIsDamageNotACrash() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha"])
+        try withRawDatabase(url) {
+            try $0.execute(sql: "UPDATE record SET version = X'00' WHERE id = ?", arguments: [Data(ids[0].bytes)])
+        }
+        try expectRefused(ids[0])
+    }
+
     @Test func aWholeFileRolledBackIsRefusedByTheHighWaterMark() throws {
         let ids = try makeVault(at: url, payloads: ["balance 100"])
         let marks = RollbackGuard(directory: directory.path("state"))

@@ -157,7 +157,7 @@ public enum SyncService {
         defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
         try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
         try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
-        folder.removeLeftoverTemporaries(of: stored.device, olderThan: 3600, now: Date())
+        folder.removeLeftoverTemporaries(of: ledger.syncState!.state.device, olderThan: 3600, now: Date())
         // Decoded once: each step below updates it and writes it with what it did.
         var index = try index(of: ledger)
         try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing, index: &index)
@@ -186,7 +186,7 @@ public enum SyncService {
         {
             report.published.append(published)
         }
-        try recordSyncedCommit(ledger, keys: keys)
+        try recordSyncedCommit(ledger, keys: keys, index: index)
         return report
     }
 
@@ -223,10 +223,7 @@ public enum SyncService {
                 deletes.append(id.uuid)
             }
         }
-        // Not settled until the repairs that follow are done: killed before them, the next
-        // sync must not answer from the state alone.
-        var write = Bookkeeping(
-            ledger, keys: keys, state: merge.state, index: index, settled: merge.values.isEmpty)
+        var write = Bookkeeping(ledger, keys: keys, state: merge.state, index: index)
         for conflict in merge.conflicts { write.put(UUID(), .syncConflict(conflict)) }
         write.changes = changes + write.changes
         write.puts = puts + write.puts
@@ -235,16 +232,16 @@ public enum SyncService {
     }
 
     /// One write of this device's sync bookkeeping: its state, at its keyed id (moved there
-    /// from the random id an earlier copy gave it) and recording the commit this write makes,
-    /// and, when given, its index.
+    /// from the random id an earlier copy gave it), and, when given, its index. The state is
+    /// unsettled (no commit recorded) unless `settled`: only the end of a complete sync
+    /// (`recordSyncedCommit`) settles it, so a sync killed anywhere before that, or a state
+    /// written by setting up, never lets the next sync answer from the state alone.
     struct Bookkeeping {
         var changes: [RecordChange] = []
         var puts: [(UUID, FinanceRecord)] = []
         var deletes: [UUID] = []
 
-        /// `settled`: whether the sync is done once this is written (else the state records no
-        /// commit, and the next sync takes the full way).
-        init(_ ledger: Ledger, keys: SyncKeys, state: SyncState, index: SyncIndex?, settled: Bool = true) {
+        init(_ ledger: Ledger, keys: SyncKeys, state: SyncState, index: SyncIndex?, settled: Bool = false) {
             var state = state
             state.syncedCommit = settled ? ledger.vault.commitCounter + 1 : 0  // every write is one commit
             state.syncedFile = ledger.vault.deviceID?.bytes ?? []
@@ -270,15 +267,18 @@ public enum SyncService {
         }
     }
 
-    /// After a sync, the state must name the commit the vault is at, or the next sync with
-    /// nothing to do cannot tell: written again when the last write was not the state's (the
-    /// repairs' commit, or a local-only write such as a backup's before this sync).
-    private static func recordSyncedCommit(_ ledger: Ledger, keys: SyncKeys) throws {
+    /// At the end of a complete sync, the state names the commit the vault is left at, so the
+    /// next sync with nothing to do can tell (one small write, when the state does not name it
+    /// already). Only when nothing is left unpublished: another process may have written to
+    /// the vault while this sync ran (its write reached this process with the sync's own), and
+    /// that write waits for the next sync, which must then take the full way.
+    private static func recordSyncedCommit(_ ledger: Ledger, keys: SyncKeys, index: SyncIndex) throws {
         guard let state = ledger.syncState?.state,
             state.syncedCommit != ledger.vault.commitCounter || state.syncedFile != ledger.vault.deviceID?.bytes
-                || ledger.syncState?.id != keys.stateRecordID.uuid
+                || ledger.syncState?.id != keys.stateRecordID.uuid,
+            localWrites(ledger, index: index).isEmpty
         else { return }
-        try Bookkeeping(ledger, keys: keys, state: state, index: nil).apply(to: ledger)
+        try Bookkeeping(ledger, keys: keys, state: state, index: nil, settled: true).apply(to: ledger)
     }
 
     static func index(of ledger: Ledger) throws -> SyncIndex {
