@@ -38,7 +38,7 @@ static inline int coffer_is_dumpable(void) {
 /// registers and the memory they point to (keys, passphrases, records) on stderr.
 static void coffer_fatal_signal(int signal_number) {
     (void)signal_number;
-    static const char message[] = "coffer: internal error: stopped on a fatal signal (nothing from memory was printed).\n";
+    static const char message[] = "error: internal error: stopped on a fatal signal (nothing from memory was printed).\n";
     ssize_t ignored = write(2, message, sizeof message - 1);
     (void)ignored;
     _exit(70);

@@ -47,7 +47,7 @@ struct AccountCommands: ParsableCommand {
             Output.line(
                 "Added \(account.name) (\(account.category)\(liability ? ", liability" : ""))\(amount.map { ": \(currency.format($0)) on \(valueDate)" } ?? ".")"
             )
-            Output.line(amount == nil ? "Next: coffer update \"\(account.name)\" AMOUNT" : "Next: coffer overview")
+            Output.advice(amount == nil ? "Next: coffer update \"\(account.name)\" AMOUNT" : "Next: coffer overview")
         }
     }
 
@@ -93,8 +93,7 @@ struct AccountCommands: ParsableCommand {
                 ])
             }
             Render.table(table, rightAligned: [2]).forEach { Output.line($0) }
-            Output.line()
-            Output.line("Next: coffer update NAME AMOUNT · coffer account show NAME")
+            Output.advice("Next: coffer update NAME AMOUNT · coffer account show NAME")
         }
     }
 
@@ -139,9 +138,13 @@ struct AccountCommands: ParsableCommand {
                     ))
             Output.line(
                 style.bold(current.map(currency.format) ?? "No value yet") + (current == nil ? "" : "  as of \(today)"))
-            Output.line(
-                "\(style.change(currency.format(Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))), negative: change.isNegative, zero: change == .zero)) since last month"
-            )
+            if let first = history.first?.date, first <= today.adding(months: -1) {
+                Output.line(
+                    "\(style.change(currency.format(Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))), negative: change.isNegative, zero: change == .zero)) since last month"
+                )
+            } else if current != nil {
+                Output.line("No month to compare with yet (its first value is under a month old)")
+            }
             Output.line("Growth rate \(portfolio.rate(for: account)) a year (for projections)")
             if !history.isEmpty {
                 Output.line()
@@ -160,8 +163,7 @@ struct AccountCommands: ParsableCommand {
                 }
                 Render.table(rows, rightAligned: [1, 2]).forEach { Output.line($0) }
             }
-            Output.line()
-            Output.line("Next: coffer update \"\(account.name)\" AMOUNT")
+            Output.advice("Next: coffer update \"\(account.name)\" AMOUNT")
         }
     }
 
@@ -194,7 +196,7 @@ struct AccountCommands: ParsableCommand {
             try ledger.closeAccount(account, on: closing)
             Output.line(
                 "Closed \(account.name) on \(closing). It no longer counts towards your net worth from that date.")
-            Output.line("Undo with: coffer undo")
+            Output.advice("Undo with: coffer undo")
         }
     }
 
@@ -269,6 +271,6 @@ struct Update: ParsableCommand {
         }
         Output.line(line)
         Output.line("Net worth: \(currency.format(try ledger.netWorth.totals(on: today).netWorth)) as of \(today)")
-        Output.line("Next: coffer overview · undo with coffer undo")
+        Output.advice("Next: coffer overview · undo with coffer undo")
     }
 }

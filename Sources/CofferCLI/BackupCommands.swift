@@ -153,8 +153,38 @@ struct BackupCommands: ParsableCommand {
         @OptionGroup var options: VaultOptions
         @Option(name: .customLong("to"), help: ArgumentHelp("A destination folder (repeatable).", valueName: "dir"))
         var destinations: [String] = []
+        @OptionGroup var report: ReportOptions
+
+        /// One line per destination, as restic's backup summary is one object per run.
+        struct JSON: Encodable {
+            struct Destination: Encodable {
+                let folder: String
+                /// `ok`, `missing-folder`, `write-failed` or `verify-failed`.
+                let status: String
+                let archive: String?
+                let records: Int?
+                let bytes: Int?
+                let reason: String?
+            }
+            let destinations: [Destination]
+            let failures: Int
+            let publicKey: String
+            let durationSeconds: Double
+        }
+
+        /// 74 when any archive failed to be written or read back, else 73 (a destination folder
+        /// is missing): sysexits' "I/O error" and "cannot create output".
+        static func status(of outcomes: [BackupService.Outcome]) -> ExitStatus {
+            outcomes.contains {
+                switch $0 {
+                case .writeFailed, .verifyFailed: true
+                default: false
+                }
+            } ? .ioError : .cannotCreate
+        }
 
         func run() throws {
+            let started = Date()
             let ledger = try options.openLedger()
             let targets = destinations.isEmpty ? ledger.backupTargets.values.map(\.path).sorted() : destinations
             guard !targets.isEmpty else {
@@ -185,6 +215,41 @@ struct BackupCommands: ParsableCommand {
                     .failure, error.message,
                     hint: "Restore the vault from a recent archive: it numbers again from there.")
             }
+            let publicKey = BackupService.publicKeyURL(for: options.vaultURL).path
+            if report.json {
+                let lines = outcomes.map { folder, outcome -> JSON.Destination in
+                    switch outcome {
+                    case .written(let url, let records, let size):
+                        JSON.Destination(
+                            folder: folder.path, status: "ok", archive: url.path, records: records, bytes: size,
+                            reason: nil)
+                    case .missingFolder:
+                        JSON.Destination(
+                            folder: folder.path, status: "missing-folder", archive: nil, records: nil, bytes: nil,
+                            reason: "no such folder")
+                    case .writeFailed(let reason):
+                        JSON.Destination(
+                            folder: folder.path, status: "write-failed", archive: nil, records: nil, bytes: nil,
+                            reason: reason)
+                    case .verifyFailed(let reason):
+                        JSON.Destination(
+                            folder: folder.path, status: "verify-failed", archive: nil, records: nil, bytes: nil,
+                            reason: reason)
+                    }
+                }
+                let failures = lines.filter { $0.status != "ok" }.count
+                try Output.json(
+                    JSON(
+                        destinations: lines, failures: failures, publicKey: publicKey,
+                        durationSeconds: (Date().timeIntervalSince(started) * 1000).rounded() / 1000))
+                progress.finish()
+                if failures > 0 {
+                    throw CLIError(
+                        Self.status(of: outcomes.map(\.outcome)),
+                        "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
+                }
+                return
+            }
             var failures = 0
             for (folder, outcome) in outcomes {
                 switch outcome {
@@ -209,7 +274,8 @@ struct BackupCommands: ParsableCommand {
             progress.finish()
             if failures > 0 {
                 throw CLIError(
-                    .failure, "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
+                    Self.status(of: outcomes.map(\.outcome)),
+                    "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
             }
             Output.line(
                 "Each archive was read back from its folder: signature, every encrypted chunk and every record verified."
@@ -238,6 +304,19 @@ struct BackupCommands: ParsableCommand {
             help:
                 "Also decrypt, decompress and parse every record, and compare with the manifest (needs the passphrase or a session)."
         ) var full = false
+        @OptionGroup var report: ReportOptions
+
+        struct JSON: Encodable {
+            let archive: String
+            let sequence: UInt64
+            let created: String
+            let bytes: Int
+            let signedBy: String
+            /// The name it was signed under, when this file is a renamed copy.
+            let signedName: String?
+            /// `signature` (signature, header and framing) or `full` (every record too).
+            let verified: String
+        }
 
         func run() throws {
             let url = URL(fileURLWithPath: file)
@@ -256,6 +335,14 @@ struct BackupCommands: ParsableCommand {
                 info = try Archive.verify(at: url, trust: trust.keys)
                 signedBy = "this vault's \(trust.describe(info.generation)), from \(trust.source)"
                 if full { _ = try BackupCommands.openArchive(url, options: options) }
+            }
+            if report.json {
+                return try Output.json(
+                    JSON(
+                        archive: url.path, sequence: info.sequence,
+                        created: ISO8601DateFormatter().string(from: info.created), bytes: Int(info.size),
+                        signedBy: signedBy, signedName: info.hasSignedName ? nil : info.signedName,
+                        verified: full ? "full" : "signature"))
             }
             Output.line(
                 "Archive OK: \(url.lastPathComponent) — sequence \(info.sequence), made \(ISO8601DateFormatter().string(from: info.created)), \(info.size) bytes."
@@ -424,6 +511,23 @@ struct BackupCommands: ParsableCommand {
             help: ArgumentHelp(
                 "A minisign public key file to trust instead of the vault's key history (repeatable).",
                 valueName: "file")) var pubkey: [String] = []
+        @OptionGroup var report: ReportOptions
+
+        struct JSON: Encodable {
+            struct Kept: Encodable {
+                let archive: String
+                let reasons: [String]
+            }
+            struct Ignored: Encodable {
+                let archive: String
+                let reason: String
+            }
+            let dryRun: Bool
+            let kept: [Kept]
+            /// Removed, or with --dry-run the ones that would be.
+            let removed: [String]
+            let ignored: [Ignored]
+        }
 
         func validate() throws {
             guard keepLast + keepDaily + keepWeekly + keepMonthly > 0,
@@ -443,6 +547,21 @@ struct BackupCommands: ParsableCommand {
             let trust = try BackupCommands.trust(
                 pubkeys: pubkey, options: options, vault: ledger.vault, folders: [folder])
             let plan = try BackupService.planPrune(folder, policy: policy, ledger: ledger, trust: trust.keys)
+            if report.json {
+                if !dryRun { plan.remove.forEach { Archive.remove($0.url) } }
+                return try Output.json(
+                    JSON(
+                        dryRun: dryRun,
+                        kept: plan.keep.map { JSON.Kept(archive: $0.0.url.lastPathComponent, reasons: $0.1) },
+                        removed: plan.remove.map(\.url.lastPathComponent),
+                        ignored: plan.untouched.map { other, unrecorded in
+                            JSON.Ignored(
+                                archive: other.url.lastPathComponent,
+                                reason: unrecorded
+                                    ? "signed by a superseded key as a number this vault never issued"
+                                    : BackupCommands.label(other, trust: trust))
+                        }))
+            }
             for (info, reasons) in plan.keep {
                 Output.line(
                     "keep    \(TextSafety.printable(info.url.lastPathComponent))  (\(reasons.joined(separator: ", ")))")
@@ -535,7 +654,7 @@ struct BackupCommands: ParsableCommand {
                 let ledger = try options.openLedger()
                 let path = try ledger.addBackupTarget(URL(fileURLWithPath: directory))
                 Output.line("Backups will go to \(path).")
-                Output.line("Next: coffer backup create")
+                Output.advice("Next: coffer backup create")
             }
         }
 
@@ -601,6 +720,18 @@ struct Restore: ParsableCommand {
     var target: String
     @Flag(help: "Replace an existing vault at --to (kept as PATH.before-restore-TIME).") var replace = false
     @Flag(help: "With --replace, do not ask before replacing a vault with an older archive.") var yes = false
+    @OptionGroup var report: ReportOptions
+
+    struct JSON: Encodable {
+        let vault: String
+        let archive: String
+        let sequence: UInt64
+        let created: String
+        let records: Int
+        let netWorth: String
+        /// Where the vault it replaced was kept (with --replace).
+        let previousVaultKeptAt: String?
+    }
 
     func run() throws {
         let url = URL(fileURLWithPath: file)
@@ -636,6 +767,15 @@ struct Restore: ParsableCommand {
         ) { notice in
             if case .restoredFromSupersededKey = notice { superseded = true }
             BackupCommands.show(notice)
+        }
+        if report.json {
+            return try Output.json(
+                JSON(
+                    vault: destination.path, archive: url.path, sequence: contents.sequence,
+                    created: ISO8601DateFormatter().string(from: contents.created), records: contents.recordCount,
+                    netWorth: contents.netWorth,
+                    previousVaultKeptAt: replace && FileManager.default.fileExists(atPath: oldCopy.path)
+                        ? oldCopy.path : nil))
         }
         Output.line(
             "Restored \(contents.recordCount) records into \(destination.path) from archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created))."

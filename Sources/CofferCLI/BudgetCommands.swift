@@ -158,8 +158,7 @@ struct BudgetCommands: ParsableCommand {
                     Output.line("  " + $0)
                 }
             }
-            Output.line()
-            Output.line("Next: coffer spend AMOUNT CATEGORY · coffer budget needs|wants|savings")
+            Output.advice("Next: coffer spend AMOUNT CATEGORY · coffer budget needs|wants|savings")
         }
     }
 
@@ -227,8 +226,7 @@ struct BudgetCommands: ParsableCommand {
                 Output.line(style.bold("Recent in \(type.title)"))
                 BudgetCommands.recentLines(recent, ledger: ledger, today: today).forEach { Output.line("  " + $0) }
             }
-            Output.line()
-            Output.line(
+            Output.advice(
                 type == .savings
                     ? "Next: coffer save AMOUNT GOAL · coffer goal add NAME"
                     : "Next: coffer spend AMOUNT CATEGORY · coffer category add NAME --type \(type.rawValue)")
@@ -293,7 +291,7 @@ struct EntryOptions: ParsableArguments {
         let summary = try ledger.budget.summary(for: BudgetMonth(containing: transaction.date))
         Output.line("\(verb) \(ledger.currency.format(transaction.amount)) · \(label) · \(transaction.date)")
         Output.line("\(ledger.currency.format(summary.remaining)) remaining in \(summary.month.title)")
-        Output.line("Undo with: coffer undo")
+        Output.advice("Undo with: coffer undo")
     }
 }
 

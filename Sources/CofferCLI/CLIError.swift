@@ -15,6 +15,11 @@ public enum ExitStatus: Int32, Sendable {
     case damaged = 65
     /// The vault or archive does not exist.
     case notFound = 66
+    /// An output (backup archive, export) cannot be created: its folder is missing, not
+    /// writable, or read-only.
+    case cannotCreate = 73
+    /// Writing or reading back an output failed: an I/O error, a full disk.
+    case ioError = 74
     /// Wrong passphrase or recovery key, no session, or session expired.
     case noPermission = 77
 }

@@ -17,7 +17,8 @@ struct CategoryCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let category = try ledger.addCategory(name: name, type: type)
-            Output.line("Added \(category.name) to \(type.title). Next: coffer spend AMOUNT \"\(category.name)\"")
+            Output.line("Added \(category.name) to \(type.title).")
+            Output.advice("Next: coffer spend AMOUNT \"\(category.name)\"")
         }
     }
 
@@ -107,7 +108,7 @@ struct CategoryCommands: ParsableCommand {
             Output.line(
                 "Deleted \(category.name); \(moved.count) transaction\(moved.count == 1 ? "" : "s") moved to \(other.name) (\(other.type.title))."
             )
-            Output.line("Undo with: coffer undo")
+            Output.advice("Undo with: coffer undo")
         }
     }
 

@@ -19,9 +19,8 @@ struct ClientCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let client = try ledger.addClient(name: name, email: email, address: address, termsDays: terms)
-            Output.line(
-                "Added \(client.name) (terms \(terms) days). Next: coffer invoice new \"\(client.name)\" --item \"Work\" 1 500"
-            )
+            Output.line("Added \(client.name) (terms \(terms) days).")
+            Output.advice("Next: coffer invoice new \"\(client.name)\" --item \"Work\" 1 500")
         }
     }
 
@@ -65,17 +64,32 @@ struct ClientCommands: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a client and their invoices.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
+        @OptionGroup var report: ReportOptions
+
+        struct JSON: Encodable {
+            let name: String
+            let email, address: String?
+            let termsDays: Int
+            let invoices: [InvoiceCommands.Row]
+        }
+
         func run() throws {
             let ledger = try options.openLedger()
             let client = try ledger.client(named: name)
             let today = try CommandContext.today()
+            let invoices = ledger.invoices.filter { $0.clientID == client.id }
+            if report.json {
+                return try Output.json(
+                    JSON(
+                        name: client.name, email: client.email, address: client.address, termsDays: client.termsDays,
+                        invoices: try invoices.map { try InvoiceCommands.row($0, ledger: ledger, today: today) }))
+            }
             Output.line(Style.current().bold(client.name))
             if let email = client.email { Output.line(email) }
             if let address = client.address { Output.line(address) }
             Output.line("Terms: \(client.termsDays) days")
             Output.line()
-            InvoiceCommands.rows(ledger.invoices.filter { $0.clientID == client.id }, ledger: ledger, today: today)
-                .forEach { Output.line($0) }
+            InvoiceCommands.rows(invoices, ledger: ledger, today: today).forEach { Output.line($0) }
         }
     }
 
@@ -111,7 +125,8 @@ struct ClientCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let client = try ledger.client(named: name)
             try ledger.removeClient(client)
-            Output.line("Removed \(client.name). Undo with: coffer undo")
+            Output.line("Removed \(client.name).")
+            Output.advice("Undo with: coffer undo")
         }
     }
 }

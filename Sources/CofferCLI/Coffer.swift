@@ -30,7 +30,7 @@ public struct Coffer: ParsableCommand {
             Log.self, Undo.self, Demo.self, BackupCommands.self, Restore.self, SyncCommands.self, DeviceCommands.self,
             MergeCopy.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
-            PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self,
+            PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self, Shell.self, Batch.self,
         ],
         defaultSubcommand: Overview.self
     )
@@ -50,37 +50,88 @@ public struct Coffer: ParsableCommand {
         do {
             // A known-compromised liblzma is refused before anything else runs.
             try XZ.checkLibrary()
-            let given = arguments ?? Array(CommandLine.arguments.dropFirst())
-            var command = try parseAsRoot(GlobalOptionPlacement.normalise(given))
+        } catch {
+            Glibc.exit(report(CLIError(error)))
+        }
+        Glibc.exit(execute(arguments ?? Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// Runs one command line (the words after `coffer`) and returns its exit status, its error
+    /// reported on stderr: the process's one command, or each line of a shell or batch.
+    static func execute(_ arguments: [String]) -> Int32 {
+        var given = arguments
+        let quiet = Output.quiet
+        Output.quiet = GlobalOptionPlacement.takeQuiet(from: &given) || quiet
+        defer { Output.quiet = quiet }
+        do {
+            let normalised = GlobalOptionPlacement.normalise(given)
+            try CommandWords.check(normalised)
+            var command = try parseAsRoot(normalised)
             try command.run()
-            Glibc.exit(ExitStatus.ok.rawValue)
+            return ExitStatus.ok.rawValue
         } catch let error where CLIError.maps(error) {
-            report(CLIError(error))
+            return report(CLIError(error))
         } catch {
             // Argument parsing errors, --help and --version: ArgumentParser's words and exit codes
             // (64 for usage errors, 0 for help), printed here so that an argument's control
             // characters, which the message quotes, never reach the terminal raw.
             let code = exitCode(for: error).rawValue
             let message = fullMessage(for: error)
-            if !message.isEmpty {
-                if code == 0 { Output.line(message) } else { Terminal.note(message) }
+            if code == 0 {
+                if !message.isEmpty { Output.line(message) }
+            } else {
+                ErrorReport.parserMessage(message)
             }
-            Glibc.exit(code)
+            return code
         }
     }
 
-    private static func report(_ error: CLIError) -> Never {
-        Terminal.note("coffer: \(error.message)")
-        for detail in error.details { Terminal.note("  - \(detail)") }
-        if let hint = error.hint { Terminal.note(hint) }
-        Glibc.exit(error.status.rawValue)
+    /// Reports an error in the one style and returns its exit status.
+    static func report(_ error: CLIError) -> Int32 {
+        ErrorReport.write(error.message, details: error.details, hint: error.hint)
+        return error.status.rawValue
+    }
+}
+
+/// Every error in one style, on stderr (age's): `error: WHAT`, its details indented under it,
+/// then `hint: …` lines saying what to do.
+enum ErrorReport {
+    static func write(_ message: String, details: [String] = [], hint: String?) {
+        Terminal.note("error: \(message)")
+        for detail in details { Terminal.note("  - \(detail)") }
+        for line in (hint ?? "").split(separator: "\n", omittingEmptySubsequences: true) {
+            Terminal.note(line.hasPrefix("hint: ") ? String(line) : "hint: \(line)")
+        }
+    }
+
+    /// ArgumentParser's usage errors (`Error: Unknown option '--mnth'. Did you mean '--month'?`,
+    /// then `Usage: …` and `See '… --help' for more information.`) in the same style.
+    static func parserMessage(_ message: String) {
+        var lines = message.split(separator: "\n", omittingEmptySubsequences: true).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !lines.isEmpty else { return }
+        var first = lines.removeFirst()
+        if first.hasPrefix("Error: ") { first.removeFirst("Error: ".count) }
+        write(first, hint: lines.joined(separator: "\n"))
     }
 }
 
 /// Standard output for results; one place so commands stay short, and so no control character
 /// stored by an older Coffer (or arriving in a file name) reaches a terminal raw.
 enum Output {
+    /// `-q`/`--quiet`: no advice (`Next:`, `Undo with:`) even at a terminal.
+    nonisolated(unsafe) static var quiet = false
+
     static func line(_ text: String = "") { print(TextSafety.printable(text, keeping: Style.sequences)) }
+
+    /// What to try next (`Next: …`, `Undo with: …`): advice for a person at a terminal, so it
+    /// goes to stderr, only when stderr is a terminal and not under `--quiet`. Standard output
+    /// carries only the data, whatever reads it.
+    static func advice(_ text: String) {
+        guard !quiet, Terminal.standardErrorIsTerminal else { return }
+        Terminal.note(text)
+    }
 
     static func json<Value: Encodable>(_ value: Value) throws {
         let encoder = JSONEncoder()

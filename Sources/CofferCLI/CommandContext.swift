@@ -48,7 +48,8 @@ extension CommandContext {
 
 extension VaultOptions {
     func openLedger() throws -> Ledger {
-        try Ledger(vault: openVault())
+        if let open = CommandSession.ledger(at: vaultURL) { return open }
+        return try Ledger(vault: openVault())
     }
 }
 

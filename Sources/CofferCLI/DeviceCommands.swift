@@ -95,7 +95,7 @@ struct DeviceRemove: ParsableCommand {
     @Argument(help: "The device's name, as coffer device list shows it.") var name: String
 
     func run() throws {
-        let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
+        let passphrase = try options.vaultPassphrase()
         let ledger = try Ledger(
             vault: Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard))
         let rotation = try SyncService.removeDevice(named: name, from: ledger)

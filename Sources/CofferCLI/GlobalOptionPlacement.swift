@@ -11,6 +11,17 @@ enum GlobalOptionPlacement {
     /// Flags of `VaultOptions` (no value).
     static let flagOptions: Set<String> = ["--accept-rollback"]
 
+    /// Removes `-q`/`--quiet` wherever it stands before `--` (every command takes it: no advice
+    /// on stderr), and says whether it was there.
+    static func takeQuiet(from arguments: inout [String]) -> Bool {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        let found = arguments[..<end].contains { $0 == "-q" || $0 == "--quiet" }
+        if found {
+            arguments = arguments[..<end].filter { $0 != "-q" && $0 != "--quiet" } + arguments[end...]
+        }
+        return found
+    }
+
     static func normalise(_ arguments: [String], root: ParsableCommand.Type = Coffer.self) -> [String] {
         var hoisted: [String] = []
         var index = 0

@@ -59,15 +59,48 @@ struct VaultOptions: ParsableArguments {
             directory: RollbackGuard.defaultDirectory(environment: environment), acceptRollback: acceptRollback)
     }
 
-    /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
     /// Unlocks the vault without reading its records yet (`UnlockedVaultFile`), for a command
     /// that may answer from one record.
     func unlockVaultFile() throws -> UnlockedVaultFile {
-        try UnlockedVaultFile.unlock(at: vaultURL, with: credential(), guard: rollbackGuard)
+        try requireVault()
+        return try UnlockedVaultFile.unlock(at: vaultURL, with: credential(), guard: rollbackGuard)
     }
 
+    /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
     func openVault(allowSession: Bool = true) throws -> Vault {
-        try Vault.open(at: vaultURL, with: credential(allowSession: allowSession), guard: rollbackGuard)
+        if let open = CommandSession.ledger(at: vaultURL) { return open.vault }
+        try requireVault()
+        return try Vault.open(at: vaultURL, with: credential(allowSession: allowSession), guard: rollbackGuard)
+    }
+
+    /// With no vault at the path, says so (exit 66) before any passphrase is asked for.
+    func requireVault() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: vaultURL.path, isDirectory: &isDirectory) else {
+            throw CLIError(
+                .notFound, "No vault at \(Self.display(vaultURL)) — create one with `coffer init`.",
+                hint: "Or point at yours with --vault PATH or COFFER_VAULT.")
+        }
+    }
+
+    /// The passphrase of this vault (which must exist), asked for by its path at a terminal.
+    func vaultPassphrase() throws -> Passphrase {
+        try requireVault()
+        return try currentPassphrase(prompt: passphrasePrompt)
+    }
+
+    /// What a prompt for this vault's passphrase says: which file it unlocks.
+    var passphrasePrompt: String { "Passphrase for \(Self.display(vaultURL)): " }
+
+    /// A path as a person reads it: the home folder as `~`.
+    static func display(_ url: URL) -> String {
+        let path = url.standardizedFileURL.path
+        let home = URL(
+            fileURLWithPath: ProcessInfo.processInfo.environment["HOME"]
+                ?? FileManager.default.homeDirectoryForCurrentUser.path
+        ).standardizedFileURL.path
+        guard home != "/", path.hasPrefix(home + "/") else { return path }
+        return "~" + path.dropFirst(home.count)
     }
 
     /// Whether the vault can be unlocked without asking anyone: a session, a passphrase file,
@@ -86,7 +119,8 @@ struct VaultOptions: ParsableArguments {
 
     /// How a command that reads the vault unlocks it: an explicit recovery key or passphrase
     /// source first, then the unlocked session, then `COFFER_PASSPHRASE`, then the terminal.
-    func credential(allowSession: Bool = true, prompt: String = "Passphrase: ") throws -> Credential {
+    func credential(allowSession: Bool = true, prompt: String? = nil) throws -> Credential {
+        let prompt = prompt ?? passphrasePrompt
         if let recoveryKeyFile {
             var bytes = try PassphraseSource.readFile(recoveryKeyFile, what: "recovery key")
             defer { secureWipe(&bytes) }

@@ -27,7 +27,7 @@ struct GoalCommands: ParsableCommand {
             Output.line(
                 "Added goal \(name)\(goal.target.map { ": \(ledger.currency.format($0))" } ?? "")\(goal.targetDate.map { " by \($0)" } ?? "")."
             )
-            Output.line("Next: coffer save AMOUNT \"\(name)\"")
+            Output.advice("Next: coffer save AMOUNT \"\(name)\"")
         }
     }
 
@@ -89,7 +89,8 @@ struct GoalCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let goal = try ledger.goal(named: name)
             try ledger.removeGoal(goal)
-            Output.line("Removed goal \(goal.name). Undo with: coffer undo")
+            Output.line("Removed goal \(goal.name).")
+            Output.advice("Undo with: coffer undo")
         }
     }
 }

@@ -29,8 +29,7 @@ struct Log: ParsableCommand {
             return
         }
         Render.table(rows.map { ["#\($0.sequence)", $0.time, $0.summary] }).forEach { Output.line($0) }
-        Output.line()
-        Output.line("Next: coffer undo (reverts #\(rows[0].sequence))")
+        Output.advice("Next: coffer undo (reverts #\(rows[0].sequence))")
     }
 }
 
@@ -48,7 +47,7 @@ struct Undo: ParsableCommand {
         }
         Output.line("Undone: \(undone.summary)")
         if let next = ledger.changes.last {
-            Output.line("Next: coffer undo again reverts \"\(next.entry.summary)\"")
+            Output.advice("Next: coffer undo again reverts \"\(next.entry.summary)\"")
         }
     }
 }

@@ -53,8 +53,9 @@ struct Import: ParsableCommand {
                     ? "Create one (coffer init --vault NEW) and import there, or import bank statements with: coffer import csv"
                     : nil
             }
-            Output.line("Imported \(count) records (\(currency.code)). Undo with: coffer undo")
-            Output.line("Next: coffer overview")
+            Output.line("Imported \(count) records (\(currency.code)).")
+            Output.advice("Undo with: coffer undo")
+            Output.advice("Next: coffer overview")
         }
     }
 
@@ -264,9 +265,9 @@ struct CSVStatement: ParsableCommand {
         if dryRun {
             Output.line("Dry run: nothing was written.")
         } else if !plan.added.isEmpty {
-            Output.line("Undo with: coffer undo")
+            Output.advice("Undo with: coffer undo")
             if plan.uncategorisedCount > 0 {
-                Output.line(
+                Output.advice(
                     "Next: coffer transaction list --uncategorised · coffer import rules add NAME PATTERN --category C · coffer import recategorise"
                 )
             }
@@ -311,10 +312,13 @@ struct CSVStatement: ParsableCommand {
             "\(dryRun ? "Would add" : "Added") \(plan.added.count) value\(plan.added.count == 1 ? "" : "s") of \(account.name); "
                 + "\(plan.duplicates.count) already in the vault; \(plan.superseded.count) earlier balance\(plan.superseded.count == 1 ? "" : "s") of the same day skipped."
         )
-        Output.line(
-            dryRun
-                ? "Dry run: nothing was written."
-                : (plan.added.isEmpty ? "Nothing new to import." : "Undo with: coffer undo"))
+        if dryRun {
+            Output.line("Dry run: nothing was written.")
+        } else if plan.added.isEmpty {
+            Output.line("Nothing new to import.")
+        } else {
+            Output.advice("Undo with: coffer undo")
+        }
     }
 
     static func row(_ row: StatementLayout.Row, status: String, currency: Currency) -> Import.Report.Row {
@@ -462,11 +466,13 @@ struct RulesCommands: ParsableCommand {
             let set = try ledger.ruleSet(named: name)
             guard let rule else {
                 try ledger.removeRuleSet(set)
-                Output.line("Removed rule set \(set.name) (\(set.rules.count) rules). Undo with: coffer undo")
+                Output.line("Removed rule set \(set.name) (\(set.rules.count) rules).")
+                Output.advice("Undo with: coffer undo")
                 return
             }
             let removed = try ledger.removeRule(rule, from: set)
-            Output.line("Removed rule \(rule) (\(removed.pattern)) from \(set.name). Undo with: coffer undo")
+            Output.line("Removed rule \(rule) (\(removed.pattern)) from \(set.name).")
+            Output.advice("Undo with: coffer undo")
         }
     }
 }
@@ -514,9 +520,13 @@ struct Recategorise: ParsableCommand {
         Output.line(
             "\(dryRun ? "Would place" : "Placed") \(moved.count) of \(waitingCount) uncategorised transactions with \(set.name); "
                 + "\(waitingCount - moved.count) remain uncategorised.")
-        Output.line(
-            dryRun
-                ? "Dry run: nothing was written." : (moved.isEmpty ? "Nothing was changed." : "Undo with: coffer undo"))
+        if dryRun {
+            Output.line("Dry run: nothing was written.")
+        } else if moved.isEmpty {
+            Output.line("Nothing was changed.")
+        } else {
+            Output.advice("Undo with: coffer undo")
+        }
     }
 }
 extension StatementColumns.Destination: ExpressibleByArgument {}

@@ -41,7 +41,7 @@ struct IncomeCommands: ParsableCommand {
             let amount = try CommandContext.positiveAmount(self.amount, ledger: ledger)
             let source = try ledger.addIncomeSource(name: name, amount: amount, frequency: frequency)
             Output.line("Added \(source.name): \(ledger.currency.format(amount)) · \(frequency.name).")
-            Output.line("Next: coffer earn AMOUNT \"\(source.name)\" when it arrives · coffer budget")
+            Output.advice("Next: coffer earn AMOUNT \"\(source.name)\" when it arrives · coffer budget")
         }
     }
 
@@ -130,7 +130,8 @@ struct IncomeCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let source = try ledger.incomeSource(named: name)
             try ledger.removeIncomeSource(source)
-            Output.line("Removed \(source.name); income already recorded from it still counts. Undo with: coffer undo")
+            Output.line("Removed \(source.name); income already recorded from it still counts.")
+            Output.advice("Undo with: coffer undo")
         }
     }
 }

@@ -43,8 +43,7 @@ struct Init: ParsableCommand {
         ).vault
         Output.line("Created an empty vault at \(vault.url.path)")
         Output.line("Currency: \(currency.code) · key derivation: \(vault.kdfParameters.humanDescription)")
-        Output.line()
-        Output.line("Next: unlock it for this shell with  eval \"$(coffer unlock)\"")
+        Output.advice("Next: unlock it for this shell with  eval \"$(coffer unlock)\"")
         Output.line(
             "      add your first account with     coffer account add \"Current account\" --category Cash --value 1200")
         Output.line("      and set up a recovery key with  coffer recovery-key create")

@@ -73,7 +73,7 @@ struct InvoiceCommands: ParsableCommand {
             Output.line(
                 "\(ledger.currency.format(total))  \(client.name)  \(invoice.reference)  \(try invoice.status(on: today).badge)  \(try invoice.relativeDue(on: today))"
             )
-            Output.line(
+            Output.advice(
                 send
                     ? "Next: coffer invoice remind \(invoice.reference) · coffer invoice export \(invoice.reference) --html FILE"
                     : "Next: coffer invoice send \(invoice.reference)")
@@ -103,7 +103,8 @@ struct InvoiceCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let voided = try ledger.voidInvoice(try ledger.invoice(id), on: try CommandContext.today())
-            Output.line("Voided \(voided.reference). Undo with: coffer undo")
+            Output.line("Voided \(voided.reference).")
+            Output.advice("Undo with: coffer undo")
         }
     }
 

@@ -61,8 +61,16 @@ struct InvoicesCommands: ParsableCommand {
                     try InvoicesCommands.report(shown, all: ledger.invoices, ledger: ledger, today: today))
             }
             guard !ledger.invoices.isEmpty else {
-                Output.line(
-                    "No invoices yet — let's get you paid: coffer invoice new CLIENT --item \"Design work\" 1 500")
+                // An invoice needs a client: with none yet, the first step is adding one.
+                if let client = ledger.clients.first {
+                    Output.line(
+                        "No invoices yet — let's get you paid: coffer invoice new \"\(client.name)\" --item \"Design work\" 1 500"
+                    )
+                } else {
+                    Output.line(
+                        "No invoices yet. First add who you invoice: coffer client add NAME [--email E] [--terms DAYS]")
+                    Output.line("then: coffer invoice new NAME --item \"Design work\" 1 500")
+                }
                 return
             }
             guard !shown.isEmpty else {
@@ -70,8 +78,7 @@ struct InvoicesCommands: ParsableCommand {
                 return
             }
             InvoiceCommands.rows(shown, ledger: ledger, today: today).forEach { Output.line($0) }
-            Output.line()
-            Output.line("Next: coffer invoice show INV-NNNN · coffer invoices dashboard")
+            Output.advice("Next: coffer invoice show INV-NNNN · coffer invoices dashboard")
         }
     }
 
@@ -115,8 +122,7 @@ struct InvoicesCommands: ParsableCommand {
                     rightAligned: [1]
                 ).forEach { Output.line($0) }
             }
-            Output.line()
-            Output.line("Next: coffer invoices --overdue · coffer invoice remind INV-NNNN")
+            Output.advice("Next: coffer invoices --overdue · coffer invoice remind INV-NNNN")
         }
     }
 }

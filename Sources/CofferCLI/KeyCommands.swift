@@ -86,7 +86,7 @@ enum KeyChangeMessages {
             Output.line(
                 "The recovery key was of an older kind that cannot follow a new master key without itself: it no longer works."
             )
-            Output.line("Next: coffer recovery-key create")
+            Output.advice("Next: coffer recovery-key create")
         }
         Output.line(
             "Archives made from now on are signed with the new key; older ones still verify as this vault's (coffer backup list)."
@@ -107,7 +107,7 @@ struct Rekey: ParsableCommand {
     @OptionGroup var options: VaultOptions
 
     func run() throws {
-        let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
+        let passphrase = try options.vaultPassphrase()
         let vault = try Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard)
         let report = try vault.rekey()
         Output.line(

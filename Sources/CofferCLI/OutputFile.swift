@@ -86,8 +86,12 @@ enum OutputFile {
         }
     }
 
+    /// 73 when the file cannot be made where asked (no such folder, no permission, read-only),
+    /// 74 when writing it failed (a full disk, an I/O error).
     private static func failure(_ path: String, code: Int32 = errno) -> CLIError {
         let reason = code == ENOSPC || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
-        return CLIError(.failure, "Cannot write \(path): \(reason). Nothing was written there.")
+        let cannotCreate = [ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EISDIR].contains(code)
+        return CLIError(
+            cannotCreate ? .cannotCreate : .ioError, "Cannot write \(path): \(reason). Nothing was written there.")
     }
 }

@@ -93,13 +93,19 @@ struct Overview: ParsableCommand {
             Output.line(
                 "Suggested categories: \(Account.defaultAssetCategories.joined(separator: ", ")); owed: \(Account.defaultLiabilityCategories.joined(separator: ", "))."
             )
+            // A vault used for its budget or invoices alone still shows them.
+            try showOtherParts(ledger: ledger, date: date)
             return
         }
         Output.line(style.bold("Net worth  \(currency.format(totals.netWorth))"))
         let magnitude = Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))
-        Output.line(
-            "as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month"
-        )
+        if netWorth.hasAMonthOfHistory(on: date) {
+            Output.line(
+                "as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month"
+            )
+        } else {
+            Output.line("as of \(date) · no month to compare with yet (the first values are under a month old)")
+        }
         if totals.liabilities != .zero {
             Output.line(
                 style.dim("assets \(currency.format(totals.assets)) − owed \(currency.format(totals.liabilities))"))
@@ -149,6 +155,15 @@ struct Overview: ParsableCommand {
                 rightAligned: [2]
             ).forEach { Output.line($0) }
         }
+        try showOtherParts(ledger: ledger, date: date)
+        Output.advice("Next: coffer update NAME AMOUNT · coffer assets · coffer projection")
+    }
+}
+
+extension Overview {
+    /// The lines for the vault's other parts: this month's budget, invoices, backups.
+    func showOtherParts(ledger: Ledger, date: CalendarDate) throws {
+        let currency = ledger.currency
         if !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty {
             let month = try ledger.budget.summary(for: BudgetMonth(containing: date))
             Output.line()
@@ -168,12 +183,8 @@ struct Overview: ParsableCommand {
             Output.line()
             backups.forEach { Output.line($0) }
         }
-        Output.line()
-        Output.line("Next: coffer update NAME AMOUNT · coffer assets · coffer projection")
     }
-}
 
-extension Overview {
     func budgetLine(ledger: Ledger, date: CalendarDate) throws -> Report.BudgetLine? {
         guard !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty else { return nil }
         let summary = try ledger.budget.summary(for: BudgetMonth(containing: date))
@@ -231,8 +242,7 @@ struct Assets: ParsableCommand {
                 zip(valued, shares).map { [$0.0.name, currency.format($0.1), Render.percent(perMille: $1)] },
                 rightAligned: [1, 2]
             ).forEach { Output.line($0) }
-            Output.line()
-            Output.line("Next: coffer account show NAME · coffer update NAME AMOUNT")
+            Output.advice("Next: coffer account show NAME · coffer update NAME AMOUNT")
             return
         }
         if report.json {
@@ -259,7 +269,7 @@ struct Assets: ParsableCommand {
         Render.table([["Category", "Total", "Share", ""]] + rows, rightAligned: [1, 2]).forEach { Output.line($0) }
         Output.line()
         Output.line("Shares are of total assets (or of total owed); they add up to 100%.")
-        Output.line("Next: coffer assets CATEGORY")
+        Output.advice("Next: coffer assets CATEGORY")
     }
 }
 
@@ -300,7 +310,7 @@ struct GrowthCommands: ParsableCommand {
             case .category(let name): Output.line("\(name): \(rate) a year (accounts with their own rate keep it).")
             case .account(let name): Output.line("\(name): \(rate) a year.")
             }
-            Output.line("Next: coffer projection")
+            Output.advice("Next: coffer projection")
         }
     }
 
@@ -338,8 +348,7 @@ struct GrowthCommands: ParsableCommand {
                     + rows.map { [$0.account, $0.category, $0.rate, $0.source == "none" ? "default 0%" : $0.source] },
                 rightAligned: [2]
             ).forEach { Output.line($0) }
-            Output.line()
-            Output.line("Next: coffer growth set CATEGORY|ACCOUNT RATE · coffer projection")
+            Output.advice("Next: coffer growth set CATEGORY|ACCOUNT RATE · coffer projection")
         }
     }
 }
@@ -385,6 +394,6 @@ struct Projection: ParsableCommand {
         Output.line(
             "Assumptions, not guarantees: each account compounds monthly at its rate (coffer growth list); no new saving or spending."
         )
-        Output.line("Next: coffer growth set CATEGORY|ACCOUNT RATE")
+        Output.advice("Next: coffer growth set CATEGORY|ACCOUNT RATE")
     }
 }

@@ -98,7 +98,7 @@ struct Lock: ParsableCommand {
 
     private func nextHint() {
         if options.environment["COFFER_SESSION"] != nil {
-            Output.line("Next: unset COFFER_SESSION")
+            Output.advice("Next: unset COFFER_SESSION")
         }
     }
 }

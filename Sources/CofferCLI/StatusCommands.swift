@@ -37,6 +37,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let url = options.vaultURL
+        try options.requireVault()
         let summary = try Vault.summary(at: url)
         let session = sessionState(vaultID: summary.vaultID)
         let unlocked: Ledger? =
@@ -80,9 +81,9 @@ struct Status: ParsableCommand {
         }
         Output.line()
         if session.state == "unlocked" {
-            Output.line("Next: coffer verify")
+            Output.advice("Next: coffer verify")
         } else {
-            Output.line("Next: eval \"$(coffer unlock)\"")
+            Output.advice("Next: eval \"$(coffer unlock)\"")
         }
     }
 

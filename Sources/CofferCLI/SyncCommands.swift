@@ -87,9 +87,14 @@ struct SyncNow: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
-        let file = try options.unlockVaultFile()
         let named = folder.map { URL(fileURLWithPath: $0) }
-        let report = try SyncService.upToDate(file, folder: named) ?? sync(Ledger(vault: file.open()), folder: named)
+        let report: SyncReport
+        if let open = CommandSession.ledger(at: options.vaultURL) {
+            report = try sync(open, folder: named)  // inside a shell: the vault is open already
+        } else {
+            let file = try options.unlockVaultFile()
+            report = try SyncService.upToDate(file, folder: named) ?? sync(Ledger(vault: file.open()), folder: named)
+        }
         if json { try Output.json(SyncJSON.Report(report)) } else { SyncCommands.show(report) }
         try SyncCommands.finish(report)
     }
@@ -98,6 +103,11 @@ struct SyncNow: ParsableCommand {
         do {
             return try SyncService.sync(ledger, folder: folder)
         } catch let error as CofferError where error.code == .keysChanged {
+            // Taking on new keys rebuilds the vault file: not under a shell that holds it open.
+            guard CommandSession.ledger(at: options.vaultURL) == nil else {
+                throw CLIError(
+                    .noPermission, error.message, hint: "Leave the shell (exit) and run: coffer sync")
+            }
             return try SyncCommands.adopt(ledger, options: options, because: error)
         }
     }
@@ -140,7 +150,7 @@ struct SyncCompact: ParsableCommand {
     @OptionGroup var options: VaultOptions
 
     func run() throws {
-        let passphrase = try options.currentPassphrase(prompt: "Passphrase for \(options.vaultURL.path): ")
+        let passphrase = try options.vaultPassphrase()
         let ledger = try Ledger(
             vault: Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard))
         let rotation = try SyncService.rotate(ledger)
@@ -234,7 +244,8 @@ struct SyncConflictsRestore: ParsableCommand {
     func run() throws {
         let ledger = try options.openLedger()
         let restored = try SyncService.restoreConflict(ledger, number: number)
-        Output.line("Restored \(restored.record) as \(restored.loserDevice) had it. Undo with: coffer undo")
+        Output.line("Restored \(restored.record) as \(restored.loserDevice) had it.")
+        Output.advice("Undo with: coffer undo")
     }
 }
 
@@ -394,6 +405,7 @@ struct MergeCopy: ParsableCommand {
             Terminal.note("hint: See them with: coffer sync conflicts")
         }
         for repair in report.repairs { Output.line("Repaired: \(repair)") }
-        Output.line("Undo with: coffer undo. The copy was only read: delete it when you are satisfied.")
+        Output.line("The copy was only read: delete it when you are satisfied.")
+        Output.advice("Undo with: coffer undo")
     }
 }

@@ -41,8 +41,7 @@ struct TransactionCommands: ParsableCommand {
                 BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach {
                     Output.line($0)
                 }
-                Output.line()
-                Output.line("Next: coffer transaction edit ID --category C · coffer import recategorise --rules NAME")
+                Output.advice("Next: coffer transaction edit ID --category C · coffer import recategorise --rules NAME")
                 return
             }
             if let category {
@@ -66,8 +65,7 @@ struct TransactionCommands: ParsableCommand {
             BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach {
                 Output.line($0)
             }
-            Output.line()
-            Output.line("Next: coffer transaction edit ID --amount A · coffer transaction delete ID")
+            Output.advice("Next: coffer transaction edit ID --amount A · coffer transaction delete ID")
         }
     }
 
@@ -116,7 +114,8 @@ struct TransactionCommands: ParsableCommand {
                 return
             }
             try ledger.deleteTransaction(transaction)
-            Output.line("Deleted \(label). Undo with: coffer undo")
+            Output.line("Deleted \(label).")
+            Output.advice("Undo with: coffer undo")
         }
     }
 }

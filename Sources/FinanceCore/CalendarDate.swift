@@ -35,13 +35,15 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
         else {
             throw FinanceError(.invalidDate, "Enter a date as YYYY-MM-DD, such as 2026-03-31: '\(text)' is not one.")
         }
+        guard (1...12).contains(month) else {
+            throw FinanceError(
+                .invalidDate, "'\(text)' is not a real date: there is no month \(month) (months run from 01 to 12).")
+        }
         do {
             try self.init(year: year, month: month, day: day)
         } catch {
             throw FinanceError(
-                .invalidDate,
-                "'\(text)' is not a real date: \(Self.monthNames[month - 1 < 12 && month >= 1 ? month - 1 : 0]) \(year) has no day \(day)."
-            )
+                .invalidDate, "'\(text)' is not a real date: \(Self.monthNames[month - 1]) \(year) has no day \(day).")
         }
     }
 

@@ -44,6 +44,19 @@ public struct NetWorth: Sendable {
         try totals(on: date).netWorth.subtracting(try totals(on: date.adding(months: -1)).netWorth)
     }
 
+    /// Whether anything was recorded a month before `date` or earlier: otherwise the change
+    /// since last month is only the vault's first values, not a change.
+    public func hasAMonthOfHistory(on date: CalendarDate) -> Bool {
+        firstDate.map { $0 <= date.adding(months: -1) } ?? false
+    }
+
+    /// The first account value or sent invoice (counted in net worth), if any.
+    private var firstDate: CalendarDate? {
+        let firstAccountDate = portfolio.accounts.compactMap { portfolio.updates(of: $0).first?.date }.min()
+        let firstInvoiceDate = invoices.compactMap(\.sentOn).min()
+        return [firstAccountDate, firstInvoiceDate].compactMap { $0 }.min()
+    }
+
     public struct Point: Equatable, Sendable {
         public let date: CalendarDate
         public let netWorth: Money
@@ -64,9 +77,7 @@ public struct NetWorth: Sendable {
     /// Net worth at each month end from the first value's month to `date`'s month, the last
     /// point being `date` itself: evenly spaced, for charts.
     public func monthEndSeries(through date: CalendarDate) throws -> [Point] {
-        let firstAccountDate = portfolio.accounts.compactMap { portfolio.updates(of: $0).first?.date }.min()
-        let firstInvoiceDate = invoices.compactMap(\.sentOn).min()
-        guard let first = [firstAccountDate, firstInvoiceDate].compactMap({ $0 }).min(), first <= date else {
+        guard let first = firstDate, first <= date else {
             return []
         }
         var points: [Point] = []

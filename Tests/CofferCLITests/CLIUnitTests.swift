@@ -76,9 +76,10 @@ import VaultStore
 
     @Test func codesAreTheSysexitsValues() {
         #expect(
-            [CofferCLI.ExitStatus.ok, .failure, .invalidInput, .damaged, .notFound, .noPermission].map(\.rawValue) == [
-                0, 1, 64, 65, 66, 77,
-            ])
+            [
+                CofferCLI.ExitStatus.ok, .failure, .invalidInput, .damaged, .notFound, .cannotCreate, .ioError,
+                .noPermission,
+            ].map(\.rawValue) == [0, 1, 64, 65, 66, 73, 74, 77])
     }
 
     @Test func integrityProblemsBecomeDetailLines() throws {

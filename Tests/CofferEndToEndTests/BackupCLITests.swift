@@ -65,6 +65,55 @@ import VaultStore
         #expect(try minisign() != 0)
     }
 
+    func json(_ result: RunResult, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+        return try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            sourceLocation: sourceLocation)
+    }
+
+    /// What a script reads, as Specs/cli.md gives it: create, verify, prune and restore each
+    /// print one JSON object on stdout and nothing else there.
+    @Test func everyBackupCommandSpeaksJSON() throws {
+        _ = try makeVaultAndBackup()
+        let created = try json(try coffer(["backup", "create", "--json"]))
+        let destination = try #require((created["destinations"] as? [[String: Any]])?.first)
+        #expect(destination["status"] as? String == "ok")
+        #expect(destination["folder"] as? String == usb.path)
+        #expect((destination["records"] as? Int ?? 0) > 0)
+        #expect(created["failures"] as? Int == 0)
+        let archive = try #require(destination["archive"] as? String)
+        #expect(FileManager.default.fileExists(atPath: archive))
+
+        let verified = try json(try coffer(["backup", "verify", "--full", "--json", archive]))
+        #expect(verified["verified"] as? String == "full")
+        #expect(verified["sequence"] as? Int == 2)
+        #expect(verified["archive"] as? String == archive)
+        #expect(try json(try coffer(["backup", "verify", "--json", archive]))["verified"] as? String == "signature")
+
+        let pruned = try json(try coffer(["backup", "prune", usb.path, "--keep-last", "1", "--dry-run", "--json"]))
+        #expect(pruned["dryRun"] as? Bool == true)
+        #expect(
+            (pruned["kept"] as? [[String: Any]])?.map { $0["archive"] as? String } == [
+                URL(fileURLWithPath: archive).lastPathComponent
+            ])
+        #expect((pruned["removed"] as? [String])?.count == 1)
+        #expect(try archives().count == 2, "a dry run removes nothing")
+
+        let target = sandbox.directory.path("restored.coffer")
+        let restored = try json(try coffer(["restore", archive, "--to", target.path, "--json"]))
+        #expect(restored["vault"] as? String == target.path)
+        #expect(restored["sequence"] as? Int == 2)
+        #expect((restored["netWorth"] as? String)?.hasPrefix("GBP ") == true)
+        #expect(restored["previousVaultKeptAt"] is NSNull || restored["previousVaultKeptAt"] == nil)
+
+        let failed = try coffer(["backup", "create", "--to", sandbox.directory.path("not-mounted").path, "--json"])
+        #expect(failed.status == 73, "a destination folder that is not there: cannot create output")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(failed.stdout.utf8)) as? [String: Any])
+        #expect((report["destinations"] as? [[String: Any]])?.first?["status"] as? String == "missing-folder")
+        #expect(failed.stderr.hasPrefix("error: "))
+    }
+
     @Test func restoreRoundTripGivesIdenticalRecordsAndOverview() throws {
         let archive = try makeVaultAndBackup()
         #expect(try coffer(["backup", "verify", archive.path]).stdout.contains("Archive OK"))

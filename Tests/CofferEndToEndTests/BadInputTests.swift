@@ -6,7 +6,7 @@ import VaultCrypto
 import VaultStore
 
 /// Invalid command lines and inputs against a demo vault, through the real binary: each gets its
-/// documented exit code, one `coffer: ` message that says what was wrong, a hint or a way out
+/// documented exit code, one `error: ` message that says what was wrong, a hint or a way out
 /// where one exists, and leaves every stored row exactly as it was.
 @Suite(.serialized) struct BadInputTests {
     struct Case: CustomTestStringConvertible, Sendable {
@@ -26,6 +26,20 @@ import VaultStore
     ]
 
     static let cases: [Case] = [
+        // Command words
+        Case(
+            name: "a typo of a command", arguments: ["spnd", "5", "Groceries"], status: 64,
+            says: "did you mean 'spend'?"),
+        Case(name: "help for a typo", arguments: ["help", "spnd"], status: 64, says: "did you mean 'spend'?"),
+        Case(name: "an account by two letters", arguments: ["update", "Ho", "100"], status: 64, says: "too short"),
+        Case(
+            name: "spending a minus amount", arguments: ["spend", "-5", "Groceries"], status: 64,
+            says: "amounts are positive"),
+        Case(name: "a typo of a subcommand", arguments: ["account", "lst"], status: 64, says: "did you mean 'list'?"),
+        Case(name: "help for a subcommand typo", arguments: ["help", "backup", "lsit"], status: 64, says: "'list'"),
+        Case(name: "a typo where a folder may stand", arguments: ["sync", "stauts"], status: 64, says: "'status'"),
+        Case(name: "a word that is no command", arguments: ["xyzzy"], status: 64, says: "coffer --help"),
+        Case(name: "a typo of an option", arguments: ["budget", "--mnth", "2026-01"], status: 64, says: "'--month'"),
         // Amounts
         Case(name: "amount that is a word", arguments: ["update", "Home", "abc"], status: 64, says: "not a number"),
         Case(
@@ -53,7 +67,9 @@ import VaultStore
             name: "growth rate that is a word",
             arguments: ["account", "add", "New", "--category", "Savings", "--growth", "fast"], status: 64, says: "rate"),
         // Dates
-        Case(name: "month 13", arguments: ["update", "Home", "100", "--date", "2025-13-01"], status: 64, says: "date"),
+        Case(
+            name: "month 13", arguments: ["update", "Home", "100", "--date", "2025-13-01"], status: 64,
+            says: "there is no month 13"),
         Case(
             name: "30 February", arguments: ["update", "Home", "100", "--date", "2025-02-30"], status: 64, says: "date"),
         Case(
@@ -111,7 +127,7 @@ import VaultStore
             status: 64, says: "utf-8"),
         // Flags and usage
         Case(name: "an unknown flag", arguments: ["overview", "--bogus"], status: 64, says: "unknown option"),
-        Case(name: "an unknown command", arguments: ["frobnicate"], status: 64, says: "unexpected argument"),
+        Case(name: "an unknown command", arguments: ["frobnicate"], status: 64, says: "is not a coffer command"),
         Case(name: "a missing argument", arguments: ["update"], status: 64, says: "missing"),
         Case(
             name: "a flag without its value", arguments: ["update", "Home", "100", "--date"], status: 64,
@@ -156,6 +172,15 @@ import VaultStore
         Case(
             name: "a vault that does not exist", arguments: ["overview", "--vault", "MISSING"], status: 66,
             says: "no vault"),
+        // No passphrase source at all and no terminal: the missing vault is named first (66),
+        // never "a passphrase is needed" (77).
+        Case(
+            name: "no vault, before any passphrase", arguments: ["spend", "5", "Groceries", "--vault", "MISSING"],
+            environment: ["COFFER_PASSPHRASE": "", "COFFER_SESSION": ""], status: 66,
+            says: "create one with `coffer init`"),
+        Case(
+            name: "no vault to unlock", arguments: ["unlock", "--vault", "MISSING"],
+            environment: ["COFFER_PASSPHRASE": "", "COFFER_SESSION": ""], status: 66, says: "create one with"),
         Case(
             name: "a text file as the vault", arguments: ["overview", "--vault", "TEXT"], status: 65,
             says: "not a coffer vault"),
@@ -331,7 +356,7 @@ import VaultStore
         let result = try fixture.sandbox.run(
             arguments, environment: fixture.environment.merging(badInput.environment) { $1 })
         #expect(result.status == badInput.status, "exit \(result.status): \(result.stderr)")
-        #expect(result.stderr.hasPrefix("coffer: ") || result.stderr.hasPrefix("Error: "), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("error: "), "one error style for every error:\n\(result.stderr)")
         #expect(
             result.stderr.lowercased().contains(badInput.says.lowercased()),
             "the message must say '\(badInput.says)': \(result.stderr)")

@@ -20,7 +20,7 @@ import VaultStore
         #expect(status.stdout.contains("Argon2id interactive"))
         #expect(status.stdout.contains("Records       19"), "the settings record and the 18 default budget categories")
         #expect(status.stdout.contains("locked"))
-        #expect(status.stdout.contains("Next: eval \"$(coffer unlock)\""))
+        #expect(!status.stdout.contains("Next:"), "advice goes to a terminal's stderr only")
 
         let json = try sandbox.run(["status", "--json"])
         let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
@@ -364,7 +364,7 @@ import VaultStore
         let result = try child.result()
         #expect(result.status == 70, "\(result.stderr)")
         #expect(
-            result.stderr == "coffer: internal error: stopped on a fatal signal (nothing from memory was printed).\n",
+            result.stderr == "error: internal error: stopped on a fatal signal (nothing from memory was printed).\n",
             "\(result.stderr)")
     }
 

@@ -30,8 +30,14 @@ import VaultStore
 
     func setUp() throws {
         _ = try sandbox.initVault()
-        #expect(try run(["invoices"]).stdout.contains("let's get you paid"))
+        // With no client yet, the first-run hint starts with adding one (an invoice needs one).
+        let first = try run(["invoices"]).stdout
+        #expect(first.contains("First add who you invoice: coffer client add NAME"), "\(first)")
+        #expect(!first.contains("invoice new CLIENT"))
         try ok("client", "add", "Acme Ltd", "--email", "ap@acme.example", "--address", "1 High St", "--terms", "14")
+        #expect(
+            try run(["invoices"]).stdout.contains(
+                "let's get you paid: coffer invoice new \"Acme Ltd\" --item \"Design work\" 1 500"))
         // 2.5 × 120.00 + 1 × 19.99 = 319.99; 20% tax 64.00 (63.998 rounded half away from zero); total 383.99.
         try ok(
             "invoice", "new", "acme", "--item", "Design <work> & more", "2.5", "120", "--item", "Hosting", "1", "19.99",
@@ -74,7 +80,17 @@ import VaultStore
                 "Invoices: £383.99 outstanding, ⚠ £383.99 overdue (1)"))
         try ok("settings", "--receivables", "off")
         #expect(try json("overview", today: "2026-11-17")["netWorth"] as? String == "0.00")
+        #expect(try json("settings")["includeReceivables"] as? Bool == false)
         try ok("settings", "--receivables", "on")
+        let settings = try json("settings")
+        #expect(settings["includeReceivables"] as? Bool == true)
+        #expect(settings["currency"] as? String == "GBP")
+        let client = try json("client", "show", "Acme Ltd", today: "2026-11-17")
+        #expect(client["name"] as? String == "Acme Ltd")
+        #expect(client["termsDays"] as? Int == 14)
+        #expect(client["email"] as? String == "ap@acme.example")
+        #expect((client["invoices"] as? [[String: Any]])?.map { $0["number"] as? String } == ["INV-0001"])
+        #expect((client["invoices"] as? [[String: Any]])?.first?["outstanding"] as? String == "383.99")
 
         // Partial, then full payment; overpayment refused.
         try ok("invoice", "pay", "INV-0001", "--amount", "100", today: "2026-11-20")

@@ -46,6 +46,15 @@ struct TerminalTests {
 
     func screen() throws -> String { try tmux("capture-pane", "-p", "-t", session) }
 
+    /// A shell in a detached tmux session, with the sandbox's environment and `extra`.
+    func startShell(_ extra: [String: String] = [:], width: Int = 120, height: Int = 30) throws {
+        let environment = sandbox.baseEnvironment.merging(extra) { $1 }.map { "\($0.key)='\($0.value)'" }
+            .joined(separator: " ")
+        try tmux(
+            "new-session", "-d", "-s", session, "-x", "\(width)", "-y", "\(height)",
+            "env -i TERM=xterm \(environment) /bin/sh")
+    }
+
     func waitFor(_ text: String, timeout: TimeInterval = 20) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var current = ""
@@ -59,9 +68,7 @@ struct TerminalTests {
     }
 
     @Test func promptsWithoutEchoAndConfirmsANewPassphrase() throws {
-        let environment = sandbox.baseEnvironment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        try tmux(
-            "new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        try startShell(width: 120, height: 30)
         defer { _ = try? tmux("kill-server") }
         let secret = "tty-secret-\(UInt32.random(in: 0...UInt32.max))"
 
@@ -75,7 +82,7 @@ struct TerminalTests {
         #expect(!shown.contains(secret), "the passphrase must never be echoed")
 
         try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) verify; echo VERIFY-EXIT=$?", "Enter")
-        _ = try waitFor("Passphrase:")
+        _ = try waitFor("Passphrase for ")
         try tmux("send-keys", "-t", session, secret, "Enter")
         shown = try waitFor("VERIFY-EXIT=0")
         #expect(shown.contains("Vault OK"))
@@ -97,10 +104,7 @@ struct TerminalTests {
     }
 
     @Test func deleteAsksForConfirmationOnATerminal() throws {
-        let environment = sandbox.baseEnvironment.merging(["COFFER_PASSPHRASE": "terminal passphrase"]) { $1 }
-            .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        try tmux(
-            "new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
+        try startShell(["COFFER_PASSPHRASE": "terminal passphrase"])
         defer { _ = try? tmux("kill-server") }
         let coffer = cofferBinary.path
         try tmux(
@@ -182,9 +186,7 @@ struct TerminalTests {
             try sandbox.run(["update", "Savings", "150"], environment: ["COFFER_PASSPHRASE": passphrase]).status == 0)
         let archive = try #require(
             try FileManager.default.contentsOfDirectory(atPath: backups.path).first { $0.hasSuffix(".cbak") })
-        let environment = sandbox.baseEnvironment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        try tmux(
-            "new-session", "-d", "-s", session, "-x", "200", "-y", "40", "env -i TERM=xterm \(environment) /bin/sh")
+        try startShell(width: 200, height: 40)
         defer { _ = try? tmux("kill-server") }
         let coffer = cofferBinary.path
         let fresh = sandbox.directory.path("fresh.coffer").path
@@ -218,5 +220,77 @@ struct TerminalTests {
         shown = try waitFor("REPLACED=1", timeout: 60)
         #expect(shown.contains("REPLACED=100"), "\(shown)")
         #expect(shown.components(separatedBy: "Passphrase").count - 1 == 1, "one prompt when replacing:\n\(shown)")
+    }
+
+    /// `Next:` and `Undo with:` are advice for a person: at a terminal they appear (on stderr),
+    /// `-q` silences them, and stdout, which a script reads, never carries them.
+    @Test func adviceReachesAPersonAtATerminalOnly() throws {
+        try startShell(["COFFER_PASSPHRASE": "terminal passphrase"])
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        try tmux("send-keys", "-t", session, "\(coffer) init --kdf interactive; echo SETUP=$?", "Enter")
+        _ = try waitFor("SETUP=0")
+        try tmux("send-keys", "-t", session, "clear; \(coffer) account add Spare --category Cash; echo ONE=$?", "Enter")
+        var shown = try waitFor("ONE=0")
+        #expect(shown.contains("Next: coffer update \"Spare\" AMOUNT"), "\(shown)")
+        try tmux(
+            "send-keys", "-t", session, "clear; \(coffer) -q account add Other --category Cash; echo TWO=$?", "Enter")
+        shown = try waitFor("TWO=0")
+        #expect(shown.contains("Added Other"), "\(shown)")
+        #expect(!shown.contains("Next:"), "-q silences the advice:\n\(shown)")
+        try tmux(
+            "send-keys", "-t", session, "clear; \(coffer) account add Third --category Cash 2>/dev/null; echo THREE=$?",
+            "Enter")
+        shown = try waitFor("THREE=0")
+        #expect(!shown.contains("Next:"), "the advice is on stderr, never on stdout:\n\(shown)")
+    }
+
+    /// `coffer shell`: one passphrase prompt naming the vault, then commands without `coffer`.
+    /// What is typed is in no process's command line while the shell runs, and in no file
+    /// afterwards (no history is written); it leaves on `exit`, and on its own when idle.
+    @Test func theShellUnlocksOnceAndLeavesNoTrace() throws {
+        try startShell(["COFFER_TODAY": "2026-11-24"])
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        let canary = "Canary\(UInt32.random(in: 100_000...UInt32.max))"
+        let passphrase = "shell passphrase"
+        try tmux(
+            "send-keys", "-t", session,
+            "COFFER_PASSPHRASE='\(passphrase)' \(coffer) init --kdf interactive; echo INIT=$?", "Enter")
+        _ = try waitFor("INIT=0")
+        try tmux("send-keys", "-t", session, "clear; \(coffer) shell; echo SHELL-EXIT=$?", "Enter")
+        #expect(try waitFor("Passphrase for ").contains("Passphrase for ~/data/coffer/vault.coffer:"))
+        try tmux("send-keys", "-t", session, passphrase, "Enter")
+        _ = try waitFor("coffer>")
+        try tmux("send-keys", "-t", session, "account add \(canary) --category Cash --value 5", "Enter")
+        _ = try waitFor("Added \(canary)")
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+        #expect(!processes.isEmpty)
+        for pid in processes {
+            guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
+            #expect(!String(decoding: cmdline, as: UTF8.self).contains(canary), "process \(pid) shows what was typed")
+        }
+        try tmux("send-keys", "-t", session, "spend 4.50 Groceries", "Enter")
+        try tmux("send-keys", "-t", session, "spnd 1 Groceries", "Enter")
+        _ = try waitFor("did you mean 'spend'?")
+        try tmux("send-keys", "-t", session, "overview", "Enter")
+        var shown = try waitFor("Budget: ")
+        #expect(shown.contains(canary))
+        #expect(shown.components(separatedBy: "Passphrase for").count - 1 == 1, "one prompt for every command")
+        try tmux("send-keys", "-t", session, "exit", "Enter")
+        shown = try waitFor("SHELL-EXIT=0")
+
+        try tmux("send-keys", "-t", session, "clear; \(coffer) shell --timeout 1s; echo IDLE-EXIT=$?", "Enter")
+        _ = try waitFor("Passphrase for ")
+        try tmux("send-keys", "-t", session, passphrase, "Enter")
+        shown = try waitFor("IDLE-EXIT=0")
+        #expect(shown.contains("No input for 1s"), "\(shown)")
+
+        // Nothing typed was written anywhere but (encrypted) into the vault.
+        let written = FileManager.default.enumerator(atPath: sandbox.directory.url.path)?.allObjects as? [String] ?? []
+        for name in written where !name.contains("tmux-output") {
+            let data = FileManager.default.contents(atPath: sandbox.directory.url.appendingPathComponent(name).path)
+            #expect(data.map { !String(decoding: $0, as: UTF8.self).contains(canary) } ?? true, "\(name) holds it")
+        }
     }
 }

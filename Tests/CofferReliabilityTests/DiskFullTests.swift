@@ -23,9 +23,10 @@ import VaultStore
         return files
     }
 
-    func expectCleanFailure(_ result: RunResult, _ what: String) {
-        #expect(result.status == 1, "\(what): \(result.stderr)")
-        #expect(result.stderr.hasPrefix("coffer: "), "\(what): \(result.stderr)")
+    /// Exit 1 for the vault's own writes; 74 (I/O error) for a backup's, whose output failed.
+    func expectCleanFailure(_ result: RunResult, _ what: String, status: Int32 = 1) {
+        #expect(result.status == status, "\(what): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("error: "), "\(what): \(result.stderr)")
         let said = result.stdout + result.stderr
         #expect(
             said.contains("disk is full") || said.contains("Writing to the disk failed"),
@@ -91,7 +92,7 @@ import VaultStore
         let result = try sandbox.run(
             ["backup", "create", "--to", usb.path], environment: environment,
             fileSizeLimit: (archiveSize / 2 / 512) * 512)
-        expectCleanFailure(result, "backup create")
+        expectCleanFailure(result, "backup create", status: 74)
         #expect(
             result.stdout.contains("FAILED  \(usb.path)"), "the failure must name the destination: \(result.stdout)")
         #expect(try listing(usb) == earlier, "earlier archives unchanged and nothing half-written left behind")
@@ -101,5 +102,20 @@ import VaultStore
                 ["backup", "verify", usb.appendingPathComponent(name).path, "--full"], environment: environment)
             #expect(verify.status == 0, "\(verify.stderr)")
         }
+    }
+
+    /// An export that cannot be made where asked exits 73 (cannot create output); one that runs
+    /// out of room while writing exits 74 (I/O error). Neither leaves a file behind.
+    @Test func anExportThatCannotBeWrittenSaysWhichWay() throws {
+        try makeDemoVault()
+        let missing = sandbox.directory.path("not-mounted/export.json")
+        let cannot = try sandbox.run(["export", "json", "--out", missing.path], environment: environment)
+        #expect(cannot.status == 73, "\(cannot.stderr)")
+        #expect(cannot.stderr.hasPrefix("error: Cannot write"))
+        #expect(!FileManager.default.fileExists(atPath: missing.deletingLastPathComponent().path))
+        // /dev/full: every write fails with "no space left on device".
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { return }
+        let result = try sandbox.run(["export", "json", "--out", "/dev/full"], environment: environment)
+        expectCleanFailure(result, "export json", status: 74)
     }
 }

@@ -168,7 +168,7 @@ public struct Sandbox {
     }
 
     /// Starts `coffer` with posix_spawn, stdin from /dev/null (commands must never wait for a
-    /// terminal) and stdout/stderr into files. Foundation's Process is not used: under many
+    /// terminal; `input`, when given, is read from a file instead) and stdout/stderr into files. Foundation's Process is not used: under many
     /// parallel children it can miss an exit and wait for ever.
     /// `fileSizeLimit` (bytes, in 512-byte blocks as `ulimit -f` counts) runs it under that limit.
     /// `peakMemoryReport` writes the child's peak RSS in bytes to that file: a small Python parent
@@ -176,15 +176,20 @@ public struct Sandbox {
     /// kernel would count our own peak as the child's).
     public func start(
         _ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil,
-        peakMemoryReport: URL? = nil
+        peakMemoryReport: URL? = nil, input: String? = nil
     ) throws -> Child {
         try? FileManager.default.createDirectory(at: directory.path("tmp"), withIntermediateDirectories: true)
         let id = UUID().uuidString
         let out = directory.path("stdout-\(id)"), err = directory.path("stderr-\(id)")
+        var stdin = "/dev/null"
+        if let input {
+            stdin = directory.path("stdin-\(id)").path
+            try Data(input.utf8).write(to: URL(fileURLWithPath: stdin))
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, err.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var command = [cofferBinary.path] + arguments
@@ -211,9 +216,9 @@ public struct Sandbox {
     @discardableResult
     public func run(
         _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60,
-        fileSizeLimit: Int? = nil
+        fileSizeLimit: Int? = nil, input: String? = nil
     ) throws -> RunResult {
-        let child = try start(arguments, environment: environment, fileSizeLimit: fileSizeLimit)
+        let child = try start(arguments, environment: environment, fileSizeLimit: fileSizeLimit, input: input)
         let deadline = Date().addingTimeInterval(timeout)
         while child.isRunning, Date() < deadline { usleep(2_000) }
         if child.isRunning {

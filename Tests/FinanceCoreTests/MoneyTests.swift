@@ -124,6 +124,18 @@ import Testing
         }
     }
 
+    @Test func anImpossibleDateSaysWhatIsWrongWithIt() {
+        func message(_ text: String) -> String {
+            do {
+                _ = try CalendarDate(parsing: text)
+                return ""
+            } catch { return (error as? FinanceError)?.errorDescription ?? "" }
+        }
+        #expect(message("2026-13-01").contains("there is no month 13"), "\(message("2026-13-01"))")
+        #expect(message("2026-00-10").contains("there is no month 0"))
+        #expect(message("2026-02-30").contains("February 2026 has no day 30"))
+    }
+
     @Test func canonicalDatesAgreeWithTheGeneralParser() throws {
         #expect(try CalendarDate(parsing: "2024-02-29").description == "2024-02-29")
         for text in ["2025-02-29", "2025-13-01", "2025-00-10", "2025-1-01", "20250101", "2025/01/01", "2025-01-0a"] {

@@ -5,9 +5,12 @@ import Foundation
 extension Ledger {
     /// The account called `name`: an exact case-insensitive match, else the only account whose
     /// name starts with it.
+    /// An account by its exact name, or a unique prefix of at least 3 letters: a value typed
+    /// for "M" must not land on whichever account happens to start with it.
     public func account(named name: String, includeClosed: Bool = true) throws -> Account {
         try Self.match(
-            name, among: includeClosed ? accounts : accounts.filter { $0.closed == nil }, name: \.name, kind: "account")
+            name, among: includeClosed ? accounts : accounts.filter { $0.closed == nil }, name: \.name, kind: "account",
+            minimumPrefix: 3)
     }
 
     /// Adds an account, with its first value when one is given. Names are unique.

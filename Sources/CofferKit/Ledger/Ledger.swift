@@ -335,13 +335,21 @@ public final class Ledger {
 
     // MARK: Finding things by name
 
-    /// Exact case-insensitive match, else the unique case-insensitive prefix; otherwise refused
-    /// with the candidates, so nothing is written on a guess.
-    static func match<Item>(_ wanted: String, among items: [Item], name: (Item) -> String, kind: String) throws -> Item
-    {
+    /// Exact case-insensitive match, else the unique case-insensitive prefix of at least
+    /// `minimumPrefix` characters; otherwise refused with the candidates, so nothing is written
+    /// on a guess.
+    static func match<Item>(
+        _ wanted: String, among items: [Item], name: (Item) -> String, kind: String, minimumPrefix: Int = 1
+    ) throws -> Item {
         let text = wanted.trimmingCharacters(in: .whitespaces)
         if let exact = items.first(where: { name($0).caseInsensitiveCompare(text) == .orderedSame }) { return exact }
         let matches = text.isEmpty ? [] : items.filter { name($0).lowercased().hasPrefix(text.lowercased()) }
+        if !matches.isEmpty, text.count < minimumPrefix {
+            throw CofferError(
+                .ambiguous,
+                "'\(wanted)' is too short to choose \(kind == "account" ? "an" : "a") \(kind) (type at least \(minimumPrefix) letters, or the whole name): it starts \(matches.map(name).joined(separator: ", ")).",
+                kind: kind, candidates: matches.map(name))
+        }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
             throw CofferError(.noMatch, "No \(kind) matches '\(wanted)'.", kind: kind, candidates: items.map(name))

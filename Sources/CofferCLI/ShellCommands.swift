@@ -1,0 +1,191 @@
+import ArgumentParser
+import CofferKit
+import Foundation
+import VaultStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `coffer shell` and `coffer batch`: many commands for one unlock, typed (or piped) after the
+/// program has started, so names and amounts never land in shell history or in
+/// `/proc/PID/cmdline`, which every local user can read.
+struct Shell: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "A prompt that unlocks once and takes commands without `coffer`; nothing typed reaches shell history.",
+        discussion: """
+            Type any command as you would after `coffer` (spend 12.50 Groceries, update Home 250000, budget). \
+            The vault stays open, so each answers at once. Nothing typed is kept: no history file is written. \
+            Leave with exit, quit, Ctrl-D, or after --timeout without input.
+            """)
+    @OptionGroup var options: VaultOptions
+    @Option(help: ArgumentHelp("Leave after this long without input (for example 10m, 1h).", valueName: "duration"))
+    var timeout: String = "15m"
+
+    func run() throws {
+        let idle = try Duration.parse(timeout)
+        let ledger = try options.openLedger()
+        CommandSession.open(ledger, at: options.vaultURL)
+        defer { CommandSession.close() }
+        let name = VaultOptions.display(options.vaultURL)
+        Terminal.note("Unlocked \(name). Type a command (help lists them); exit or Ctrl-D leaves.")
+        while true {
+            FileHandle.standardError.write(Data("coffer> ".utf8))
+            guard CommandSession.inputArrives(within: idle) else {
+                Terminal.note("\nNo input for \(Duration.format(idle)): the vault is closed.")
+                return
+            }
+            guard let line = readLine(strippingNewline: true) else {
+                Terminal.note("")
+                return
+            }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if trimmed == "exit" || trimmed == "quit" { return }
+            _ = CommandSession.run(line: line)
+        }
+    }
+}
+
+struct Batch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run commands from standard input, one per line without `coffer`, for one unlock: for scripts.",
+        discussion: """
+            Blank lines and lines starting with # are skipped. It stops at the first command that fails and \
+            exits with that command's code (the lines before it stay done); --keep-going runs the rest and \
+            exits with the first failure's code. The passphrase comes from a session, COFFER_PASSPHRASE, \
+            --passphrase-file or --passphrase-command: standard input carries the commands.
+            """)
+    @OptionGroup var options: VaultOptions
+    @Flag(help: "Run every line even after one fails.") var keepGoing = false
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        CommandSession.open(ledger, at: options.vaultURL)
+        defer { CommandSession.close() }
+        var firstFailure: Int32 = 0
+        var number = 0
+        while let line = readLine(strippingNewline: true) {
+            number += 1
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let status = CommandSession.run(line: line)
+            guard status != 0 else { continue }
+            if firstFailure == 0 { firstFailure = status }
+            if !keepGoing {
+                Terminal.note("hint: stopped at line \(number); the lines before it were done.")
+                break
+            }
+            Terminal.note("hint: line \(number) failed; going on (--keep-going).")
+        }
+        if firstFailure != 0 { throw ExitCode(firstFailure) }
+    }
+}
+
+/// The vault a shell or batch keeps open, and how each line inside it runs.
+enum CommandSession {
+    nonisolated(unsafe) private static var current: (path: String, ledger: Ledger)?
+
+    static func open(_ ledger: Ledger, at url: URL) {
+        current = (url.standardizedFileURL.path, ledger)
+    }
+
+    static func close() { current = nil }
+
+    /// The open vault, when `url` is it: commands inside a shell or batch use it rather than
+    /// opening (and unlocking) the file again.
+    static func ledger(at url: URL) -> Ledger? {
+        guard let current, current.path == url.standardizedFileURL.path else { return nil }
+        return current.ledger
+    }
+
+    /// Commands that replace the vault's keys or files, or open another shell: run them outside.
+    static let refused: Set<String> = [
+        "shell", "batch", "init", "demo", "unlock", "lock", "rekey", "passphrase", "recovery-key", "restore",
+        "device", "merge",
+    ]
+
+    /// Runs one line as `coffer WORDS`; reports its error in the usual style and returns its
+    /// exit status (the process goes on).
+    static func run(line: String) -> Int32 {
+        do {
+            var words = try self.words(line)
+            if words.first == "coffer" { words.removeFirst() }
+            if let first = words.first(where: { !$0.hasPrefix("-") }),
+                refused.contains(first)
+                    || (first == "sync" && words.contains("compact"))
+            {
+                throw CLIError(
+                    .invalidInput, "'\(first)' is not available inside a shell or batch.",
+                    hint: "Leave it (exit) and run: coffer \(first) …")
+            }
+            return Coffer.execute(words)
+        } catch {
+            return Coffer.report(CLIError(error))
+        }
+    }
+
+    /// Splits a line into words as a POSIX shell does for a simple command: blanks separate;
+    /// 'single quotes' keep everything; "double quotes" keep all but \" \\ \$ \`; a backslash
+    /// outside quotes keeps the next character. No expansion of any kind.
+    static func words(_ line: String) throws -> [String] {
+        var words: [String] = []
+        var word = ""
+        var inWord = false
+        var characters = Array(line)[...]
+        while let character = characters.popFirst() {
+            switch character {
+            case " ", "\t":
+                if inWord { words.append(word) }
+                word = ""
+                inWord = false
+            case "'":
+                inWord = true
+                guard let end = characters.firstIndex(of: "'") else {
+                    throw CLIError(.invalidInput, "A ' quote is not closed.", hint: "Close it, or escape it as \\'.")
+                }
+                word += String(characters[..<end])
+                characters = characters[(end + 1)...]
+            case "\"":
+                inWord = true
+                var closed = false
+                while let next = characters.popFirst() {
+                    if next == "\"" {
+                        closed = true
+                        break
+                    }
+                    if next == "\\", let escaped = characters.first, "\"\\$`".contains(escaped) {
+                        word.append(escaped)
+                        characters.removeFirst()
+                    } else {
+                        word.append(next)
+                    }
+                }
+                guard closed else {
+                    throw CLIError(
+                        .invalidInput, "A \" quote is not closed.", hint: "Close it, or escape it as \\\".")
+                }
+            case "\\":
+                inWord = true
+                if let next = characters.popFirst() { word.append(next) }
+            default:
+                inWord = true
+                word.append(character)
+            }
+        }
+        if inWord { words.append(word) }
+        return words
+    }
+
+    /// Waits for input on standard input for at most `seconds`.
+    static func inputArrives(within seconds: TimeInterval) -> Bool {
+        var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: Int((seconds * 1000).rounded()))
+        while true {
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            return ready != 0
+        }
+    }
+}
