@@ -94,7 +94,14 @@ public struct CLIError: Error, LocalizedError, Sendable {
             } else if error.candidates.isEmpty {
                 hint = Self.addCommands[kind].map { "Add one with: \($0)" }
             } else {
-                hint = "\(kind.prefix(1).uppercased() + kind.dropFirst())s: \(error.candidates.joined(separator: ", "))"
+                let plural = Ledger.plural(kind)
+                let all =
+                    "\(plural.prefix(1).uppercased() + plural.dropFirst()): \(error.candidates.joined(separator: ", "))"
+                // The nearest name, as for a mistyped command (`grocceries` → Groceries).
+                let lowered = Dictionary(error.candidates.map { ($0.lowercased(), $0) }) { first, _ in first }
+                hint =
+                    CommandWords.closest(to: error.wanted ?? "", among: Array(lowered.keys)).flatMap { lowered[$0] }
+                    .map { "Did you mean '\($0)'? \(all)" } ?? all
             }
             self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: hint)
         case .ambiguous:

@@ -60,10 +60,11 @@ public struct Coffer: ParsableCommand {
     /// reported on stderr: the process's one command, or each line of a shell or batch.
     static func execute(_ arguments: [String]) -> Int32 {
         var given = arguments
-        let quiet = Output.quiet
+        let quiet = Output.quiet, color = Style.choice
         Output.quiet = GlobalOptionPlacement.takeQuiet(from: &given) || quiet
-        defer { Output.quiet = quiet }
+        defer { (Output.quiet, Style.choice) = (quiet, color) }
         do {
+            Style.choice = try GlobalOptionPlacement.takeColor(from: &given) ?? color
             let normalised = GlobalOptionPlacement.normalise(given)
             try CommandWords.check(normalised)
             var command = try parseAsRoot(normalised)

@@ -22,6 +22,41 @@ enum GlobalOptionPlacement {
         return found
     }
 
+    /// Removes `--color=WHEN` or `--color WHEN` wherever it stands before `--` (every command
+    /// takes it) and returns WHEN, refusing anything but auto, always and never.
+    static func takeColor(from arguments: inout [String]) throws -> Style.ColorChoice? {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        var choice: Style.ColorChoice?
+        var index = 0
+        var kept: [String] = []
+        while index < end {
+            let argument = arguments[index]
+            let value: String
+            if argument == "--color" {
+                guard index + 1 < end else {
+                    throw CLIError(.invalidInput, "--color needs a value: auto, always or never.")
+                }
+                value = arguments[index + 1]
+                index += 2
+            } else if argument.hasPrefix("--color=") {
+                value = String(argument.dropFirst("--color=".count))
+                index += 1
+            } else {
+                kept.append(argument)
+                index += 1
+                continue
+            }
+            guard let parsed = Style.ColorChoice(rawValue: value) else {
+                throw CLIError(
+                    .invalidInput, "--color takes auto, always or never, not '\(value)'.",
+                    hint: "auto (the default) colours only a terminal; NO_COLOR and CLICOLOR_FORCE are read too.")
+            }
+            choice = parsed
+        }
+        arguments = kept + arguments[end...]
+        return choice
+    }
+
     static func normalise(_ arguments: [String], root: ParsableCommand.Type = Coffer.self) -> [String] {
         var hoisted: [String] = []
         var index = 0

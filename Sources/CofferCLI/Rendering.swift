@@ -5,15 +5,34 @@ import Foundation
     import Glibc
 #endif
 
-/// How human output looks: colour only as an extra (never the only carrier of meaning), none
-/// when NO_COLOR is set, TERM is dumb or stdout is not a terminal; width from the terminal.
+/// How human output looks: colour only as an extra (never the only carrier of meaning); width
+/// from the terminal. Colour, first match wins: `--color=always|never`; `NO_COLOR` (none);
+/// `CLICOLOR_FORCE` other than 0 (colour even into a pipe); otherwise colour only when stdout is
+/// a terminal and TERM is not dumb (`--color=auto`).
 struct Style {
     let color: Bool
     let width: Int
 
+    enum ColorChoice: String, CaseIterable { case auto, always, never }
+
+    /// `--color` as given on the command line (any command, anywhere before `--`).
+    nonisolated(unsafe) static var choice = ColorChoice.auto
+
     static func current(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
         let terminal = isatty(STDOUT_FILENO) == 1
-        let color = terminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+        let color: Bool
+        switch choice {
+        case .always: color = true
+        case .never: color = false
+        case .auto:
+            if !(environment["NO_COLOR"] ?? "").isEmpty {
+                color = false
+            } else if let force = environment["CLICOLOR_FORCE"], !force.isEmpty, force != "0" {
+                color = true
+            } else {
+                color = terminal && environment["TERM"] != "dumb"
+            }
+        }
         var size = winsize()
         let columns =
             terminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0

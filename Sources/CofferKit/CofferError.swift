@@ -46,12 +46,17 @@ public struct CofferError: Error, LocalizedError, Sendable {
     public let kind: String?
     /// The names the user could have meant.
     public let candidates: [String]
+    /// What the user typed, when no name matched it (the front end can suggest the nearest).
+    public let wanted: String?
 
-    public init(_ code: Code, _ message: String, kind: String? = nil, candidates: [String] = []) {
+    public init(
+        _ code: Code, _ message: String, kind: String? = nil, candidates: [String] = [], wanted: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.kind = kind
         self.candidates = candidates
+        self.wanted = wanted
     }
 
     public var errorDescription: String? { message }

@@ -9,6 +9,23 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { code }
 
+    /// Whether most of the locales that use this currency write a decimal comma (Foundation's
+    /// locale data: EUR, SEK, NOK, DKK, PLN, CZK, BRL, ISK do; GBP, USD, CHF, ZAR do not), so that
+    /// `12,50` typed for it means twelve fifty.
+    public var writesDecimalComma: Bool { Self.decimalCommaCurrencies.contains(code) }
+
+    private static let decimalCommaCurrencies: Set<String> = {
+        var marks: [String: (comma: Int, point: Int)] = [:]
+        for identifier in Locale.availableIdentifiers {
+            let locale = Locale(identifier: identifier)
+            guard let code = locale.currency?.identifier, let separator = locale.decimalSeparator else { continue }
+            var count = marks[code] ?? (0, 0)
+            if separator == "," { count.comma += 1 } else if separator == "." { count.point += 1 }
+            marks[code] = count
+        }
+        return Set(marks.filter { $0.value.comma > $0.value.point }.keys)
+    }()
+
     /// Currencies Coffer knows; the table is data, not logic, so adding one is one line.
     public static let known: [Currency] = [
         Currency(code: "GBP", minorDigits: 2, symbol: "£"), Currency(code: "EUR", minorDigits: 2, symbol: "€"),

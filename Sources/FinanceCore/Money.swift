@@ -36,10 +36,12 @@ public struct Money: Hashable, Comparable, Sendable {
 let maximumInputMajorUnits: Int64 = 1_000_000_000_000
 
 extension Currency {
-    /// Parses what a person types: `1234.56`, `1,234.56`, `£1,234.5`, `-20`, `GBP 12`, `-£3`.
-    /// Refuses shorthand (`20k`), exponents, `NaN`, comma decimals, misplaced separators and
-    /// more decimals than the currency has, each with a message that quotes the input.
-    public func parse(_ input: String) throws -> Money {
+    /// Parses what a person types: `1234.56`, `1,234.56`, `£1,234.5`, `-20`, `GBP 12`, `-£3`;
+    /// and, where the currency is written with a decimal comma (`writesDecimalComma`) or the
+    /// locale is (`decimalComma`), `12,50` and `1.234,56` too. Refuses shorthand (`20k`),
+    /// exponents, `NaN`, misplaced separators, a comma that could be either mark (`1,234` in
+    /// EUR) and more decimals than the currency has, each with a message that quotes the input.
+    public func parse(_ input: String, decimalComma: Bool? = nil) throws -> Money {
         // Fast path for the plain form exports are made of: [-]digits[.fraction].
         if let parsed = input.utf8.withContiguousStorageIfAvailable({ plainDecimal($0) }), let money = parsed {
             return money
@@ -77,6 +79,20 @@ extension Currency {
                     "Enter the full amount, not shorthand: \(quoted) uses '\(last)'; write 20000 rather than 20k.")
             }
             throw FinanceError(.invalidAmount, "Enter an amount such as 1234.56: \(quoted) is not a number.")
+        }
+        // With a decimal comma, the last separator, when a comma, is the decimal mark and points
+        // group thousands: read it as the point-decimal form below reads it.
+        if text.last(where: { $0 == "," || $0 == "." }) == ",",
+            decimalComma ?? (writesDecimalComma || Locale.current.decimalSeparator == ",")
+        {
+            let decimals = text.split(separator: ",", omittingEmptySubsequences: false).last!
+            if decimals.count == 3, !text.contains("."), minorDigits < 3 {
+                throw FinanceError(
+                    .invalidAmount,
+                    "\(quoted) could be a thousands comma or a decimal comma in \(code): write \(text.replacingOccurrences(of: ",", with: "")) or \(text),00."
+                )
+            }
+            text = Substring(String(text.map { $0 == "," ? "." : $0 == "." ? "," : $0 }))
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= 2 else {

@@ -33,6 +33,11 @@ import VaultStore
         Case(name: "help for a typo", arguments: ["help", "spnd"], status: 64, says: "did you mean 'spend'?"),
         Case(name: "an account by two letters", arguments: ["update", "Ho", "100"], status: 64, says: "too short"),
         Case(
+            name: "a misspelt category", arguments: ["spend", "10", "grocceries"], status: 64,
+            says: "did you mean 'groceries'?"),
+        Case(
+            name: "a prefix of several categories", arguments: ["spend", "10", "s"], status: 64, says: "categories: "),
+        Case(
             name: "spending a minus amount", arguments: ["spend", "-5", "Groceries"], status: 64,
             says: "amounts are positive"),
         Case(name: "a typo of a subcommand", arguments: ["account", "lst"], status: 64, says: "did you mean 'list'?"),

@@ -30,6 +30,19 @@ import Testing
         #expect(try coffer("overview").stdout.contains("since last month"))
     }
 
+    /// A EUR vault takes amounts as people there write them.
+    @Test func aEuroVaultTakesADecimalComma() throws {
+        try coffer("init", "--kdf", "interactive", "--currency", "EUR")
+        try coffer("spend", "12,50", "Groceries")
+        try coffer("account", "add", "Girokonto", "--category", "Cash", "--value", "1.234,56")
+        let budget = try coffer("budget", "--json").stdout
+        #expect(budget.contains(#""spent" : "12.50""#), "\(budget)")
+        #expect(try coffer("account", "show", "Girokonto", "--json").stdout.contains(#""value" : "1234.56""#))
+        let ambiguous = try sandbox.run(["spend", "1,234", "Groceries"], environment: environment)
+        #expect(ambiguous.status == 64)
+        #expect(ambiguous.stderr.contains("could be a thousands comma or a decimal comma"), "\(ambiguous.stderr)")
+    }
+
     /// A vault used for its budget alone: the overview still shows the budget line.
     @Test func aBudgetOnlyVaultShowsItsBudget() throws {
         try coffer("init", "--kdf", "interactive")
@@ -38,5 +51,36 @@ import Testing
         #expect(overview.contains("No accounts yet"))
         #expect(overview.contains("Budget: "), "\(overview)")
         #expect(overview.contains("remaining in November 2026"), "\(overview)")
+    }
+}
+
+/// Colour: `--color=auto|always|never` first, then NO_COLOR, then CLICOLOR_FORCE, then whether
+/// stdout is a terminal. Here stdout is a file, so `auto` alone never colours.
+@Suite struct ColourTests {
+    let sandbox = Sandbox()
+    let environment = ["COFFER_PASSPHRASE": "colour passphrase", "COFFER_TODAY": "2026-11-24"]
+    let escape = "\u{1B}["
+
+    func overview(_ arguments: [String] = [], _ extra: [String: String] = [:]) throws -> RunResult {
+        try sandbox.run(["overview"] + arguments, environment: environment.merging(extra) { $1 })
+    }
+
+    @Test func theFlagThenTheEnvironmentDecide() throws {
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["account", "add", "Home", "--category", "Property", "--value", "1000"], environment: environment
+            ).status == 0)
+        #expect(!(try overview().stdout.contains(escape)), "auto, into a file: no colour")
+        #expect(try overview(["--color=always"]).stdout.contains(escape))
+        #expect(try overview(["--color", "always"], ["NO_COLOR": "1"]).stdout.contains(escape), "the flag first")
+        #expect(try overview([], ["CLICOLOR_FORCE": "1"]).stdout.contains(escape))
+        #expect(!(try overview([], ["CLICOLOR_FORCE": "0"]).stdout.contains(escape)))
+        #expect(!(try overview([], ["CLICOLOR_FORCE": "1", "NO_COLOR": "1"]).stdout.contains(escape)))
+        #expect(!(try overview(["--color=never"], ["CLICOLOR_FORCE": "1"]).stdout.contains(escape)))
+        let wrong = try overview(["--color=sometimes"])
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr.contains("--color takes auto, always or never"))
+        #expect(!(try overview(["--color=always", "--json"]).stdout.contains(escape)), "JSON never carries colour")
     }
 }

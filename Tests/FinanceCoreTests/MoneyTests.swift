@@ -124,6 +124,32 @@ import Testing
         }
     }
 
+    /// A decimal comma where the currency (or the locale) is written with one; never where it is
+    /// not, and never when the comma could be either mark.
+    @Test func aDecimalCommaWhereTheCurrencyWritesOne() throws {
+        let eur = try Currency.named("EUR"), sek = try Currency.named("SEK"), gbp = Currency.gbp
+        #expect(eur.writesDecimalComma && sek.writesDecimalComma)
+        let usd = try Currency.named("USD")
+        #expect(!gbp.writesDecimalComma && !usd.writesDecimalComma)
+        #expect(try eur.parse("12,50") == Money(minorUnits: 1250))
+        #expect(try eur.parse("12,5") == Money(minorUnits: 1250))
+        #expect(try eur.parse("1.234,56") == Money(minorUnits: 123_456))
+        #expect(try eur.parse("€1.234.567,89") == Money(minorUnits: 123_456_789))
+        #expect(try eur.parse("-3,10") == Money(minorUnits: -310))
+        #expect(try eur.parse("1,234.56") == Money(minorUnits: 123_456), "a point last: the point is the decimal mark")
+        #expect(try sek.parse("99,90") == Money(minorUnits: 9990))
+        #expect(throws: FinanceError.self) { try eur.parse("1,234") }  // a thousands comma, or a decimal one?
+        #expect(throws: FinanceError.self) { try eur.parse("12,505") }
+        #expect(throws: FinanceError.self) { try eur.parse("1.23,45") }  // points must group thousands
+        #expect(throws: FinanceError.self) { try gbp.parse("12,50") }
+        #expect(try gbp.parse("12,50", decimalComma: true) == Money(minorUnits: 1250), "a comma locale")
+        do {
+            _ = try eur.parse("1,234")
+        } catch let error as FinanceError {
+            #expect(error.errorDescription?.contains("write 1234 or 1,234,00") == true, "\(error)")
+        }
+    }
+
     @Test func anImpossibleDateSaysWhatIsWrongWithIt() {
         func message(_ text: String) -> String {
             do {

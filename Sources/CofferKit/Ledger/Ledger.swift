@@ -352,11 +352,24 @@ public final class Ledger {
         }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
-            throw CofferError(.noMatch, "No \(kind) matches '\(wanted)'.", kind: kind, candidates: items.map(name))
+            throw CofferError(
+                .noMatch, "No \(kind) matches '\(wanted)'.", kind: kind,
+                candidates: items.map(name).sorted { $0.localizedCaseInsensitiveCompare($1) == .orderedAscending },
+                wanted: text)
         }
+        let names = matches.map(name).sorted { $0.localizedCaseInsensitiveCompare($1) == .orderedAscending }
         throw CofferError(
-            .ambiguous, "'\(wanted)' matches \(matches.count) \(kind)s: \(matches.map(name).joined(separator: ", ")).",
-            kind: kind, candidates: matches.map(name))
+            .ambiguous, "'\(wanted)' matches \(matches.count) \(plural(kind)): \(names.joined(separator: ", ")).",
+            kind: kind, candidates: names)
+    }
+
+    /// The plural of a kind of record, as messages name them.
+    package static func plural(_ kind: String) -> String {
+        switch kind {
+        case "category": "categories"
+        case "income source": "income sources"
+        default: kind.hasSuffix("s") ? kind + "es" : kind + "s"
+        }
     }
 
     /// Refuses a second record of `kind` called `name` (names are unique, case-insensitively).
