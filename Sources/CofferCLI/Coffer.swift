@@ -13,6 +13,12 @@ import VaultStore
 public struct Coffer: ParsableCommand {
     public static let version = "0.1.0"
 
+    /// `coffer --version`: Coffer's, then the C libraries it runs with (a liblzma or SQLite
+    /// with a known flaw shows at a glance).
+    static var versionWithLibraries: String {
+        "\(version)\nlibsodium \(SodiumLibrary.versionString), SQLite \(SQLiteLibrary.versionString), liblzma \(XZ.versionString)"
+    }
+
     public static let configuration = CommandConfiguration(
         commandName: "coffer",
         abstract: "A private, offline, encrypted vault for your finances.",
@@ -20,7 +26,7 @@ public struct Coffer: ParsableCommand {
             Exit codes: 0 ok · 1 other failure · 64 invalid usage or input (nothing written) · \
             65 damaged or tampered vault · 66 vault not found · 77 wrong passphrase, no session, or session expired.
             """,
-        version: version,
+        version: versionWithLibraries,
         subcommands: [
             Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
             BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self,

@@ -19,6 +19,11 @@ enum Sodium {
 
 }
 
+/// The libsodium this process runs with, for `coffer --version`.
+public enum SodiumLibrary {
+    public static var versionString: String { String(cString: sodium_version_string()) }
+}
+
 /// Process-level protections that must run before any secret is read.
 public enum ProcessHardening {
     /// Sets `RLIMIT_CORE` to 0 and, on Linux, `PR_SET_DUMPABLE` to 0 so that a crash or a

@@ -160,3 +160,8 @@ func withStorageErrors<T>(_ body: () throws -> T) throws -> T {
         throw VaultError(.storageFailure, "The disk is full. Nothing was changed; free some space and try again.")
     }
 }
+
+/// The SQLite this process runs with, for `coffer --version`.
+public enum SQLiteLibrary {
+    public static var versionString: String { String(cString: sqlite3_libversion()) }
+}

@@ -14,6 +14,16 @@ import Testing
         return result
     }
 
+    /// `--version` names the C libraries too: a flawed liblzma or SQLite shows at a glance.
+    @Test func theVersionNamesTheLibraries() throws {
+        let lines = try coffer("--version").stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.split(separator: ".").count == 3, "\(lines)")
+        let libraries = try #require(lines.dropFirst().first)
+        #expect(libraries.hasPrefix("libsodium 1."), "\(libraries)")
+        #expect(libraries.contains(", SQLite 3."))
+        #expect(libraries.contains(", liblzma 5."))
+    }
+
     /// A value recorded today is not a rise "since last month".
     @Test func aNewVaultHasNoMonthToCompareWith() throws {
         try coffer("init", "--kdf", "interactive")
