@@ -63,14 +63,35 @@ struct VaultOptions: ParsableArguments {
     /// that may answer from one record.
     func unlockVaultFile() throws -> UnlockedVaultFile {
         try requireVault()
-        return try UnlockedVaultFile.unlock(at: vaultURL, with: credential(), guard: rollbackGuard)
+        return try withSessionFallback(credential()) {
+            try UnlockedVaultFile.unlock(at: vaultURL, with: $0, guard: rollbackGuard)
+        }
     }
 
     /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
     func openVault(allowSession: Bool = true) throws -> Vault {
         if let open = CommandSession.ledger(at: vaultURL) { return open.vault }
         try requireVault()
-        return try Vault.open(at: vaultURL, with: credential(allowSession: allowSession), guard: rollbackGuard)
+        return try withSessionFallback(credential(allowSession: allowSession)) {
+            try Vault.open(at: vaultURL, with: $0, guard: rollbackGuard)
+        }
+    }
+
+    /// A session that has ended (locked, or its time is up) is no way in any more: at a
+    /// terminal the passphrase is asked for instead, as sudo does. Without one, the command
+    /// fails (77) as before, so a script never waits.
+    private func withSessionFallback<Result>(_ credential: Credential, _ open: (Credential) throws -> Result) throws
+        -> Result
+    {
+        do {
+            return try open(credential)
+        } catch let error as VaultError
+            where error.code == .sessionNotFound || error.code == .sessionExpired
+        {
+            guard case .session = credential, Terminal.standardInputIsTerminal else { throw error }
+            Terminal.note("\(error.errorDescription ?? "The session has ended.") Asking for the passphrase instead.")
+            return try open(.passphrase(currentPassphrase(prompt: passphrasePrompt)))
+        }
     }
 
     /// With no vault at the path, says so (exit 66) before any passphrase is asked for.

@@ -293,4 +293,27 @@ struct TerminalTests {
             #expect(data.map { !String(decoding: $0, as: UTF8.self).contains(canary) } ?? true, "\(name) holds it")
         }
     }
+
+    /// A session that was ended (`coffer lock`) is no way in; at a terminal the passphrase is
+    /// asked for instead, as sudo does, and the command goes on.
+    @Test func anEndedSessionFallsBackToThePrompt() throws {
+        let passphrase = "fallback passphrase"
+        #expect(
+            try sandbox.run(["init", "--kdf", "interactive"], environment: ["COFFER_PASSPHRASE": passphrase]).status
+                == 0)
+        let unlocked = try sandbox.run(["unlock"], environment: ["COFFER_PASSPHRASE": passphrase])
+        let token = try #require(unlocked.stdout.split(separator: "\"").dropFirst().first.map(String.init))
+        #expect(try sandbox.run(["lock"], environment: ["COFFER_SESSION": token]).status == 0)
+        let script = try sandbox.run(["overview"], environment: ["COFFER_SESSION": token])
+        #expect(script.status == 77, "without a terminal it fails at once: \(script.stderr)")
+
+        try startShell(["COFFER_SESSION": token])
+        defer { _ = try? tmux("kill-server") }
+        try tmux("send-keys", "-t", session, "\(cofferBinary.path) overview; echo EXIT=$?", "Enter")
+        var shown = try waitFor("Passphrase for ")
+        #expect(shown.contains("Asking for the passphrase instead"), "\(shown)")
+        try tmux("send-keys", "-t", session, passphrase, "Enter")
+        shown = try waitFor("EXIT=0")
+        #expect(shown.contains("Net worth"), "\(shown)")
+    }
 }
