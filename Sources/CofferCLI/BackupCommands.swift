@@ -160,11 +160,22 @@ struct BackupCommands: ParsableCommand {
             struct Destination: Encodable {
                 let folder: String
                 /// `ok`, `missing-folder`, `write-failed` or `verify-failed`.
-                let status: String
-                let archive: String?
-                let records: Int?
-                let bytes: Int?
-                let reason: String?
+                var status = "ok"
+                var archive: String?
+                var records: Int?
+                var bytes: Int?
+                var reason: String?
+
+                init(folder: URL, outcome: BackupService.Outcome) {
+                    self.folder = folder.path
+                    switch outcome {
+                    case .written(let url, let records, let size):
+                        (archive, self.records, bytes) = (url.path, records, size)
+                    case .missingFolder: (status, reason) = ("missing-folder", "no such folder")
+                    case .writeFailed(let reason): (status, self.reason) = ("write-failed", reason)
+                    case .verifyFailed(let reason): (status, self.reason) = ("verify-failed", reason)
+                    }
+                }
             }
             let destinations: [Destination]
             let failures: Int
@@ -172,15 +183,15 @@ struct BackupCommands: ParsableCommand {
             let durationSeconds: Double
         }
 
-        /// 74 when any archive failed to be written or read back, else 73 (a destination folder
-        /// is missing): sysexits' "I/O error" and "cannot create output".
-        static func status(of outcomes: [BackupService.Outcome]) -> ExitStatus {
-            outcomes.contains {
-                switch $0 {
-                case .writeFailed, .verifyFailed: true
-                default: false
-                }
-            } ? .ioError : .cannotCreate
+        /// When any backup failed: 74 when an archive could not be written or read back, else 73
+        /// (a destination folder is missing), sysexits' "I/O error" and "cannot create output".
+        static func failIfAny(_ outcomes: [BackupService.Outcome]) throws {
+            let failed = outcomes.filter { if case .written = $0 { false } else { true } }
+            guard !failed.isEmpty else { return }
+            let missingOnly = failed.allSatisfy { if case .missingFolder = $0 { true } else { false } }
+            throw CLIError(
+                missingOnly ? .cannotCreate : .ioError,
+                "\(failed.count) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
         }
 
         func run() throws {
@@ -217,40 +228,14 @@ struct BackupCommands: ParsableCommand {
             }
             let publicKey = BackupService.publicKeyURL(for: options.vaultURL).path
             if report.json {
-                let lines = outcomes.map { folder, outcome -> JSON.Destination in
-                    switch outcome {
-                    case .written(let url, let records, let size):
-                        JSON.Destination(
-                            folder: folder.path, status: "ok", archive: url.path, records: records, bytes: size,
-                            reason: nil)
-                    case .missingFolder:
-                        JSON.Destination(
-                            folder: folder.path, status: "missing-folder", archive: nil, records: nil, bytes: nil,
-                            reason: "no such folder")
-                    case .writeFailed(let reason):
-                        JSON.Destination(
-                            folder: folder.path, status: "write-failed", archive: nil, records: nil, bytes: nil,
-                            reason: reason)
-                    case .verifyFailed(let reason):
-                        JSON.Destination(
-                            folder: folder.path, status: "verify-failed", archive: nil, records: nil, bytes: nil,
-                            reason: reason)
-                    }
-                }
-                let failures = lines.filter { $0.status != "ok" }.count
+                let lines = outcomes.map { JSON.Destination(folder: $0.folder, outcome: $0.outcome) }
                 try Output.json(
                     JSON(
-                        destinations: lines, failures: failures, publicKey: publicKey,
+                        destinations: lines, failures: lines.filter { $0.status != "ok" }.count, publicKey: publicKey,
                         durationSeconds: (Date().timeIntervalSince(started) * 1000).rounded() / 1000))
                 progress.finish()
-                if failures > 0 {
-                    throw CLIError(
-                        Self.status(of: outcomes.map(\.outcome)),
-                        "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
-                }
-                return
+                return try Self.failIfAny(outcomes.map(\.outcome))
             }
-            var failures = 0
             for (folder, outcome) in outcomes {
                 switch outcome {
                 case .written(let url, let records, let size):
@@ -260,28 +245,21 @@ struct BackupCommands: ParsableCommand {
                 case .missingFolder:
                     Output.line(
                         "FAILED  \(folder.path): no such folder (is the drive mounted?). Nothing was written there.")
-                    failures += 1
                 case .writeFailed(let reason):
                     Output.line("FAILED  \(folder.path): \(reason). No archive with a final name was left.")
-                    failures += 1
                 case .verifyFailed(let reason):
                     Output.line(
                         "FAILED  \(folder.path): the archive did not verify when read back (\(reason)); it was removed."
                     )
-                    failures += 1
                 }
             }
             progress.finish()
-            if failures > 0 {
-                throw CLIError(
-                    Self.status(of: outcomes.map(\.outcome)),
-                    "\(failures) of \(outcomes.count) backup\(outcomes.count == 1 ? "" : "s") FAILED.")
-            }
+            try Self.failIfAny(outcomes.map(\.outcome))
             Output.line(
                 "Each archive was read back from its folder: signature, every encrypted chunk and every record verified."
             )
             Output.line(
-                "Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(BackupService.publicKeyURL(for: options.vaultURL).path)"
+                "Check one any time without a passphrase: minisign -Vm ARCHIVE -p \(publicKey)"
             )
         }
     }
