@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // System libraries. Debian: `apt-get install libsodium-dev liblzma-dev`.
@@ -59,6 +60,7 @@ let package = Package(
             dependencies: [
                 "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),

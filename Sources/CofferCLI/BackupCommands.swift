@@ -107,6 +107,17 @@ struct BackupCommands: ParsableCommand {
     /// Backups older than this are called out in the overview and status.
     static let staleAfterDays = 30
 
+    /// Where a backup goes without `--to`: the vault's saved targets and the configuration
+    /// file's `backup.targets`, each folder once.
+    static func defaultTargets(_ ledger: Ledger) -> [String] {
+        let saved = ledger.backupTargets.values.map(\.path)
+        var seen = Set(saved.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        let configured = Configuration.current.backupTargets.filter {
+            seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.path).inserted
+        }
+        return saved.sorted() + configured
+    }
+
     /// The age of the newest verified backup in each destination (saved targets and any folder
     /// backed up to with --to).
     static func ages(ledger: Ledger, now: Date = Date()) -> [Age] {
@@ -149,7 +160,10 @@ struct BackupCommands: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Back up the vault to each destination, then read each archive back and fully verify it.",
-            discussion: "Destinations: every --to DIR, else the saved targets (coffer backup target add DIR).")
+            discussion: """
+                Destinations: every --to DIR, else the saved targets (coffer backup target add DIR) \
+                and the configuration file's backup.targets.
+                """)
         @OptionGroup var options: VaultOptions
         @Option(name: .customLong("to"), help: ArgumentHelp("A destination folder (repeatable).", valueName: "dir"))
         var destinations: [String] = []
@@ -197,7 +211,7 @@ struct BackupCommands: ParsableCommand {
         func run() throws {
             let started = Date()
             let ledger = try options.openLedger()
-            let targets = destinations.isEmpty ? ledger.backupTargets.values.map(\.path).sorted() : destinations
+            let targets = destinations.isEmpty ? BackupCommands.defaultTargets(ledger) : destinations
             guard !targets.isEmpty else {
                 throw CLIError(
                     .invalidInput, "No destination: nothing was written.",
@@ -397,7 +411,7 @@ struct BackupCommands: ParsableCommand {
             } else {
                 let ledger = try options.openLedger()
                 vault = ledger.vault
-                folders = ledger.backupTargets.values.map(\.path).sorted()
+                folders = BackupCommands.defaultTargets(ledger)
             }
             guard !folders.isEmpty else {
                 throw CLIError(

@@ -22,6 +22,8 @@ public enum ExitStatus: Int32, Sendable {
     case ioError = 74
     /// Wrong passphrase or recovery key, no session, or session expired.
     case noPermission = 77
+    /// The configuration file is unreadable, not TOML, or holds an unknown or mistyped setting.
+    case configuration = 78
 }
 
 /// The one error type of CofferCLI: a message for the user, the exit status, and the next

@@ -70,6 +70,7 @@ public struct Coffer: ParsableCommand {
         Output.quiet = GlobalOptionPlacement.takeQuiet(from: &given) || quiet
         defer { (Output.quiet, Style.choice) = (quiet, color) }
         do {
+            try Configuration.loadOnce()
             Style.choice = try GlobalOptionPlacement.takeColor(from: &given) ?? color
             let normalised = GlobalOptionPlacement.normalise(given)
             try CommandWords.check(normalised)

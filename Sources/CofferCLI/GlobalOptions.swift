@@ -13,7 +13,8 @@ struct VaultOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/vault.coffer).", valueName: "path"))
+            "The vault file (default: $COFFER_VAULT, else the configuration file's vault, else $XDG_DATA_HOME/coffer/vault.coffer).",
+            valueName: "path"))
     var vault: String?
 
     @Option(name: .long, help: ArgumentHelp("Read the passphrase from the first line of this file.", valueName: "path"))
@@ -39,12 +40,15 @@ struct VaultOptions: ParsableArguments {
     var acceptRollback = false
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
+    var configuration: Configuration { Configuration.current }
 
-    /// `--vault`, else `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault.coffer`
-    /// (`~/.local/share/coffer/vault.coffer` when XDG_DATA_HOME is unset).
+    /// `--vault`, else `COFFER_VAULT`, else the configuration file's `vault`, else
+    /// `$XDG_DATA_HOME/coffer/vault.coffer` (`~/.local/share/coffer/vault.coffer` when XDG_DATA_HOME
+    /// is unset).
     var vaultURL: URL {
         if let vault, !vault.isEmpty { return URL(fileURLWithPath: vault) }
         if let path = environment["COFFER_VAULT"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        if let path = configuration.vault, !path.isEmpty { return URL(fileURLWithPath: path) }
         let dataHome =
             environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
@@ -129,6 +133,7 @@ struct VaultOptions: ParsableArguments {
     var hasCredentialWithoutPrompt: Bool {
         recoveryKeyFile != nil || passphraseFile != nil || passphraseCommand != nil
             || !(environment["COFFER_SESSION"] ?? "").isEmpty || environment["COFFER_PASSPHRASE"] != nil
+            || configuration.passphraseCommand != nil
     }
 
     var sessionToken: SessionToken? {
@@ -156,11 +161,16 @@ struct VaultOptions: ParsableArguments {
         return .passphrase(try currentPassphrase(prompt: prompt))
     }
 
-    /// The passphrase from `--passphrase-file`, `--passphrase-command`, `COFFER_PASSPHRASE` or
-    /// the terminal, in that order. Without any of them and without a terminal, fails at once.
+    /// The passphrase from `--passphrase-file`, `--passphrase-command`, `COFFER_PASSPHRASE`, the
+    /// configuration file's `passphrase_command` or the terminal, in that order. Without any of
+    /// them and without a terminal, fails at once.
     func currentPassphrase(prompt: String) throws -> Passphrase {
-        try PassphraseSource.passphrase(
-            file: passphraseFile, command: passphraseCommand,
+        let command =
+            passphraseCommand
+            ?? (passphraseFile == nil && environment["COFFER_PASSPHRASE"] == nil
+                ? configuration.passphraseCommand : nil)
+        return try PassphraseSource.passphrase(
+            file: passphraseFile, command: command,
             environmentVariable: "COFFER_PASSPHRASE", environment: environment,
             prompt: prompt, confirm: false)
     }

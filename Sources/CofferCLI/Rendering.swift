@@ -7,8 +7,8 @@ import Foundation
 
 /// How human output looks: colour only as an extra (never the only carrier of meaning); width
 /// from the terminal. Colour, first match wins: `--color=always|never`; `NO_COLOR` (none);
-/// `CLICOLOR_FORCE` other than 0 (colour even into a pipe); otherwise colour only when stdout is
-/// a terminal and TERM is not dumb (`--color=auto`).
+/// `CLICOLOR_FORCE` other than 0 (colour even into a pipe); the configuration file's `color`;
+/// otherwise colour only when stdout is a terminal and TERM is not dumb (`auto`).
 struct Style {
     let color: Bool
     let width: Int
@@ -29,6 +29,8 @@ struct Style {
                 color = false
             } else if let force = environment["CLICOLOR_FORCE"], !force.isEmpty, force != "0" {
                 color = true
+            } else if let configured = Configuration.current.color, configured != .auto {
+                color = configured == .always
             } else {
                 color = terminal && environment["TERM"] != "dumb"
             }

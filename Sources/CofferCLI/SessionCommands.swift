@@ -9,24 +9,50 @@ struct Unlock: ParsableCommand {
         abstract: "Unlock the vault for a while, so later commands need no passphrase.",
         discussion: """
             Prints `export COFFER_SESSION=...` on standard output; run it as eval "$(coffer unlock)". \
-            The master key is kept only wrapped by that session secret, in $XDG_RUNTIME_DIR/coffer \
-            (else $TMPDIR/coffer-UID or /tmp/coffer-UID), until the timeout or `coffer lock`.
+            The vault's working keys are kept only wrapped by that session secret, in \
+            $XDG_RUNTIME_DIR/coffer (else $TMPDIR/coffer-UID or /tmp/coffer-UID). The session slides \
+            with use, as sudo's does: it ends after --timeout without a command, or at --max-age after \
+            unlocking whatever the use, or at `coffer lock`, or when the computer restarts.
             """
     )
 
     @OptionGroup var options: VaultOptions
 
     @Option(
-        help: ArgumentHelp("How long the session lasts, e.g. 90s, 15m, 2h, 1h30m (at most 24h).", valueName: "duration")
+        help: ArgumentHelp(
+            "Idle time after which the session ends; each command restarts it. E.g. 90s, 15m, 2h, 1h30m.",
+            valueName: "duration")
     )
-    var timeout: String = "15m"
+    var timeout: String?
+
+    @Option(
+        name: .customLong("max-age"),
+        help: ArgumentHelp(
+            "The most a session lasts however much it is used (at most 24h; default 8h, or --timeout if longer).",
+            valueName: "duration")
+    )
+    var maxAge: String?
 
     func run() throws {
-        let lifetime = try Duration.parse(timeout)
+        let idle = try Duration.parse(timeout ?? options.configuration.sessionTimeout ?? "15m")
+        let lifetime =
+            try (maxAge ?? options.configuration.sessionMaxAge).map(Duration.parse)
+            ?? max(idle, Duration.defaultMaximumAge)
+        guard idle <= lifetime else {
+            throw CLIError(
+                .invalidInput,
+                "The idle timeout (\(Duration.format(idle))) is longer than --max-age (\(Duration.format(lifetime))).",
+                hint: "Give a --max-age at least as long as --timeout.")
+        }
         let vault = try options.openVault(allowSession: false)
-        let token = try vault.createSession(lifetime: lifetime, directory: options.sessionDirectory)
+        let token = try vault.createSession(
+            lifetime: lifetime, idleTimeout: idle, directory: options.sessionDirectory)
         Output.line("export COFFER_SESSION=\"\(token.exportText)\"")
-        Terminal.note("Unlocked for \(Duration.format(lifetime)). Lock it again with: coffer lock")
+        Terminal.note(
+            idle == lifetime
+                ? "Unlocked for \(Duration.format(lifetime)). Lock it again with: coffer lock"
+                : "Unlocked until \(Duration.format(idle)) without use, at most \(Duration.format(lifetime)). Lock it again with: coffer lock"
+        )
         if Terminal.standardOutputIsTerminal {
             // Printed to a terminal, the export line did nothing: say how to apply it.
             Terminal.note("To use the session in this shell, run: eval \"$(coffer unlock)\"")
@@ -106,6 +132,8 @@ struct Lock: ParsableCommand {
 /// Session lengths such as `90s`, `15m`, `2h` or `1h30m`.
 enum Duration {
     static let maximum: TimeInterval = 24 * 3600
+    /// How long a session lasts at most when `--max-age` is not given.
+    static let defaultMaximumAge: TimeInterval = 8 * 3600
 
     static func parse(_ text: String) throws -> TimeInterval {
         let invalid = CLIError(.invalidInput, "Enter a duration such as 90s, 15m, 2h or 1h30m: '\(text)' is not one.")

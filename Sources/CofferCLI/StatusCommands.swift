@@ -19,9 +19,13 @@ struct Status: ParsableCommand {
         struct SessionState: Encodable {
             let state: String
             let expiresAt: String?
+            /// The `--max-age` cap, past which no use extends the session.
+            var endsAt: String? = nil
+            /// Seconds of idle time each use grants; nil when the session does not slide.
+            var idleTimeoutSeconds: Int? = nil
             /// Human "12m" for the text report; not part of the JSON.
             var remaining: String? = nil
-            enum CodingKeys: String, CodingKey { case state, expiresAt }
+            enum CodingKeys: String, CodingKey { case state, expiresAt, endsAt, idleTimeoutSeconds }
         }
         let path: String
         let formatVersion: Int
@@ -39,7 +43,7 @@ struct Status: ParsableCommand {
         let url = options.vaultURL
         try options.requireVault()
         let summary = try Vault.summary(at: url)
-        let session = sessionState(vaultID: summary.vaultID)
+        var session = sessionState(vaultID: summary.vaultID)
         let unlocked: Ledger? =
             session.state == "unlocked"
             ? (try? options.sessionToken).flatMap { token in
@@ -49,6 +53,7 @@ struct Status: ParsableCommand {
                         guard: options.rollbackGuard))
             }
             : nil
+        if unlocked != nil { session = sessionState(vaultID: summary.vaultID) }  // opening it slid the expiry
         let report = Report(
             path: url.path, formatVersion: summary.formatVersion, keyGeneration: summary.keyGeneration,
             vaultId: summary.vaultID.hex,
@@ -61,7 +66,10 @@ struct Status: ParsableCommand {
 
         let sessionText: String
         switch session.state {
-        case "unlocked": sessionText = "unlocked until \(session.expiresAt ?? "?") (\(session.remaining ?? "?") left)"
+        case "unlocked":
+            sessionText =
+                "unlocked until \(session.expiresAt ?? "?") (\(session.remaining ?? "?") left"
+                + (session.idleTimeoutSeconds == nil ? ")" : " without use; at most until \(session.endsAt ?? "?"))")
         case "expired": sessionText = "expired (COFFER_SESSION is stale)"
         case "invalid": sessionText = "COFFER_SESSION is not valid for this vault"
         default: sessionText = "locked"
@@ -92,10 +100,11 @@ struct Status: ParsableCommand {
             return .init(state: options.environment["COFFER_SESSION"] == nil ? "locked" : "invalid", expiresAt: nil)
         }
         switch SessionStore.status(token: token, directory: options.sessionDirectory, vaultID: vaultID) {
-        case .active(let expiry):
+        case .active(let expiry, let end, let idle):
+            let iso = ISO8601DateFormatter()
             return .init(
-                state: "unlocked", expiresAt: ISO8601DateFormatter().string(from: expiry),
-                remaining: Duration.format(expiry.timeIntervalSinceNow))
+                state: "unlocked", expiresAt: iso.string(from: expiry), endsAt: iso.string(from: end),
+                idleTimeoutSeconds: idle.map { Int($0) }, remaining: Duration.format(expiry.timeIntervalSinceNow))
         case .expired: return .init(state: "expired", expiresAt: nil)
         case .notFound: return .init(state: "locked", expiresAt: nil)
         case .invalid: return .init(state: "invalid", expiresAt: nil)

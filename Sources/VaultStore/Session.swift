@@ -88,21 +88,28 @@ struct SessionClock {
 
 /// Session files (Specs/vault-format.md, "Sessions"):
 ///
-///     "CFRSESS2" ‖ vault id 16 ‖ generation u32 ‖ expiry u64 (Unix s) ‖ boot id 16
-///     ‖ boot deadline u64 (ms since boot) ‖ nonce 24 ‖ sealed operational keys 160
+///     "CFRSESS3" ‖ vault id 16 ‖ generation u32 ‖ expiry u64 (Unix s) ‖ boot id 16
+///     ‖ boot deadline u64 (ms since boot) ‖ idle timeout u32 (s) ‖ end u64 (Unix s)
+///     ‖ boot end u64 (ms since boot) ‖ nonce 24 ‖ sealed operational keys 160
 ///
-/// The sealed part holds the records, integrity, backup and signing-seed subkeys and the master
-/// key id, never the master key or the header key. Its associated data is the magic, the
-/// session id and every clear field, so editing the expiry, the boot fields or the vault makes
-/// it fail to open.
+/// The expiry slides with use: every command that opens the session moves it to now + idle
+/// timeout, never past the end (`--max-age`), which is fixed at unlock. The sealed part holds the
+/// records, integrity, backup and signing-seed subkeys and the master key id, never the master
+/// key or the header key. Its associated data is the magic, the session id and every clear field,
+/// so editing the expiry, the end, the boot fields or the vault makes it fail to open; only a
+/// holder of the token can slide it. Format 2 files (fixed expiry, no idle fields) still open.
 public enum SessionStore {
-    static let magic = Array("CFRSESS2".utf8)
+    static let magic = Array("CFRSESS3".utf8)
+    /// Format 2 files, written by the previous version: a fixed expiry that does not slide.
+    static let fixedExpiryMagic = Array("CFRSESS2".utf8)
     /// Format 1 session files held the master key itself; they are refused and wiped.
     static let formerMagic = Array("CFRSESS1".utf8)
     static let fileExtension = "session"
     static let plaintextByteCount = 4 * SymmetricKey.byteCount + 16
-    static let clearByteCount = 8 + 16 + 4 + 8 + 16 + 8
-    static let fileByteCount = clearByteCount + XChaCha20Poly1305.SealedBox.overheadByteCount + plaintextByteCount
+    static let fixedExpiryClearByteCount = 8 + 16 + 4 + 8 + 16 + 8
+    static let clearByteCount = fixedExpiryClearByteCount + 4 + 8 + 8
+    static let sealedByteCount = XChaCha20Poly1305.SealedBox.overheadByteCount + plaintextByteCount
+    static let fileByteCount = clearByteCount + sealedByteCount
 
     /// `$XDG_RUNTIME_DIR/coffer` (a per-user tmpfs, emptied at logout), else
     /// `$TMPDIR/coffer-<uid>` or `/tmp/coffer-<uid>`.
@@ -125,24 +132,39 @@ public enum SessionStore {
     }
 
     private static func associatedData(id: [UInt8], clear: [UInt8]) -> [UInt8] {
-        magic + id + clear.dropFirst(magic.count)
+        Array(clear[..<8]) + id + clear.dropFirst(8)
     }
 
+    /// The clear fields of a format 3 file whose expiry is `idle` from now, capped at the end.
+    private static func clearFields(
+        vaultID: VaultID, generation: UInt32, idle: TimeInterval, end: UInt64, bootEnd: UInt64, clock: SessionClock
+    ) -> [UInt8] {
+        var writer = ByteWriter(capacity: clearByteCount)
+        writer.append(magic)
+        writer.append(vaultID.bytes)
+        writer.append(generation)
+        writer.append(min(UInt64((clock.now.timeIntervalSince1970 + idle).rounded(.up)), end))
+        writer.append(clock.bootID ?? [UInt8](repeating: 0, count: 16))
+        writer.append(clock.uptime.map { min(UInt64(($0 + idle) * 1000), bootEnd) } ?? 0)
+        writer.append(UInt32(idle.rounded(.up)))
+        writer.append(end)
+        writer.append(bootEnd)
+        return writer.bytes
+    }
+
+    /// A session that lasts `idle` after each use, and never beyond `lifetime` after now; with no
+    /// idle timeout it lasts exactly `lifetime`.
     static func create(
-        keys: OperationalKeys, vaultID: VaultID, generation: UInt32, lifetime: TimeInterval, directory: URL,
-        clock: SessionClock
+        keys: OperationalKeys, vaultID: VaultID, generation: UInt32, lifetime: TimeInterval,
+        idleTimeout: TimeInterval? = nil, directory: URL, clock: SessionClock
     ) throws -> SessionToken {
         try preparePrivateDirectory(directory)
         removeExpired(directory: directory, clock: clock)
         let token = SessionToken.generate()
-        var writer = ByteWriter(capacity: fileByteCount)
-        writer.append(magic)
-        writer.append(vaultID.bytes)
-        writer.append(generation)
-        writer.append(UInt64((clock.now.timeIntervalSince1970 + lifetime).rounded(.up)))
-        writer.append(clock.bootID ?? [UInt8](repeating: 0, count: 16))
-        writer.append(clock.uptime.map { UInt64(($0 + lifetime) * 1000) } ?? 0)
-        let clear = writer.bytes
+        let clear = clearFields(
+            vaultID: vaultID, generation: generation, idle: min(idleTimeout ?? lifetime, lifetime),
+            end: UInt64((clock.now.timeIntervalSince1970 + lifetime).rounded(.up)),
+            bootEnd: clock.uptime.map { UInt64(($0 + lifetime) * 1000) } ?? 0, clock: clock)
         let plain = SecureBytes(count: plaintextByteCount)
         plain.withUnsafeMutableBytes { out in
             var offset = 0
@@ -156,12 +178,15 @@ public enum SessionStore {
                 (out.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
             }
         }
+        try write(plain, clear: clear, token: token, directory: directory)
+        return token
+    }
+
+    private static func write(_ plain: SecureBytes, clear: [UInt8], token: SessionToken, directory: URL) throws {
         let sealed = plain.withUnsafeBytes {
             XChaCha20Poly1305.seal($0, key: token.secret, associatedData: associatedData(id: token.id, clear: clear))
         }
-        writer.append(sealed.combined)
-        try writePrivateFile(writer.bytes, to: fileURL(id: token.id, directory: directory))
-        return token
+        try writePrivateFile(clear + sealed.combined, to: fileURL(id: token.id, directory: directory))
     }
 
     private struct SessionFile {
@@ -171,31 +196,45 @@ public enum SessionStore {
         let expiry: UInt64
         let bootID: [UInt8]
         let bootDeadline: UInt64
+        /// Zero for a format 2 file, whose expiry never slides.
+        let idleTimeout: UInt32
+        let end: UInt64
+        let bootEnd: UInt64
         let sealed: XChaCha20Poly1305.SealedBox
 
         init?(_ bytes: [UInt8]) {
-            guard bytes.count == SessionStore.fileByteCount, Array(bytes[0..<8]) == SessionStore.magic else {
-                return nil
-            }
+            guard bytes.count >= 8 else { return nil }
+            let sliding = Array(bytes[0..<8]) == SessionStore.magic
+            guard sliding || Array(bytes[0..<8]) == SessionStore.fixedExpiryMagic else { return nil }
+            let clearCount = sliding ? SessionStore.clearByteCount : SessionStore.fixedExpiryClearByteCount
+            guard bytes.count == clearCount + SessionStore.sealedByteCount else { return nil }
             var reader = ByteReader(bytes[8...], onTruncation: { VaultError(.sessionInvalid, "truncated") })
             guard let vault = try? reader.read(VaultID.byteCount), let generation = try? reader.readUInt32(),
                 let expiry = try? reader.readUInt64(), let bootID = try? reader.read(16),
                 let deadline = try? reader.readUInt64(),
+                let idle = sliding ? (try? reader.readUInt32()) : 0,
+                let end = sliding ? (try? reader.readUInt64()) : expiry,
+                let bootEnd = sliding ? (try? reader.readUInt64()) : deadline,
                 let sealed = try? XChaCha20Poly1305.SealedBox(combined: reader.read(reader.remaining))
             else { return nil }
-            clear = Array(bytes[..<SessionStore.clearByteCount])
+            clear = Array(bytes[..<clearCount])
             vaultID = VaultID(unchecked: vault)
             self.generation = generation
             self.expiry = expiry
             self.bootID = bootID
             bootDeadline = deadline
+            idleTimeout = idle
+            self.end = end
+            self.bootEnd = bootEnd
             self.sealed = sealed
         }
 
         /// Nil while the session is valid; otherwise why it is not. Both clocks must agree that
-        /// time remains: the wall clock can be turned back, the boot clock cannot.
+        /// time remains: the wall clock can be turned back, the boot clock cannot. The expiry and
+        /// boot deadline never exceed the end and boot end (a writer caps them), but both are
+        /// checked so that no slide can outlast `--max-age`.
         func expiryReason(clock: SessionClock) -> String? {
-            guard Double(expiry) > clock.now.timeIntervalSince1970 else { return "The session has expired." }
+            guard Double(min(expiry, end)) > clock.now.timeIntervalSince1970 else { return "The session has expired." }
             let recordedBoot = bootID != [UInt8](repeating: 0, count: 16) ? bootID : nil
             if let recordedBoot, let current = clock.bootID, recordedBoot != current {
                 return "The session ended when the computer restarted."
@@ -203,7 +242,7 @@ public enum SessionStore {
             if recordedBoot != nil, clock.bootID == nil {
                 return "The session cannot be checked against this computer's boot clock."
             }
-            if bootDeadline > 0, let uptime = clock.uptime, uptime * 1000 >= Double(bootDeadline) {
+            if bootDeadline > 0, let uptime = clock.uptime, uptime * 1000 >= Double(min(bootDeadline, bootEnd)) {
                 return "The session has expired."
             }
             return nil
@@ -255,12 +294,21 @@ public enum SessionStore {
         guard file.generation == header.generation, constantTimeEqual(keys.masterKeyID, header.masterKeyID) else {
             throw VaultError(.sessionInvalid, "The vault was rekeyed after this session was unlocked.")
         }
+        if file.idleTimeout > 0 {
+            // Slide the expiry: a fresh nonce over the same keys, with the new deadlines bound in
+            // the associated data. A failed write leaves the old deadline, which is still valid.
+            let clear = clearFields(
+                vaultID: file.vaultID, generation: file.generation, idle: TimeInterval(file.idleTimeout), end: file.end,
+                bootEnd: file.bootEnd, clock: clock)
+            try? write(plain, clear: clear, token: token, directory: directory)
+        }
         return keys
     }
 
     /// What a session token amounts to for `vaultID`, without opening the vault: for `status`.
     public enum Status: Equatable {
-        case active(expiresAt: Date)
+        /// `endsAt` is the `--max-age` cap; `idleTimeout` is nil for a session that does not slide.
+        case active(expiresAt: Date, endsAt: Date, idleTimeout: TimeInterval?)
         case expired
         case notFound
         case invalid
@@ -279,7 +327,10 @@ public enum SessionStore {
                 associatedData: associatedData(id: token.id, clear: file.clear))) != nil
         else { return .invalid }
         guard file.expiryReason(clock: .system(now: now)) == nil else { return .expired }
-        return .active(expiresAt: Date(timeIntervalSince1970: Double(file.expiry)))
+        return .active(
+            expiresAt: Date(timeIntervalSince1970: Double(min(file.expiry, file.end))),
+            endsAt: Date(timeIntervalSince1970: Double(file.end)),
+            idleTimeout: file.idleTimeout > 0 ? TimeInterval(file.idleTimeout) : nil)
     }
 
     /// Removes the token's session file. Returns whether there was one.
@@ -331,7 +382,7 @@ public enum SessionStore {
             let url = directory.appendingPathComponent(name)
             let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) ?? []
             let vaultID =
-                bytes.count >= 24 && (Array(bytes[0..<8]) == magic || Array(bytes[0..<8]) == formerMagic)
+                bytes.count >= 24 && [magic, fixedExpiryMagic, formerMagic].contains(Array(bytes[0..<8]))
                 ? VaultID(unchecked: Array(bytes[8..<24])) : nil
             return (url, vaultID)
         }

@@ -1097,13 +1097,17 @@ public final class Vault {
     // MARK: Sessions
 
     /// Stores the operational subkeys (never the master key) sealed under a fresh session
-    /// secret until `now + lifetime` by the wall clock and by the time since boot, and returns
-    /// the token that opens them (the only copy of the secret). A format 1 vault is upgraded
-    /// first, so every session has a commit record that authenticates the header.
-    public func createSession(lifetime: TimeInterval, directory: URL, now: Date = Date()) throws -> SessionToken {
+    /// secret and returns the token that opens them (the only copy of the secret). The session
+    /// lasts `idleTimeout` after each use (as sudo's does), and never beyond `now + lifetime`, by
+    /// the wall clock and by the time since boot; with no idle timeout it lasts `lifetime`. A
+    /// format 1 vault is upgraded first, so every session has a commit record that authenticates
+    /// the header.
+    public func createSession(
+        lifetime: TimeInterval, idleTimeout: TimeInterval? = nil, directory: URL, now: Date = Date()
+    ) throws -> SessionToken {
         if header.formatVersion < VaultHeader.currentFormatVersion { try upgradeFormat() }
         return try SessionStore.create(
             keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
-            directory: directory, clock: .system(now: now))
+            idleTimeout: idleTimeout, directory: directory, clock: .system(now: now))
     }
 }

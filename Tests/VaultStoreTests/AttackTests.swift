@@ -264,6 +264,86 @@ func expectRefused(
         #expect((error?.errorDescription ?? "").contains("key generation 1"))
     }
 
+    /// The clocks at unlock in the session tests, and `seconds` later by both clocks.
+    let sessionStart = SessionClock(now: Date(), uptime: 1_000, bootID: Array(repeating: 7, count: 16))
+    func at(_ seconds: TimeInterval) -> SessionClock {
+        SessionClock(
+            now: sessionStart.now.addingTimeInterval(seconds), uptime: 1_000 + seconds, bootID: sessionStart.bootID)
+    }
+
+    /// A session slides with use (`--timeout` is idle time) but never past its end (`--max-age`),
+    /// by either clock; and the end, bound into the AEAD, cannot be pushed out by editing the file.
+    @Test func aSessionSlidesWithUseButNeverPastItsEnd() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let header = try VaultHeader.decode(try self.header())
+        let token = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 300, idleTimeout: 60, directory: sessions, clock: sessionStart)
+        // Used every 50 s, it outlives its first 60 s several times over...
+        for seconds in stride(from: 50.0, through: 250, by: 50) {
+            _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: at(seconds))
+        }
+        // ...but not its end, however recently it was used.
+        _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: at(299))
+        expectVaultError(.sessionExpired) {
+            _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: at(301))
+        }
+
+        // Left alone for longer than the idle time, it ends, by the boot clock too when the wall
+        // clock is turned back.
+        let idle = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 300, idleTimeout: 60, directory: sessions, clock: sessionStart)
+        _ = try SessionStore.unwrapKeys(token: idle, directory: sessions, header: header, clock: at(40))
+        let wallClockBack = SessionClock(now: sessionStart.now, uptime: 1_000 + 40 + 61, bootID: sessionStart.bootID)
+        expectVaultError(.sessionExpired) {
+            _ = try SessionStore.unwrapKeys(token: idle, directory: sessions, header: header, clock: wallClockBack)
+        }
+
+        // Editing the end (bytes 64..<72 of a format 3 file) breaks the session rather than extending it.
+        let edited = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 300, idleTimeout: 60, directory: sessions, clock: sessionStart)
+        let file = SessionStore.fileURL(id: edited.id, directory: sessions)
+        var bytes = try Data(contentsOf: file)
+        #expect(bytes.count == SessionStore.fileByteCount && Array(bytes.prefix(8)) == Array("CFRSESS3".utf8))
+        bytes[64 + 4] &+= 1
+        try bytes.write(to: file)
+        expectVaultError(.sessionInvalid) {
+            _ = try SessionStore.unwrapKeys(token: edited, directory: sessions, header: header, clock: at(10))
+        }
+    }
+
+    /// A session file written by the previous version (format 2: a fixed expiry) still opens
+    /// until that expiry, and does not slide.
+    @Test func aFormatTwoSessionOpensUntilItsFixedExpiry() throws {
+        _ = try makeVault(at: url, payloads: ["a"])
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let token = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration,
+            lifetime: 60, directory: sessions, clock: sessionStart)
+        // Rewrite it as format 2: the same sealed keys, re-sealed under the format 2 associated data.
+        let file = SessionStore.fileURL(id: token.id, directory: sessions)
+        let current = Array(try Data(contentsOf: file))
+        let header = try VaultHeader.decode(try self.header())
+        let keysFile = Array(current[SessionStore.clearByteCount...])
+        let plain = try XChaCha20Poly1305.openSecret(
+            XChaCha20Poly1305.SealedBox(combined: keysFile), key: token.secret,
+            associatedData: Array(current[..<8]) + token.id + current[8..<SessionStore.clearByteCount])
+        let clear = Array("CFRSESS2".utf8) + current[8..<SessionStore.fixedExpiryClearByteCount]
+        let sealed = plain.withUnsafeBytes {
+            XChaCha20Poly1305.seal($0, key: token.secret, associatedData: Array(clear[..<8]) + token.id + clear[8...])
+        }
+        try Data(clear + sealed.combined).write(to: file)
+        _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: at(50))
+        #expect(
+            Array(try Data(contentsOf: file).prefix(8)) == Array("CFRSESS2".utf8), "a format 2 file is not rewritten")
+        expectVaultError(.sessionExpired) {
+            _ = try SessionStore.unwrapKeys(token: token, directory: sessions, header: header, clock: at(61))
+        }
+    }
+
     /// F10: a session outlives neither its time by the boot clock nor a restart, whatever the
     /// wall clock says; expired files are wiped when sessions are next used.
     @Test func f10TurningTheWallClockBackDoesNotReviveASession() throws {
