@@ -196,7 +196,9 @@ public struct CLIError: Error, LocalizedError, Sendable {
         case .wrongPassphrase:
             self.init(
                 .noPermission, message,
-                hint: "Try again, or open it with --recovery-key-file if you set up a recovery key.")
+                hint:
+                    "Try again, or open it with --recovery-key (typed) or --recovery-key-file if you set up a recovery key."
+            )
         case .sessionNotFound, .sessionExpired, .sessionInvalid:
             self.init(
                 .noPermission, message,

@@ -9,7 +9,7 @@ enum GlobalOptionPlacement {
         "--vault", "--passphrase-file", "--passphrase-command", "--recovery-key-file",
     ]
     /// Flags of `VaultOptions` (no value).
-    static let flagOptions: Set<String> = ["--accept-rollback"]
+    static let flagOptions: Set<String> = ["--accept-rollback", "--recovery-key"]
 
     /// Removes `-q`/`--quiet` wherever it stands before `--` (every command takes it: no advice
     /// on stderr), and says whether it was there.

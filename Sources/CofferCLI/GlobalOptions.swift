@@ -33,6 +33,11 @@ struct VaultOptions: ParsableArguments {
     var recoveryKeyFile: String?
 
     @Flag(
+        name: .customLong("recovery-key"),
+        help: "Unlock with the recovery key typed at a prompt (not echoed) instead of the passphrase.")
+    var recoveryKeyAtPrompt = false
+
+    @Flag(
         name: .long,
         help:
             "Open a vault file older than the one this computer last saw (after a deliberate restore or copy), and remember it as the newest."
@@ -152,6 +157,7 @@ struct VaultOptions: ParsableArguments {
             defer { secureWipe(&bytes) }
             return .recoveryKey(try RecoveryKey(parsing: String(decoding: bytes, as: UTF8.self)))
         }
+        if recoveryKeyAtPrompt { return .recoveryKey(try typedRecoveryKey()) }
         if passphraseFile != nil || passphraseCommand != nil {
             return .passphrase(try currentPassphrase(prompt: prompt))
         }
@@ -159,6 +165,20 @@ struct VaultOptions: ParsableArguments {
             return .session(token, directory: sessionDirectory)
         }
         return .passphrase(try currentPassphrase(prompt: prompt))
+    }
+
+    /// The recovery key typed at the terminal (as KeePassXC and age ask): a paper key need not be
+    /// copied into a plaintext file to be used. Spaces and dashes as printed are accepted.
+    func typedRecoveryKey() throws -> RecoveryKey {
+        try requireVault()
+        guard Terminal.standardInputIsTerminal else {
+            throw CLIError(
+                .noPermission, "--recovery-key asks for the recovery key at a terminal, and there is none.",
+                hint: "In a script, pass it in a file: --recovery-key-file PATH")
+        }
+        var bytes = try Terminal.readSecretLine(prompt: "Recovery key for \(Self.display(vaultURL)): ")
+        defer { secureWipe(&bytes) }
+        return try RecoveryKey(parsing: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The passphrase from `--passphrase-file`, `--passphrase-command`, `COFFER_PASSPHRASE`, the

@@ -15,7 +15,7 @@ struct PassphraseCommands: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change the passphrase, and replace the master key so the old passphrase is revoked.",
             discussion: """
-                Needs the current passphrase (or --recovery-key-file), never just a session. The new one is \
+                Needs the current passphrase (or the recovery key: --recovery-key, --recovery-key-file), never just a session. The new one is \
                 asked twice on a terminal, or read from --new-passphrase-file or COFFER_NEW_PASSPHRASE. \
                 By default the master key is replaced and every record re-encrypted (as `coffer rekey` does): \
                 the old passphrase then opens neither this vault nor any archive made from now on. \
@@ -76,7 +76,11 @@ struct PassphraseCommands: ParsableCommand {
 
 /// Lines every master-key replacement prints: sessions, recovery key, next step.
 enum KeyChangeMessages {
-    static func afterNewMasterKey(_ report: KeyChangeReport, vault: Vault, options: VaultOptions) {
+    /// `offerRecoveryKey`: at a terminal, when the recovery key was dropped, ask to make a new one
+    /// at once (the vault is open with the passphrase, which creating one needs).
+    static func afterNewMasterKey(
+        _ report: KeyChangeReport, vault: Vault, options: VaultOptions, offerRecoveryKey: Bool = false
+    ) {
         let locked = SessionStore.removeAll(vaultID: vault.id, directory: options.sessionDirectory)
         if locked > 0 {
             Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.")
@@ -86,7 +90,14 @@ enum KeyChangeMessages {
             Output.line(
                 "The recovery key was of an older kind that cannot follow a new master key without itself: it no longer works."
             )
-            Output.advice("Next: coffer recovery-key create")
+            if offerRecoveryKey, Terminal.standardInputIsTerminal,
+                (try? Terminal.confirm("Make a new recovery key now?", refusal: "A recovery key")) == true,
+                let (recoveryKey, _) = try? vault.createRecoveryKey()
+            {
+                RecoveryKeyCommands.Create.show(recoveryKey)
+            } else {
+                Output.advice("Next: coffer recovery-key create")
+            }
         }
         Output.line(
             "Archives made from now on are signed with the new key; older ones still verify as this vault's (coffer backup list)."
@@ -100,15 +111,22 @@ struct Rekey: ParsableCommand {
         abstract: "Replace the master key and re-encrypt every record, in one atomic step.",
         discussion: """
             Use it when the master key may have leaked (a session file or memory copied). Needs the current \
-            passphrase. Ends every session for this vault. The passphrase and the recovery key keep working.
+            passphrase. Ends every session for this vault. The passphrase keeps working; so does the recovery \
+            key, except one made by Coffer's first format, which cannot follow a new master key: rekey says \
+            so before it acts. At a terminal it says what will change and asks first (--yes skips the \
+            question); when the recovery key stops working, it offers to make a new one.
             """
     )
 
     @OptionGroup var options: VaultOptions
 
+    @Flag(help: "Do not ask; needed without a terminal when the recovery key would stop working.")
+    var yes = false
+
     func run() throws {
         let passphrase = try options.vaultPassphrase()
         let vault = try Vault.open(at: options.vaultURL, with: .passphrase(passphrase), guard: options.rollbackGuard)
+        guard try confirm(vault) else { return Output.line("Kept the master key: nothing was changed.") }
         let report = try vault.rekey()
         Output.line(
             "Rekeyed: a new master key (key generation \(report.generation)) now protects all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s")."
@@ -116,7 +134,36 @@ struct Rekey: ParsableCommand {
         Output.line(
             "Revoked: the old master key (and every session and leaked copy of it) opens neither this vault nor any archive made from now on."
         )
-        KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options)
+        KeyChangeMessages.afterNewMasterKey(report, vault: vault, options: options, offerRecoveryKey: !yes)
+    }
+
+    /// Says, before anything changes, what the rekey will end and what keeps working; asks at a
+    /// terminal (false: the person said no). Losing the recovery key without a terminal needs --yes.
+    private func confirm(_ vault: Vault) throws -> Bool {
+        let dropsRecoveryKey = vault.rekeyDropsRecoveryKey
+        var plan = [
+            "Rekeying replaces the master key and re-encrypts all \(vault.recordCount) record\(vault.recordCount == 1 ? "" : "s").",
+            "Every unlocked session of this vault will end. The passphrase keeps working.",
+        ]
+        if dropsRecoveryKey {
+            plan.append(
+                "The recovery key will STOP WORKING: it is of Coffer's first kind, which cannot follow a new master key without itself."
+            )
+        } else if vault.hasRecoveryKey {
+            plan.append("The recovery key keeps working.")
+        }
+        guard !yes else { return true }
+        if !Terminal.standardInputIsTerminal {
+            guard dropsRecoveryKey else { return true }
+            throw CLIError(
+                .invalidInput,
+                "Rekeying would make the recovery key stop working, and needs confirmation. Nothing was changed.",
+                hint:
+                    "Add --yes to go ahead, then make a new recovery key: coffer recovery-key create. Or rekey with the recovery key: coffer passphrase change --recovery-key"
+            )
+        }
+        plan.forEach { Terminal.note($0) }
+        return try Terminal.confirm("Rekey now?", refusal: "Rekeying")
     }
 }
 
@@ -132,7 +179,7 @@ struct RecoveryKeyCommands: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a recovery key (shown once) or replace the existing one.",
             discussion: """
-                Needs the passphrase, never just a session. Open the vault with it later using --recovery-key-file FILE. \
+                Needs the passphrase, never just a session. Open the vault with it later by typing it (--recovery-key) or from a file (--recovery-key-file FILE). \
                 Replacing a recovery key also replaces the master key, so the old recovery key is revoked.
                 """
         )
@@ -143,13 +190,7 @@ struct RecoveryKeyCommands: ParsableCommand {
             let vault = try options.openVault(allowSession: false)
             let replaced = vault.hasRecoveryKey
             let (recoveryKey, report) = try vault.createRecoveryKey()
-            Output.line("Recovery key — shown only this once. Write it on paper and keep it away from this computer:")
-            Output.line()
-            Output.line("    \(recoveryKey.displayText)")
-            Output.line()
-            Output.line(
-                "Anyone holding it can open this vault without the passphrase. It keeps working after passphrase changes and rekeys."
-            )
+            Self.show(recoveryKey)
             if replaced {
                 Output.line("The master key was replaced (key generation \(report.generation)).")
                 Output.line(
@@ -162,8 +203,18 @@ struct RecoveryKeyCommands: ParsableCommand {
                     Output.line("Ended \(locked) unlocked session\(locked == 1 ? "" : "s"); unlock again to continue.")
                 }
             }
+        }
+
+        static func show(_ recoveryKey: RecoveryKey) {
+            Output.line("Recovery key — shown only this once. Write it on paper and keep it away from this computer:")
+            Output.line()
+            Output.line("    \(recoveryKey.displayText)")
+            Output.line()
             Output.line(
-                "To use it: save it in a file and pass --recovery-key-file FILE (e.g. coffer passphrase change --recovery-key-file FILE)."
+                "Anyone holding it can open this vault without the passphrase. It keeps working after passphrase changes and rekeys."
+            )
+            Output.line(
+                "To use it: coffer passphrase change --recovery-key, and type it at the prompt (or --recovery-key-file FILE in a script)."
             )
         }
     }

@@ -996,6 +996,14 @@ public final class Vault {
             kek: kek, parameters: kdfParameters, salt: header.passphraseSlot.salt, recovery: .drop)
     }
 
+    /// Whether `rekey` would have to drop the recovery key: a format 1 recovery slot can be re-made
+    /// for a new master key only with the recovery key itself, which this opening did not use.
+    /// Asked before rekeying, so the user hears it before it happens.
+    public var rekeyDropsRecoveryKey: Bool {
+        if case .legacy? = header.recoverySlot { return keys.recoveryKey == nil }
+        return false
+    }
+
     /// Replaces the master key: every record, the manifest, the commit record and the header are
     /// re-sealed under the new key in one transaction, and the key history gains a generation
     /// certified by the old signing key. The passphrase keeps working; so does the recovery key

@@ -26,6 +26,16 @@ import VaultStore
     ]
 
     static let cases: [Case] = [
+        // Sessions and keys
+        Case(
+            name: "an idle timeout longer than the session's maximum age",
+            arguments: ["unlock", "--timeout", "2h", "--max-age", "1h"], status: 64, says: "longer than --max-age"),
+        Case(
+            name: "a recovery key to type, and no terminal", arguments: ["verify", "--recovery-key"], status: 77,
+            says: "--recovery-key-file"),
+        Case(
+            name: "a configuration file that does not parse", arguments: ["overview"],
+            environment: ["COFFER_CONFIG": "TEXT"], status: 78, says: "line 1"),
         // Command words
         Case(
             name: "a typo of a command", arguments: ["spnd", "5", "Groceries"], status: 64,
@@ -359,7 +369,8 @@ import VaultStore
         let before = try storedRowsDigest(vault)
         let arguments = badInput.arguments.map { fixture.files[$0] ?? $0 }
         let result = try fixture.sandbox.run(
-            arguments, environment: fixture.environment.merging(badInput.environment) { $1 })
+            arguments,
+            environment: fixture.environment.merging(badInput.environment.mapValues { fixture.files[$0] ?? $0 }) { $1 })
         #expect(result.status == badInput.status, "exit \(result.status): \(result.stderr)")
         #expect(result.stderr.hasPrefix("error: "), "one error style for every error:\n\(result.stderr)")
         #expect(

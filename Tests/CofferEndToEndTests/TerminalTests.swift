@@ -316,4 +316,56 @@ struct TerminalTests {
         shown = try waitFor("EXIT=0")
         #expect(shown.contains("Net worth"), "\(shown)")
     }
+
+    /// The paper recovery key can be typed at a prompt (not echoed), and `rekey` says what it
+    /// will change and asks before acting.
+    @Test func theRecoveryKeyIsTypedAndRekeyAsksFirst() throws {
+        let passphrase = ["COFFER_PASSPHRASE": "rekey passphrase"]
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: passphrase).status == 0)
+        let created = try sandbox.run(["recovery-key", "create"], environment: passphrase)
+        let lines = created.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let recoveryKey = try #require(lines.first { $0.split(separator: "-").count >= 6 && !$0.contains(" ") })
+        let noTerminal = try sandbox.run(["verify", "--recovery-key"])
+        #expect(noTerminal.status == 77 && noTerminal.stderr.contains("--recovery-key-file"), "\(noTerminal.stderr)")
+
+        try startShell()
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        try tmux("send-keys", "-t", session, "\(coffer) verify --recovery-key; echo TYPED=$?", "Enter")
+        _ = try waitFor("Recovery key for ~/")
+        try tmux("send-keys", "-t", session, recoveryKey, "Enter")
+        var shown = try waitFor("TYPED=0")
+        #expect(shown.contains("TYPED=0") && shown.contains("Vault OK"), "\(shown)")
+        #expect(!shown.contains(recoveryKey), "the recovery key must never be echoed")
+
+        func generation() throws -> Int? {
+            let status = try sandbox.run(["status", "--json"])
+            return (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?[
+                "keyGeneration"] as? Int
+        }
+        try tmux(
+            "send-keys", "-t", session, "clear; COFFER_PASSPHRASE='rekey passphrase' \(coffer) rekey; echo NO=$?",
+            "Enter")
+        shown = try waitFor("[y/N]")
+        #expect(shown.contains("Every unlocked session of this vault will end"), "\(shown)")
+        #expect(shown.contains("The recovery key keeps working."))
+        try tmux("send-keys", "-t", session, "n", "Enter")
+        shown = try waitFor("NO=0")
+        #expect(shown.contains("NO=0") && shown.contains("nothing was changed"), "\(shown)")
+        #expect(try generation() == 1, "answering no changes nothing")
+
+        try tmux(
+            "send-keys", "-t", session, "clear; COFFER_PASSPHRASE='rekey passphrase' \(coffer) rekey; echo YES=$?",
+            "Enter")
+        _ = try waitFor("[y/N]")
+        try tmux("send-keys", "-t", session, "y", "Enter")
+        shown = try waitFor("YES=0")
+        #expect(shown.contains("YES=0") && shown.contains("Rekeyed"), "\(shown)")
+        #expect(try generation() == 2)
+        // The recovery key survived the rekey, typed again.
+        try tmux("send-keys", "-t", session, "clear; \(coffer) verify --recovery-key; echo AFTER=$?", "Enter")
+        _ = try waitFor("Recovery key for ~/")
+        try tmux("send-keys", "-t", session, recoveryKey, "Enter")
+        #expect(try waitFor("AFTER=0").contains("AFTER=0"))
+    }
 }
