@@ -113,6 +113,8 @@ public struct CLIError: Error, LocalizedError, Sendable {
         case .alreadyExists, .inUse, .unchanged, .closed, .invalidInput:
             self.init(.invalidInput, "\(error.message) Nothing was changed.", hint: Self.nextSteps(error))
         case .damaged: self.init(.damaged, error.message)
+        case .conflict:
+            self.init(.failure, "\(error.message) Nothing was changed.", hint: "See what changed: coffer log")
         case .fileNotFound: self.init(.notFound, error.message)
         case .wrongCredential: self.init(.noPermission, error.message)
         case .rolledBack: self.init(.damaged, error.message)

@@ -47,7 +47,34 @@ struct Undo: ParsableCommand {
         }
         Output.line("Undone: \(undone.summary)")
         if let next = ledger.changes.last {
-            Output.advice("Next: coffer undo again reverts \"\(next.entry.summary)\"")
+            Output.advice("Next: coffer redo puts it back · coffer undo again reverts \"\(next.entry.summary)\"")
+        } else {
+            Output.advice("Next: coffer redo puts it back")
+        }
+    }
+}
+
+/// `coffer redo`: make again what `undo` took back, most recent first, until a new change.
+struct Redo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make again the change the last undo reverted (repeat to go further).",
+        discussion: """
+            Any new change forgets what could be redone, as in an editor. Refused (nothing changes) \
+            when a record the change touched was changed since the undo, e.g. by a sync.
+            """)
+    @OptionGroup var options: VaultOptions
+
+    func run() throws {
+        let ledger = try options.openLedger()
+        guard let redone = try ledger.redo() else {
+            Output.line("Nothing to redo.")
+            return
+        }
+        Output.line("Redone: \(redone.summary)")
+        if let next = ledger.undoneChanges.last {
+            Output.advice("Next: coffer redo again makes \"\(next.undone.change.summary)\" · coffer undo reverts it")
+        } else {
+            Output.advice("Undo with: coffer undo")
         }
     }
 }

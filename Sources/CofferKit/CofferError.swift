@@ -38,6 +38,8 @@ public struct CofferError: Error, LocalizedError, Sendable {
         /// Another device replaced the vault's keys (a removed device, a rekey): this copy takes
         /// on the new ones with the passphrase (`SyncService.adoptNewKeys`).
         public static let keysChanged = Code("keysChanged")
+        /// Records changed since the state the operation was based on (a redo after a sync).
+        public static let conflict = Code("conflict")
     }
 
     public let code: Code

@@ -23,9 +23,11 @@ import VaultStore
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
     }
 
-    func ok(_ arguments: String...) throws {
+    @discardableResult
+    func ok(_ arguments: String...) throws -> RunResult {
         let result = try sandbox.run(arguments, environment: environment)
         #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        return result
     }
 
     /// The design's January 2025: income 5,000; Rent 800, 8 groceries 245, 3 utilities 155;
@@ -130,6 +132,15 @@ import VaultStore
             (try json("budget")["categories"] as! [[String: Any]]).contains {
                 $0["name"] as? String == "Pet Supplies" && $0["count"] as? Int == 2
             })
+        // redo makes the deletion again; undo takes it back once more; a second redo has nothing.
+        #expect(try ok("redo").stdout.contains("Redone: "))
+        #expect(
+            !(try json("budget")["categories"] as! [[String: Any]]).contains { $0["name"] as? String == "Pet Supplies" }
+        )
+        try ok("undo")
+        try ok("spend", "3", "Pet", "--date", "2025-01-12")
+        #expect(try ok("redo").stdout.contains("Nothing to redo."), "a new change forgets what could be redone")
+        try ok("undo")
 
         try ok("spend", "25", "Hobbies", "--date", "2025-01-15")
         try ok("category", "hide", "Hobbies")

@@ -9,6 +9,48 @@ import VaultStore
 /// Every kind of change CofferKit makes is undone exactly: the ledger (and a fresh read of the
 /// vault) after `undo` equals the ledger before the change.
 @Suite struct LedgerUndoTests {
+    /// Undo twice, redo twice: the changes come back in order; a new change forgets what could
+    /// be redone; a redo that would overwrite a change made since the undo is refused.
+    @Test func redoTakesBackUndosInOrderUntilANewChange() throws {
+        try withScratchVault { vault in
+            let ledger = try Ledger(vault: vault)
+            try ledger.writeWithoutHistory([(UUID(), .settings(VaultSettings(currency: .gbp)))])
+            let today = date("2026-11-22")
+            try ledger.addAccount(name: "Savings", category: "Savings", kind: .asset, today: today)
+            let empty = snapshot(ledger)
+            try ledger.recordValue(of: try ledger.account(named: "Savings"), amount: Money(minorUnits: 100), on: today)
+            let one = snapshot(ledger)
+            try ledger.recordValue(of: try ledger.account(named: "Savings"), amount: Money(minorUnits: 200), on: today)
+            let two = snapshot(ledger)
+            try ledger.undo()
+            try ledger.undo()
+            #expect(snapshot(ledger) == empty)
+            #expect(ledger.undoneChanges.count == 2)
+            try ledger.redo()
+            #expect(snapshot(ledger) == one)
+            try ledger.redo()
+            #expect(snapshot(ledger) == two)
+            #expect(try ledger.redo() == nil)
+
+            // A new change after an undo: nothing to redo any more, in memory and read back.
+            try ledger.undo()
+            try ledger.addCategory(name: "Pottery", type: .wants)
+            #expect(ledger.undoneChanges.isEmpty)
+            #expect(try Ledger(vault: vault).undoneChanges.isEmpty)
+            #expect(try ledger.redo() == nil)
+
+            // A record the undone change touched changed since (as a sync would bring it): refused.
+            try ledger.undo()
+            let planted = try #require(ledger.undoneChanges.last?.undone.after.first)
+            let category = BudgetCategory(
+                id: planted.recordID, name: "Ceramics", type: .wants, sortOrder: 99, isDefault: false)
+            try ledger.writeWithoutHistory([(planted.recordID, .budgetCategory(category))])
+            let beforeRefusal = snapshot(ledger)
+            #expect(throws: CofferError.self) { try ledger.redo() }
+            #expect(snapshot(ledger) == beforeRefusal, "a refused redo changes nothing")
+        }
+    }
+
     @Test func everyChangeKindUndoesExactly() throws {
         try withScratchVault { vault in
             let ledger = try Ledger(vault: vault)
@@ -16,20 +58,27 @@ import VaultStore
             let today = date("2026-11-22")
             var checked: [String] = []
             /// Runs `change`, checks that it wrote something, undoes it, checks the state is as
-            /// before (in memory and read back), then makes the change again to build on.
+            /// before (in memory and read back), then redoes it and checks the state is as after
+            /// the change (with its log entry), to build on.
             func undoable(_ name: String, counterMoves: Bool = false, _ change: () throws -> Void) throws {
                 let before = snapshot(ledger, includingCounter: !counterMoves)
                 let changesBefore = ledger.changes.count
                 try change()
+                let after = snapshot(ledger, includingCounter: !counterMoves)
                 #expect(ledger.changes.count == changesBefore + 1, "\(name) writes one change-log entry")
-                #expect(snapshot(ledger, includingCounter: !counterMoves) != before, "\(name) changed something")
+                #expect(after != before, "\(name) changed something")
                 let undone = try ledger.undo()
                 #expect(undone != nil)
                 #expect(snapshot(ledger, includingCounter: !counterMoves) == before, "undoing \(name)")
                 #expect(
                     snapshot(try Ledger(vault: vault), includingCounter: !counterMoves) == before,
                     "undoing \(name), read back")
-                try change()
+                #expect(try ledger.redo()?.summary == undone?.summary)
+                #expect(snapshot(ledger, includingCounter: !counterMoves) == after, "redoing \(name)")
+                #expect(
+                    snapshot(try Ledger(vault: vault), includingCounter: !counterMoves) == after,
+                    "redoing \(name), read back")
+                #expect(try ledger.redo() == nil, "one undo, one redo")
                 checked.append(name)
             }
             try undoable("add account") {
@@ -115,9 +164,9 @@ import VaultStore
             try undoable("create an invoice", counterMoves: true) {
                 try ledger.createInvoice(for: try ledger.client(named: "Acme"), items: [item], issued: today)
             }
-            try undoable("send an invoice") { try ledger.sendInvoice(try ledger.invoice("INV-0002"), on: today) }
+            try undoable("send an invoice") { try ledger.sendInvoice(try ledger.invoice("INV-0001"), on: today) }
             try undoable("record a payment") {
-                try ledger.recordPayment(on: try ledger.invoice("2"), amount: Money(minorUnits: 10_000), date: today)
+                try ledger.recordPayment(on: try ledger.invoice("1"), amount: Money(minorUnits: 10_000), date: today)
             }
             try undoable("create a second invoice", counterMoves: true) {
                 try ledger.createInvoice(for: try ledger.client(named: "Acme"), items: [item], issued: today)

@@ -200,6 +200,18 @@ import Testing
             hex:
                 "120100112233445566778899aabbccddeeff01020201050303030303030303030303030303030300060404040404040404040404040404040480c49fd50c01"
         ),
+        // 19 undone change (the redo stack).
+        Pin(
+            version: 1, id: idA,
+            record: .undoneChange(
+                UndoneChange(
+                    change: ChangeEntry(
+                        sequence: 7, timestamp: 1_700_000_000, summary: "Spent",
+                        before: [.init(recordID: idA, payload: nil)]),
+                    order: 2, after: [.init(recordID: idA, payload: [10, 2])])),
+            hex:
+                "13010780c49fd50c055370656e740100112233445566778899aabbccddeeff00020100112233445566778899aabbccddeeff01020a02"
+        ),
     ]
 
     /// The sync state both its pins hold (v1 reads as "synced commit unknown").
@@ -255,7 +267,7 @@ import Testing
             .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2),
             .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 1),
-            .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1),
+            .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {

@@ -17,6 +17,8 @@ public final class Ledger {
     public private(set) var categoryRates: [UUID: CategoryRate] = [:]
     /// Oldest first.
     public private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
+    /// What `redo` can make again, the next one last (the most recently undone).
+    public private(set) var undoneChanges: [(id: UUID, undone: UndoneChange)] = []
     public private(set) var backupTargets: [UUID: BackupTarget] = [:]
     public private(set) var backupState: (id: UUID, state: BackupState)?
     public private(set) var budgetCategories: [BudgetCategory] = []
@@ -112,6 +114,10 @@ public final class Ledger {
         syncIndex = parts.last(.syncIndex) { if case .syncIndex(let value) = $0 { value } else { nil } }.map {
             (id: $0.id, data: $0.value)
         }
+        undoneChanges = parts.values(.undoneChange) { if case .undoneChange(let value) = $0 { value } else { nil } }
+            .map { (id: $0.id, undone: $0.value) }.sorted {
+                ($0.undone.order, RecordID(uuid: $0.id)) < ($1.undone.order, RecordID(uuid: $1.id))
+            }
         syncConflicts = parts.values(.syncConflict) { if case .syncConflict(let value) = $0 { value } else { nil } }
             .map { (id: $0.id, conflict: $0.value) }.sorted {
                 ($0.conflict.detected, RecordID(uuid: $0.id)) < ($1.conflict.detected, RecordID(uuid: $1.id))
@@ -275,6 +281,8 @@ public final class Ledger {
     public var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }
 
     /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
+    /// A new change forgets what could be redone (as every editor does): redoing an old change
+    /// on top of a new one would mix two histories.
     public func commit(_ summary: String, puts: [(UUID, FinanceRecord)] = [], deletes: [UUID] = [], now: Date = Date())
         throws
     {
@@ -291,12 +299,13 @@ public final class Ledger {
             before: touched.map {
                 .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) })
             })
+        let forgotten = undoneChanges.map(\.id)
         var recordChanges: [RecordChange] = puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
-        recordChanges += deletes.map { .delete(RecordID(uuid: $0)) }
+        recordChanges += (deletes + forgotten).map { .delete(RecordID(uuid: $0)) }
         let changeID = UUID()
         recordChanges.append(.put(RecordID(uuid: changeID), Data(RecordCodec.encode(.change(entry)))))
         try vault.apply(recordChanges)
-        try applied(puts: puts + [(changeID, .change(entry))], deletes: deletes)
+        try applied(puts: puts + [(changeID, .change(entry))], deletes: deletes + forgotten)
     }
 
     /// Writes records without a change-log entry: setup made with the vault, and bookkeeping undo
@@ -315,22 +324,58 @@ public final class Ledger {
     }
 
     /// Reverts the most recent change: every record it touched goes back to its previous
-    /// payload (or away, if the change created it), and its log entry is removed.
+    /// payload (or away, if the change created it), and its log entry is removed. The records as
+    /// the change left them are kept (locally) so that `redo` can make it again.
     @discardableResult
     public func undo() throws -> ChangeEntry? {
         guard let last = changes.last else { return nil }
-        var recordChanges: [RecordChange] = last.entry.before.map { before in
-            let id = RecordID(uuid: before.recordID)
-            if let payload = before.payload { return .put(id, Data(payload)) }
+        let undone = UndoneChange(
+            change: last.entry, order: (undoneChanges.last?.undone.order ?? 0) + 1,
+            after: last.entry.before.map {
+                .init(
+                    recordID: $0.recordID, payload: vault.record(RecordID(uuid: $0.recordID)).map { Array($0.payload) })
+            })
+        try replace(with: last.entry.before, removing: last.id, adding: (UUID(), .undoneChange(undone)))
+        return last.entry
+    }
+
+    /// Makes the most recently undone change again, with its log entry, so `undo` can take it back
+    /// once more. Refused when one of its records changed since the undo (a sync brought a change,
+    /// say): redoing would overwrite that.
+    @discardableResult
+    public func redo() throws -> ChangeEntry? {
+        guard let last = undoneChanges.last else { return nil }
+        for before in last.undone.change.before
+        where vault.record(RecordID(uuid: before.recordID)).map({ Array($0.payload) }) != before.payload {
+            throw CofferError(
+                .conflict,
+                "'\(last.undone.change.summary)' cannot be redone: a record it touched has changed since the undo.")
+        }
+        let entry = ChangeEntry(
+            sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: last.undone.change.timestamp,
+            summary: last.undone.change.summary, before: last.undone.change.before)
+        try replace(with: last.undone.after, removing: last.id, adding: (UUID(), .change(entry)))
+        return entry
+    }
+
+    /// Puts each record back to `payloads` (deleting those that were absent), removes one log
+    /// record and adds another, in one transaction: the shared step of undo and redo.
+    private func replace(
+        with payloads: [ChangeEntry.Before], removing logRecord: UUID, adding added: (UUID, FinanceRecord)
+    ) throws {
+        var recordChanges: [RecordChange] = payloads.map { record in
+            let id = RecordID(uuid: record.recordID)
+            if let payload = record.payload { return .put(id, Data(payload)) }
             return .delete(id)
         }
-        recordChanges.append(.delete(RecordID(uuid: last.id)))
+        recordChanges.append(.delete(RecordID(uuid: logRecord)))
+        recordChanges.append(.put(RecordID(uuid: added.0), Data(RecordCodec.encode(added.1))))
         try vault.apply(recordChanges)
-        let restored = try last.entry.before.compactMap { before in
-            try before.payload.map { (before.recordID, try RecordCodec.decode($0, id: before.recordID)) }
+        let restored = try payloads.compactMap { record in
+            try record.payload.map { (record.recordID, try RecordCodec.decode($0, id: record.recordID)) }
         }
-        try applied(puts: restored, deletes: last.entry.before.filter { $0.payload == nil }.map(\.recordID) + [last.id])
-        return last.entry
+        try applied(
+            puts: restored + [added], deletes: payloads.filter { $0.payload == nil }.map(\.recordID) + [logRecord])
     }
 
     // MARK: Finding things by name

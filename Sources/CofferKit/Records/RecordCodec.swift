@@ -21,6 +21,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case syncState(SyncState)
     case syncIndex(SyncIndexData)
     case syncConflict(SyncConflict)
+    case undoneChange(UndoneChange)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -46,6 +47,7 @@ public enum FinanceRecord: Hashable, Sendable {
         case .syncState(let value): value
         case .syncIndex(let value): value
         case .syncConflict(let value): value
+        case .undoneChange(let value): value
         }
     }
 }
@@ -122,6 +124,7 @@ public enum RecordCodec {
             case .syncState: .syncState(try fields())
             case .syncIndex: .syncIndex(try fields())
             case .syncConflict: .syncConflict(try fields())
+            case .undoneChange: .undoneChange(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

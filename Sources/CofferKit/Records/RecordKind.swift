@@ -21,6 +21,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case syncState = 16
     case syncIndex = 17
     case syncConflict = 18
+    case undoneChange = 19
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -44,6 +45,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .syncState: 2
         case .syncIndex: 1
         case .syncConflict: 1
+        case .undoneChange: 1
         }
     }
 
@@ -51,5 +53,6 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     /// place in a sync folder. Sync never publishes them, archives and exports leave them out.
     public var isLocal: Bool {
         self == .backupState || self == .syncState || self == .syncIndex || self == .syncConflict
+            || self == .undoneChange
     }
 }

@@ -15,6 +15,7 @@ extension FinanceRecord {
         case .update(let update): update.note.map { [("note", $0)] } ?? []
         case .categoryRate(let rate): [("category", rate.category)]
         case .change(let change): [("summary", change.summary)]
+        case .undoneChange(let undone): [("summary", undone.change.summary)]
         case .backupTarget(let target): [("path", target.path)]
         case .backupState(let state): state.verified.map { ("path", $0.path) }
         case .budgetCategory(let category): [("name", category.name)]

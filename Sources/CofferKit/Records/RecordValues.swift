@@ -60,6 +60,21 @@ public struct ChangeEntry: Hashable, Sendable {
     }
 }
 
+/// A change that `undo` took back, kept so that `redo` can make it again: the entry as it was,
+/// and the payloads its records had after it (the undo restored the entry's `before`).
+public struct UndoneChange: Hashable, Sendable {
+    public let change: ChangeEntry
+    /// Higher for a later undo: redo takes the highest first.
+    public let order: UInt64
+    public let after: [ChangeEntry.Before]
+
+    public init(change: ChangeEntry, order: UInt64, after: [ChangeEntry.Before]) {
+        self.change = change
+        self.order = order
+        self.after = after
+    }
+}
+
 /// A folder that `coffer backup create` writes to by default.
 public struct BackupTarget: Hashable, Sendable {
     public var path: String
