@@ -27,7 +27,10 @@ struct AccountCommands: ParsableCommand {
         @Flag(help: "Money owed (a mortgage, loan or card) rather than owned.") var liability = false
         @Option(help: ArgumentHelp("Its yearly growth rate for projections, e.g. 4.5%.", valueName: "rate")) var growth:
             String?
-        @Option(help: ArgumentHelp("Its value now (or on --date).", valueName: "amount")) var value: String?
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Its value now (or on --date); may be negative.", valueName: "amount")) var value:
+            String?
         @Option(help: ArgumentHelp("The date of --value, as YYYY-MM-DD (default today).", valueName: "date")) var date:
             String?
 
@@ -254,7 +257,12 @@ struct Update: ParsableCommand {
     @Argument(help: "Its value, e.g. 1234.56 or £1,234.56.") var amount: String
     @Option(help: ArgumentHelp("The date of the value, YYYY-MM-DD (default today).", valueName: "date")) var date:
         String?
-    @Option(help: ArgumentHelp("Why it changed, e.g. \"annual statement\".", valueName: "text")) var note: String?
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("Why it changed, e.g. \"annual statement\".", valueName: "text"))
+    var note: String?
+    @Flag(
+        help: "Record a value ten times off the current one, of the other sign, or dated in the future without asking.")
+    var yes = false
 
     func run() throws {
         let today = try CommandContext.today()
@@ -264,6 +272,10 @@ struct Update: ParsableCommand {
         let account = try ledger.account(named: name)
         let previous = ledger.portfolio.value(of: account, on: day)
         let currency = ledger.currency
+        let doubts =
+            EntryDoubts.value(amount, previous: previous, account: account.name, currency: currency)
+            + EntryDoubts.future(day, today: today)
+        guard try EntryDoubts.confirm(doubts, yes: yes) else { return }
         try ledger.recordValue(of: account, amount: amount, on: day, note: note)
         var line = "\(account.name): \(currency.format(amount)) on \(day)"
         if let previous, let delta = try? amount.subtracting(previous) {

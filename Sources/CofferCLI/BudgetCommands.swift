@@ -277,10 +277,16 @@ struct BudgetCommands: ParsableCommand {
 
 /// Fast entry shared by `spend`, `earn` and `save`: parsing, and the lines they print.
 struct EntryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A note, e.g. the shop.", valueName: "text")) var note: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("A note, e.g. the shop.", valueName: "text")) var note: String?
     @Option(help: ArgumentHelp("The date, YYYY-MM-DD (default today).", valueName: "date")) var date: String?
+    @Flag(help: "Record a date in the future without asking.") var yes = false
 
     func day() throws -> CalendarDate { try CommandContext.date(date, default: try CommandContext.today()) }
+
+    /// Whether to go ahead with an entry on `day` (a future date is asked about).
+    func confirmed(_ day: CalendarDate) throws -> Bool {
+        try EntryDoubts.confirm(EntryDoubts.future(day, today: try CommandContext.today()), yes: yes)
+    }
 
     static func amount(_ text: String, ledger: Ledger) throws -> Money {
         try CommandContext.positiveAmount(text, ledger: ledger)
@@ -310,6 +316,7 @@ struct Spend: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.category(named: category, type: type, includeHidden: false)
+        guard try entry.confirmed(day) else { return }
         let transaction = try ledger.spend(amount, in: found, on: day, note: entry.note)
         try EntryOptions.show(transaction, label: "\(found.name) (\(found.type.title))", ledger: ledger)
     }
@@ -328,6 +335,7 @@ struct Earn: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.incomeSource(named: source)
+        guard try entry.confirmed(day) else { return }
         try EntryOptions.show(
             try ledger.earn(amount, from: found, on: day, note: entry.note), label: found.name, ledger: ledger)
     }
@@ -346,6 +354,7 @@ struct Save: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.goal(named: goal)
+        guard try entry.confirmed(day) else { return }
         try EntryOptions.show(
             try ledger.save(amount, towards: found, on: day, note: entry.note), label: found.name, ledger: ledger)
     }

@@ -73,7 +73,7 @@ public struct Coffer: ParsableCommand {
         do {
             try Configuration.loadOnce()
             Style.choice = try GlobalOptionPlacement.takeColor(from: &given) ?? color
-            let normalised = GlobalOptionPlacement.normalise(given)
+            let normalised = CommandWords.passingNegativeAmounts(GlobalOptionPlacement.normalise(given))
             try CommandWords.check(normalised)
             var command = try parseAsRoot(normalised)
             try command.run()

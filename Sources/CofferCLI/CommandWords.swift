@@ -17,6 +17,33 @@ enum CommandWords {
         try checkWords(arguments, root: root)
     }
 
+    /// Commands whose amount may be negative (an overdrawn account): `update NAME -120.50`.
+    static let signedAmountCommands: Set<String> = ["update"]
+
+    /// Moves a negative amount given to `update` behind `--` at the end, where ArgumentParser
+    /// reads it as the amount rather than as an unknown option. A word after an option that
+    /// takes a value (`--note -5`) is that option's value and stays.
+    static func passingNegativeAmounts(_ arguments: [String]) -> [String] {
+        guard let command = arguments.first, signedAmountCommands.contains(command), !arguments.contains("--")
+        else { return arguments }
+        let flags: Set<String> = ["--yes", "--accept-rollback", "--recovery-key", "-q", "--quiet"]
+        for index in arguments.indices.dropFirst() where isNegativeNumber(arguments[index]) {
+            let previous = arguments[index - 1]
+            guard !previous.hasPrefix("-") || previous.contains("=") || flags.contains(previous) else { continue }
+            var moved = arguments
+            let amount = moved.remove(at: index)
+            return moved + ["--", amount]
+        }
+        return arguments
+    }
+
+    private static func isNegativeNumber(_ word: String) -> Bool {
+        guard word.count > 1, word.hasPrefix("-") else { return false }
+        let digits = word.dropFirst().drop { !$0.isNumber }
+        return digits.first?.isNumber == true && word.dropFirst().count - digits.count <= 3
+            && digits.allSatisfy { $0.isNumber || $0 == "." || $0 == "," }
+    }
+
     private static func checkAmounts(_ arguments: [String]) throws {
         guard let command = arguments.first, positiveAmountCommands.contains(command),
             let negative = arguments.dropFirst().prefix { $0 != "--" }.first(where: { word in

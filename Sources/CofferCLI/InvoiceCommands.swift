@@ -157,11 +157,18 @@ struct InvoiceCommands: ParsableCommand {
         @Option(help: "A part payment.") var amount: String?
         @Option(help: ArgumentHelp("The payment date, YYYY-MM-DD (default today).", valueName: "date")) var date:
             String?
+        @Flag(help: "Record a payment dated in the future or before the invoice was issued without asking.")
+        var yes = false
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
             let day = try CommandContext.date(date, default: today)
             let invoice = try ledger.invoice(id)
+            var doubts = EntryDoubts.future(day, today: today)
+            if day < invoice.issued {
+                doubts.append("The payment date \(day) is before \(invoice.reference) was issued (\(invoice.issued)).")
+            }
+            guard try EntryDoubts.confirm(doubts, yes: yes) else { return }
             let (paid, amount) = try ledger.recordPayment(
                 on: invoice, amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
                 date: day)

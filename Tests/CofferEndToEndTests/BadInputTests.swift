@@ -36,6 +36,19 @@ import VaultStore
         Case(
             name: "a configuration file that does not parse", arguments: ["overview"],
             environment: ["COFFER_CONFIG": "TEXT"], status: 78, says: "line 1"),
+        // Entries that are probably slips: asked at a terminal, --yes otherwise
+        Case(
+            name: "a value ten times the current one", arguments: ["update", "Barclays", "30000"], status: 64,
+            says: "more than ten times Barclays Current Account's current value (£2,951.85)"),
+        Case(
+            name: "a value of the other sign", arguments: ["update", "Barclays", "-100"], status: 64,
+            says: "the other sign"),
+        Case(
+            name: "a value dated in the future", arguments: ["update", "Barclays", "3000", "--date", "2027-01-01"],
+            status: 64, says: "2027-01-01 is in the future (today is 2026-11-22)"),
+        Case(
+            name: "spending dated in the future", arguments: ["spend", "5", "Groceries", "--date", "2026-12-25"],
+            status: 64, says: "run the command again with --yes"),
         // Command words
         Case(
             name: "a typo of a command", arguments: ["spnd", "5", "Groceries"], status: 64,

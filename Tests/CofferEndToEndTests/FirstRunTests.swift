@@ -24,6 +24,19 @@ import Testing
         #expect(libraries.contains(", liblzma 5."))
     }
 
+    /// An overdrawn account: a negative value reaches `update` and `account add --value` as an
+    /// amount, not as an unknown option; crossing zero is asked about (--yes without a terminal).
+    @Test func negativeValuesAreAmounts() throws {
+        try coffer("init", "--kdf", "interactive")
+        try coffer("account", "add", "Current", "--category", "Cash", "--value", "-50")
+        try coffer("update", "Current", "-120.50", "--note", "-card-")
+        let crossing = try sandbox.run(["update", "Current", "30"], environment: environment)
+        #expect(crossing.status == 64 && crossing.stderr.contains("the other sign"), "\(crossing.stderr)")
+        try coffer("update", "Current", "30", "--yes")
+        let history = try coffer("account", "show", "Current", "--json").stdout
+        for value in ["-50.00", "-120.50", "30.00"] { #expect(history.contains("\"\(value)\""), "\(history)") }
+    }
+
     /// A value recorded today is not a rise "since last month".
     @Test func aNewVaultHasNoMonthToCompareWith() throws {
         try coffer("init", "--kdf", "interactive")

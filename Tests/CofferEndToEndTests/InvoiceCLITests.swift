@@ -98,6 +98,13 @@ import VaultStore
             (try json("invoices", today: "2026-11-20")["invoices"] as! [[String: Any]])[0]["paid"] as? String
                 == "100.00")
         #expect(try run(["invoice", "pay", "1", "--amount", "300"], today: "2026-11-20").status == 64)
+        // A payment dated before the invoice was issued (2026-11-01) is probably a typo: --yes records it.
+        let early = try run(["invoice", "pay", "1", "--amount", "10", "--date", "2026-10-30"], today: "2026-11-20")
+        #expect(early.status == 64, "\(early.stderr)")
+        #expect(early.stderr.contains("The payment date 2026-10-30 is before INV-0001 was issued (2026-11-01)."))
+        #expect(early.stderr.contains("hint: If it is right, run the command again with --yes."))
+        try ok("invoice", "pay", "1", "--amount", "10", "--date", "2026-10-30", "--yes", today: "2026-11-20")
+        try ok("undo")
         try ok("invoice", "pay", "1", today: "2026-11-25")
         let paid = try json("invoices", today: "2026-11-30")
         #expect((paid["invoices"] as! [[String: Any]])[0]["status"] as? String == "paid")

@@ -368,4 +368,32 @@ struct TerminalTests {
         try tmux("send-keys", "-t", session, recoveryKey, "Enter")
         #expect(try waitFor("AFTER=0").contains("AFTER=0"))
     }
+
+    /// A value ten times off is said and asked about at a terminal; no records nothing.
+    @Test func aValueTenTimesOffIsAskedAbout() throws {
+        let environment = ["COFFER_PASSPHRASE": "doubt passphrase"]
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["account", "add", "Savings", "--category", "Cash", "--value", "1200"], environment: environment
+            )
+            .status == 0)
+        try startShell(environment)
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        try tmux("send-keys", "-t", session, "\(coffer) update Savings 12500; echo NO=$?", "Enter")
+        var shown = try waitFor("[y/N]")
+        #expect(shown.contains("£12,500.00 is more than ten times Savings's current value (£1,200.00)."), "\(shown)")
+        try tmux("send-keys", "-t", session, "n", "Enter")
+        shown = try waitFor("NO=0")
+        #expect(shown.contains("Not recorded. Nothing was changed."))
+        let json = try sandbox.run(["account", "show", "Savings", "--json"], environment: environment).stdout
+        #expect(json.contains("\"1200.00\""), "\(json)")
+
+        try tmux("send-keys", "-t", session, "clear; \(coffer) update Savings 12500; echo YES=$?", "Enter")
+        _ = try waitFor("[y/N]")
+        try tmux("send-keys", "-t", session, "y", "Enter")
+        shown = try waitFor("YES=0")
+        #expect(shown.contains("Savings: £12,500.00"), "\(shown)")
+    }
 }
