@@ -103,8 +103,8 @@ let package = Package(
         .testTarget(
             name: "CofferEndToEndTests",
             dependencies: [
-                "CofferTestSupport", "coffer", "CofferKitTour", "CofferKit", "VaultStore", "VaultCrypto", "VaultBackup",
-                "FinanceCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "CofferTestSupport", "coffer", "CofferKitTour", "CofferCLI", "CofferKit", "VaultStore", "VaultCrypto",
+                "VaultBackup", "FinanceCore", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The slow suites (crash injection, concurrent writers, disk full, hostile archives, fuzz

@@ -95,7 +95,7 @@ struct AccountCommands: ParsableCommand {
                     row.closed ? "closed" : (account.kind == .liability ? "owed" : "open"),
                 ])
             }
-            Render.table(table, rightAligned: [2]).forEach { Output.line($0) }
+            Render.table(table, rightAligned: [2], droppable: [4, 3]).forEach { Output.line($0) }
             Output.advice("Next: coffer update NAME AMOUNT · coffer account show NAME")
         }
     }

@@ -78,19 +78,15 @@ struct BudgetCommands: ParsableCommand {
     static func recentLines(_ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12)
         -> [String]
     {
-        var lines: [String] = []
+        // One table for every day, so amounts line up down the whole list; day titles go between.
+        var titles: [(beforeRow: Int, title: String)] = []
         var currentDay: CalendarDate?
         let budget = ledger.budget
         var rows: [[String]] = []
-        func flush() {
-            lines += Render.table(rows, rightAligned: [1])
-            rows = []
-        }
         for transaction in transactions.prefix(limit) {
             if transaction.date != currentDay {
-                flush()
                 currentDay = transaction.date
-                lines.append(dayTitle(transaction.date, today: today))
+                titles.append((rows.count, dayTitle(transaction.date, today: today)))
             }
             let sign = transaction.type == .income ? "+" : (transaction.type == .savings ? "→" : "-")
             let kind =
@@ -101,7 +97,11 @@ struct BudgetCommands: ParsableCommand {
                 sign + ledger.currency.format(transaction.amount), kind, Ledger.shortID(transaction.id),
             ])
         }
-        flush()
+        var lines: [String] = []
+        for (index, line) in Render.table(rows, rightAligned: [1], droppable: [3, 2]).enumerated() {
+            if let title = titles.first(where: { $0.beforeRow == index }) { lines.append(title.title) }
+            lines.append(line)
+        }
         return lines
     }
 

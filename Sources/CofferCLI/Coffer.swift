@@ -54,6 +54,7 @@ public struct Coffer: ParsableCommand {
         // Past a file-size limit (`ulimit -f`) the kernel would kill us with SIGXFSZ mid-write;
         // ignored, the write fails with EFBIG instead, and the error path reports it and rolls back.
         signal(SIGXFSZ, SIG_IGN)
+        Currency.userLocale = DisplayLocale.fromEnvironment()
         do {
             // A known-compromised liblzma is refused before anything else runs.
             try XZ.checkLibrary()
@@ -102,6 +103,18 @@ public struct Coffer: ParsableCommand {
     }
 }
 
+/// The person's locale for amounts, as the C library would choose it (`LC_ALL`, then
+/// `LC_MONETARY`, then `LANG`); none for C and POSIX, where each currency's own conventions apply.
+enum DisplayLocale {
+    static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Locale? {
+        let value = ["LC_ALL", "LC_MONETARY", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        guard let value else { return nil }
+        let name = String(value.prefix { $0 != "." && $0 != "@" })
+        guard !["C", "POSIX"].contains(name), Locale.availableIdentifiers.contains(name) else { return nil }
+        return Locale(identifier: name)
+    }
+}
+
 /// Every error in one style, on stderr (age's): `error: WHAT`, its details indented under it,
 /// then `hint: …` lines saying what to do.
 enum ErrorReport {
@@ -132,7 +145,15 @@ enum Output {
     /// `-q`/`--quiet`: no advice (`Next:`, `Undo with:`) even at a terminal.
     nonisolated(unsafe) static var quiet = false
 
-    static func line(_ text: String = "") { print(TextSafety.printable(text, keeping: Style.sequences)) }
+    /// At a terminal, prose longer than the screen is broken at spaces (a word or amount is
+    /// never split across lines); into a pipe, lines stay whole.
+    static func line(_ text: String = "") {
+        let safe = TextSafety.printable(text, keeping: Style.sequences)
+        guard let width = Terminal.outputWidth else { return print(safe) }
+        for part in safe.split(separator: "\n", omittingEmptySubsequences: false) {
+            DisplayWidth.wrapped(String(part), to: width).forEach { print($0) }
+        }
+    }
 
     /// What to try next (`Next: …`, `Undo with: …`): advice for a person at a terminal, so it
     /// goes to stderr, only when stderr is a terminal and not under `--quiet`. Standard output

@@ -12,6 +12,9 @@ import Foundation
 struct Style {
     let color: Bool
     let width: Int
+    /// What tables and prose are fitted to: the terminal's width, or `COLUMNS` when set; a pipe
+    /// without `COLUMNS` gets whole lines (a script reads every character).
+    let fitWidth: Int
 
     enum ColorChoice: String, CaseIterable { case auto, always, never }
 
@@ -39,7 +42,9 @@ struct Style {
         let columns =
             terminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
             ? Int(size.ws_col) : Int(environment["COLUMNS"] ?? "") ?? 80
-        return Style(color: color, width: max(40, min(columns, 120)))
+        let fit =
+            terminal ? Int(size.ws_col) : (Int(environment["COLUMNS"] ?? "").flatMap { $0 > 0 ? $0 : nil } ?? .max)
+        return Style(color: color, width: max(40, min(columns, 120)), fitWidth: max(20, fit))
     }
 
     /// The only escape sequences Coffer writes; `Output` lets exactly these through.
@@ -57,15 +62,43 @@ struct Style {
 }
 
 enum Render {
-    /// Columns padded to their widest cell; `rightAligned` columns (amounts) align on the right
-    /// so digits line up.
-    static func table(_ rows: [[String]], rightAligned: Set<Int> = [], indent: String = "  ") -> [String] {
-        guard let columns = rows.map(\.count).max() else { return [] }
-        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+    /// Columns padded to their widest cell by display width (CJK and emoji take two cells);
+    /// `rightAligned` columns (amounts) align on the right so digits line up. Fitted to `width`
+    /// (the terminal's): first the `droppable` columns go, in the order given (details such as
+    /// an id or a date); then text columns are cut with `…` (the widest first, to no less than
+    /// 6 cells); then text columns after the first are dropped from the right. Amounts are never
+    /// cut or split.
+    static func table(
+        _ rows: [[String]], rightAligned: Set<Int> = [], droppable: [Int] = [], indent: String = "  ",
+        width: Int = Style.current().fitWidth
+    ) -> [String] {
+        guard let columnCount = rows.map(\.count).max() else { return [] }
+        var rows = rows.map { $0 + Array(repeating: "", count: columnCount - $0.count) }
+        // Columns by their original index, so the droppable list stays meaningful as others go.
+        var kept = Array(0..<columnCount)
+        func widths() -> [Int] { kept.map { column in rows.map { DisplayWidth.of($0[column]) }.max() ?? 0 } }
+        func total() -> Int { indent.count + widths().reduce(0, +) + 2 * max(0, kept.count - 1) }
+        for column in droppable where total() > width { kept.removeAll { $0 == column } }
+        while total() > width {
+            let current = widths()
+            let text = kept.indices.filter { !rightAligned.contains(kept[$0]) && current[$0] > 6 }
+            if let widest = text.max(by: { current[$0] < current[$1] }) {
+                let target = max(6, current[widest] - (total() - width))
+                for index in rows.indices {
+                    rows[index][kept[widest]] = DisplayWidth.truncated(rows[index][kept[widest]], to: target)
+                }
+            } else if let last = kept.indices.last(where: { $0 > 0 && !rightAligned.contains(kept[$0]) }) {
+                kept.remove(at: last)
+            } else {
+                break
+            }
+        }
+        let current = widths()
         return rows.map { row in
             indent
-                + row.enumerated().map { column, cell in
-                    let padding = String(repeating: " ", count: widths[column] - cell.count)
+                + kept.enumerated().map { index, column in
+                    let cell = row[column]
+                    let padding = String(repeating: " ", count: current[index] - DisplayWidth.of(cell))
                     return rightAligned.contains(column) ? padding + cell : cell + padding
                 }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
         }
@@ -91,7 +124,5 @@ enum Render {
         return String(values.map { blocks[Int((Double($0 - low) / Double(high - low) * 7).rounded())] })
     }
 
-    static func truncated(_ text: String, to width: Int) -> String {
-        text.count <= width ? text : String(text.prefix(max(1, width - 1))) + "…"
-    }
+    static func truncated(_ text: String, to width: Int) -> String { DisplayWidth.truncated(text, to: width) }
 }

@@ -136,7 +136,7 @@ struct Overview: ParsableCommand {
                         Render.bar(perMille: $0.sharePerMille, width: barWidth),
                     ]
                 },
-                rightAligned: [1, 2]
+                rightAligned: [1, 2, 3]  // the bar is fixed width: never cut
             ).forEach { Output.line($0) }
         }
         let owed = distribution.filter { $0.kind == .liability }

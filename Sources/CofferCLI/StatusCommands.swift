@@ -74,7 +74,7 @@ struct Status: ParsableCommand {
         case "invalid": sessionText = "COFFER_SESSION is not valid for this vault"
         default: sessionText = "locked"
         }
-        Output.line("Vault         \(url.path)")
+        Output.line("Vault         \(VaultOptions.display(url))")
         Output.line("Format        version \(summary.formatVersion), key generation \(summary.keyGeneration)")
         Output.line("Key           \(summary.kdfParameters.humanDescription)")
         Output.line("Records       \(summary.storedRecordCount)")

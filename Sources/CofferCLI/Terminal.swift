@@ -14,7 +14,24 @@ enum Terminal {
 
     /// Writes to stderr, which keeps stdout clean for `eval "$(coffer unlock)"` and `--json`.
     static func note(_ text: String) {
-        FileHandle.standardError.write(Data((TextSafety.printable(text) + "\n").utf8))
+        var lines = [TextSafety.printable(text)]
+        if let width = width(of: STDERR_FILENO) {
+            lines = lines[0].split(separator: "\n", omittingEmptySubsequences: false).flatMap {
+                DisplayWidth.wrapped(String($0), to: width)
+            }
+        }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// The width of the terminal on standard output; nil when it is not a terminal.
+    static var outputWidth: Int? { width(of: STDOUT_FILENO) }
+
+    private static func width(of descriptor: Int32) -> Int? {
+        var size = winsize()
+        guard isatty(descriptor) == 1, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else {
+            return nil
+        }
+        return Int(size.ws_col)
     }
 
     /// Asks a yes/no question on the terminal (default no). Without a terminal, refuses with

@@ -7,6 +7,25 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
     public let minorDigits: Int
     public let symbol: String
 
+    /// The person's locale, when the front end found one in the environment (`LC_ALL`,
+    /// `LC_MONETARY`, `LANG`, not C or POSIX): amounts are then shown, and decimal commas read,
+    /// by its conventions. Nil: each currency's own (`homeLocale`). Set once at start-up.
+    nonisolated(unsafe) public static var userLocale: Locale?
+
+    /// The locale amounts of this currency are shown in.
+    public var displayLocale: Locale { Self.userLocale ?? Locale(identifier: homeLocale) }
+
+    /// The locale whose conventions are the currency's own (`en_GB` for GBP, `de_DE` for EUR,
+    /// `ja_JP` for JPY): amounts are shown as there unless the person's locale says otherwise.
+    public var homeLocale: String { Self.homeLocales[code] ?? "en_GB" }
+
+    private static let homeLocales = [
+        "GBP": "en_GB", "EUR": "de_DE", "USD": "en_US", "CAD": "en_CA", "AUD": "en_AU", "NZD": "en_NZ",
+        "CHF": "de_CH", "SEK": "sv_SE", "NOK": "nb_NO", "DKK": "da_DK", "PLN": "pl_PL", "CZK": "cs_CZ",
+        "INR": "en_IN", "CNY": "zh_CN", "HKD": "en_HK", "SGD": "en_SG", "ZAR": "en_ZA", "BRL": "pt_BR",
+        "MXN": "es_MX", "JPY": "ja_JP", "KRW": "ko_KR", "ISK": "is_IS",
+    ]
+
     public var description: String { code }
 
     /// Whether most of the locales that use this currency write a decimal comma (Foundation's
@@ -26,19 +45,31 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
         return Set(marks.filter { $0.value.comma > $0.value.point }.keys)
     }()
 
-    /// Currencies Coffer knows; the table is data, not logic, so adding one is one line.
+    /// Currencies Coffer knows. `symbol` is what people type (and what `parse` accepts); display
+    /// uses Foundation's symbol in the display locale.
     public static let known: [Currency] = [
-        Currency(code: "GBP", minorDigits: 2, symbol: "£"), Currency(code: "EUR", minorDigits: 2, symbol: "€"),
-        Currency(code: "USD", minorDigits: 2, symbol: "$"), Currency(code: "CAD", minorDigits: 2, symbol: "CA$"),
-        Currency(code: "AUD", minorDigits: 2, symbol: "A$"), Currency(code: "NZD", minorDigits: 2, symbol: "NZ$"),
-        Currency(code: "CHF", minorDigits: 2, symbol: "CHF"), Currency(code: "SEK", minorDigits: 2, symbol: "kr"),
-        Currency(code: "NOK", minorDigits: 2, symbol: "kr"), Currency(code: "DKK", minorDigits: 2, symbol: "kr"),
-        Currency(code: "PLN", minorDigits: 2, symbol: "zł"), Currency(code: "CZK", minorDigits: 2, symbol: "Kč"),
-        Currency(code: "INR", minorDigits: 2, symbol: "₹"), Currency(code: "CNY", minorDigits: 2, symbol: "CN¥"),
-        Currency(code: "HKD", minorDigits: 2, symbol: "HK$"), Currency(code: "SGD", minorDigits: 2, symbol: "S$"),
-        Currency(code: "ZAR", minorDigits: 2, symbol: "R"), Currency(code: "BRL", minorDigits: 2, symbol: "R$"),
-        Currency(code: "MXN", minorDigits: 2, symbol: "MX$"), Currency(code: "JPY", minorDigits: 0, symbol: "¥"),
-        Currency(code: "KRW", minorDigits: 0, symbol: "₩"), Currency(code: "ISK", minorDigits: 0, symbol: "kr"),
+        Currency(code: "GBP", minorDigits: 2, symbol: "£"),
+        Currency(code: "EUR", minorDigits: 2, symbol: "€"),
+        Currency(code: "USD", minorDigits: 2, symbol: "$"),
+        Currency(code: "CAD", minorDigits: 2, symbol: "CA$"),
+        Currency(code: "AUD", minorDigits: 2, symbol: "A$"),
+        Currency(code: "NZD", minorDigits: 2, symbol: "NZ$"),
+        Currency(code: "CHF", minorDigits: 2, symbol: "CHF"),
+        Currency(code: "SEK", minorDigits: 2, symbol: "kr"),
+        Currency(code: "NOK", minorDigits: 2, symbol: "kr"),
+        Currency(code: "DKK", minorDigits: 2, symbol: "kr"),
+        Currency(code: "PLN", minorDigits: 2, symbol: "zł"),
+        Currency(code: "CZK", minorDigits: 2, symbol: "Kč"),
+        Currency(code: "INR", minorDigits: 2, symbol: "₹"),
+        Currency(code: "CNY", minorDigits: 2, symbol: "CN¥"),
+        Currency(code: "HKD", minorDigits: 2, symbol: "HK$"),
+        Currency(code: "SGD", minorDigits: 2, symbol: "S$"),
+        Currency(code: "ZAR", minorDigits: 2, symbol: "R"),
+        Currency(code: "BRL", minorDigits: 2, symbol: "R$"),
+        Currency(code: "MXN", minorDigits: 2, symbol: "MX$"),
+        Currency(code: "JPY", minorDigits: 0, symbol: "¥"),
+        Currency(code: "KRW", minorDigits: 0, symbol: "₩"),
+        Currency(code: "ISK", minorDigits: 0, symbol: "kr"),
     ]
 
     public static let gbp = known[0]

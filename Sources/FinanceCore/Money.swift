@@ -66,9 +66,11 @@ extension Currency {
         takeSign()
         takeCurrency()
         if !negative { takeSign() }
-        if text.uppercased().hasSuffix(code) {
-            text = text.dropLast(code.count)
-            while text.last == " " { text = text.dropLast() }
+        // As amounts are shown in many locales: `12,50 €`, `1.234,56 EUR` (no-break spaces too).
+        for marker in [code, symbol] where text.uppercased().hasSuffix(marker.uppercased()) {
+            text = text.dropLast(marker.count)
+            while let last = text.last, last == " " || last == "\u{A0}" || last == "\u{202F}" { text = text.dropLast() }
+            break
         }
 
         let allowed = Set("0123456789,.")
@@ -83,7 +85,7 @@ extension Currency {
         // With a decimal comma, the last separator, when a comma, is the decimal mark and points
         // group thousands: read it as the point-decimal form below reads it.
         if text.last(where: { $0 == "," || $0 == "." }) == ",",
-            decimalComma ?? (writesDecimalComma || Locale.current.decimalSeparator == ",")
+            decimalComma ?? (writesDecimalComma || Self.userLocale?.decimalSeparator == ",")
         {
             let decimals = text.split(separator: ",", omittingEmptySubsequences: false).last!
             if decimals.count == 3, !text.contains("."), minorDigits < 3 {
@@ -186,18 +188,36 @@ extension Currency {
         return "\(sign)\(major).\(String(repeating: "0", count: minorDigits - minor.count))\(minor)"
     }
 
-    /// "£1,234.56" / "-£20.00": for people.
+    /// For people, by Foundation's currency formatting in `displayLocale`: "£1,234.56" and
+    /// "-£20.00" for GBP, "1.234,56 €" for EUR, "¥1,235" for JPY, each as its own locale writes
+    /// it (or as the person's locale does, when set). Always the currency's minor digits.
     public func format(_ money: Money) -> String {
-        let plain = decimalString(Money(minorUnits: Int64(clamping: money.minorUnits.magnitude)))
-        let parts = plain.split(separator: ".", maxSplits: 1)
-        var whole = String(parts[0])
-        var grouped: [String] = []
-        while whole.count > 3 {
-            grouped.insert(String(whole.suffix(3)), at: 0)
-            whole = String(whole.dropLast(3))
-        }
-        grouped.insert(whole, at: 0)
-        let number = grouped.joined(separator: ",") + (parts.count == 2 ? ".\(parts[1])" : "")
-        return (money.isNegative ? "-" : "") + symbol + number
+        let number = NSDecimalNumber(
+            mantissa: money.minorUnits.magnitude, exponent: Int16(-minorDigits), isNegative: money.isNegative)
+        return CurrencyFormatters.shared.string(number, in: self) ?? "\(code) \(decimalString(money))"
+    }
+}
+
+/// NumberFormatters are costly to make and not safe to share across threads unguarded: one per
+/// currency and locale, behind a lock.
+final class CurrencyFormatters: @unchecked Sendable {
+    static let shared = CurrencyFormatters()
+    private let lock = NSLock()
+    private var formatters: [String: NumberFormatter] = [:]
+
+    func string(_ number: NSDecimalNumber, in currency: Currency) -> String? {
+        let locale = currency.displayLocale
+        let key = currency.code + "|" + locale.identifier
+        lock.lock()
+        defer { lock.unlock() }
+        if let formatter = formatters[key] { return formatter.string(from: number) }
+        let formatter = NumberFormatter()
+        formatter.locale = locale
+        formatter.numberStyle = .currency
+        formatter.currencyCode = currency.code
+        formatter.minimumFractionDigits = currency.minorDigits
+        formatter.maximumFractionDigits = currency.minorDigits
+        formatters[key] = formatter
+        return formatter.string(from: number)
     }
 }

@@ -110,3 +110,73 @@ import VaultStore
         #expect(GlobalOptionPlacement.normalise(input) == expected)
     }
 }
+
+/// Display width as terminals count cells, and tables and prose fitted to a width with it.
+@Suite struct DisplayWidthTests {
+    @Test(arguments: [
+        ("Groceries", 9), ("ユニクロ 銀座", 13), ("😀", 2), ("café", 4), ("cafe\u{301}", 4), ("👨‍👩‍👧", 2), ("🇬🇧", 2),
+        ("１２", 4), ("\u{1B}[1mbold\u{1B}[0m", 4), ("£1,234.50", 9), ("1.234,50\u{A0}€", 10), ("❤️", 2),
+    ])
+    func countsCells(text: String, cells: Int) {
+        #expect(DisplayWidth.of(text) == cells, "\(text)")
+    }
+
+    @Test func tablesAlignWideCharactersByCells() {
+        let lines = Render.table(
+            [["ユニクロ 銀座 😀", "£12.00"], ["Tesco", "£3.50"]], rightAligned: [1], width: 80)
+        #expect(lines.map(DisplayWidth.of) == [2 + 16 + 2 + 6, 2 + 16 + 2 + 6], "\(lines)")
+        #expect(lines[1].hasSuffix(" £3.50"))
+    }
+
+    /// At 40 columns a table cuts its text columns (never an amount), then drops trailing text
+    /// columns; nothing is wider than the screen.
+    @Test func tablesFitANarrowScreenWithoutCuttingAmounts() {
+        let rows = [
+            ["Account", "Category", "Value", "Updated", "Status"],
+            ["Vanguard Stocks & Shares ISA", "Investments", "£21,451.85", "2026-11-22", "open"],
+            ["Nationwide Mortgage", "Mortgage", "-£178,751.85", "2026-11-22", "owed"],
+        ]
+        let lines = Render.table(rows, rightAligned: [2], width: 40)
+        #expect(lines.allSatisfy { DisplayWidth.of($0) <= 40 }, "\(lines.joined(separator: "\n"))")
+        #expect(lines[1].contains("£21,451.85") && lines[2].contains("-£178,751.85"))
+        #expect(lines[1].contains("…"), "the long name is cut")
+        // Wide enough: nothing cut.
+        #expect(!Render.table(rows, rightAligned: [2], width: 120).joined().contains("…"))
+    }
+
+    @Test func proseWrapsAtSpacesAndKeepsItsIndent() {
+        let text = "  Budget: £805.00 remaining in November 2026, leave some for the holidays please"
+        let lines = DisplayWidth.wrapped(text, to: 40)
+        #expect(lines.allSatisfy { DisplayWidth.of($0) <= 40 }, "\(lines)")
+        #expect(lines.allSatisfy { $0.hasPrefix("  ") })
+        #expect(lines.joined(separator: " ").split(separator: " ") == text.split(separator: " "), "no word split")
+        #expect(lines.contains { $0.contains("£805.00") })
+    }
+}
+
+/// Amounts shown by Foundation's currency formatting: each currency as its own locale writes
+/// it, or as the person's locale does when one is set; what is shown parses back.
+@Suite(.serialized) struct AmountDisplayTests {
+    @Test func eachCurrencyInItsOwnConventionsAndTheUsersWhenSet() throws {
+        defer { Currency.userLocale = nil }
+        Currency.userLocale = nil
+        let amount = Money(minorUnits: -123_456)
+        #expect(Currency.gbp.format(amount) == "-£1,234.56")
+        #expect(try Currency.named("EUR").format(amount) == "-1.234,56\u{A0}€")
+        #expect(try Currency.named("USD").format(amount) == "-$1,234.56")
+        #expect(
+            try Currency.named("JPY").format(Money(minorUnits: 1234)) == "￥1,234"
+                || (try Currency.named("JPY").format(Money(minorUnits: 1234))) == "¥1,234")
+        Currency.userLocale = Locale(identifier: "de_DE")
+        #expect(Currency.gbp.format(amount) == "-1.234,56\u{A0}£")
+        // What is shown reads back.
+        let euro = try Currency.named("EUR")
+        #expect(try euro.parse(euro.format(Money(minorUnits: 123_456))) == Money(minorUnits: 123_456))
+        #expect(try Currency.gbp.parse("12,50") == Money(minorUnits: 1250), "a German locale reads a decimal comma")
+        #expect(DisplayLocale.fromEnvironment(["LANG": "C.UTF-8"]) == nil)
+        #expect(DisplayLocale.fromEnvironment(["LANG": "de_DE.UTF-8"])?.identifier == "de_DE")
+        #expect(
+            DisplayLocale.fromEnvironment(["LANG": "de_DE.UTF-8", "LC_MONETARY": "fr_FR.UTF-8"])?.identifier == "fr_FR")
+        #expect(DisplayLocale.fromEnvironment(["LC_ALL": "POSIX", "LANG": "de_DE.UTF-8"]) == nil)
+    }
+}

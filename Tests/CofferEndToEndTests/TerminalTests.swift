@@ -2,6 +2,8 @@ import CofferTestSupport
 import Foundation
 import Testing
 
+@testable import CofferCLI
+
 /// Drives the real passphrase prompt through tmux, as a person at a terminal would.
 @Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux")))
 struct TerminalTests {
@@ -395,5 +397,40 @@ struct TerminalTests {
         try tmux("send-keys", "-t", session, "y", "Enter")
         shown = try waitFor("YES=0")
         #expect(shown.contains("Savings: £12,500.00"), "\(shown)")
+    }
+
+    /// At 40 columns every screen still reads: no line is wider than the terminal (tmux joins
+    /// what the terminal wrapped, so a wrapped line shows as a long one), tables cut names not
+    /// amounts, and CJK and emoji notes keep the columns aligned.
+    @Test func everyScreenReadsAtFortyColumns() throws {
+        let environment = ["COFFER_PASSPHRASE": "narrow passphrase", "COFFER_TODAY": "2026-11-22"]
+        #expect(try sandbox.run(["demo", "--vault", sandbox.vault.path], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(["spend", "12", "Groceries", "--note", "ユニクロ 銀座 😀"], environment: environment).status == 0)
+        try startShell(environment, width: 40, height: 200)
+        defer { _ = try? tmux("kill-server") }
+        for command in ["overview", "account list", "transaction list", "budget", "status"] {
+            try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) \(command); echo DONE-$?", "Enter")
+            _ = try waitFor("DONE-0")
+            let joined = try tmux("capture-pane", "-p", "-J", "-t", session)
+            let lines = joined.split(separator: "\n").map(String.init)
+            let wide = lines.filter { DisplayWidth.of($0) > 40 }
+            #expect(wide.isEmpty, "coffer \(command) at 40 columns:\n\(wide.joined(separator: "\n"))")
+            if command == "account list" {
+                #expect(lines.contains { $0.contains("-£178,751.85") }, "amounts whole: \(joined)")
+                #expect(lines.contains { $0.contains("…") }, "long names cut")
+            }
+            if command == "transaction list" {
+                // Amounts end in the same cell on every row, the CJK and emoji note's too.
+                let rows = lines.filter { $0.contains("£") }
+                let amountEnds = rows.compactMap { row -> Int? in
+                    guard let pound = row.firstIndex(of: "£") else { return nil }
+                    let end = row[pound...].firstIndex(of: " ") ?? row.endIndex
+                    return DisplayWidth.of(String(row[..<end]))
+                }
+                #expect(rows.contains { $0.contains("ユニクロ") } || rows.contains { $0.contains("…") })
+                #expect(Set(amountEnds).count == 1, "aligned: \(rows.joined(separator: "\n"))")
+            }
+        }
     }
 }
