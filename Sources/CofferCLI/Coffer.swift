@@ -24,7 +24,9 @@ public struct Coffer: ParsableCommand {
         abstract: "A private, offline, encrypted vault for your finances.",
         discussion: """
             Exit codes: 0 ok · 1 other failure · 64 invalid usage or input (nothing written) · \
-            65 damaged or tampered vault · 66 vault not found · 77 wrong passphrase, no session, or session expired.
+            65 damaged or tampered vault · 66 vault not found · 73 cannot create an output · \
+            74 I/O error writing an output · 77 wrong passphrase, no session, or session expired · \
+            78 bad configuration file. Defaults: ~/.config/coffer/config.toml (flag > environment > file).
             """,
         version: versionWithLibraries,
         subcommands: [
