@@ -32,6 +32,12 @@ let package = Package(
             pkgConfig: "liblzma",
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
+        // Line editing and completion for `coffer shell` (BSD editline). Debian: libedit-dev.
+        .systemLibrary(
+            name: "CEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"]), .brew(["libedit"])]
+        ),
 
         // Pure Swift finance logic: Foundation only, no I/O, no crypto, no SQL.
         .target(name: "FinanceCore"),
@@ -58,7 +64,7 @@ let package = Package(
         .target(
             name: "CofferCLI",
             dependencies: [
-                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup",
+                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]

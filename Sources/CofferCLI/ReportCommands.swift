@@ -369,7 +369,6 @@ struct Projection: ParsableCommand {
         }
         let today = try CommandContext.today()
         let ledger = try options.openLedger()
-        let portfolio = ledger.portfolio
         let currency = ledger.currency
         let horizons = years.map { [$0] } ?? [1, 5, 10]
         let netWorth = ledger.netWorth

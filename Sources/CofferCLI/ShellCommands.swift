@@ -16,8 +16,11 @@ struct Shell: ParsableCommand {
             "A prompt that unlocks once and takes commands without `coffer`; nothing typed reaches shell history.",
         discussion: """
             Type any command as you would after `coffer` (spend 12.50 Groceries, update Home 250000, budget). \
-            The vault stays open, so each answers at once. Nothing typed is kept: no history file is written. \
-            Leave with exit, quit, Ctrl-D, or after --timeout without input.
+            The vault stays open, so each answers at once. At a terminal, lines can be edited (arrows, \
+            Ctrl-A/E/W/U, Ctrl-R) and recalled with the up arrow; Tab completes commands and the names of \
+            accounts, categories, goals, income sources and clients. That history lives in memory only \
+            and goes when the shell ends: nothing typed is written to disk. Leave with exit, quit, Ctrl-D, \
+            or after --timeout without input (also in the middle of a line).
             """)
     @OptionGroup var options: VaultOptions
     @Option(help: ArgumentHelp("Leave after this long without input (for example 10m, 1h).", valueName: "duration"))
@@ -29,7 +32,20 @@ struct Shell: ParsableCommand {
         CommandSession.open(ledger, at: options.vaultURL)
         defer { CommandSession.close() }
         let name = VaultOptions.display(options.vaultURL)
-        Terminal.note("Unlocked \(name). Type a command (help lists them); exit or Ctrl-D leaves.")
+        Terminal.note("Unlocked \(name). Type a command (help lists them, Tab completes); exit or Ctrl-D leaves.")
+        if Terminal.standardInputIsTerminal, Terminal.standardErrorIsTerminal,
+            let editor = LineEditor(
+                idle: idle, completer: { ShellCompletion.candidates(before: $0, partial: $1, ledger: ledger) })
+        {
+            while true {
+                guard let line = editor.readLine() else {
+                    Terminal.note(
+                        editor.timedOut ? "\nNo input for \(Duration.format(idle)): the vault is closed." : "")
+                    return
+                }
+                guard Self.runs(line) else { return }
+            }
+        }
         while true {
             FileHandle.standardError.write(Data("coffer> ".utf8))
             guard CommandSession.inputArrives(within: idle) else {
@@ -40,10 +56,52 @@ struct Shell: ParsableCommand {
                 Terminal.note("")
                 return
             }
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            if trimmed == "exit" || trimmed == "quit" { return }
-            _ = CommandSession.run(line: line)
+            guard Self.runs(line) else { return }
+        }
+    }
+
+    /// Runs one typed line; false when it asks to leave.
+    private static func runs(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return true }
+        if trimmed == "exit" || trimmed == "quit" { return false }
+        _ = CommandSession.run(line: line)
+        return true
+    }
+}
+
+/// What Tab offers in `coffer shell`: command words from the command definitions, then the
+/// names the command takes, from the open vault.
+enum ShellCompletion {
+    static func candidates(before: [String], partial: String, ledger: Ledger) -> [String] {
+        var command: ParsableCommand.Type = Coffer.self
+        var path: [String] = []
+        for word in before {
+            guard
+                let next = command.configuration.subcommands.first(where: {
+                    ($0.configuration.commandName ?? $0._commandName) == word
+                })
+            else { break }
+            command = next
+            path.append(word)
+        }
+        let subcommands = command.configuration.subcommands.map { $0.configuration.commandName ?? $0._commandName }
+        if path.count == before.count, !subcommands.isEmpty {
+            return subcommands.filter { !CommandSession.refused.contains($0) } + (path.isEmpty ? ["exit", "quit"] : [])
+        }
+        let accounts = ledger.accounts.map(\.name)
+        let categories = ledger.budgetCategories.filter { !$0.isHidden }.map(\.name)
+        let goals = ledger.goals.map(\.name)
+        let sources = ledger.incomeSources.map(\.name)
+        let clients = ledger.clients.map(\.name)
+        switch path.first {
+        case "update", "account", "growth": return accounts
+        case "spend", "category": return categories
+        case "save", "goal": return goals
+        case "earn", "income": return sources
+        case "client", "invoices": return clients
+        case "invoice": return clients + ledger.invoices.map(\.reference)
+        default: return accounts + categories + goals + sources + clients
         }
     }
 }

@@ -433,4 +433,43 @@ struct TerminalTests {
             }
         }
     }
+
+    /// The shell edits lines (libedit): Tab completes commands and names (quoting names with
+    /// spaces), the up arrow recalls this shell's lines, and the idle timeout holds mid-line.
+    @Test func theShellCompletesAndEditsLines() throws {
+        let environment = ["COFFER_PASSPHRASE": "editing passphrase", "COFFER_TODAY": "2026-11-24"]
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["account", "add", "Barclays Current Account", "--category", "Cash", "--value", "100"],
+                environment: environment
+            ).status == 0)
+        try startShell(environment)
+        defer { _ = try? tmux("kill-server") }
+        try tmux("send-keys", "-t", session, "\(cofferBinary.path) shell; echo SHELL-EXIT=$?", "Enter")
+        _ = try waitFor("coffer>")
+        try tmux("send-keys", "-t", session, "spe", "Tab")
+        _ = try waitFor("coffer> spend")
+        try tmux("send-keys", "-t", session, "4 gro", "Tab")
+        _ = try waitFor("coffer> spend 4 Groceries")
+        try tmux("send-keys", "-t", session, "Enter")
+        _ = try waitFor("Spent £4.00")
+        try tmux("send-keys", "-t", session, "upd", "Tab", "Bar", "Tab", "120", "Enter")
+        _ = try waitFor("Barclays Current Account: £120.00")
+        // Up recalls the line; Backspace edits it.
+        try tmux("send-keys", "-t", session, "Up")
+        _ = try waitFor("coffer> update \"Barclays Current Account\" 120")
+        try tmux("send-keys", "-t", session, "BSpace", "BSpace", "BSpace", "150", "Enter")
+        _ = try waitFor("Barclays Current Account: £150.00")
+        try tmux("send-keys", "-t", session, "exit", "Enter")
+        _ = try waitFor("SHELL-EXIT=0")
+
+        // Idle in the middle of a line: the shell still leaves.
+        try tmux(
+            "send-keys", "-t", session, "clear; \(cofferBinary.path) shell --timeout 2s; echo IDLE-EXIT=$?", "Enter")
+        _ = try waitFor("coffer>")
+        try tmux("send-keys", "-t", session, "spend 1")
+        let shown = try waitFor("IDLE-EXIT=0")
+        #expect(shown.contains("No input for 2s"), "\(shown)")
+    }
 }
