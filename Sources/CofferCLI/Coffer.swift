@@ -79,7 +79,7 @@ public struct Coffer: ParsableCommand {
             let normalised = CommandWords.passingNegativeAmounts(GlobalOptionPlacement.normalise(given))
             try CommandWords.check(normalised)
             var command = try parseAsRoot(normalised)
-            try command.run()
+            try ProgressMeter.shared.tracking { try command.run() }
             return ExitStatus.ok.rawValue
         } catch let error where CLIError.maps(error) {
             return report(CLIError(error))
@@ -150,6 +150,7 @@ enum Output {
     /// At a terminal, prose longer than the screen is broken at spaces (a word or amount is
     /// never split across lines); into a pipe, lines stay whole.
     static func line(_ text: String = "") {
+        ProgressMeter.shared.clearLine()
         let safe = TextSafety.printable(text, keeping: Style.sequences)
         guard let width = Terminal.outputWidth else { return print(safe) }
         for part in safe.split(separator: "\n", omittingEmptySubsequences: false) {

@@ -14,6 +14,7 @@ enum Terminal {
 
     /// Writes to stderr, which keeps stdout clean for `eval "$(coffer unlock)"` and `--json`.
     static func note(_ text: String) {
+        ProgressMeter.shared.clearLine()
         var lines = [TextSafety.printable(text)]
         if let width = width(of: STDERR_FILENO) {
             lines = lines[0].split(separator: "\n", omittingEmptySubsequences: false).flatMap {

@@ -1,5 +1,6 @@
 internal import CLZMA
 import Foundation
+import VaultStore
 
 /// xz compression through liblzma.
 public enum XZ {
@@ -36,7 +37,7 @@ public enum XZ {
             throw BackupError(.writeFailed, "Could not start the xz encoder (liblzma error \(initialised.rawValue)).")
         }
         defer { lzma_end(&stream) }
-        return try run(&stream, input: input, outputLimit: Int.max, finish: true)
+        return try run(&stream, input: input, outputLimit: Int.max, finish: true, stage: .compressing)
     }
 
     /// Decompresses at most `expectedLength` bytes using at most `memoryLimit` bytes of memory,
@@ -51,7 +52,8 @@ public enum XZ {
         }
         defer { lzma_end(&stream) }
         let output = try run(
-            &stream, input: input, outputLimit: expectedLength, finish: true, reserving: min(expectedLength, 64 << 20))
+            &stream, input: input, outputLimit: expectedLength, finish: true, reserving: min(expectedLength, 64 << 20),
+            stage: .decompressing)
         guard output.count == expectedLength else {
             throw BackupError(
                 .damaged,
@@ -63,7 +65,8 @@ public enum XZ {
     /// `reserving`: the output's expected size (up to 64 MiB), reserved at once instead of grown
     /// by copying; a larger output grows from there.
     private static func run(
-        _ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool, reserving: Int = 0
+        _ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool, reserving: Int = 0,
+        stage: WorkProgress.Stage
     ) throws -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(reserving)
@@ -78,6 +81,7 @@ public enum XZ {
                     return lzma_code(&stream, finish ? LZMA_FINISH : LZMA_RUN)
                 }
                 let produced = buffer.count - stream.avail_out
+                WorkProgress.report(stage, input.count - stream.avail_in, of: input.count, every: 1)
                 guard output.count + produced <= outputLimit else {
                     throw BackupError(
                         .damaged, "The archive's content is longer than its header declares; stopped decompressing.")

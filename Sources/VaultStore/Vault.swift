@@ -230,13 +230,14 @@ public final class Vault {
             try database.write { db in
                 try db.execute(sql: "INSERT INTO header (id, body) VALUES (1, ?)", arguments: [Data(headerBytes)])
                 var buckets = [[ManifestEntry]](repeating: [], count: Manifest.bucketCount)
-                for (id, payload) in records.sorted(by: { $0.0 < $1.0 }) {
+                for (index, (id, payload)) in records.sorted(by: { $0.0 < $1.0 }).enumerated() {
                     let (sealed, tag) = RecordCipher.seal(
                         payload, id: id, version: 1, key: operational.records, vaultID: vaultID)
                     try db.execute(
                         sql: "INSERT INTO record (id, version, sealed) VALUES (?, 1, ?)",
                         arguments: [Data(id.bytes), sealed])
                     buckets[id.bucket].append(ManifestEntry(id: id, version: 1, tag: tag))
+                    WorkProgress.report(.encrypting, index + 1, of: records.count)
                 }
                 var digests: [[UInt8]] = []
                 for bucket in 0..<Manifest.bucketCount {
@@ -771,7 +772,8 @@ public final class Vault {
             var finalStates: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)] = []
             finalStates.reserveCapacity(changes.count)
             var changedBuckets = Set<Int>()
-            for position in order {
+            for (step, position) in order.enumerated() {
+                WorkProgress.report(.writing, step + 1, of: order.count)
                 let written: (record: VaultRecord, tag: RecordTag)?
                 switch changes[position] {
                 case .put(let id, let payload):
@@ -1083,6 +1085,7 @@ public final class Vault {
                 try db.execute(
                     sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(record.id.bytes)])
                 try Self.expectOneChange(db, "re-sealing a record")
+                WorkProgress.report(.reencrypting, index + 1, of: records.count)
                 return tag
             }
             updated.records = records.replacingTags(newTags)

@@ -48,6 +48,18 @@ struct TerminalTests {
 
     func screen() throws -> String { try tmux("capture-pane", "-p", "-t", session) }
 
+    /// A bank statement of `rows` spending lines across 2025, one shop each.
+    func writeStatement(rows: Int) throws -> URL {
+        let statement = sandbox.directory.path("statement-\(rows).csv")
+        var text = "Date,Description,Amount\n"
+        for index in 0..<rows {
+            text +=
+                "2025-\(String(format: "%02d", index % 12 + 1))-\(String(format: "%02d", index % 28 + 1)),SHOP \(index),-\(index % 90 + 1).25\n"
+        }
+        try Data(text.utf8).write(to: statement)
+        return statement
+    }
+
     /// A shell in a detached tmux session, with the sandbox's environment and `extra`.
     func startShell(_ extra: [String: String] = [:], width: Int = 120, height: Int = 30) throws {
         let environment = sandbox.baseEnvironment.merging(extra) { $1 }.map { "\($0.key)='\($0.value)'" }
@@ -133,13 +145,7 @@ struct TerminalTests {
             "COFFER_PASSPHRASE": "terminal passphrase", "COFFER_TODAY": "2025-12-31",
         ]) { $1 }
         .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        let statement = sandbox.directory.path("big.csv")
-        var text = "Date,Description,Amount\n"
-        for index in 0..<3000 {
-            text +=
-                "2025-\(String(format: "%02d", index % 12 + 1))-\(String(format: "%02d", index % 28 + 1)),SHOP \(index),-\(index % 90 + 1).25\n"
-        }
-        try Data(text.utf8).write(to: statement)
+        let statement = try writeStatement(rows: 3000)
         try tmux(
             "new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env -i TERM=xterm \(environment) /bin/sh")
         defer { _ = try? tmux("kill-server") }
@@ -471,5 +477,34 @@ struct TerminalTests {
         try tmux("send-keys", "-t", session, "spend 1")
         let shown = try waitFor("IDLE-EXIT=0")
         #expect(shown.contains("No input for 2s"), "\(shown)")
+    }
+
+    /// Long work draws a percentage and an estimate on the terminal (tmux's pipe-pane records
+    /// every byte, including the line the meter redraws), and wipes it when done.
+    @Test func longWorkShowsPercentAndTimeLeft() throws {
+        let environment = ["COFFER_PASSPHRASE": "meter passphrase", "COFFER_TODAY": "2025-12-31"]
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        let statement = try writeStatement(rows: 60_000)
+        let usb = sandbox.directory.path("usb")
+        try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
+        try startShell(environment)
+        defer { _ = try? tmux("kill-server") }
+        let raw = sandbox.directory.path("terminal.raw")
+        try tmux("pipe-pane", "-o", "-t", session, "cat >> '\(raw.path)'")
+        let coffer = cofferBinary.path
+        try tmux(
+            "send-keys", "-t", session,
+            "\(coffer) import csv \(statement.path) --into transactions >/dev/null && \(coffer) rekey --yes >/dev/null && \(coffer) backup create --to \(usb.path) >/dev/null; echo WORK=$?",
+            "Enter")
+        let shown = try waitFor("WORK=0", timeout: 180)
+        #expect(shown.contains("WORK=0"))
+        let bytes = String(decoding: (try? Data(contentsOf: raw)) ?? Data(), as: UTF8.self)
+        for stage in ["Writing", "Re-encrypting"] {
+            #expect(bytes.contains("… \(stage) "), "\(stage) is shown")
+        }
+        #expect(bytes.range(of: #"… [A-Za-z-]+ \d{1,3}%"#, options: .regularExpression) != nil)
+        #expect(bytes.contains("left"), "an estimate of the time left")
+        #expect(bytes.contains("\r\u{1B}[K"), "the meter wipes its line")
+        #expect(!shown.contains("%"), "nothing of the meter is left on the screen")
     }
 }
