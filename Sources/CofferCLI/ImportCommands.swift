@@ -119,7 +119,16 @@ struct CSVStatement: ParsableCommand {
             "How dates are written, e.g. DD/MM/YYYY, MM/DD/YY, D MMM YYYY (default YYYY-MM-DD).", valueName: "format"))
     var dateFormat: String?
     @Flag(help: "Amounts use a decimal comma: 1.234,56.") var decimalComma = false
-    @Option(help: ArgumentHelp("Lines to skip before the header (a bank's preamble).", valueName: "n")) var skipRows = 0
+    @Option(
+        help: ArgumentHelp(
+            "Lines to skip before the header (default: a preamble before the row of titles is found).", valueName: "n"))
+    var skipRows: Int?
+    @Option(help: ArgumentHelp("The file's text encoding: utf-8 (default), latin1 or cp1252.", valueName: "name"))
+    var encoding: StatementFile.Encoding = .utf8
+    @Option(
+        help: ArgumentHelp(
+            "The statement's currency; refused unless it is the vault's (Coffer converts nothing).", valueName: "code"))
+    var currency: String?
     @Option(help: ArgumentHelp("The separator: , ; or tab (default: guessed from the header).", valueName: "char"))
     var delimiter: String?
     @Flag(help: "The file has no header row: give columns by number.") var noHeader = false
@@ -131,7 +140,7 @@ struct CSVStatement: ParsableCommand {
     @OptionGroup var report: ReportOptions
 
     func validate() throws {
-        guard skipRows >= 0 else { throw ValidationError("--skip-rows takes a number of lines, 0 or more.") }
+        guard (skipRows ?? 0) >= 0 else { throw ValidationError("--skip-rows takes a number of lines, 0 or more.") }
         if (debitColumn == nil) != (creditColumn == nil) {
             throw ValidationError("Give both --debit-column and --credit-column, or --amount-column.")
         }
@@ -146,6 +155,27 @@ struct CSVStatement: ParsableCommand {
             if account == nil { throw ValidationError("Say which account the balances belong to: --account NAME.") }
         }
         if let delimiter, separator(delimiter) == nil { throw ValidationError("--delimiter takes , ; or tab.") }
+    }
+
+    /// Coffer keeps one currency per vault and converts nothing (the Budget design): a statement
+    /// in another currency, by --currency or by its own currency column, is refused, never booked
+    /// as if it were the vault's.
+    func checkCurrency(_ statement: StatementFile, vault: Currency) throws {
+        var found: [String] = []
+        if let currency {
+            found.append(try CommandContext.input { try Currency.named(currency) }.code)
+        }
+        if let column = StatementColumns.currencyColumn(of: statement) {
+            found += statement.records.compactMap { record in
+                column < record.fields.count
+                    ? record.fields[column].trimmingCharacters(in: .whitespaces).uppercased() : nil
+            }.filter { !$0.isEmpty }
+        }
+        guard let other = found.first(where: { $0 != vault.code }) else { return }
+        throw CLIError(
+            .invalidInput,
+            "This statement is in \(other), but the vault keeps its money in \(vault.code). Coffer converts no currencies, so nothing was imported.",
+            hint: "Import it into a vault kept in \(other): coffer init --currency \(other) --vault PATH")
     }
 
     func separator(_ text: String) -> Character? {
@@ -170,12 +200,16 @@ struct CSVStatement: ParsableCommand {
         progress.step("Reading \(name)")
         let (statement, layout) = try CLIError.importing {
             let statement = try StatementFile(
-                data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows,
-                hasHeader: !noHeader)
+                data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows ?? 0,
+                hasHeader: !noHeader, encoding: encoding, detectHeader: skipRows == nil)
             return (statement, try columns.layout(for: statement))
         } hint: { error in
             switch error.kind {
-            case "encoding": "Convert it first, e.g. iconv -f WINDOWS-1252 -t UTF-8 \(name) > statement-utf8.csv"
+            case "encoding":
+                encoding == .utf8
+                    ? "Say its encoding: --encoding cp1252 (Windows, most European banks) or --encoding latin1."
+                    : "Try the other: --encoding utf-8, latin1 or cp1252."
+            case "dateFormat": "Say which with --date-format \(error.candidates.first ?? "DD/MM/YYYY")."
             case "column":
                 error.candidates.isEmpty
                     ? "This file has no header row; number columns from 1."
@@ -183,7 +217,16 @@ struct CSVStatement: ParsableCommand {
             default: nil
             }
         }
+        if statement.detectedPreambleLines > 0 {
+            Output.advice(
+                "Found the titles on line \(statement.detectedPreambleLines + 1); skipped the \(statement.detectedPreambleLines) line\(statement.detectedPreambleLines == 1 ? "" : "s") before them."
+            )
+        }
+        if dateFormat == nil, layout.datePattern != .iso {
+            Output.advice("Dates read as \(layout.datePattern) (the only way every date in the file reads).")
+        }
         let ledger = try options.openLedger()
+        try checkCurrency(statement, vault: ledger.currency)
 
         progress.step("Checking \(statement.records.count) lines")
         var rows: [StatementLayout.Row] = []
@@ -530,3 +573,4 @@ struct Recategorise: ParsableCommand {
     }
 }
 extension StatementColumns.Destination: ExpressibleByArgument {}
+extension StatementFile.Encoding: ExpressibleByArgument {}

@@ -91,6 +91,64 @@ import Testing
         #expect(report["uncategorised"] as? Int == 0)
     }
 
+    /// The German file again with none of the flags it needed: the preamble, the date format and
+    /// the columns (Soll/Haben, Verwendungszweck) are found from the file itself.
+    @Test func detectionFindsThePreambleDatesAndColumns() throws {
+        try setUp()
+        let report = try json(
+            "import", "csv", fixture("de-semicolon-decimal-comma.csv"), "--into", "transactions", "--account",
+            "Girokonto", "--rules", "bank", "--decimal-comma")
+        let added = rows(report).filter { $0["status"] as? String == "add" }
+        #expect(added.map { $0["line"] as? Int } == [5, 6, 7])
+        #expect(added.map { $0["amount"] as? String } == ["-23.45", "3100.00", "-1050.00"])
+        #expect(added.map { $0["date"] as? String } == ["2025-01-02", "2025-01-04", "2025-01-15"])
+
+        // Month-first dates with a day above 12 need no --date-format either.
+        let american = try json(
+            "import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "transactions", "--dry-run")
+        #expect(
+            rows(american).filter { $0["status"] as? String == "add" }.map { $0["date"] as? String } == [
+                "2025-01-31", "2025-01-15",
+            ])
+
+        // Every day at 12 or below: either reading fits, so one line asks which, instead of a guess.
+        let ambiguous = try coffer("import", "csv", fixture("uk-comma-bom-crlf.csv"), "--into", "transactions")
+        #expect(ambiguous.status == 64, "\(ambiguous.stderr)")
+        #expect(ambiguous.stderr.contains("The dates could be DD/MM/YYYY or MM/DD/YYYY"), "\(ambiguous.stderr)")
+        #expect(ambiguous.stderr.contains("hint: Say which with --date-format DD/MM/YYYY."))
+        #expect(ambiguous.stderr.components(separatedBy: "error:").count == 2, "one error, not one per line")
+    }
+
+    /// A Latin-1 file is decoded with --encoding; `Betrag (EUR)` is the amount by its words; its
+    /// `Währung` column says EUR, which a GBP vault refuses rather than book euros as pounds.
+    @Test func encodingCurrencyAndTitlesByWord() throws {
+        try setUp()
+        let file = fixture("de-latin1-betrag-currency.csv")
+        let foreign = try coffer(
+            "import", "csv", file, "--into", "transactions", "--encoding", "latin1", "--decimal-comma")
+        #expect(foreign.status == 64, "\(foreign.stderr)")
+        #expect(
+            foreign.stderr.contains(
+                "This statement is in EUR, but the vault keeps its money in GBP. Coffer converts no currencies, so nothing was imported."
+            ), "\(foreign.stderr)")
+        #expect(foreign.stderr.contains("coffer init --currency EUR"))
+        let stated = try coffer(
+            "import", "csv", fixture("us-debit-credit-newest-first.csv"), "--into", "transactions", "--currency", "USD")
+        #expect(stated.status == 64 && stated.stderr.contains("in USD"), "\(stated.stderr)")
+        #expect(try json("budget", "--month", "2025-01")["spent"] as? String == "0.00", "nothing was booked")
+
+        let euro = sandbox.directory.path("euro.coffer").path
+        #expect(try coffer("init", "--vault", euro, "--currency", "EUR", "--kdf", "interactive").status == 0)
+        let undecoded = try coffer("import", "csv", file, "--into", "transactions", "--vault", euro, "--decimal-comma")
+        #expect(undecoded.status == 64 && undecoded.stderr.contains("--encoding cp1252"), "\(undecoded.stderr)")
+        let report = try json(
+            "import", "csv", file, "--into", "transactions", "--vault", euro, "--encoding", "latin1", "--decimal-comma")
+        let added = rows(report).filter { $0["status"] as? String == "add" }
+        #expect(added.map { $0["description"] as? String } == ["Bäckerei Müller", "Gehalt Januar", "Straßenbahn Köln"])
+        #expect(added.map { $0["amount"] as? String } == ["-4.20", "3100.00", "-2.90"])
+        #expect(added.map { $0["line"] as? Int } == [5, 6, 7])
+    }
+
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
         let report = try json(

@@ -16,16 +16,46 @@ public struct StatementFile {
         public let digest: [UInt8]
     }
 
+    /// The text encodings banks export in: UTF-8 (the default), ISO-8859-1 and Windows-1252
+    /// (German and older exports), decoded with Foundation.
+    public enum Encoding: String, Sendable, CaseIterable {
+        case utf8 = "utf-8"
+        case latin1
+        case cp1252
+
+        var foundation: String.Encoding {
+            switch self {
+            case .utf8: .utf8
+            case .latin1: .isoLatin1
+            case .cp1252: .windowsCP1252
+            }
+        }
+    }
+
     public let delimiter: Character
     /// The header's column titles; empty without a header row.
     public let titles: [String]
     public let records: [Record]
+    /// Lines before the header that were found to be a bank's preamble (an account name, a
+    /// period) and skipped without `--skip-rows`.
+    public let detectedPreambleLines: Int
 
-    public init(data: Data, name: String, delimiter: Character?, skipLines: Int, hasHeader: Bool) throws {
+    /// `detectHeader`: with a header and no lines to skip given, the header is the first of the
+    /// first 30 rows whose titles name a date and an amount (or money in and out); the rows
+    /// before it are the preamble.
+    public init(
+        data: Data, name: String, delimiter: Character?, skipLines: Int, hasHeader: Bool,
+        encoding: Encoding = .utf8, detectHeader: Bool = false
+    ) throws {
         var bytes = data[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw CofferError(.invalidInput, "\(name) is not UTF-8 text.", kind: "encoding")
+        let decoded: String? =
+            encoding == .utf8
+            ? String(validating: bytes, as: UTF8.self) : String(data: Data(bytes), encoding: encoding.foundation)
+        guard let text = decoded else {
+            throw CofferError(
+                .invalidInput, "\(name) is not \(encoding == .utf8 ? "UTF-8" : encoding.rawValue) text.",
+                kind: "encoding")
         }
         guard !text.contains("\0") else {
             throw CofferError(.invalidInput, "\(name) is not a CSV file (it holds binary data).")
@@ -40,9 +70,7 @@ public struct StatementFile {
         } catch {
             throw CofferError(.invalidInput, "\(name) cannot be read as CSV.")
         }
-        var records: [Record] = []
-        var titles: [String]?
-        var seen: [[UInt8]: Int] = [:]
+        var rows: [(line: Int, fields: [String])] = []
         var line = 1
         while let fields = reader.next() {
             let start = line
@@ -51,6 +79,19 @@ public struct StatementFile {
             guard start > skipLines, !fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
                 continue
             }
+            rows.append((start, fields))
+        }
+        var headerIndex = 0
+        if hasHeader, detectHeader,
+            let found = rows.prefix(30).firstIndex(where: { StatementColumns.looksLikeHeader($0.fields) })
+        {
+            headerIndex = found
+        }
+        detectedPreambleLines = hasHeader && headerIndex > 0 ? rows[headerIndex].line - 1 : 0
+        var records: [Record] = []
+        var titles: [String]?
+        var seen: [[UInt8]: Int] = [:]
+        for (start, fields) in rows.dropFirst(hasHeader ? headerIndex : 0) {
             if hasHeader && titles == nil {
                 titles = fields
                 continue
@@ -121,12 +162,35 @@ public struct StatementFile {
         return index
     }
 
-    /// The first column whose title is one of `candidates` (in the order given).
+    /// The first column whose title is one of `candidates` (in the order given); failing that,
+    /// the first whose title holds one of them as whole words (`Betrag (EUR)` is an amount,
+    /// `Transaction Date` a date).
     public func guessColumn(_ candidates: [String]) -> Int? {
+        Self.guessColumn(candidates, in: titles)
+    }
+
+    static func guessColumn(_ candidates: [String], in titles: [String]) -> Int? {
         for candidate in candidates {
-            if let index = titles.firstIndex(where: { Self.normalised($0) == candidate }) { return index }
+            if let index = titles.firstIndex(where: { normalised($0) == candidate }) { return index }
+        }
+        for candidate in candidates {
+            let wanted = words(candidate)
+            if let index = titles.firstIndex(where: { title in
+                let have = words(title)
+                return have.count > wanted.count
+                    && (0...(have.count - wanted.count)).contains { Array(have[$0..<$0 + wanted.count]) == wanted }
+            }) {
+                return index
+            }
         }
         return nil
+    }
+
+    /// A title's words, lowercased, without brackets and punctuation: `Betrag (EUR)` → betrag, eur.
+    static func words(_ title: String) -> [String] {
+        title.lowercased().split { !$0.isLetter && !$0.isNumber && $0 != "." }.map {
+            String($0).trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        }.filter { !$0.isEmpty }
     }
 
     /// Each column as its number and title: `1 "Date"`.
@@ -179,12 +243,59 @@ public struct StatementColumns: Sendable {
     ]
     static let amountTitles = ["amount", "transaction amount", "value", "betrag", "importe", "montant"]
     static let balanceTitles = ["balance", "running balance", "closing balance", "amount", "value", "saldo", "solde"]
-    static let debitTitles = ["debit", "debit amount", "paid out", "money out", "withdrawal", "withdrawals", "out"]
-    static let creditTitles = ["credit", "credit amount", "paid in", "money in", "deposit", "deposits", "in"]
+    static let debitTitles = [
+        "debit", "debit amount", "paid out", "money out", "withdrawal", "withdrawals", "out", "soll", "ausgang",
+    ]
+    static let creditTitles = [
+        "credit", "credit amount", "paid in", "money in", "deposit", "deposits", "in", "haben", "eingang",
+    ]
+    static let currencyTitles = ["currency", "ccy", "währung", "waehrung", "devise", "moneda", "valuta"]
     static let descriptionTitles = [
         "description", "transaction description", "payee", "merchant", "name", "details", "narrative",
-        "memo", "reference", "counterparty", "counter party", "beschreibung", "verwendungszweck", "concepto", "libellé",
+        "memo", "reference", "counterparty", "counter party", "beschreibung", "verwendungszweck", "empfänger",
+        "zahlungsempfänger", "auftraggeber", "buchungstext", "concepto", "libellé",
     ]
+
+    /// Whether a row reads as a header: a date title and an amount (or money out and in) title.
+    static func looksLikeHeader(_ fields: [String]) -> Bool {
+        guard fields.count >= 2, StatementFile.guessColumn(dateTitles, in: fields) != nil else { return false }
+        return StatementFile.guessColumn(amountTitles + balanceTitles, in: fields) != nil
+            || (StatementFile.guessColumn(debitTitles, in: fields) != nil
+                && StatementFile.guessColumn(creditTitles, in: fields) != nil)
+    }
+
+    /// The column that names each line's currency, when the file has one.
+    public static func currencyColumn(of statement: StatementFile) -> Int? {
+        statement.guessColumn(currencyTitles)
+    }
+
+    /// The formats dates are tried in when none is given: ISO first, then day-first and
+    /// month-first with each separator, then with month names.
+    static let candidateDateFormats = [
+        "YYYY-MM-DD", "DD/MM/YYYY", "MM/DD/YYYY", "DD.MM.YYYY", "DD-MM-YYYY", "MM-DD-YYYY", "YYYY/MM/DD",
+        "DD/MM/YY", "MM/DD/YY", "DD.MM.YY", "D MMM YYYY", "MMM D, YYYY", "DD-MMM-YYYY", "YYYYMMDD",
+    ]
+
+    /// The one format every date in the column follows. Several that fit equally (no day above
+    /// 12 tells DD/MM from MM/DD) is refused with one line saying which to choose, rather than
+    /// a guess; none that fits leaves the default, whose errors name each line.
+    public static func detectDateFormat(_ statement: StatementFile, column: Int) throws -> DatePattern? {
+        let dates = statement.records.compactMap { column < $0.fields.count ? $0.fields[column] : nil }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !dates.isEmpty else { return nil }
+        let fitting = candidateDateFormats.compactMap { try? DatePattern($0) }.filter { pattern in
+            dates.allSatisfy { pattern.date(from: $0) != nil }
+        }
+        guard fitting.count > 1 else { return fitting.first }
+        // Formats that read every date the same way are one answer (DD/MM/YY and DD/MM/YYYY never both fit).
+        let readings = Dictionary(grouping: fitting) { pattern in dates.prefix(50).map { pattern.date(from: $0)! } }
+        guard readings.count > 1 else { return fitting.first }
+        let names = fitting.map(\.description)
+        throw CofferError(
+            .invalidInput,
+            "The dates could be \(names.joined(separator: " or ")): no day is above 12, so the file does not say which. Nothing was imported.",
+            kind: "dateFormat", candidates: names)
+    }
 
     /// The layout for `statement`; a column that cannot be found is refused, naming the flag
     /// that gives it (`kind` "column", the file's columns as candidates).
@@ -220,7 +331,8 @@ public struct StatementColumns: Sendable {
         // A balance's note comes only from a column named for it: a payee is not why a balance changed.
         let description = try resolve(
             description, flag: "description-column", guesses: destination == .updates ? [] : Self.descriptionTitles)
-        let pattern = try DatePattern(dateFormat ?? "YYYY-MM-DD")
+        let pattern =
+            try dateFormat.map { try DatePattern($0) } ?? Self.detectDateFormat(statement, column: date) ?? .iso
         return StatementLayout(
             date: date, amounts: amounts, description: description, titles: statement.titles,
             datePattern: pattern, decimalComma: decimalComma, negate: negate)
