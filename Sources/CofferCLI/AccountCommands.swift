@@ -60,8 +60,11 @@ struct AccountCommands: ParsableCommand {
         @OptionGroup var report: ReportOptions
 
         struct Row: Encodable {
-            let name, category, kind: String; let value: String?; let growth: String?; let closed: Bool;
-            let updated: String?
+            let name, category, kind: String
+            @NullEncoded var value: String?
+            @NullEncoded var growth: String?
+            let closed: Bool
+            @NullEncoded var updated: String?
         }
 
         func run() throws {
@@ -107,9 +110,18 @@ struct AccountCommands: ParsableCommand {
         @Argument(help: "The account (a unique prefix is enough).") var name: String
 
         struct Report: Encodable {
-            struct Entry: Encodable { let date: String; let value: String; let note: String? }
-            let name, category, kind: String; let value: String?; let changeSinceLastMonth: String
-            let growth: String; let closed: String?; let history: [Entry]
+            struct Entry: Encodable {
+                let date: String
+                let value: String
+                @NullEncoded var note: String?
+            }
+            let name, category, kind: String
+            @NullEncoded var value: String?
+            /// Null before the account has a month of history to compare with.
+            @NullEncoded var changeSinceLastMonth: String?
+            let growth: String
+            @NullEncoded var closed: String?
+            let history: [Entry]
         }
 
         func run() throws {
@@ -127,7 +139,8 @@ struct AccountCommands: ParsableCommand {
                     Report(
                         name: account.name, category: account.category, kind: account.kind.rawValue,
                         value: current.map(currency.decimalString),
-                        changeSinceLastMonth: currency.decimalString(change),
+                        changeSinceLastMonth: history.first.map { $0.date <= today.adding(months: -1) } == true
+                            ? currency.decimalString(change) : nil,
                         growth: portfolio.rate(for: account).description, closed: account.closed?.description,
                         history: history.map {
                             .init(date: $0.date.description, value: currency.decimalString($0.amount), note: $0.note)
@@ -232,7 +245,7 @@ struct AccountCommands: ParsableCommand {
             let updates = ledger.updates(of: account)
             if !yes,
                 !(try Terminal.confirm(
-                    "Delete \(account.name) and its \(updates.count) value update(s)?",
+                    "Delete \(account.name) and its \(updates.count) value update\(updates.count == 1 ? "" : "s")?",
                     refusal: "Deleting \(account.name)"))
             {
                 Output.line("Kept \(account.name). Nothing was changed.")
@@ -240,7 +253,7 @@ struct AccountCommands: ParsableCommand {
             }
             try ledger.deleteAccount(account)
             Output.line("Deleted \(account.name) and \(updates.count) value update\(updates.count == 1 ? "" : "s").")
-            Output.line("Changed your mind? coffer undo")
+            Output.advice("Changed your mind? coffer undo")
         }
     }
 }

@@ -305,7 +305,7 @@ struct BackupCommands: ParsableCommand {
             let bytes: Int
             let signedBy: String
             /// The name it was signed under, when this file is a renamed copy.
-            let signedName: String?
+            @NullEncoded var signedName: String?
             /// `signature` (signature, header and framing) or `full` (every record too).
             let verified: String
         }
@@ -390,17 +390,17 @@ struct BackupCommands: ParsableCommand {
 
         struct Row: Encodable {
             let file: String
-            let sequence: UInt64?
-            let created: String?
+            @NullEncoded var sequence: UInt64?
+            @NullEncoded var created: String?
             let size: Int
             let status: String
-            let keyGeneration: UInt32?
-            let superseded: Bool?
-            let copyOf: String?
-            let forkWith: [String]?
-            let device: String?
-            let commit: UInt64?
-            let signedName: String?
+            @NullEncoded var keyGeneration: UInt32?
+            @NullEncoded var superseded: Bool?
+            @NullEncoded var copyOf: String?
+            @NullEncoded var forkWith: [String]?
+            @NullEncoded var device: String?
+            @NullEncoded var commit: UInt64?
+            @NullEncoded var signedName: String?
         }
 
         func run() throws {
@@ -722,7 +722,7 @@ struct Restore: ParsableCommand {
         let records: Int
         let netWorth: String
         /// Where the vault it replaced was kept (with --replace).
-        let previousVaultKeptAt: String?
+        @NullEncoded var previousVaultKeptAt: String?
     }
 
     func run() throws {

@@ -198,14 +198,14 @@ struct BudgetCommands: ParsableCommand {
                 } else {
                     Output.line(style.bold("Goals"))
                     Render.table(
-                        goals.map { goal in
-                            [
-                                goal.goal.name, "\(currency.format(goal.thisMonth)) this month",
-                                "\(currency.format(goal.total)) total",
-                                goal.goal.target.map { "of \(currency.format($0))" } ?? "",
-                                goal.projectedCompletion.map { "reached ~\($0.description.prefix(7))" } ?? "",
-                            ]
-                        }, rightAligned: [1, 2]
+                        [["Goal", "This month", "Total", "Target", "Reached ~"]]
+                            + goals.map { goal in
+                                [
+                                    goal.goal.name, currency.format(goal.thisMonth), currency.format(goal.total),
+                                    goal.goal.target.map { currency.format($0) } ?? "",
+                                    goal.projectedCompletion.map { String($0.description.prefix(7)) } ?? "",
+                                ]
+                            }, rightAligned: [1, 2, 3], droppable: [4, 3]
                     ).forEach { Output.line($0) }
                 }
             }

@@ -68,7 +68,8 @@ struct ClientCommands: ParsableCommand {
 
         struct JSON: Encodable {
             let name: String
-            let email, address: String?
+            @NullEncoded var email: String?
+            @NullEncoded var address: String?
             let termsDays: Int
             let invoices: [InvoiceCommands.Row]
         }

@@ -54,7 +54,7 @@ struct Demo: ParsableCommand {
         )
         Output.line()
         try Overview.parse(["--vault", url.path]).render(ledger: ledger, date: today, json: false)
-        Output.line("Try: COFFER_VAULT=\(url.path) coffer assets")
+        Output.advice("Try: COFFER_VAULT=\(url.path) coffer assets")
         if url != options.vaultURL { Output.line("(Your own vault, \(options.vaultURL.path), was not touched.)") }
     }
 }

@@ -46,16 +46,18 @@ struct GoalCommands: ParsableCommand {
                 return
             }
             let currency = ledger.currency
+            // Titles above the amounts rather than words beside them, so a narrow screen keeps
+            // the amounts and drops the details (by, on track) first.
             Render.table(
-                summary.goals.map { goal in
-                    [
-                        goal.goal.name, "\(currency.format(goal.thisMonth)) this month",
-                        "\(currency.format(goal.total)) total",
-                        goal.goal.target.map { "of \(currency.format($0))" } ?? "",
-                        goal.goal.targetDate.map { "by \($0)" } ?? "",
-                        goal.projectedCompletion.map { "on track for \($0.description.prefix(7))" } ?? "",
-                    ]
-                }, rightAligned: [1, 2]
+                [["Goal", "This month", "Total", "Target", "By", "On track for"]]
+                    + summary.goals.map { goal in
+                        [
+                            goal.goal.name, currency.format(goal.thisMonth), currency.format(goal.total),
+                            goal.goal.target.map { currency.format($0) } ?? "",
+                            goal.goal.targetDate.map { "\($0)" } ?? "",
+                            goal.projectedCompletion.map { String($0.description.prefix(7)) } ?? "",
+                        ]
+                    }, rightAligned: [1, 2, 3], droppable: [5, 4]
             ).forEach { Output.line($0) }
         }
     }

@@ -10,7 +10,7 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import Coffer's JSON export, or bank statements (CSV) with category rules kept in the vault.",
-        subcommands: [JSON.self, CSVStatement.self, RulesCommands.self, Recategorise.self])
+        subcommands: [JSON.self, CSVStatement.self, ImportProfileCommands.self, RulesCommands.self, Recategorise.self])
 
     /// The bytes of FILE, or of standard input for `-`.
     static func read(_ file: String) throws -> Data {
@@ -94,75 +94,29 @@ struct CSVStatement: ParsableCommand {
 
     @OptionGroup var options: VaultOptions
     @Argument(help: "The CSV file (- for standard input).") var file: String
-    @Option(help: "What each line becomes: transactions (budget) or updates (an account's value on that date).")
-    var into: StatementColumns.Destination
+    @OptionGroup var statement: StatementOptions
     @Option(
         help: ArgumentHelp(
-            "The rule set that places transactions in categories (see coffer import rules).", valueName: "name"))
-    var rules: String?
-    @Option(
-        help: ArgumentHelp(
-            "The bank account the statement is from: a label that keeps duplicate detection per account for transactions; the Coffer account (required) for updates.",
+            "Use the settings saved under this name (coffer import profile); options given here win.",
             valueName: "name"))
-    var account: String?
-    @Option(help: ArgumentHelp("The date column: its title or number.", valueName: "column")) var dateColumn: String?
-    @Option(help: ArgumentHelp("The signed amount column (for updates: the balance).", valueName: "column"))
-    var amountColumn: String?
-    @Option(help: ArgumentHelp("The money-out column, instead of --amount-column.", valueName: "column"))
-    var debitColumn: String?
-    @Option(help: ArgumentHelp("The money-in column, instead of --amount-column.", valueName: "column"))
-    var creditColumn: String?
-    @Option(help: ArgumentHelp("The description column (payee, memo).", valueName: "column")) var descriptionColumn:
-        String?
+    var profile: String?
     @Option(
         help: ArgumentHelp(
-            "How dates are written, e.g. DD/MM/YYYY, MM/DD/YY, D MMM YYYY (default YYYY-MM-DD).", valueName: "format"))
-    var dateFormat: String?
-    @Flag(help: "Amounts use a decimal comma: 1.234,56.") var decimalComma = false
-    @Option(
-        help: ArgumentHelp(
-            "Lines to skip before the header (default: a preamble before the row of titles is found).", valueName: "n"))
-    var skipRows: Int?
-    @Option(help: ArgumentHelp("The file's text encoding: utf-8 (default), latin1 or cp1252.", valueName: "name"))
-    var encoding: StatementFile.Encoding = .utf8
-    @Option(
-        help: ArgumentHelp(
-            "The statement's currency; refused unless it is the vault's (Coffer converts nothing).", valueName: "code"))
-    var currency: String?
-    @Option(help: ArgumentHelp("The separator: , ; or tab (default: guessed from the header).", valueName: "char"))
-    var delimiter: String?
-    @Flag(help: "The file has no header row: give columns by number.") var noHeader = false
-    @Flag(help: "Flip every amount's sign (card statements that show purchases as positive).") var negate = false
+            "After a successful import, save these settings as a profile, so next month needs only --profile NAME.",
+            valueName: "name"))
+    var saveProfile: String?
     @Flag(help: "Show what would be added, skipped as duplicate and left uncategorised; write nothing.") var dryRun =
         false
     @Flag(help: "Import the readable lines and report every line skipped, instead of importing nothing.")
     var skipInvalid = false
     @OptionGroup var report: ReportOptions
 
-    func validate() throws {
-        guard (skipRows ?? 0) >= 0 else { throw ValidationError("--skip-rows takes a number of lines, 0 or more.") }
-        if (debitColumn == nil) != (creditColumn == nil) {
-            throw ValidationError("Give both --debit-column and --credit-column, or --amount-column.")
-        }
-        if amountColumn != nil && debitColumn != nil {
-            throw ValidationError("Give either --amount-column or --debit-column/--credit-column, not both.")
-        }
-        if into == .updates {
-            if debitColumn != nil {
-                throw ValidationError("Updates are balances: give --amount-column, not --debit-column/--credit-column.")
-            }
-            if rules != nil { throw ValidationError("--rules places transactions; updates have no categories.") }
-            if account == nil { throw ValidationError("Say which account the balances belong to: --account NAME.") }
-        }
-        if let delimiter, separator(delimiter) == nil { throw ValidationError("--delimiter takes , ; or tab.") }
-    }
-
     /// Coffer keeps one currency per vault and converts nothing (the Budget design): a statement
     /// in another currency, by --currency or by its own currency column, is refused, never booked
     /// as if it were the vault's.
-    func checkCurrency(_ statement: StatementFile, vault: Currency) throws {
+    func checkCurrency(_ statement: StatementFile, vault: Currency, settings: ImportProfile) throws {
         var found: [String] = []
-        if let currency {
+        if let currency = settings.currency {
             found.append(try CommandContext.input { try Currency.named(currency) }.code)
         }
         if let column = StatementColumns.currencyColumn(of: statement) {
@@ -178,35 +132,31 @@ struct CSVStatement: ParsableCommand {
             hint: "Import it into a vault kept in \(other): coffer init --currency \(other) --vault PATH")
     }
 
-    func separator(_ text: String) -> Character? {
-        switch text.lowercased() {
-        case ",", "comma": ","
-        case ";", "semicolon": ";"
-        case "\t", "tab", "\\t": "\t"
-        default: nil
-        }
-    }
-
-    var columns: StatementColumns {
-        StatementColumns(
-            destination: into, date: dateColumn, amount: amountColumn, debit: debitColumn, credit: creditColumn,
-            description: descriptionColumn, dateFormat: dateFormat, decimalComma: decimalComma, negate: negate)
-    }
-
     func run() throws {
+        // A profile's settings come from the vault: it is opened first when one is named.
+        var settings = statement.given
+        var opened: Ledger?
+        if let profile {
+            let ledger = try options.openLedger()
+            opened = ledger
+            settings = StatementOptions.merged(settings, over: try ledger.importProfile(named: profile))
+        }
+        try StatementOptions.check(settings)
+        let into = settings.destination ?? .transactions
         let data = try Import.read(file)
         let name = file == "-" ? "standard input" : file
         let progress = Progress(enabled: Terminal.standardErrorIsTerminal && !report.json)
         progress.step("Reading \(name)")
         let (statement, layout) = try CLIError.importing {
             let statement = try StatementFile(
-                data: data, name: name, delimiter: delimiter.flatMap(separator), skipLines: skipRows ?? 0,
-                hasHeader: !noHeader, encoding: encoding, detectHeader: skipRows == nil)
-            return (statement, try columns.layout(for: statement))
+                data: data, name: name, delimiter: settings.delimiter.flatMap(StatementOptions.separator),
+                skipLines: settings.skipRows ?? 0, hasHeader: !settings.noHeader, encoding: settings.encoding,
+                detectHeader: settings.skipRows == nil)
+            return (statement, try StatementOptions.columns(settings).layout(for: statement))
         } hint: { error in
             switch error.kind {
             case "encoding":
-                encoding == .utf8
+                settings.encoding == .utf8
                     ? "Say its encoding: --encoding cp1252 (Windows, most European banks) or --encoding latin1."
                     : "Try the other: --encoding utf-8, latin1 or cp1252."
             case "dateFormat": "Say which with --date-format \(error.candidates.first ?? "DD/MM/YYYY")."
@@ -222,16 +172,17 @@ struct CSVStatement: ParsableCommand {
                 "Found the titles on line \(statement.detectedPreambleLines + 1); skipped the \(statement.detectedPreambleLines) line\(statement.detectedPreambleLines == 1 ? "" : "s") before them."
             )
         }
-        if dateFormat == nil, layout.datePattern != .iso {
+        if settings.dateFormat == nil, layout.datePattern != .iso {
             Output.advice("Dates read as \(layout.datePattern) (the only way every date in the file reads).")
         }
-        let ledger = try options.openLedger()
-        try checkCurrency(statement, vault: ledger.currency)
+        let ledger = try opened ?? options.openLedger()
+        try checkCurrency(statement, vault: ledger.currency, settings: settings)
 
         progress.step("Checking \(statement.records.count) lines")
         var rows: [StatementLayout.Row] = []
         var invalid: [(line: Int, message: String)] = []
-        for record in statement.records {
+        for (index, record) in statement.records.enumerated() {
+            WorkProgress.report(.checking, index + 1, of: statement.records.count)
             do {
                 rows.append(
                     try layout.row(record.fields, line: record.line, rowHash: record.digest, currency: ledger.currency))
@@ -252,18 +203,31 @@ struct CSVStatement: ParsableCommand {
                 details: invalid.count == 1 ? [] : shown)
         }
         switch into {
-        case .transactions: try importTransactions(rows, invalid: invalid, ledger: ledger, progress: progress)
+        case .transactions:
+            try importTransactions(rows, invalid: invalid, ledger: ledger, settings: settings, progress: progress)
         case .updates:
-            try importUpdates(rows, invalid: invalid, accountName: account ?? "", ledger: ledger, progress: progress)
+            try importUpdates(
+                rows, invalid: invalid, accountName: settings.account ?? "", ledger: ledger, progress: progress)
+        }
+        if let saveProfile, !dryRun {
+            // The date format found in this file is kept: next month's may not tell it (no day above 12).
+            var saved = settings
+            saved.name = saveProfile
+            saved.destination = into
+            if saved.dateFormat == nil, layout.datePattern != .iso { saved.dateFormat = layout.datePattern.description }
+            let profile = try ledger.saveImportProfile(saved, replacing: true)
+            Terminal.note(
+                "Saved import profile \(profile.name). Next time: coffer import csv FILE --profile \(profile.name)")
         }
     }
 
     func importTransactions(
-        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ledger: Ledger, progress: Progress
+        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ledger: Ledger,
+        settings: ImportProfile, progress: Progress
     ) throws {
-        let ruleSet = try rules.map { try ledger.ruleSet(named: $0) }
-        let plan = try ledger.planTransactionImport(rows, account: account, rules: ruleSet)
-        let label = try account.map { try Account.validatedName($0) }
+        let ruleSet = try settings.ruleSet.map { try ledger.ruleSet(named: $0) }
+        let plan = try ledger.planTransactionImport(rows, account: settings.account, rules: ruleSet)
+        let label = try settings.account.map { try Account.validatedName($0) }
         let currency = ledger.currency
         var reportRows: [Import.Report.Row] = plan.added.map { added in
             let transaction = added.transaction
@@ -289,7 +253,7 @@ struct CSVStatement: ParsableCommand {
         }
         progress.finish()
         let result = Import.Report(
-            file: file, into: into.rawValue, account: label, dryRun: dryRun, added: plan.added.count,
+            file: file, into: "transactions", account: label, dryRun: dryRun, added: plan.added.count,
             duplicates: plan.duplicates.count, uncategorised: plan.uncategorisedCount, skippedInvalid: invalid.count,
             rows: reportRows)
         if report.json { return try Output.json(result) }
@@ -346,7 +310,7 @@ struct CSVStatement: ParsableCommand {
         }
         progress.finish()
         let result = Import.Report(
-            file: file, into: into.rawValue, account: account.name, dryRun: dryRun, added: plan.added.count,
+            file: file, into: "updates", account: account.name, dryRun: dryRun, added: plan.added.count,
             duplicates: plan.duplicates.count, uncategorised: 0, skippedInvalid: invalid.count, rows: reportRows)
         if report.json { return try Output.json(result) }
         reportInvalid(invalid)

@@ -44,8 +44,8 @@ struct Init: ParsableCommand {
         Output.line("Created an empty vault at \(vault.url.path)")
         Output.line("Currency: \(currency.code) · key derivation: \(vault.kdfParameters.humanDescription)")
         Output.advice("Next: unlock it for this shell with  eval \"$(coffer unlock)\"")
-        Output.line(
+        Output.advice(
             "      add your first account with     coffer account add \"Current account\" --category Cash --value 1200")
-        Output.line("      and set up a recovery key with  coffer recovery-key create")
+        Output.advice("      and set up a recovery key with  coffer recovery-key create")
     }
 }

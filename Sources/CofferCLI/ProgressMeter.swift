@@ -17,6 +17,7 @@ final class ProgressMeter: @unchecked Sendable {
     private var stage: WorkProgress.Stage?
     private var stageStarted = Date()
     private var lastDrawn = Date.distantPast
+    private var lastLine = ""
     private var showing = false
 
     /// Runs one command with the meter bound, when standard error is a terminal.
@@ -49,11 +50,12 @@ final class ProgressMeter: @unchecked Sendable {
             guard total > 0, now.timeIntervalSince(commandStarted) >= 0.3,
                 now.timeIntervalSince(lastDrawn) >= 0.1 || completed == total
             else { return }
+            // The same words again (a stage sitting at 100%) are not redrawn.
+            let line = Self.line(stage, completed, total, elapsed: now.timeIntervalSince(stageStarted))
+            guard line != lastLine || !showing else { return }
             lastDrawn = now
-            FileHandle.standardError.write(
-                Data(
-                    ("\r\u{1B}[K" + Self.line(stage, completed, total, elapsed: now.timeIntervalSince(stageStarted)))
-                        .utf8))
+            lastLine = line
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
             showing = true
         }
     }

@@ -126,3 +126,17 @@ enum Render {
 
     static func truncated(_ text: String, to width: Int) -> String { DisplayWidth.truncated(text, to: width) }
 }
+
+/// A JSON field that is written as `null` when it has no value, rather than left out (what
+/// Swift's synthesized encoding does for optionals): Specs/cli.md promises the key.
+@propertyWrapper
+struct NullEncoded<Value: Encodable>: Encodable {
+    var wrappedValue: Value?
+
+    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}

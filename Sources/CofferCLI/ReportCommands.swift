@@ -18,9 +18,15 @@ struct Overview: ParsableCommand {
     struct Report: Encodable {
         struct Projection: Encodable { let years: Int; let netWorth: String }
         struct Category: Encodable { let name, kind, total: String; let share: Decimal; let accounts: Int }
-        struct AccountRow: Encodable { let name, category, kind: String; let value: String?; let closed: Bool }
+        struct AccountRow: Encodable {
+            let name, category, kind: String
+            @NullEncoded var value: String?
+            let closed: Bool
+        }
         struct Point: Encodable { let date, netWorth: String }
-        let asOf, currency, netWorth, assets, liabilities, changeSinceLastMonth: String
+        let asOf, currency, netWorth, assets, liabilities: String
+        /// Null before the vault has a month of history: there is nothing to compare with.
+        @NullEncoded var changeSinceLastMonth: String?
         /// Unpaid sent invoices counted in `assets` and `netWorth` (0 when turned off).
         let invoicesReceivable: String
         /// Outstanding and overdue on `asOf`'s invoices (absent without invoices).
@@ -58,7 +64,8 @@ struct Overview: ParsableCommand {
                 Report(
                     asOf: date.description, currency: currency.code, netWorth: money(totals.netWorth),
                     assets: money(totals.assets),
-                    liabilities: money(totals.liabilities), changeSinceLastMonth: money(change),
+                    liabilities: money(totals.liabilities),
+                    changeSinceLastMonth: netWorth.hasAMonthOfHistory(on: date) ? money(change) : nil,
                     invoicesReceivable: money(totals.receivable),
                     invoices: ledger.invoices.isEmpty
                         ? nil

@@ -34,15 +34,25 @@ struct Unlock: ParsableCommand {
     var maxAge: String?
 
     func run() throws {
-        let idle = try Duration.parse(timeout ?? options.configuration.sessionTimeout ?? "15m")
-        let lifetime =
-            try (maxAge ?? options.configuration.sessionMaxAge).map(Duration.parse)
-            ?? max(idle, Duration.defaultMaximumAge)
-        guard idle <= lifetime else {
+        // Each setting from its flag, else the configuration file; say which when they clash.
+        let idleSetting =
+            timeout.map { ($0, "--timeout") }
+            ?? options.configuration.sessionTimeout.map {
+                ($0, "session.timeout in the configuration file")
+            }
+        let ageSetting =
+            maxAge.map { ($0, "--max-age") }
+            ?? options.configuration.sessionMaxAge.map {
+                ($0, "session.max_age in the configuration file")
+            }
+        var idle = try Duration.parse(idleSetting?.0 ?? "15m")
+        let lifetime = try ageSetting.map { try Duration.parse($0.0) } ?? max(idle, Duration.defaultMaximumAge)
+        if idleSetting == nil { idle = min(idle, lifetime) }  // the default idle time never outlasts a cap given
+        if idle > lifetime {
             throw CLIError(
                 .invalidInput,
-                "The idle timeout (\(Duration.format(idle))) is longer than --max-age (\(Duration.format(lifetime))).",
-                hint: "Give a --max-age at least as long as --timeout.")
+                "The idle timeout (\(Duration.format(idle)), \(idleSetting?.1 ?? "the default")) is longer than the maximum age (\(Duration.format(lifetime)), \(ageSetting?.1 ?? "the default")).",
+                hint: "Make the maximum age at least as long as the idle timeout.")
         }
         let vault = try options.openVault(allowSession: false)
         let token = try vault.createSession(

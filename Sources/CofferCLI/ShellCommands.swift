@@ -174,9 +174,10 @@ enum CommandSession {
                 refused.contains(first)
                     || (first == "sync" && words.contains("compact"))
             {
+                let command = refused.contains(first) ? first : "\(first) compact"
                 throw CLIError(
-                    .invalidInput, "'\(first)' is not available inside a shell or batch.",
-                    hint: "Leave it (exit) and run: coffer \(first) …")
+                    .invalidInput, "'\(command)' is not available inside a shell or batch.",
+                    hint: "Leave it (exit) and run: coffer \(command) …")
             }
             return Coffer.execute(words)
         } catch {

@@ -12,6 +12,9 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
     /// by its conventions. Nil: each currency's own (`homeLocale`). Set once at start-up.
     nonisolated(unsafe) public static var userLocale: Locale?
 
+    /// The symbol amounts are shown with in the display locale (Foundation's: `£`, `€`, `CHF`).
+    public var displaySymbol: String { CurrencyFormatters.shared.symbol(for: self) }
+
     /// The locale amounts of this currency are shown in.
     public var displayLocale: Locale { Self.userLocale ?? Locale(identifier: homeLocale) }
 

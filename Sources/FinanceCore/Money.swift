@@ -57,9 +57,11 @@ extension Currency {
                 text = text.dropFirst()
             }
         }
+        let spaces: Set<Character> = [" ", "\u{A0}", "\u{202F}"]
+        let markers = [code, displaySymbol, symbol]
         func takeCurrency() {
-            for marker in [code, symbol] where text.uppercased().hasPrefix(marker.uppercased()) {
-                text = text.dropFirst(marker.count).drop { $0 == " " }
+            for marker in markers where text.uppercased().hasPrefix(marker.uppercased()) {
+                text = text.dropFirst(marker.count).drop { spaces.contains($0) }
                 return
             }
         }
@@ -67,11 +69,26 @@ extension Currency {
         takeCurrency()
         if !negative { takeSign() }
         // As amounts are shown in many locales: `12,50 €`, `1.234,56 EUR` (no-break spaces too).
-        for marker in [code, symbol] where text.uppercased().hasSuffix(marker.uppercased()) {
+        for marker in markers where text.uppercased().hasSuffix(marker.uppercased()) {
             text = text.dropLast(marker.count)
-            while let last = text.last, last == " " || last == "\u{A0}" || last == "\u{202F}" { text = text.dropLast() }
+            while let last = text.last, spaces.contains(last) { text = text.dropLast() }
             break
         }
+        // Digits grouped in threes as locales show them (1 234,56 · 1’234.50): the marks go.
+        let groupMarks: Set<Character> = [" ", "\u{A0}", "\u{202F}", "’", "'"]
+        let characters = Array(text)
+        var ungrouped = ""
+        for (index, character) in characters.enumerated() {
+            let group = characters.dropFirst(index + 1).prefix(4)
+            if groupMarks.contains(character), index > 0, characters[index - 1].isNumber,
+                group.prefix(3).count == 3, group.prefix(3).allSatisfy(\.isNumber),
+                group.count < 4 || !group.last!.isNumber
+            {
+                continue
+            }
+            ungrouped.append(character)
+        }
+        text = Substring(ungrouped)
 
         let allowed = Set("0123456789,.")
         guard !text.isEmpty, text.allSatisfy(allowed.contains) else {
@@ -91,7 +108,7 @@ extension Currency {
             if decimals.count == 3, !text.contains("."), minorDigits < 3 {
                 throw FinanceError(
                     .invalidAmount,
-                    "\(quoted) could be a thousands comma or a decimal comma in \(code): write \(text.replacingOccurrences(of: ",", with: "")) or \(text),00."
+                    "\(quoted) could be a thousands comma or a decimal comma in \(code): write \(text.replacingOccurrences(of: ",", with: "")) or \(text.replacingOccurrences(of: ",", with: ".")),00."
                 )
             }
             text = Substring(String(text.map { $0 == "," ? "." : $0 == "." ? "," : $0 }))
@@ -204,6 +221,13 @@ final class CurrencyFormatters: @unchecked Sendable {
     static let shared = CurrencyFormatters()
     private let lock = NSLock()
     private var formatters: [String: NumberFormatter] = [:]
+
+    /// The symbol Foundation shows for the currency in its display locale (`£`, `€`, `£GB`, `CHF`).
+    func symbol(for currency: Currency) -> String {
+        string(NSDecimalNumber.zero, in: currency).map { shown in
+            String(shown.filter { !$0.isNumber && !",.-−\u{A0}\u{202F} ’'".contains($0) })
+        } ?? currency.symbol
+    }
 
     func string(_ number: NSDecimalNumber, in currency: Currency) -> String? {
         let locale = currency.displayLocale

@@ -485,9 +485,13 @@ public enum Archive {
 
     static func writeError(_ url: URL, code: Int32) -> BackupError {
         let reason =
-            code == ENOSPC || code == EFBIG || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
+            switch code {
+            case ENOSPC, EDQUOT: "the disk is full"
+            case EFBIG: "the file is over a file-size limit"
+            default: String(cString: strerror(code))
+            }
         return BackupError(
-            .writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason)."
+            .writeFailed, "Cannot write \(url.lastPathComponent) in \(url.deletingLastPathComponent().path): \(reason)"
         )
     }
 }

@@ -29,6 +29,9 @@ public enum XZ {
         options.preset = 6
         options.check = LZMA_CHECK_CRC64
         options.block_size = 0
+        // Return to the caller at least every 100 ms, so progress can be shown while the
+        // threads work (the multithreaded encoder would otherwise block until a block is done).
+        options.timeout = 100
         let initialised =
             input.count >= 4 << 20 && options.threads > 1
             ? lzma_stream_encoder_mt(&stream, &options)
@@ -81,7 +84,9 @@ public enum XZ {
                     return lzma_code(&stream, finish ? LZMA_FINISH : LZMA_RUN)
                 }
                 let produced = buffer.count - stream.avail_out
-                WorkProgress.report(stage, input.count - stream.avail_in, of: input.count, every: 1)
+                var consumed = UInt64(input.count - stream.avail_in), written: UInt64 = 0
+                if stage == .compressing { lzma_get_progress(&stream, &consumed, &written) }
+                WorkProgress.report(stage, Int(consumed), of: input.count, every: 1)
                 guard output.count + produced <= outputLimit else {
                     throw BackupError(
                         .damaged, "The archive's content is longer than its header declares; stopped decompressing.")

@@ -4,6 +4,8 @@
 /// threads reports through a handler read before it starts (task-local values stay on the task).
 public enum WorkProgress {
     public enum Stage: String, Sendable {
+        case reading = "Reading"
+        case checking = "Checking"
         case encrypting = "Encrypting"
         case writing = "Writing"
         case reencrypting = "Re-encrypting"

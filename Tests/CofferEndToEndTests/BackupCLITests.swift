@@ -125,6 +125,9 @@ import VaultStore
             (try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any])["archives"]
             as! [[String: Any]]
         #expect(rows.map { $0["status"] as! String } == ["signed"])
+        for key in ["copyOf", "forkWith"] {
+            #expect(rows[0].keys.contains(key) && rows[0][key] is NSNull, "\(key) is there, as null: \(rows[0])")
+        }
 
         let restoredPath = sandbox.directory.path("fresh/restored.coffer")
         let restore = try coffer(["restore", archive.path, "--to", restoredPath.path])

@@ -29,7 +29,8 @@ import VaultStore
         // Sessions and keys
         Case(
             name: "an idle timeout longer than the session's maximum age",
-            arguments: ["unlock", "--timeout", "2h", "--max-age", "1h"], status: 64, says: "longer than --max-age"),
+            arguments: ["unlock", "--timeout", "2h", "--max-age", "1h"], status: 64,
+            says: "(2h, --timeout) is longer than the maximum age (1h, --max-age)"),
         Case(
             name: "a recovery key to type, and no terminal", arguments: ["verify", "--recovery-key"], status: 77,
             says: "--recovery-key-file"),

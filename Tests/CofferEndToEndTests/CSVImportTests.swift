@@ -149,6 +149,51 @@ import Testing
         #expect(added.map { $0["line"] as? Int } == [5, 6, 7])
     }
 
+    /// A first import saves its settings as a profile (in the vault); next month's statement
+    /// needs only `--profile`; profiles are listed, shown, replaced, overridden by a flag, removed.
+    @Test func aProfileRemembersABanksSettings() throws {
+        try setUp()
+        let january = try json(
+            "import", "csv", fixture("de-semicolon-decimal-comma.csv"), "--into", "transactions", "--account",
+            "Girokonto", "--rules", "bank", "--decimal-comma", "--save-profile", "DKB")
+        #expect(january["added"] as? Int == 3)
+        let shown = try json("import", "profile", "show", "DKB")
+        let settings = shown["settings"] as? [String: String] ?? [:]
+        #expect(settings["into"] == "transactions" && settings["account"] == "Girokonto" && settings["rules"] == "bank")
+        #expect(settings["decimalComma"] == "true")
+        #expect(settings["dateFormat"] == "DD.MM.YYYY", "the format found in January is kept: \(settings)")
+
+        // February: the same bank, nothing but the profile (here the same file: all duplicates).
+        let february = try json("import", "csv", fixture("de-semicolon-decimal-comma.csv"), "--profile", "DKB")
+        #expect(february["added"] as? Int == 0 && february["duplicates"] as? Int == 3, "\(february)")
+        #expect(february["account"] as? String == "Girokonto")
+        // A flag given with the profile wins over it.
+        let other = try json(
+            "import", "csv", fixture("de-semicolon-decimal-comma.csv"), "--profile", "DKB", "--account", "Tagesgeld",
+            "--dry-run")
+        #expect(other["account"] as? String == "Tagesgeld" && other["added"] as? Int == 3)
+
+        // Made from flags; a second of the same name is refused unless --replace.
+        #expect(
+            try coffer(
+                "import", "profile", "add", "Chase", "--into", "transactions", "--date-format", "MM/DD/YYYY",
+                "--rules", "bank"
+            ).status == 0)
+        let again = try coffer("import", "profile", "add", "chase", "--into", "updates", "--account", "Checking")
+        #expect(again.status == 64 && again.stderr.contains("already exists"), "\(again.stderr)")
+        #expect(try coffer("import", "profile", "add", "chase", "--into", "transactions", "--replace").status == 0)
+        let list = try json("import", "profile", "list")
+        #expect((list["profiles"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Chase", "DKB"])
+        #expect(
+            try json("import", "profile", "show", "Chase")["settings"] as? [String: String] == ["into": "transactions"])
+        #expect(
+            try coffer("import", "profile", "add", "Bad", "--into", "updates").status == 64, "updates need --account")
+        #expect(try coffer("import", "profile", "remove", "Chase").status == 0)
+        #expect(try coffer("import", "csv", fixture("one-bad-row.csv"), "--profile", "Chase").status == 64)
+        #expect(try coffer("undo").status == 0)
+        #expect((try json("import", "profile", "list")["profiles"] as? [[String: Any]])?.count == 2, "undone")
+    }
+
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
         let report = try json(

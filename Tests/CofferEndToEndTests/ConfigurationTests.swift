@@ -144,5 +144,17 @@ import Testing
             "unlock", "--timeout", "2h", "--max-age", "1h", "--passphrase-file", passphraseFile,
         ])
         #expect(inverted.status == 64 && inverted.stderr.contains("--max-age"), "\(inverted.stderr)")
+
+        // A maximum age from the file alone caps the default idle time instead of clashing with it;
+        // a clash says where each setting came from.
+        try writeConfig("[session]\nmax_age = \"10s\"\n")
+        let capped = try sandbox.run(["unlock", "--passphrase-file", passphraseFile])
+        #expect(capped.status == 0 && capped.stderr.contains("Unlocked for 10s"), "\(capped.stderr)")
+        try writeConfig("[session]\nmax_age = \"1h\"\n")
+        let clash = try sandbox.run(["unlock", "--timeout", "2h", "--passphrase-file", passphraseFile])
+        #expect(clash.status == 64, "\(clash.stderr)")
+        #expect(
+            clash.stderr.contains(
+                "(2h, --timeout) is longer than the maximum age (1h, session.max_age in the configuration file)"))
     }
 }

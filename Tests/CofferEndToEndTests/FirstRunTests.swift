@@ -39,8 +39,18 @@ import Testing
 
     /// A value recorded today is not a rise "since last month".
     @Test func aNewVaultHasNoMonthToCompareWith() throws {
-        try coffer("init", "--kdf", "interactive")
+        let created = try coffer("init", "--kdf", "interactive")
+        #expect(!created.stdout.contains("coffer account add"), "advice is for stderr at a terminal: \(created.stdout)")
         try coffer("account", "add", "Home", "--category", "Property", "--value", "210820")
+        // JSON says so too: the key is there, and null.
+        let overviewJSON = try coffer("overview", "--json").stdout
+        #expect(overviewJSON.contains("\"changeSinceLastMonth\" : null"), "\(overviewJSON)")
+        let accountJSON = try coffer("account", "show", "Home", "--json").stdout
+        #expect(accountJSON.contains("\"changeSinceLastMonth\" : null") && accountJSON.contains("\"closed\" : null"))
+        let listJSON = try coffer("account", "list", "--json").stdout
+        #expect(listJSON.contains("\"growth\" : null"), "\(listJSON)")
+        try coffer("client", "add", "Acme")
+        #expect(try coffer("client", "show", "Acme", "--json").stdout.contains("\"address\" : null"))
         let overview = try coffer("overview").stdout
         #expect(overview.contains("no month to compare with yet"), "\(overview)")
         #expect(!overview.contains("since last month"), "\(overview)")

@@ -200,6 +200,21 @@ import Testing
             hex:
                 "120100112233445566778899aabbccddeeff01020201050303030303030303030303030303030300060404040404040404040404040404040480c49fd50c01"
         ),
+        // 20 import profile.
+        Pin(
+            version: 1, id: idA,
+            record: .importProfile(
+                {
+                    var profile = ImportProfile(id: idA, name: "Bank")
+                    profile.destination = .transactions
+                    (profile.account, profile.dateColumn, profile.dateFormat) = ("Current", "Date", "DD/MM/YYYY")
+                    (profile.decimalComma, profile.skipRows, profile.delimiter) = (true, 3, ";")
+                    (profile.encoding, profile.currency) = (.cp1252, "GBP")
+                    return profile
+                }()),
+            hex:
+                "14010442616e6b01010743757272656e740001044461746500000000010a44442f4d4d2f5959595901010301013b030103474250"
+        ),
         // 19 undone change (the redo stack).
         Pin(
             version: 1, id: idA,
@@ -268,6 +283,7 @@ import Testing
             .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 1),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
+            .importProfile: (20, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {

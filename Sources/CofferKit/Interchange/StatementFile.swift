@@ -2,6 +2,7 @@ import CSV
 import FinanceCore
 import Foundation
 import VaultCrypto
+import VaultStore
 
 /// A bank statement read with CSV.swift: UTF-8 with or without a byte-order mark, `,` `;` or
 /// tab separated, quoted fields with embedded separators, quotes and line breaks. Each record
@@ -72,7 +73,9 @@ public struct StatementFile {
         }
         var rows: [(line: Int, fields: [String])] = []
         var line = 1
+        let lineCount = text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } + 1
         while let fields = reader.next() {
+            WorkProgress.report(.reading, min(line, lineCount), of: lineCount)
             let start = line
             // A record spans one line plus every line break inside its quoted fields.
             line += 1 + fields.reduce(0) { $0 + $1.reduce(0) { $0 + ($1.isNewline ? 1 : 0) } }

@@ -100,6 +100,37 @@ extension Ledger {
             puts: plan.added.map { ($0.update.id, .update($0.update)) })
     }
 
+    // MARK: Import profiles
+
+    public func importProfile(named name: String) throws -> ImportProfile {
+        try Self.match(name, among: importProfiles, name: \.name, kind: "import profile", minimumPrefix: 3)
+    }
+
+    /// Saves `profile` under its name: a new one, or (`replacing`) in place of the one of that
+    /// name, keeping its id. One undoable change.
+    public func saveImportProfile(_ profile: ImportProfile, replacing: Bool) throws -> ImportProfile {
+        let name = try Account.validatedName(profile.name, what: "profile name")
+        var saved = profile
+        saved.name = name
+        if let existing = importProfiles.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            guard replacing else {
+                throw CofferError(
+                    .alreadyExists, "An import profile called '\(existing.name)' already exists.",
+                    kind: "import profile")
+            }
+            saved = ImportProfile(id: existing.id, name: existing.name)
+            saved.copySettings(from: profile)
+        }
+        try commit(
+            "\(saved.id == profile.id ? "Saved" : "Replaced") import profile \(name)",
+            puts: [(saved.id, .importProfile(saved))])
+        return saved
+    }
+
+    public func removeImportProfile(_ profile: ImportProfile) throws {
+        try commit("Removed import profile \(profile.name)", deletes: [profile.id])
+    }
+
     // MARK: Rule sets
 
     public func ruleSet(named name: String) throws -> CategoryRuleSet {

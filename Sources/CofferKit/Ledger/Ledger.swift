@@ -17,6 +17,8 @@ public final class Ledger {
     public private(set) var categoryRates: [UUID: CategoryRate] = [:]
     /// Oldest first.
     public private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
+    /// Bank statement settings by name (`coffer import profile`), by name.
+    public private(set) var importProfiles: [ImportProfile] = []
     /// What `redo` can make again, the next one last (the most recently undone).
     public private(set) var undoneChanges: [(id: UUID, undone: UndoneChange)] = []
     public private(set) var backupTargets: [UUID: BackupTarget] = [:]
@@ -114,6 +116,8 @@ public final class Ledger {
         syncIndex = parts.last(.syncIndex) { if case .syncIndex(let value) = $0 { value } else { nil } }.map {
             (id: $0.id, data: $0.value)
         }
+        importProfiles = parts.values(.importProfile) { if case .importProfile(let value) = $0 { value } else { nil } }
+            .map(\.value).sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         undoneChanges = parts.values(.undoneChange) { if case .undoneChange(let value) = $0 { value } else { nil } }
             .map { (id: $0.id, undone: $0.value) }.sorted {
                 ($0.undone.order, RecordID(uuid: $0.id)) < ($1.undone.order, RecordID(uuid: $1.id))

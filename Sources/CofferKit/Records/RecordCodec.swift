@@ -22,6 +22,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case syncIndex(SyncIndexData)
     case syncConflict(SyncConflict)
     case undoneChange(UndoneChange)
+    case importProfile(ImportProfile)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -48,6 +49,7 @@ public enum FinanceRecord: Hashable, Sendable {
         case .syncIndex(let value): value
         case .syncConflict(let value): value
         case .undoneChange(let value): value
+        case .importProfile(let value): value
         }
     }
 }
@@ -125,6 +127,7 @@ public enum RecordCodec {
             case .syncIndex: .syncIndex(try fields())
             case .syncConflict: .syncConflict(try fields())
             case .undoneChange: .undoneChange(try fields())
+            case .importProfile: .importProfile(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

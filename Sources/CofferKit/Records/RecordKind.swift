@@ -22,6 +22,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case syncIndex = 17
     case syncConflict = 18
     case undoneChange = 19
+    case importProfile = 20
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -46,6 +47,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .syncIndex: 1
         case .syncConflict: 1
         case .undoneChange: 1
+        case .importProfile: 1
         }
     }
 

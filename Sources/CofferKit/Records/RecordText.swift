@@ -16,6 +16,13 @@ extension FinanceRecord {
         case .categoryRate(let rate): [("category", rate.category)]
         case .change(let change): [("summary", change.summary)]
         case .undoneChange(let undone): [("summary", undone.change.summary)]
+        case .importProfile(let profile):
+            [("name", profile.name)]
+                + [
+                    profile.account, profile.ruleSet, profile.dateColumn, profile.amountColumn, profile.debitColumn,
+                    profile.creditColumn, profile.descriptionColumn, profile.dateFormat, profile.delimiter,
+                    profile.currency,
+                ].compactMap { $0.map { ("setting", $0) } }
         case .backupTarget(let target): [("path", target.path)]
         case .backupState(let state): state.verified.map { ("path", $0.path) }
         case .budgetCategory(let category): [("name", category.name)]

@@ -75,6 +75,34 @@ public struct UndoneChange: Hashable, Sendable {
     }
 }
 
+/// What one bank's statements need to import (`coffer import profile`): every setting optional,
+/// so a profile holds what was given and a flag given with it wins.
+public struct ImportProfile: Hashable, Sendable {
+    public let id: UUID
+    public var name: String
+    public var destination: StatementColumns.Destination?
+    public var account: String?
+    public var ruleSet: String?
+    public var dateColumn: String?
+    public var amountColumn: String?
+    public var debitColumn: String?
+    public var creditColumn: String?
+    public var descriptionColumn: String?
+    public var dateFormat: String?
+    public var decimalComma = false
+    public var negate = false
+    public var noHeader = false
+    public var skipRows: Int?
+    public var delimiter: String?
+    public var encoding = StatementFile.Encoding.utf8
+    public var currency: String?
+
+    public init(id: UUID = UUID(), name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
 /// A folder that `coffer backup create` writes to by default.
 public struct BackupTarget: Hashable, Sendable {
     public var path: String
@@ -100,5 +128,21 @@ public struct BackupState: Hashable, Sendable {
     public init(lastSequence: UInt64 = 0, verified: [Verified] = []) {
         self.lastSequence = lastSequence
         self.verified = verified
+    }
+}
+
+extension ImportProfile {
+    /// Every setting of `other`, keeping this profile's id and name.
+    mutating func copySettings(from other: ImportProfile) {
+        (destination, account, ruleSet) = (other.destination, other.account, other.ruleSet)
+        (dateColumn, amountColumn, debitColumn, creditColumn) = (
+            other.dateColumn, other.amountColumn, other.debitColumn, other.creditColumn
+        )
+        (descriptionColumn, dateFormat, decimalComma, negate) = (
+            other.descriptionColumn, other.dateFormat, other.decimalComma, other.negate
+        )
+        (noHeader, skipRows, delimiter, encoding, currency) = (
+            other.noHeader, other.skipRows, other.delimiter, other.encoding, other.currency
+        )
     }
 }

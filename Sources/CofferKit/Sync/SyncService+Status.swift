@@ -145,6 +145,7 @@ extension SyncService {
         case .invoice(let value): "invoice \(value.reference)"
         case .invoiceCounter: "the invoice counter"
         case .categoryRuleSet(let value): "rule set '\(value.name)'"
+        case .importProfile(let value): "import profile '\(value.name)'"
         case .backupState, .syncState, .syncIndex, .syncConflict, .undoneChange: "bookkeeping"
         }
     }
