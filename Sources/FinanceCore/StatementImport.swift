@@ -163,8 +163,9 @@ extension Currency {
 /// matches a description decides. Kept inside the vault, since rules reveal merchants and habits.
 public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
     public struct Rule: Hashable, Sendable {
-        /// Case-insensitive. With `*` (any run) or `?` (one character) it must match the whole
-        /// description; without, it matches anywhere in it.
+        /// Case-insensitive. Between slashes (`/UNIQLO|ZARA/`) a regular expression (Swift Regex
+        /// syntax) found anywhere in the description; with `*` (any run) or `?` (one character) a
+        /// glob that must match the whole description; otherwise text found anywhere in it.
         public var pattern: String
         /// A category or goal (for money going out) or an income source (for money coming in).
         public var target: Transaction.Target
@@ -174,7 +175,40 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
             self.target = target
         }
 
+        /// The regular expression between the slashes, when the pattern is one.
+        public var regularExpression: String? {
+            guard pattern.count >= 3, pattern.hasPrefix("/"), pattern.hasSuffix("/") else { return nil }
+            return String(pattern.dropFirst().dropLast())
+        }
+
+        /// Refuses a regular expression that does not compile, saying why: a rule that can never
+        /// match is refused rather than kept silently useless.
+        public static func validated(_ pattern: String) throws -> String {
+            let rule = Rule(pattern: pattern, target: .uncategorised)
+            if let expression = rule.regularExpression {
+                do {
+                    _ = try Regex(expression)
+                } catch {
+                    throw FinanceError(
+                        .invalidName, "'\(pattern)' is not a regular expression Coffer can read: \(error).")
+                }
+            }
+            return pattern
+        }
+
+        /// A matcher made once per use (a regular expression is compiled once, not per line).
+        public func matcher() -> @Sendable (String) -> Bool {
+            if let expression = regularExpression {
+                guard let regex = try? Regex(expression).ignoresCase() else { return { _ in false } }
+                nonisolated(unsafe) let compiled = regex
+                return { description in (try? compiled.firstMatch(in: description)) != nil }
+            }
+            let rule = self
+            return { rule.matches($0) }
+        }
+
         public func matches(_ description: String) -> Bool {
+            if regularExpression != nil { return matcher()(description) }
             let subject = Array(Self.normalised(description)), wanted = Array(Self.normalised(pattern))
             guard wanted.contains("*") || wanted.contains("?") else {
                 return Self.normalised(description).contains(Self.normalised(pattern))
@@ -225,15 +259,23 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
     /// that matches and fits the direction (income sources take money in, categories and goals
     /// money out), or nil.
     public func target(for description: String, amount: Money) -> Transaction.Target? {
-        rules.first { rule in
-            let fitsDirection: Bool
-            switch rule.target {
-            case .source: fitsDirection = amount > .zero
-            case .category, .goal: fitsDirection = amount < .zero
-            case .uncategorised: fitsDirection = false
-            }
-            return fitsDirection && rule.matches(description)
-        }?.target
+        placer()(description, amount)
+    }
+
+    /// `target(for:amount:)` with every rule's matcher made once: for placing many lines.
+    public func placer() -> (String, Money) -> Transaction.Target? {
+        let compiled = rules.map { ($0, $0.matcher()) }
+        return { description, amount in
+            compiled.first { rule, matches in
+                let fitsDirection: Bool
+                switch rule.target {
+                case .source: fitsDirection = amount > .zero
+                case .category, .goal: fitsDirection = amount < .zero
+                case .uncategorised: fitsDirection = false
+                }
+                return fitsDirection && matches(description)
+            }?.0.target
+        }
     }
 }
 
@@ -402,6 +444,7 @@ public struct TransactionImportPlan: Sendable {
         }
         var added: [Added] = []
         var sequence = firstSequence
+        let place = rules?.placer()
         for row in pending {
             let facts = Facts(row.date, row.amount, row.description)
             if let count = byFacts[facts], count > 0 {
@@ -413,7 +456,7 @@ public struct TransactionImportPlan: Sendable {
                 amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
                 target: .uncategorised, note: row.description.isEmpty ? nil : row.description, date: row.date,
                 sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
-            let target = rules?.target(for: row.description, amount: row.amount)
+            let target = place?(row.description, row.amount)
             added.append(
                 Added(
                     line: row.line,

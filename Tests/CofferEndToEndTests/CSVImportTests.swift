@@ -194,6 +194,28 @@ import Testing
         #expect((try json("import", "profile", "list")["profiles"] as? [[String: Any]])?.count == 2, "undone")
     }
 
+    /// A pattern between slashes is a regular expression; one that does not compile is refused.
+    @Test func regularExpressionRules() throws {
+        try setUp()
+        #expect(try coffer("import", "rules", "add", "shops", "/UNIQLO|ZARA/", "--category", "Shopping").status == 0)
+        let broken = try coffer("import", "rules", "add", "shops", "/(unclosed/", "--category", "Shopping")
+        #expect(broken.status == 64 && broken.stderr.contains("is not a regular expression"), "\(broken.stderr)")
+        let statement = sandbox.directory.path("shops.csv")
+        try Data(
+            "Date,Description,Amount\n2025-01-02,ZARA Oxford St,-40.00\n2025-01-03,uniqlo ginza,-20.00\n2025-01-04,ZARAGOZA CAFE,-3.00\n"
+                .utf8
+        )
+        .write(to: statement)
+        // Plain text would match ZARAGOZA too; the expression says where the word ends.
+        #expect(try coffer("import", "rules", "remove", "shops").status == 0)
+        #expect(
+            try coffer("import", "rules", "add", "shops", "/\\b(UNIQLO|ZARA)\\b/", "--category", "Shopping").status == 0
+        )
+        let report = try json("import", "csv", statement.path, "--into", "transactions", "--rules", "shops")
+        #expect(
+            rows(report).map { $0["category"] as? String } == ["Shopping", "Shopping", "Uncategorised"], "\(report)")
+    }
+
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
         let report = try json(

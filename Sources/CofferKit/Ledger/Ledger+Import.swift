@@ -184,7 +184,7 @@ extension Ledger {
         set: CategoryRuleSet, added: Bool
     ) {
         let setName = try Account.validatedName(setName, what: "rule set name")
-        let pattern = try Account.validatedName(pattern, what: "pattern")
+        let pattern = try CategoryRuleSet.Rule.validated(Account.validatedName(pattern, what: "pattern"))
         guard !pattern.allSatisfy({ $0 == "*" }) else {
             throw CofferError(.invalidInput, "'\(pattern)' would match every description.")
         }
@@ -219,8 +219,9 @@ extension Ledger {
     /// The uncategorised transactions a rule set would place, placed.
     public func recategorisation(with set: CategoryRuleSet) -> (waiting: Int, moved: [Transaction]) {
         let waiting = transactions.filter { $0.target == .uncategorised }
+        let place = set.placer()
         let moved = waiting.compactMap { transaction in
-            set.target(for: transaction.note ?? "", amount: transaction.signedAmount).map {
+            place(transaction.note ?? "", transaction.signedAmount).map {
                 transaction.placed(at: $0, categories: budgetCategories)
             }
         }
