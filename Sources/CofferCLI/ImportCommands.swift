@@ -363,7 +363,62 @@ struct RulesCommands: ParsableCommand {
             must match the whole description. The first matching rule wins. Rules to a category or goal place money \
             going out; rules to an income source place money coming in.
             """,
-        subcommands: [Add.self, List.self, Show.self, Remove.self], defaultSubcommand: List.self)
+        subcommands: [Add.self, List.self, Show.self, Remove.self, Export.self, ImportFile.self],
+        defaultSubcommand: List.self)
+
+    /// `coffer import rules export NAME [--out FILE]`: the set as a tab-separated text file.
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a rule set as a text file (one rule a line: pattern, category|goal|source, name).",
+            discussion: "The file is plaintext: it shows the merchants your rules name.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @Option(help: ArgumentHelp("Where to write it (default: standard output).", valueName: "file")) var out = "-"
+
+        func run() throws {
+            let ledger = try options.openLedger()
+            let set = try ledger.ruleSet(named: name)
+            let text = RuleSetFile.encode(set, describe: ledger.describe)
+            if OutputFile.isStandardOutput(out) {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            } else {
+                try OutputFile.write(Data(text.utf8), to: out)
+                Output.line("Wrote \(set.rules.count) rule\(set.rules.count == 1 ? "" : "s") of \(set.name) to \(out).")
+            }
+        }
+    }
+
+    /// `coffer import rules import FILE [--as NAME] [--replace]`.
+    struct ImportFile: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Read a rule set from a text file written by rules export (or by hand), as one undoable change.")
+        @OptionGroup var options: VaultOptions
+        @Argument(help: "The file (- for standard input).") var file: String
+        @Option(name: .customLong("as"), help: ArgumentHelp("The set's name (default: the file's).", valueName: "name"))
+        var name: String?
+        @Flag(help: "Replace the rule set of that name.") var replace = false
+
+        func run() throws {
+            guard let text = String(data: try Import.read(file), encoding: .utf8) else {
+                throw CLIError(.invalidInput, "\(file) is not UTF-8 text. Nothing was imported.")
+            }
+            let (named, lines) = try CLIError.importing {
+                try RuleSetFile.decode(text)
+            } hint: { _ in
+                "Each line: PATTERN<TAB>category|goal|source<TAB>NAME (see coffer import rules export)."
+            }
+            guard let setName = name ?? named else {
+                throw CLIError(
+                    .invalidInput, "The file does not name its rule set. Nothing was imported.",
+                    hint: "Name it: --as NAME")
+            }
+            let ledger = try options.openLedger()
+            let set = try ledger.importRuleSet(named: setName, lines: lines, replacing: replace)
+            Output.line("Imported rule set \(set.name): \(set.rules.count) rule\(set.rules.count == 1 ? "" : "s").")
+            Output.advice("Next: coffer import csv FILE --rules \"\(set.name)\" · undo with coffer undo")
+        }
+    }
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(

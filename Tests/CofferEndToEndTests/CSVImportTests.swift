@@ -216,6 +216,39 @@ import Testing
             rows(report).map { $0["category"] as? String } == ["Shopping", "Shopping", "Uncategorised"], "\(report)")
     }
 
+    /// A rule set moves between vaults as a text file: exported, imported by place names, the
+    /// same rules in the same order; a bad line or an unknown place imports nothing.
+    @Test func ruleSetsMoveAsTextFiles() throws {
+        try setUp()
+        let exported = try coffer("import", "rules", "export", "bank")
+        #expect(exported.status == 0 && exported.stdout.hasPrefix("# Coffer rule set: bank\n"), "\(exported.stdout)")
+        #expect(exported.stdout.contains("TESCO\tcategory\tGroceries\n"))
+        let file = sandbox.directory.path("bank.rules.txt")
+        try Data(exported.stdout.utf8).write(to: file)
+
+        let other = sandbox.directory.path("other.coffer").path
+        #expect(try coffer("init", "--vault", other, "--kdf", "interactive").status == 0)
+        let missingSource = try coffer("import", "rules", "import", file.path, "--vault", other)
+        #expect(missingSource.status == 64 && missingSource.stderr.contains("Salary"), "\(missingSource.stderr)")
+        #expect(try coffer("income", "add", "Salary", "2500", "--frequency", "monthly", "--vault", other).status == 0)
+        let imported = try coffer("import", "rules", "import", file.path, "--vault", other)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let mine = try coffer("import", "rules", "show", "bank", "--json").stdout
+        let theirs = try coffer("import", "rules", "show", "bank", "--json", "--vault", other).stdout
+        #expect(mine == theirs, "the same rules in the same order")
+        #expect(try coffer("import", "rules", "import", file.path, "--vault", other).status == 64, "exists already")
+        #expect(try coffer("import", "rules", "import", file.path, "--vault", other, "--replace").status == 0)
+
+        let broken = sandbox.directory.path("broken.txt")
+        try Data("TESCO\tcategory\tGroceries\nlidl groceries\n/(x/\tcategory\tGroceries\n".utf8).write(to: broken)
+        let refused = try coffer("import", "rules", "import", broken.path, "--as", "new", "--vault", other)
+        #expect(refused.status == 64 && refused.stderr.contains("line 2"), "\(refused.stderr)")
+        try Data("TESCO\tcategory\tGroceries\n/(x/\tcategory\tGroceries\n".utf8).write(to: broken)
+        let badPattern = try coffer("import", "rules", "import", broken.path, "--as", "new", "--vault", other)
+        #expect(badPattern.status == 64 && badPattern.stderr.contains("line 2"), "\(badPattern.stderr)")
+        #expect(!(try coffer("import", "rules", "list", "--vault", other).stdout.contains("new")), "nothing imported")
+    }
+
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
         let report = try json(
