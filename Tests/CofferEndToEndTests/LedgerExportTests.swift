@@ -88,6 +88,12 @@ struct LedgerExportTests {
             "/usr/bin/hledger", ["-f", journal.path, "bal", "^Assets", "^Liabilities"])
         #expect(hledgerStatus == 0, "\(hledgerOutput)")
         #expect(total(hledgerOutput) == netWorth, "hledger: \(hledgerOutput)")
+        // Every account and commodity is declared: both tools' strict modes accept the file.
+        let (strictStatus, strictOutput) = try tool("/usr/bin/hledger", ["-f", journal.path, "check", "--strict"])
+        #expect(strictStatus == 0, "hledger check --strict: \(strictOutput)")
+        let (pedanticStatus, pedanticOutput) = try tool(
+            "/usr/bin/ledger", ["-f", journal.path, "--pedantic", "bal", "^Assets", "^Liabilities"])
+        #expect(pedanticStatus == 0 && total(pedanticOutput) == netWorth, "ledger --pedantic: \(pedanticOutput)")
         let (_, receivable) = try tool("/usr/bin/ledger", ["-f", journal.path, "bal", "^Assets:Invoices receivable"])
         #expect(total(receivable) == "GBP \(overview["invoicesReceivable"] as! String)")
 
@@ -99,6 +105,11 @@ struct LedgerExportTests {
                 environment: environment
             ).status == 0)
         for path in ["/usr/bin/ledger", "/usr/bin/hledger"] {
+            let (checked, checkOutput) =
+                path.hasSuffix("hledger")
+                ? try tool(path, ["-f", flows.path, "check", "--strict"])
+                : try tool(path, ["-f", flows.path, "--pedantic", "bal"])
+            #expect(checked == 0, "\(path) strict: \(checkOutput)")
             let (status, output) = try tool(path, ["-f", flows.path, "bal", "^Expenses:Uncategorised"])
             #expect(status == 0 && total(output) == "GBP 1351.64", "\(path): \(output)")
             let (_, assets) = try tool(path, ["-f", flows.path, "bal", "^Assets"])

@@ -19,9 +19,11 @@ public enum LedgerJournal {
         let currency = ledger.currency
         let amount = { (money: Money) in "\(currency.code) \(currency.decimalString(money))" }
         var entries: [(date: CalendarDate, order: Int, text: String)] = []
+        var usedAccounts: [String] = []
         var order = 0
         func add(_ date: CalendarDate, _ payee: String, _ postings: [(String, Money?)]) {
             order += 1
+            usedAccounts += postings.map(\.0)
             var text = "\(date) * \(clean(payee))\n"
             for (account, money) in postings {
                 text += "    \(account)" + (money.map { "    \(amount($0))" } ?? "") + "\n"
@@ -98,7 +100,11 @@ public enum LedgerJournal {
             ; Budget flows are under Income, Expenses and Savings against Budget:Cash flow.
 
             """
-        return header + entries.sorted { ($0.date, $0.order) < ($1.date, $1.order) }.map(\.text).joined(separator: "\n")
+        // Every commodity and account declared, as `hledger check --strict` and `ledger --pedantic` ask.
+        var declarations = "commodity \(currency.code)\n\n"
+        for account in Set(usedAccounts).sorted() { declarations += "account \(account)\n" }
+        return header + declarations + "\n"
+            + entries.sorted { ($0.date, $0.order) < ($1.date, $1.order) }.map(\.text).joined(separator: "\n")
     }
 
     /// An account-name segment: no ':' (the hierarchy separator), no ';' (a comment), no tabs or
