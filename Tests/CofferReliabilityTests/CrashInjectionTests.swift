@@ -61,8 +61,9 @@ extension CrashSafetyTests {
             let date = try CalendarDate(year: 2000, month: 1, day: 1).adding(days: number)
             return try sandbox.start(
                 [
+                    // --yes: after killed writes, the value can be ten times the last one that landed.
                     "update", "Marcus Easy Access", "\(number).25", "--date", date.description, "--note",
-                    "write \(number)",
+                    "write \(number)", "--yes",
                     "--vault", vault.path,
                 ], environment: demoEnvironment)
         }

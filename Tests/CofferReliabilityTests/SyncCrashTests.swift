@@ -101,7 +101,8 @@ import VaultStore
             let note = "\(device.rawValue) update \(number)"
             let result = try run(
                 device,
-                ["update", "Marcus Easy Access", "\(number).25", "--date", date.description, "--note", note])
+                // --yes: after killed writes, the value can be ten times the last one that landed.
+                ["update", "Marcus Easy Access", "\(number).25", "--date", date.description, "--note", note, "--yes"])
             #expect(result.status == 0, "\(result.stderr)")
             if result.status == 0 { edits[device]!.insert(note) }
             return note
