@@ -48,6 +48,19 @@ struct TerminalTests {
 
     func screen() throws -> String { try tmux("capture-pane", "-p", "-t", session) }
 
+    /// Clears the terminal and waits until it is clear before typing `line`, so that a marker
+    /// the last command left on screen cannot satisfy the next `waitFor`.
+    func typeOnClearScreen(_ line: String) throws {
+        try tmux("send-keys", "-t", session, "clear", "Enter")
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let shown = try screen().split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
+            if shown.count <= 1 { break }
+            usleep(50_000)
+        }
+        try tmux("send-keys", "-t", session, line, "Enter")
+    }
+
     /// A bank statement of `rows` spending lines across 2025, one shop each.
     func writeStatement(rows: Int) throws -> URL {
         let statement = sandbox.directory.path("statement-\(rows).csv")
@@ -95,7 +108,7 @@ struct TerminalTests {
         #expect(shown.contains("Created an empty vault"))
         #expect(!shown.contains(secret), "the passphrase must never be echoed")
 
-        try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) verify; echo VERIFY-EXIT=$?", "Enter")
+        try typeOnClearScreen("\(cofferBinary.path) verify; echo VERIFY-EXIT=$?")
         _ = try waitFor("Passphrase for ")
         try tmux("send-keys", "-t", session, secret, "Enter")
         shown = try waitFor("VERIFY-EXIT=0")
@@ -103,10 +116,8 @@ struct TerminalTests {
         #expect(!shown.contains(secret))
 
         // Mismatched confirmation: refused with 64, nothing created.
-        try tmux(
-            "send-keys", "-t", session,
-            "clear; \(cofferBinary.path) init --vault \(sandbox.directory.path("second.coffer").path); echo MISMATCH-EXIT=$?",
-            "Enter")
+        try typeOnClearScreen(
+            "\(cofferBinary.path) init --vault \(sandbox.directory.path("second.coffer").path); echo MISMATCH-EXIT=$?")
         _ = try waitFor("New passphrase for")
         try tmux("send-keys", "-t", session, "one", "Enter")
         _ = try waitFor("Repeat it:")
@@ -133,7 +144,7 @@ struct TerminalTests {
         var shown = try waitFor("KEEP=0")
         #expect(shown.contains("Kept Spare"))
 
-        try tmux("send-keys", "-t", session, "clear; \(coffer) account delete Spare; echo GONE=$?", "Enter")
+        try typeOnClearScreen("\(coffer) account delete Spare; echo GONE=$?")
         _ = try waitFor("[y/N]")
         try tmux("send-keys", "-t", session, "y", "Enter")
         shown = try waitFor("GONE=0")
@@ -212,14 +223,9 @@ struct TerminalTests {
         #expect(!shown.contains(passphrase))
 
         // The vault changed after the archive: replacing it asks a question, never a second passphrase.
-        // Cleared first, so the first restore's prompt on the screen is not taken for the next one's.
-        try tmux("send-keys", "-t", session, "clear", "Enter")
-        let cleared = Date().addingTimeInterval(20)
-        while try screen().contains("Passphrase for archive"), Date() < cleared { usleep(100_000) }
-        try tmux(
-            "send-keys", "-t", session,
-            "\(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))",
-            "Enter")
+        try typeOnClearScreen(
+            "\(coffer) restore \(backups.path)/\(archive) --to \(sandbox.vault.path) --replace; echo REPLACED=$((100 + $?))"
+        )
         _ = try waitFor("Passphrase for archive")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         shown = try waitFor("[y/N]", timeout: 60)
@@ -238,17 +244,14 @@ struct TerminalTests {
         let coffer = cofferBinary.path
         try tmux("send-keys", "-t", session, "\(coffer) init --kdf interactive; echo SETUP=$?", "Enter")
         _ = try waitFor("SETUP=0")
-        try tmux("send-keys", "-t", session, "clear; \(coffer) account add Spare --category Cash; echo ONE=$?", "Enter")
+        try typeOnClearScreen("\(coffer) account add Spare --category Cash; echo ONE=$?")
         var shown = try waitFor("ONE=0")
         #expect(shown.contains("Next: coffer update \"Spare\" AMOUNT"), "\(shown)")
-        try tmux(
-            "send-keys", "-t", session, "clear; \(coffer) -q account add Other --category Cash; echo TWO=$?", "Enter")
+        try typeOnClearScreen("\(coffer) -q account add Other --category Cash; echo TWO=$?")
         shown = try waitFor("TWO=0")
         #expect(shown.contains("Added Other"), "\(shown)")
         #expect(!shown.contains("Next:"), "-q silences the advice:\n\(shown)")
-        try tmux(
-            "send-keys", "-t", session, "clear; \(coffer) account add Third --category Cash 2>/dev/null; echo THREE=$?",
-            "Enter")
+        try typeOnClearScreen("\(coffer) account add Third --category Cash 2>/dev/null; echo THREE=$?")
         shown = try waitFor("THREE=0")
         #expect(!shown.contains("Next:"), "the advice is on stderr, never on stdout:\n\(shown)")
     }
@@ -266,7 +269,7 @@ struct TerminalTests {
             "send-keys", "-t", session,
             "COFFER_PASSPHRASE='\(passphrase)' \(coffer) init --kdf interactive; echo INIT=$?", "Enter")
         _ = try waitFor("INIT=0")
-        try tmux("send-keys", "-t", session, "clear; \(coffer) shell; echo SHELL-EXIT=$?", "Enter")
+        try typeOnClearScreen("\(coffer) shell; echo SHELL-EXIT=$?")
         #expect(try waitFor("Passphrase for ").contains("Passphrase for ~/data/coffer/vault.coffer:"))
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         _ = try waitFor("coffer>")
@@ -288,7 +291,7 @@ struct TerminalTests {
         try tmux("send-keys", "-t", session, "exit", "Enter")
         shown = try waitFor("SHELL-EXIT=0")
 
-        try tmux("send-keys", "-t", session, "clear; \(coffer) shell --timeout 1s; echo IDLE-EXIT=$?", "Enter")
+        try typeOnClearScreen("\(coffer) shell --timeout 1s; echo IDLE-EXIT=$?")
         _ = try waitFor("Passphrase for ")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         shown = try waitFor("IDLE-EXIT=0")
@@ -351,9 +354,7 @@ struct TerminalTests {
             return (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?[
                 "keyGeneration"] as? Int
         }
-        try tmux(
-            "send-keys", "-t", session, "clear; COFFER_PASSPHRASE='rekey passphrase' \(coffer) rekey; echo NO=$?",
-            "Enter")
+        try typeOnClearScreen("COFFER_PASSPHRASE='rekey passphrase' \(coffer) rekey; echo NO=$?")
         shown = try waitFor("[y/N]")
         #expect(shown.contains("Every unlocked session of this vault will end"), "\(shown)")
         #expect(shown.contains("The recovery key keeps working."))
@@ -362,16 +363,14 @@ struct TerminalTests {
         #expect(shown.contains("NO=0") && shown.contains("nothing was changed"), "\(shown)")
         #expect(try generation() == 1, "answering no changes nothing")
 
-        try tmux(
-            "send-keys", "-t", session, "clear; COFFER_PASSPHRASE='rekey passphrase' \(coffer) rekey; echo YES=$?",
-            "Enter")
+        try typeOnClearScreen("COFFER_PASSPHRASE='rekey passphrase' \(coffer) rekey; echo YES=$?")
         _ = try waitFor("[y/N]")
         try tmux("send-keys", "-t", session, "y", "Enter")
         shown = try waitFor("YES=0")
         #expect(shown.contains("YES=0") && shown.contains("Rekeyed"), "\(shown)")
         #expect(try generation() == 2)
         // The recovery key survived the rekey, typed again.
-        try tmux("send-keys", "-t", session, "clear; \(coffer) verify --recovery-key; echo AFTER=$?", "Enter")
+        try typeOnClearScreen("\(coffer) verify --recovery-key; echo AFTER=$?")
         _ = try waitFor("Recovery key for ~/")
         try tmux("send-keys", "-t", session, recoveryKey, "Enter")
         #expect(try waitFor("AFTER=0").contains("AFTER=0"))
@@ -398,7 +397,7 @@ struct TerminalTests {
         let json = try sandbox.run(["account", "show", "Savings", "--json"], environment: environment).stdout
         #expect(json.contains("\"1200.00\""), "\(json)")
 
-        try tmux("send-keys", "-t", session, "clear; \(coffer) update Savings 12500; echo YES=$?", "Enter")
+        try typeOnClearScreen("\(coffer) update Savings 12500; echo YES=$?")
         _ = try waitFor("[y/N]")
         try tmux("send-keys", "-t", session, "y", "Enter")
         shown = try waitFor("YES=0")
@@ -415,11 +414,12 @@ struct TerminalTests {
             try sandbox.run(["spend", "12", "Groceries", "--note", "ユニクロ 銀座 😀"], environment: environment).status == 0)
         try startShell(environment, width: 40, height: 200)
         defer { _ = try? tmux("kill-server") }
-        for command in [
+        for (step, command) in [
             "overview", "account list", "transaction list", "budget", "budget savings", "goal list", "status",
-        ] {
-            try tmux("send-keys", "-t", session, "clear; \(cofferBinary.path) \(command); echo DONE-$?", "Enter")
-            _ = try waitFor("DONE-0")
+        ].enumerated() {
+            // A marker per step as well, in case a step's screen is not cleared.
+            try typeOnClearScreen("\(cofferBinary.path) \(command); echo DONE-\(step)-$?")
+            _ = try waitFor("DONE-\(step)-0")
             let joined = try tmux("capture-pane", "-p", "-J", "-t", session)
             let lines = joined.split(separator: "\n").map(String.init)
             // The command line as typed (the shell's echo, which may outlive `clear`) is not Coffer's output.
@@ -474,8 +474,7 @@ struct TerminalTests {
         _ = try waitFor("SHELL-EXIT=0")
 
         // Idle in the middle of a line: the shell still leaves.
-        try tmux(
-            "send-keys", "-t", session, "clear; \(cofferBinary.path) shell --timeout 2s; echo IDLE-EXIT=$?", "Enter")
+        try typeOnClearScreen("\(cofferBinary.path) shell --timeout 2s; echo IDLE-EXIT=$?")
         _ = try waitFor("coffer>")
         try tmux("send-keys", "-t", session, "spend 1")
         let shown = try waitFor("IDLE-EXIT=0")
