@@ -75,6 +75,13 @@ struct Import: ParsableCommand {
         let added, duplicates, uncategorised: Int
         let skippedInvalid: Int
         let rows: [Row]
+        /// With a balance column: the statement's closing balance, recorded as the account's value
+        /// (`recorded`) when `--account` names one of the vault's accounts.
+        struct Balance: Encodable {
+            let date, amount: String
+            let recorded: Bool
+        }
+        @NullEncoded var closingBalance: Balance? = nil
     }
 }
 
@@ -228,6 +235,10 @@ struct CSVStatement: ParsableCommand {
         let ruleSet = try settings.ruleSet.map { try ledger.ruleSet(named: $0) }
         let plan = try ledger.planTransactionImport(rows, account: settings.account, rules: ruleSet)
         let label = try settings.account.map { try Account.validatedName($0) }
+        // A running balance says what the account holds now: it becomes the account's value.
+        let balanceAccount = label.flatMap { try? ledger.account(named: $0) }
+        let closing = try balanceAccount.flatMap { try ledger.closingBalance(of: rows, account: $0) }
+        let shownBalance = StatementLayout.closingBalance(rows)
         let currency = ledger.currency
         var reportRows: [Import.Report.Row] = plan.added.map { added in
             let transaction = added.transaction
@@ -247,15 +258,21 @@ struct CSVStatement: ParsableCommand {
         }
         reportRows.sort { $0.line < $1.line }
 
-        if !dryRun && !plan.added.isEmpty {
+        if !dryRun && (!plan.added.isEmpty || closing != nil) {
             progress.step("Writing \(plan.added.count) transactions in one transaction")
-            try ledger.importTransactions(plan, from: URL(fileURLWithPath: file).lastPathComponent)
+            try ledger.importTransactions(
+                plan, closingBalance: closing, from: URL(fileURLWithPath: file).lastPathComponent)
         }
         progress.finish()
         let result = Import.Report(
             file: file, into: "transactions", account: label, dryRun: dryRun, added: plan.added.count,
             duplicates: plan.duplicates.count, uncategorised: plan.uncategorisedCount, skippedInvalid: invalid.count,
-            rows: reportRows)
+            rows: reportRows,
+            closingBalance: shownBalance.map {
+                .init(
+                    date: $0.date.description, amount: currency.decimalString($0.amount),
+                    recorded: closing != nil && !dryRun)
+            })
         if report.json { return try Output.json(result) }
         reportInvalid(invalid)
         if dryRun { printRows(reportRows) }
@@ -269,9 +286,18 @@ struct CSVStatement: ParsableCommand {
         if !plan.zeroAmountLines.isEmpty {
             Output.line("Skipped \(plan.zeroAmountLines.count) line(s) with a zero amount.")
         }
+        if let closing, let account = balanceAccount {
+            Output.line(
+                "\(dryRun ? "Would record" : "Recorded") \(account.name)'s closing balance: \(currency.format(closing.amount)) on \(closing.date)."
+            )
+        } else if let shown = shownBalance, balanceAccount == nil {
+            Output.advice(
+                "The statement closes at \(currency.format(shown.amount)) on \(shown.date). To keep it as an account's value, name the account: --account NAME."
+            )
+        }
         if dryRun {
             Output.line("Dry run: nothing was written.")
-        } else if !plan.added.isEmpty {
+        } else if !plan.added.isEmpty || closing != nil {
             Output.advice("Undo with: coffer undo")
             if plan.uncategorisedCount > 0 {
                 Output.advice(
@@ -378,7 +404,7 @@ struct RulesCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let set = try ledger.ruleSet(named: name)
-            let text = RuleSetFile.encode(set, describe: ledger.describe)
+            let text = RuleSetFile.encode(set, currency: ledger.currency, describe: ledger.describe)
             if OutputFile.isStandardOutput(out) {
                 FileHandle.standardOutput.write(Data(text.utf8))
             } else {
@@ -441,6 +467,14 @@ struct RulesCommands: ParsableCommand {
         @Option(help: "The category for matching spending.") var category: String?
         @Option(help: "The savings goal for matching money set aside.") var goal: String?
         @Option(help: "The income source for matching money coming in.") var source: String?
+        @Option(
+            help: ArgumentHelp(
+                "The text the pattern reads: payee, description, or any (default: either).", valueName: "text"))
+        var field: CategoryRuleSet.Rule.Field = .any
+        @Option(help: ArgumentHelp("Only lines of at least this size (either direction).", valueName: "amount"))
+        var min: String?
+        @Option(help: ArgumentHelp("Only lines of at most this size (either direction).", valueName: "amount"))
+        var max: String?
 
         func validate() throws {
             guard (pattern == nil) != (patternOption == nil) else {
@@ -464,12 +498,19 @@ struct RulesCommands: ParsableCommand {
                 target = try ledger.place(named: place!)
             }
             let text = pattern ?? patternOption ?? ""
-            let (set, added) = try ledger.addRule(to: name, pattern: text, target: target)
+            let size = { (text: String?) in
+                try text.map { text in try CommandContext.input { try ledger.currency.parse(text) } }
+            }
+            let rule = CategoryRuleSet.Rule(
+                pattern: text, target: target, field: field, minimum: try size(min), maximum: try size(max))
+            let (set, added) = try ledger.addRule(to: name, rule)
             guard added else {
                 Output.line("Rule set \(set.name) already has that rule. Nothing was changed.")
                 return
             }
-            Output.line("Rule \(set.rules.count) of \(set.name): \(text) → \(ledger.describe(target).name)")
+            Output.line(
+                "Rule \(set.rules.count) of \(set.name): \(Show.condition(of: rule, currency: ledger.currency)) → \(ledger.describe(target).name)"
+            )
             Output.line(
                 "Use it: coffer import csv FILE --into transactions --rules \"\(set.name)\" · undo with coffer undo")
         }
@@ -500,20 +541,43 @@ struct RulesCommands: ParsableCommand {
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @OptionGroup var report: ReportOptions
-        struct Rule: Encodable { let number: Int; let pattern, kind, target: String }
+        struct Rule: Encodable {
+            let number: Int
+            let pattern, field, kind, target: String
+            @NullEncoded var minimum: String?
+            @NullEncoded var maximum: String?
+            let condition: String
+        }
         struct Shown: Encodable { let name: String; let rules: [Rule] }
         func run() throws {
             let ledger = try options.openLedger()
             let set = try ledger.ruleSet(named: name)
+            let currency = ledger.currency
             let rules = set.rules.enumerated().map { index, rule in
                 let target = ledger.describe(rule.target)
-                return Rule(number: index + 1, pattern: rule.pattern, kind: target.kind, target: target.name)
+                return Rule(
+                    number: index + 1, pattern: rule.pattern, field: rule.field.rawValue, kind: target.kind,
+                    target: target.name, minimum: rule.minimum.map { currency.decimalString($0) },
+                    maximum: rule.maximum.map { currency.decimalString($0) },
+                    condition: Self.condition(of: rule, currency: currency))
             }
             if report.json { return try Output.json(Shown(name: set.name, rules: rules)) }
-            Output.line(set.name)
-            Render.table(rules.map { ["\($0.number).", $0.pattern, "→", "\($0.target) (\($0.kind))"] }).forEach {
+            Output.line("\(set.name) (tried in order; the first rule that matches places the line)")
+            Render.table(rules.map { ["\($0.number).", $0.condition, "→", "\($0.target) (\($0.kind))"] }).forEach {
                 Output.line($0)
             }
+        }
+
+        /// A rule's test in words: `payee ~ AMAZON, £0.00 to £50.00`.
+        static func condition(of rule: CategoryRuleSet.Rule, currency: Currency) -> String {
+            var text = rule.field == .any ? rule.pattern : "\(rule.field.rawValue) ~ \(rule.pattern)"
+            switch (rule.minimum, rule.maximum) {
+            case (let low?, let high?): text += ", \(currency.format(low)) to \(currency.format(high))"
+            case (let low?, nil): text += ", \(currency.format(low)) or more"
+            case (nil, let high?): text += ", up to \(currency.format(high))"
+            case (nil, nil): break
+            }
+            return text
         }
     }
 
@@ -593,3 +657,4 @@ struct Recategorise: ParsableCommand {
 }
 extension StatementColumns.Destination: ExpressibleByArgument {}
 extension StatementFile.Encoding: ExpressibleByArgument {}
+extension CategoryRuleSet.Rule.Field: ExpressibleByArgument {}

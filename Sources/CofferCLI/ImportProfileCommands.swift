@@ -26,8 +26,18 @@ struct StatementOptions: ParsableArguments {
     var debitColumn: String?
     @Option(help: ArgumentHelp("The money-in column, instead of --amount-column.", valueName: "column"))
     var creditColumn: String?
-    @Option(help: ArgumentHelp("The description column (payee, memo).", valueName: "column")) var descriptionColumn:
-        String?
+    @Option(help: ArgumentHelp("The description column (memo, reference).", valueName: "column"))
+    var descriptionColumn: String?
+    @Option(
+        help: ArgumentHelp(
+            "The payee column, when the statement has one beside the description (found by title otherwise).",
+            valueName: "column"))
+    var payeeColumn: String?
+    @Option(
+        help: ArgumentHelp(
+            "For transactions: the running balance column; the latest balance becomes --account's value.",
+            valueName: "column"))
+    var balanceColumn: String?
     @Option(
         help: ArgumentHelp(
             "How dates are written, e.g. DD/MM/YYYY, MM/DD/YY, D MMM YYYY (default YYYY-MM-DD).", valueName: "format"))
@@ -60,6 +70,7 @@ struct StatementOptions: ParsableArguments {
         )
         (profile.decimalComma, profile.negate, profile.noHeader) = (decimalComma, negate, noHeader)
         (profile.skipRows, profile.delimiter, profile.currency) = (skipRows, delimiter, currency)
+        (profile.payeeColumn, profile.balanceColumn) = (payeeColumn, balanceColumn)
         profile.encoding = encoding ?? .utf8
         return profile
     }
@@ -76,6 +87,8 @@ struct StatementOptions: ParsableArguments {
         merged.debitColumn = given.debitColumn ?? stored.debitColumn
         merged.creditColumn = given.creditColumn ?? stored.creditColumn
         merged.descriptionColumn = given.descriptionColumn ?? stored.descriptionColumn
+        merged.payeeColumn = given.payeeColumn ?? stored.payeeColumn
+        merged.balanceColumn = given.balanceColumn ?? stored.balanceColumn
         merged.dateFormat = given.dateFormat ?? stored.dateFormat
         merged.decimalComma = given.decimalComma || stored.decimalComma
         merged.negate = given.negate || stored.negate
@@ -105,6 +118,9 @@ struct StatementOptions: ParsableArguments {
                 throw refuse("Updates are balances: give --amount-column, not --debit-column/--credit-column.")
             }
             if settings.ruleSet != nil { throw refuse("--rules places transactions; updates have no categories.") }
+            if settings.balanceColumn != nil {
+                throw refuse("Updates read the balance from --amount-column; --balance-column is for transactions.")
+            }
             if settings.account == nil { throw refuse("Say which account the balances belong to: --account NAME.") }
         }
         if let delimiter = settings.delimiter, separator(delimiter) == nil {
@@ -127,7 +143,8 @@ struct StatementOptions: ParsableArguments {
         StatementColumns(
             destination: settings.destination ?? .transactions, date: settings.dateColumn,
             amount: settings.amountColumn, debit: settings.debitColumn, credit: settings.creditColumn,
-            description: settings.descriptionColumn, dateFormat: settings.dateFormat,
+            description: settings.descriptionColumn, payee: settings.payeeColumn, balance: settings.balanceColumn,
+            dateFormat: settings.dateFormat,
             decimalComma: settings.decimalComma, negate: settings.negate)
     }
 }
@@ -225,7 +242,8 @@ struct ImportProfileCommands: ParsableCommand {
             ("into", profile.destination?.rawValue), ("account", profile.account), ("rules", profile.ruleSet),
             ("dateColumn", profile.dateColumn), ("amountColumn", profile.amountColumn),
             ("debitColumn", profile.debitColumn), ("creditColumn", profile.creditColumn),
-            ("descriptionColumn", profile.descriptionColumn), ("dateFormat", profile.dateFormat),
+            ("descriptionColumn", profile.descriptionColumn), ("payeeColumn", profile.payeeColumn),
+            ("balanceColumn", profile.balanceColumn), ("dateFormat", profile.dateFormat),
             ("decimalComma", profile.decimalComma ? "true" : nil), ("negate", profile.negate ? "true" : nil),
             ("noHeader", profile.noHeader ? "true" : nil), ("skipRows", profile.skipRows.map(String.init)),
             ("delimiter", profile.delimiter), ("encoding", profile.encoding == .utf8 ? nil : profile.encoding.rawValue),

@@ -163,16 +163,41 @@ extension Currency {
 /// matches a description decides. Kept inside the vault, since rules reveal merchants and habits.
 public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
     public struct Rule: Hashable, Sendable {
+        /// Which of a statement line's texts a rule reads.
+        public enum Field: String, Hashable, Sendable, CaseIterable {
+            /// The description or the payee: either matching is enough.
+            case any
+            case description
+            case payee
+        }
+
         /// Case-insensitive. Between slashes (`/UNIQLO|ZARA/`) a regular expression (Swift Regex
-        /// syntax) found anywhere in the description; with `*` (any run) or `?` (one character) a
-        /// glob that must match the whole description; otherwise text found anywhere in it.
+        /// syntax) found anywhere in the text; with `*` (any run) or `?` (one character) a glob
+        /// that must match the whole text; otherwise text found anywhere in it.
         public var pattern: String
         /// A category or goal (for money going out) or an income source (for money coming in).
         public var target: Transaction.Target
+        public var field: Field
+        /// The smallest and largest amount the rule takes, as a positive size whichever way the
+        /// money went (a rule's target already says the direction); both inclusive.
+        public var minimum: Money?
+        public var maximum: Money?
 
-        public init(pattern: String, target: Transaction.Target) {
+        public init(
+            pattern: String, target: Transaction.Target, field: Field = .any, minimum: Money? = nil,
+            maximum: Money? = nil
+        ) {
             self.pattern = pattern
             self.target = target
+            self.field = field
+            self.minimum = minimum
+            self.maximum = maximum
+        }
+
+        /// Whether a line of this size is within the rule's range.
+        public func fits(_ amount: Money) -> Bool {
+            let size = Money(minorUnits: amount.minorUnits == .min ? .max : abs(amount.minorUnits))
+            return (minimum.map { size >= $0 } ?? true) && (maximum.map { size <= $0 } ?? true)
         }
 
         /// The regular expression between the slashes, when the pattern is one.
@@ -255,17 +280,18 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
         self.rules = rules
     }
 
-    /// Where a statement line with this description and signed amount belongs: the first rule
-    /// that matches and fits the direction (income sources take money in, categories and goals
-    /// money out), or nil.
-    public func target(for description: String, amount: Money) -> Transaction.Target? {
-        placer()(description, amount)
+    /// Where a statement line with this description, payee and signed amount belongs: the
+    /// first rule, in order, that matches its text, fits the direction (income sources take
+    /// money in, categories and goals money out) and the amount range, or nil. Later rules are
+    /// not tried: order a set from the most particular rule to the most general.
+    public func target(for description: String, payee: String = "", amount: Money) -> Transaction.Target? {
+        placer()(description, payee, amount)
     }
 
-    /// `target(for:amount:)` with every rule's matcher made once: for placing many lines.
-    public func placer() -> (String, Money) -> Transaction.Target? {
+    /// `target(for:payee:amount:)` with every rule's matcher made once: for placing many lines.
+    public func placer() -> (_ description: String, _ payee: String, _ amount: Money) -> Transaction.Target? {
         let compiled = rules.map { ($0, $0.matcher()) }
-        return { description, amount in
+        return { description, payee, amount in
             compiled.first { rule, matches in
                 let fitsDirection: Bool
                 switch rule.target {
@@ -273,7 +299,12 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
                 case .category, .goal: fitsDirection = amount < .zero
                 case .uncategorised: fitsDirection = false
                 }
-                return fitsDirection && matches(description)
+                guard fitsDirection, rule.fits(amount) else { return false }
+                switch rule.field {
+                case .any: return matches(description) || (!payee.isEmpty && matches(payee))
+                case .description: return matches(description)
+                case .payee: return matches(payee)
+                }
             }?.0.target
         }
     }
@@ -291,6 +322,10 @@ public struct StatementLayout: Sendable {
     public var date: Int
     public var amounts: Amounts
     public var description: Int?
+    /// Who the money went to or came from, when the statement has its own column for it.
+    public var payee: Int?
+    /// The account's balance after the line, when the statement shows it.
+    public var balance: Int?
     /// Column titles for messages, when the file has a header row.
     public var titles: [String]
     public var datePattern: DatePattern
@@ -299,12 +334,14 @@ public struct StatementLayout: Sendable {
     public var negate: Bool
 
     public init(
-        date: Int, amounts: Amounts, description: Int?, titles: [String] = [], datePattern: DatePattern = .iso,
-        decimalComma: Bool = false, negate: Bool = false
+        date: Int, amounts: Amounts, description: Int?, payee: Int? = nil, balance: Int? = nil,
+        titles: [String] = [], datePattern: DatePattern = .iso, decimalComma: Bool = false, negate: Bool = false
     ) {
         self.date = date
         self.amounts = amounts
         self.description = description
+        self.payee = payee
+        self.balance = balance
         self.titles = titles
         self.datePattern = datePattern
         self.decimalComma = decimalComma
@@ -322,14 +359,32 @@ public struct StatementLayout: Sendable {
         public let date: CalendarDate
         public let amount: Money
         public let description: String
+        /// Empty when the statement has no payee column.
+        public let payee: String
+        public let balance: Money?
         public let rowHash: [UInt8]
 
-        public init(line: Int, date: CalendarDate, amount: Money, description: String, rowHash: [UInt8]) {
+        public init(
+            line: Int, date: CalendarDate, amount: Money, description: String, payee: String = "",
+            balance: Money? = nil, rowHash: [UInt8]
+        ) {
             self.line = line
             self.date = date
             self.amount = amount
             self.description = description
+            self.payee = payee
+            self.balance = balance
             self.rowHash = rowHash
+        }
+
+        /// What the line's transaction keeps as its note: the payee and the description, in
+        /// hledger's `payee | note` order, or whichever of them there is.
+        public var note: String {
+            switch (payee.isEmpty, description.isEmpty) {
+            case (true, _): description
+            case (false, true): payee
+            case (false, false): "\(payee) | \(description)"
+            }
         }
     }
 
@@ -382,10 +437,26 @@ public struct StatementLayout: Sendable {
             }
         }
         if negate { value = value.negated }
-        let text = try description.map { try field($0) } ?? ""
+        func text(_ index: Int?) throws -> String {
+            try index.map { try field($0) }?.split(whereSeparator: \.isWhitespace).joined(separator: " ") ?? ""
+        }
         return Row(
-            line: line, date: day, amount: value,
-            description: text.split(whereSeparator: \.isWhitespace).joined(separator: " "), rowHash: rowHash)
+            line: line, date: day, amount: value, description: try text(description), payee: try text(payee),
+            balance: try balance.flatMap { try amount($0) }, rowHash: rowHash)
+    }
+
+    /// Rows oldest first: newest-first files (most banks) are reversed.
+    public static func chronological(_ rows: [Row]) -> [Row] {
+        guard let first = rows.first, let last = rows.last, first.date > last.date else { return rows }
+        return rows.reversed()
+    }
+
+    /// The balance after the last line in time, as a row whose amount is that balance.
+    public static func closingBalance(_ rows: [Row]) -> Row? {
+        guard let last = chronological(rows).last(where: { $0.balance != nil }), let balance = last.balance else {
+            return nil
+        }
+        return Row(line: last.line, date: last.date, amount: balance, description: "", rowHash: last.rowHash)
     }
 
     /// The parse message as a reason after "is not an amount", unless it only says that again.
@@ -446,7 +517,7 @@ public struct TransactionImportPlan: Sendable {
         var sequence = firstSequence
         let place = rules?.placer()
         for row in pending {
-            let facts = Facts(row.date, row.amount, row.description)
+            let facts = Facts(row.date, row.amount, row.note)
             if let count = byFacts[facts], count > 0 {
                 byFacts[facts] = count - 1
                 duplicates.append(row)
@@ -454,9 +525,9 @@ public struct TransactionImportPlan: Sendable {
             }
             let unplaced = Transaction(
                 amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
-                target: .uncategorised, note: row.description.isEmpty ? nil : row.description, date: row.date,
+                target: .uncategorised, note: row.note.isEmpty ? nil : row.note, date: row.date,
                 sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
-            let target = place?(row.description, row.amount)
+            let target = place?(row.description, row.payee, row.amount)
             added.append(
                 Added(
                     line: row.line,
@@ -496,10 +567,7 @@ public struct UpdateImportPlan: Sendable {
     public let superseded: [StatementLayout.Row]
 
     public init(rows: [StatementLayout.Row], accountID: UUID, existing: [ValueUpdate], firstSequence: UInt64) {
-        // Newest-first files (most banks) are read oldest first.
-        let chronological =
-            (rows.first.map { first in rows.last.map { first.date > $0.date } ?? false } ?? false)
-            ? rows.reversed() : rows
+        let chronological = StatementLayout.chronological(rows)
         var lastOfDay: [CalendarDate: StatementLayout.Row] = [:]
         var superseded: [StatementLayout.Row] = []
         for row in chronological {

@@ -249,6 +249,122 @@ import Testing
         #expect(!(try coffer("import", "rules", "list", "--vault", other).stdout.contains("new")), "nothing imported")
     }
 
+    /// The done-criterion of the interop issue: three banks' January statements imported with
+    /// flags and --save-profile, then February's with the profile alone. The UK February has no
+    /// day above 12, so only the profile knows its date format; a running balance becomes the
+    /// named account's value.
+    @Test func threeBanksImportMonthlyWithAProfileAlone() throws {
+        try setUp()
+        for name in ["Current", "Checking"] {
+            #expect(
+                try coffer("account", "add", name, "--category", "Cash", "--value", "1", "--date", "2025-01-01").status
+                    == 0)
+        }
+        let banks: [(profile: String, january: String, flags: [String], february: String)] = [
+            (
+                "Barclays", "uk-comma-bom-crlf.csv", ["--account", "Current", "--date-format", "DD/MM/YYYY"],
+                "uk-comma-bom-crlf-feb.csv"
+            ),
+            (
+                "Chase", "us-debit-credit-newest-first.csv", ["--account", "Checking"],
+                "us-debit-credit-newest-first-feb.csv"
+            ),
+            (
+                "DKB", "de-semicolon-decimal-comma.csv", ["--account", "Girokonto", "--decimal-comma"],
+                "de-semicolon-decimal-comma-feb.csv"
+            ),
+        ]
+        for bank in banks {
+            let arguments = ["import", "csv", fixture(bank.january), "--into", "transactions", "--rules", "bank"]
+            let january = try sandbox.run(
+                arguments + bank.flags + ["--save-profile", bank.profile, "--json"], environment: environment)
+            #expect(january.status == 0, "\(bank.profile) January: \(january.stderr)")
+        }
+        let uk = try json("import", "csv", fixture("uk-comma-bom-crlf-feb.csv"), "--profile", "Barclays")
+        #expect(uk["added"] as? Int == 4 && uk["duplicates"] as? Int == 1, "\(uk)")
+        #expect(uk["uncategorised"] as? Int == 0)
+        #expect(
+            rows(uk).filter { $0["status"] as? String == "add" }.map { $0["date"] as? String } == [
+                "2025-02-03", "2025-02-05", "2025-02-10", "2025-02-12",
+            ], "read as DD/MM/YYYY, the profile's format")
+        let ukBalance = uk["closingBalance"] as? [String: Any]
+        #expect(ukBalance?["amount"] as? String == "4357.37" && ukBalance?["recorded"] as? Bool == true)
+
+        let us = try json("import", "csv", fixture("us-debit-credit-newest-first-feb.csv"), "--profile", "Chase")
+        #expect(us["added"] as? Int == 2 && us["uncategorised"] as? Int == 0, "\(us)")
+        #expect(rows(us).map { $0["category"] as? String } == ["Utilities", "Salary"])
+        #expect(
+            (us["closingBalance"] as? [String: Any])?["date"] as? String == "2025-02-28", "the newest line's balance")
+
+        let de = try json("import", "csv", fixture("de-semicolon-decimal-comma-feb.csv"), "--profile", "DKB")
+        #expect(de["added"] as? Int == 3 && de["uncategorised"] as? Int == 0, "\(de)")
+        #expect(rows(de).map { $0["amount"] as? String } == ["-31.20", "3100.00", "-1050.00"], "decimal comma kept")
+        #expect(de["closingBalance"] is NSNull, "no balance column, none recorded")
+
+        // The balances landed as the accounts' values, and February's budget holds all three banks.
+        let accounts = try sandbox.run(["account", "list", "--json"], environment: environment).stdout
+        #expect(accounts.contains("4357.37") && accounts.contains("3883.70"), "\(accounts)")
+        let budget = try json("budget", "--month", "2025-02")
+        #expect(budget["income"] as? String == "7600.00", "2,500 + 2,000 + 3,100: \(budget)")
+    }
+
+    /// Rules may read the payee or the description and take only an amount range; the first
+    /// rule that matches places the line. Payee and description make the note `payee | description`.
+    @Test func rulesReadThePayeeAndAmountRanges() throws {
+        try setUp()
+        #expect(
+            try coffer("account", "add", "Current", "--category", "Cash", "--value", "1000", "--date", "2025-01-01")
+                .status == 0)
+        for rule in [
+            ["AMAZON", "--field", "payee", "--max", "100", "--category", "Shopping"],
+            ["AMAZON", "--field", "payee", "--min", "100.01", "--category", "Entertainment"],
+            ["amazon", "--field", "description", "--category", "Hobbies"],
+            ["employer", "--field", "payee", "--source", "Salary"],
+        ] {
+            let added = try sandbox.run(["import", "rules", "add", "shop"] + rule, environment: environment)
+            #expect(added.status == 0, "\(rule): \(added.stderr)")
+        }
+        for (bad, why) in [
+            (["--min", "50", "--max", "10"], "above its maximum"), (["--min=-5"], "without a sign"),
+            (["--field", "memo"], "memo"),
+        ] {
+            let refused = try sandbox.run(
+                ["import", "rules", "add", "shop", "X", "--category", "Shopping"] + bad, environment: environment)
+            #expect(refused.status == 64 && refused.stderr.contains(why), "\(bad): \(refused.stderr)")
+        }
+        let report = try json(
+            "import", "csv", fixture("payee-description-balance.csv"), "--into", "transactions", "--rules", "shop",
+            "--account", "Current")
+        let added = rows(report)
+        #expect(added.map { $0["category"] as? String } == ["Shopping", "Entertainment", "Hobbies", "Salary"])
+        #expect(added.first?["description"] as? String == "AMAZON | Order 123 books", "\(added)")
+        let balance = report["closingBalance"] as? [String: Any]
+        #expect(balance?["amount"] as? String == "3018.00" && balance?["recorded"] as? Bool == true)
+        #expect(try coffer("account", "list").stdout.contains("£3,018.00"))
+        // One undo takes back the transactions and the balance together.
+        #expect(try coffer("undo").status == 0)
+        #expect(try coffer("account", "list").stdout.contains("£1,000.00"))
+
+        // The text file keeps what each rule reads and its range.
+        let exported = try coffer("import", "rules", "export", "shop").stdout
+        #expect(exported.contains("AMAZON\tcategory\tShopping\tpayee\tamount ..100.00\n"), "\(exported)")
+        #expect(exported.contains("AMAZON\tcategory\tEntertainment\tpayee\tamount 100.01..\n"))
+        let file = sandbox.directory.path("shop.txt")
+        try Data(exported.utf8).write(to: file)
+        #expect(try coffer("import", "rules", "import", file.path, "--as", "copy").status == 0)
+        let original = try json("import", "rules", "show", "shop")["rules"] as? [[String: Any]] ?? []
+        let copy = try json("import", "rules", "show", "copy")["rules"] as? [[String: Any]] ?? []
+        #expect(
+            original.map { "\($0["field"]!)\($0["minimum"]!)\($0["maximum"]!)" }
+                == copy.map {
+                    "\($0["field"]!)\($0["minimum"]!)\($0["maximum"]!)"
+                })
+        #expect(original.count == 4 && original[0]["maximum"] as? String == "100.00")
+        try Data("X\tcategory\tShopping\tamount 5..x\n".utf8).write(to: file)
+        let unreadable = try coffer("import", "rules", "import", file.path, "--as", "bad")
+        #expect(unreadable.status == 64 && unreadable.stderr.contains("line 1"), "\(unreadable.stderr)")
+    }
+
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
         let report = try json(

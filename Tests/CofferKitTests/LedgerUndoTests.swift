@@ -175,11 +175,14 @@ import VaultStore
             try undoable("turn receivables off") { try ledger.setIncludeReceivables(false) }
             try undoable("add a rule") {
                 try ledger.addRule(
-                    to: "Bank", pattern: "TESCO", target: .category(try ledger.category(named: "Groceries").id))
+                    to: "Bank", .init(pattern: "TESCO", target: .category(try ledger.category(named: "Groceries").id)))
             }
             try undoable("add a second rule") {
                 _ = try ledger.addRule(
-                    to: "Bank", pattern: "SAINSBURY", target: .category(try ledger.category(named: "Groceries").id))
+                    to: "Bank",
+                    .init(
+                        pattern: "SAINSBURY", target: .category(try ledger.category(named: "Groceries").id),
+                        field: .payee, minimum: Money(minorUnits: 100), maximum: Money(minorUnits: 9_000)))
             }
             try undoable("remove a rule") { try ledger.removeRule(1, from: try ledger.ruleSet(named: "Bank")) }
             try undoable("remove a rule set") { try ledger.removeRuleSet(try ledger.ruleSet(named: "Bank")) }

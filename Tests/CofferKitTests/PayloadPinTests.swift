@@ -172,6 +172,23 @@ import Testing
             hex:
                 "0f010462616e6b0306544553434f2a000f1e2d3c4b5a69788796a5b4c3d2e1f00461636d6501ffeeddccbbaa9988776655443322110003495341020f1e2d3c4b5a69788796a5b4c3d2e1f0"
         ),
+        // v2: each rule then says the text it reads and its amount range.
+        Pin(
+            version: 2, id: idA,
+            record: .categoryRuleSet(
+                CategoryRuleSet(
+                    id: idA, name: "bank",
+                    rules: [
+                        .init(
+                            pattern: "TESCO*", target: .category(idB), field: .payee, minimum: Money(minorUnits: 100),
+                            maximum: Money(minorUnits: 5_000)),
+                        .init(pattern: "acme", target: .source(idC)),
+                        .init(
+                            pattern: "ISA", target: .goal(idB), field: .description, maximum: Money(minorUnits: 20_000)),
+                    ])),
+            hex:
+                "0f020462616e6b0306544553434f2a000f1e2d3c4b5a69788796a5b4c3d2e1f00201c80101904e0461636d6501ffeeddccbbaa9988776655443322110000000003495341020f1e2d3c4b5a69788796a5b4c3d2e1f0010001c0b802"
+        ),
         // 16 sync state.
         Pin(
             version: 1, id: idA,
@@ -200,20 +217,16 @@ import Testing
             hex:
                 "120100112233445566778899aabbccddeeff01020201050303030303030303030303030303030300060404040404040404040404040404040480c49fd50c01"
         ),
-        // 20 import profile.
+        // 20 import profile. v2 adds the payee and balance columns.
         Pin(
-            version: 1, id: idA,
-            record: .importProfile(
-                {
-                    var profile = ImportProfile(id: idA, name: "Bank")
-                    profile.destination = .transactions
-                    (profile.account, profile.dateColumn, profile.dateFormat) = ("Current", "Date", "DD/MM/YYYY")
-                    (profile.decimalComma, profile.skipRows, profile.delimiter) = (true, 3, ";")
-                    (profile.encoding, profile.currency) = (.cp1252, "GBP")
-                    return profile
-                }()),
+            version: 1, id: idA, record: .importProfile(bankProfile()),
             hex:
                 "14010442616e6b01010743757272656e740001044461746500000000010a44442f4d4d2f5959595901010301013b030103474250"
+        ),
+        Pin(
+            version: 2, id: idA, record: .importProfile(bankProfile(payee: "Payee", balance: "Balance")),
+            hex:
+                "14020442616e6b01010743757272656e740001044461746500000000010a44442f4d4d2f5959595901010301013b03010347425001055061796565010742616c616e6365"
         ),
         // 19 undone change (the redo stack).
         Pin(
@@ -228,6 +241,17 @@ import Testing
                 "13010780c49fd50c055370656e740100112233445566778899aabbccddeeff00020100112233445566778899aabbccddeeff01020a02"
         ),
     ]
+
+    /// The import profile both its pins hold (v1 has no payee or balance column).
+    static func bankProfile(payee: String? = nil, balance: String? = nil) -> ImportProfile {
+        var profile = ImportProfile(id: idA, name: "Bank")
+        profile.destination = .transactions
+        (profile.account, profile.dateColumn, profile.dateFormat) = ("Current", "Date", "DD/MM/YYYY")
+        (profile.decimalComma, profile.skipRows, profile.delimiter) = (true, 3, ";")
+        (profile.encoding, profile.currency) = (.cp1252, "GBP")
+        (profile.payeeColumn, profile.balanceColumn) = (payee, balance)
+        return profile
+    }
 
     /// The sync state both its pins hold (v1 reads as "synced commit unknown").
     static func syncState(syncedCommit: UInt64 = 0, syncedFile: [UInt8] = []) -> SyncState {
@@ -281,9 +305,9 @@ import Testing
             .backupTarget: (6, 1),
             .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2),
             .savingsGoal: (11, 1),
-            .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 1),
+            .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
-            .importProfile: (20, 1),
+            .importProfile: (20, 2),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {
@@ -300,6 +324,7 @@ import Testing
         }
         #expect(tags(AccountKind.self) == [.asset: 0, .liability: 1])
         #expect(tags(BudgetType.self) == [.needs: 0, .wants: 1, .savings: 2])
+        #expect(tags(CategoryRuleSet.Rule.Field.self) == [.any: 0, .description: 1, .payee: 2])
         #expect(tags(TransactionType.self) == [.income: 0, .expense: 1, .savings: 2])
         #expect(tags(Invoice.StoredStatus.self) == [.draft: 0, .sent: 1, .void: 2])
         #expect(
@@ -328,6 +353,7 @@ import Testing
         }
         check(AccountKind.self)
         check(BudgetType.self)
+        check(CategoryRuleSet.Rule.Field.self)
         check(TransactionType.self)
         check(Invoice.StoredStatus.self)
     }
@@ -348,6 +374,7 @@ import Testing
             (.transaction, 2, 5, 0...3, "target"),
             (.invoice, 1, 53, 0...2, "invoice status"),
             (.categoryRuleSet, 1, 15, 0...2, "rule target (no uncategorised)"),
+            (.categoryRuleSet, 2, 32, 0...2, "rule field"),
         ]
         for (kind, version, offset, valid, field) in tagged {
             let pin = Self.pins.first { $0.record.kind == kind && $0.version == version }!

@@ -7,30 +7,44 @@ import Foundation
 ///     TESCO<TAB>category<TAB>Groceries
 ///     /UNIQLO|ZARA/<TAB>category<TAB>Shopping
 ///     payroll<TAB>source<TAB>Salary
+///     AMAZON<TAB>category<TAB>Shopping<TAB>payee<TAB>amount 0..50
 ///
 /// One rule per line, in order (the first match wins): pattern, what it places in (`category`,
-/// `goal` or `source`) and that place's name, separated by tabs (patterns may hold spaces).
-/// Blank lines and lines starting with `#` are skipped; the `# Coffer rule set: NAME` line names
-/// the set. Places are found by name in the vault that imports it.
+/// `goal` or `source`) and that place's name, separated by tabs (patterns may hold spaces); then,
+/// optionally, `payee` or `description` (the text the pattern reads; default either) and
+/// `amount MIN..MAX` (sizes in the vault's currency, either end may be left out). Blank lines and
+/// lines starting with `#` are skipped; the `# Coffer rule set: NAME` line names the set. Places
+/// are found by name in the vault that imports it.
 public enum RuleSetFile {
     public struct Line: Sendable, Equatable {
         public let number: Int
         public let pattern: String
         public let kind: String
         public let place: String
+        public var field = CategoryRuleSet.Rule.Field.any
+        public var minimum: String?
+        public var maximum: String?
     }
 
     static let header = "# Coffer rule set: "
     public static let kinds = ["category", "goal", "source"]
 
-    public static func encode(_ set: CategoryRuleSet, describe: (Transaction.Target) -> (kind: String, name: String))
-        -> String
-    {
+    public static func encode(
+        _ set: CategoryRuleSet, currency: Currency, describe: (Transaction.Target) -> (kind: String, name: String)
+    ) -> String {
         var text =
-            header + set.name + "\n# pattern<TAB>category|goal|source<TAB>name; the first rule that matches wins\n"
+            header + set.name
+            + "\n# pattern<TAB>category|goal|source<TAB>name[<TAB>payee|description][<TAB>amount MIN..MAX];"
+            + " the first rule that matches wins\n"
         for rule in set.rules {
             let place = describe(rule.target)
-            text += "\(rule.pattern)\t\(place.kind)\t\(place.name)\n"
+            text += "\(rule.pattern)\t\(place.kind)\t\(place.name)"
+            if rule.field != .any { text += "\t\(rule.field.rawValue)" }
+            if rule.minimum != nil || rule.maximum != nil {
+                let end = { (money: Money?) in money.map { currency.decimalString($0) } ?? "" }
+                text += "\tamount \(end(rule.minimum))..\(end(rule.maximum))"
+            }
+            text += "\n"
         }
         return text
     }
@@ -50,17 +64,30 @@ public enum RuleSetFile {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
-            guard fields.count == 3, !fields[0].isEmpty, !fields[2].isEmpty else {
-                throw CofferError(
-                    .invalidInput,
-                    "line \(index + 1): a rule is a pattern, category|goal|source and a name, separated by tabs.")
+            func refuse(_ message: String) -> CofferError {
+                CofferError(.invalidInput, "line \(index + 1): \(message)")
+            }
+            guard (3...5).contains(fields.count), !fields[0].isEmpty, !fields[2].isEmpty else {
+                throw refuse("a rule is a pattern, category|goal|source and a name, separated by tabs.")
             }
             guard kinds.contains(fields[1].lowercased()) else {
-                throw CofferError(
-                    .invalidInput,
-                    "line \(index + 1): '\(fields[1])' is not category, goal or source.")
+                throw refuse("'\(fields[1])' is not category, goal or source.")
             }
-            lines.append(Line(number: index + 1, pattern: fields[0], kind: fields[1].lowercased(), place: fields[2]))
+            var rule = Line(number: index + 1, pattern: fields[0], kind: fields[1].lowercased(), place: fields[2])
+            for option in fields.dropFirst(3) {
+                if let field = CategoryRuleSet.Rule.Field(rawValue: option.lowercased()), field != .any {
+                    rule.field = field
+                } else if option.lowercased().hasPrefix("amount "), let range = option.range(of: "..") {
+                    let low = option[option.index(option.startIndex, offsetBy: 7)..<range.lowerBound]
+                        .trimmingCharacters(in: .whitespaces)
+                    let high = option[range.upperBound...].trimmingCharacters(in: .whitespaces)
+                    guard !low.isEmpty || !high.isEmpty else { throw refuse("'\(option)' gives no amount.") }
+                    (rule.minimum, rule.maximum) = (low.isEmpty ? nil : low, high.isEmpty ? nil : high)
+                } else {
+                    throw refuse("'\(option)' is neither payee, description nor amount MIN..MAX.")
+                }
+            }
+            lines.append(rule)
         }
         return (name, lines)
     }
@@ -76,14 +103,17 @@ extension Ledger {
         let name = try Account.validatedName(name, what: "rule set name")
         let rules = try lines.map { line -> CategoryRuleSet.Rule in
             do {
-                let pattern = try CategoryRuleSet.Rule.validated(Account.validatedName(line.pattern, what: "pattern"))
                 let target: Transaction.Target =
                     switch line.kind {
                     case "category": .category(try category(named: line.place).id)
                     case "goal": .goal(try goal(named: line.place).id)
                     default: .source(try incomeSource(named: line.place).id)
                     }
-                return CategoryRuleSet.Rule(pattern: pattern, target: target)
+                return try Self.checked(
+                    CategoryRuleSet.Rule(
+                        pattern: line.pattern, target: target, field: line.field,
+                        minimum: try line.minimum.map { try currency.parse($0) },
+                        maximum: try line.maximum.map { try currency.parse($0) }))
             } catch let error as CofferError {
                 throw CofferError(
                     error.code, "line \(line.number): \(error.message)", kind: error.kind, candidates: error.candidates,

@@ -219,6 +219,9 @@ public struct StatementColumns: Sendable {
     public var debit: String?
     public var credit: String?
     public var description: String?
+    public var payee: String?
+    /// For transactions: the running balance after each line.
+    public var balance: String?
     /// How dates are written, e.g. DD/MM/YYYY (default YYYY-MM-DD).
     public var dateFormat: String?
     public var decimalComma = false
@@ -227,7 +230,8 @@ public struct StatementColumns: Sendable {
     public init(
         destination: Destination, date: String? = nil, amount: String? = nil, debit: String? = nil,
         credit: String? = nil,
-        description: String? = nil, dateFormat: String? = nil, decimalComma: Bool = false, negate: Bool = false
+        description: String? = nil, payee: String? = nil, balance: String? = nil, dateFormat: String? = nil,
+        decimalComma: Bool = false, negate: Bool = false
     ) {
         self.destination = destination
         self.date = date
@@ -235,6 +239,8 @@ public struct StatementColumns: Sendable {
         self.debit = debit
         self.credit = credit
         self.description = description
+        self.payee = payee
+        self.balance = balance
         self.dateFormat = dateFormat
         self.decimalComma = decimalComma
         self.negate = negate
@@ -251,6 +257,16 @@ public struct StatementColumns: Sendable {
     ]
     static let creditTitles = [
         "credit", "credit amount", "paid in", "money in", "deposit", "deposits", "in", "haben", "eingang",
+    ]
+    /// A running balance beside each line's amount (for transactions).
+    static let runningBalanceTitles = [
+        "balance", "running balance", "balance after", "closing balance", "saldo", "kontostand", "solde",
+    ]
+    /// Titles that name who was paid, as opposed to what the line says.
+    static let payeeTitles = [
+        "payee", "merchant", "counterparty", "counter party", "beneficiary", "payee name", "merchant name",
+        "empfänger", "zahlungsempfänger", "auftraggeber", "beguenstigter/zahlungspflichtiger",
+        "begünstigter/zahlungspflichtiger", "bénéficiaire",
     ]
     static let currencyTitles = ["currency", "ccy", "währung", "waehrung", "devise", "moneda", "valuta"]
     static let descriptionTitles = [
@@ -332,13 +348,26 @@ public struct StatementColumns: Sendable {
             throw missing(destination == .updates ? "balance" : "amount", flag: "amount-column")
         }
         // A balance's note comes only from a column named for it: a payee is not why a balance changed.
-        let description = try resolve(
-            description, flag: "description-column", guesses: destination == .updates ? [] : Self.descriptionTitles)
+        let payee = try resolve(payee, flag: "payee-column", guesses: destination == .updates ? [] : Self.payeeTitles)
+        var description = try resolve(
+            description, flag: "description-column",
+            guesses: destination == .updates ? [] : Self.descriptionTitles)
+        if self.description == nil, description == payee {
+            // The payee's column was the only description found: look for another.
+            description = StatementFile.guessColumn(
+                Self.descriptionTitles.filter { !Self.payeeTitles.contains($0) },
+                in: statement.titles.enumerated().map { $0.offset == payee ? "" : $0.element })
+        }
+        var balance: Int?
+        if destination == .transactions {
+            balance = try resolve(self.balance, flag: "balance-column", guesses: Self.runningBalanceTitles)
+            if case .signed(let column) = amounts, column == balance { balance = nil }
+        }
         let pattern =
             try dateFormat.map { try DatePattern($0) } ?? Self.detectDateFormat(statement, column: date) ?? .iso
         return StatementLayout(
-            date: date, amounts: amounts, description: description, titles: statement.titles,
-            datePattern: pattern, decimalComma: decimalComma, negate: negate)
+            date: date, amounts: amounts, description: description, payee: payee, balance: balance,
+            titles: statement.titles, datePattern: pattern, decimalComma: decimalComma, negate: negate)
     }
 }
 

@@ -47,17 +47,24 @@ extension Ledger {
     /// Descriptions become notes: no control characters, at most 200 characters, and without the
     /// quote the CSV export puts before a cell a spreadsheet would run as a formula.
     public static func cleaned(_ row: StatementLayout.Row) -> StatementLayout.Row {
-        var description = row.description
-        if description.hasPrefix("'"), let next = description.unicodeScalars.dropFirst().first,
-            CSVExport.formulaStarts.contains(next)
-        {
-            description.removeFirst()
+        func cleaned(_ text: String, limit: Int) -> String {
+            var text = text
+            if text.hasPrefix("'"), let next = text.unicodeScalars.dropFirst().first,
+                CSVExport.formulaStarts.contains(next)
+            {
+                text.removeFirst()
+            }
+            return String(
+                String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
+                    .prefix(limit))
         }
-        let text = String(
-            String.UnicodeScalarView(description.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
-                .prefix(200))
+        // The payee and the description share a note of 200 characters.
+        let payee = cleaned(row.payee, limit: 80)
         return StatementLayout.Row(
-            line: row.line, date: row.date, amount: row.amount, description: text, rowHash: row.rowHash)
+            line: row.line, date: row.date, amount: row.amount,
+            description: cleaned(row.description, limit: 200 - (payee.isEmpty ? 0 : payee.unicodeScalars.count + 3)),
+            payee: payee,
+            balance: row.balance, rowHash: row.rowHash)
     }
 
     /// What importing statement lines as budget transactions would add, skip as already in the
@@ -72,12 +79,26 @@ extension Ledger {
             categories: budgetCategories, firstSequence: nextTransactionSequence)
     }
 
-    /// Writes a plan's new transactions as one change.
-    public func importTransactions(_ plan: TransactionImportPlan, from fileName: String) throws {
-        guard !plan.added.isEmpty else { return }
+    /// The statement's closing balance as a new value of `account`: the last balance of its
+    /// latest day (whichever way the file is sorted), or nil when the rows show no balance or
+    /// the account already has that value that day. Refused for a closed account.
+    public func closingBalance(of rows: [StatementLayout.Row], account: Account) throws -> ValueUpdate? {
+        guard let closing = StatementLayout.closingBalance(rows) else { return nil }
+        return try planUpdateImport([closing], account: account).added.first?.update
+    }
+
+    /// Writes a plan's new transactions, and the account's closing balance when there is one,
+    /// as one change.
+    public func importTransactions(
+        _ plan: TransactionImportPlan, closingBalance: ValueUpdate? = nil, from fileName: String
+    )
+        throws
+    {
+        guard !plan.added.isEmpty || closingBalance != nil else { return }
         try commit(
             "Imported \(plan.added.count) transactions from \(fileName)",
-            puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) })
+            puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) }
+                + (closingBalance.map { [($0.id, FinanceRecord.update($0))] } ?? []))
     }
 
     /// What importing statement balances as an account's values would add; values on or after
@@ -180,22 +201,40 @@ extension Ledger {
 
     /// Adds a rule to the set called `setName` (created if new). Returns the set, and whether
     /// the rule was new (a rule already there changes nothing).
-    public func addRule(to setName: String, pattern: String, target: Transaction.Target) throws -> (
+    public func addRule(to setName: String, _ given: CategoryRuleSet.Rule) throws -> (
         set: CategoryRuleSet, added: Bool
     ) {
         let setName = try Account.validatedName(setName, what: "rule set name")
-        let pattern = try CategoryRuleSet.Rule.validated(Account.validatedName(pattern, what: "pattern"))
-        guard !pattern.allSatisfy({ $0 == "*" }) else {
-            throw CofferError(.invalidInput, "'\(pattern)' would match every description.")
-        }
+        let rule = try Self.checked(given)
+        let pattern = rule.pattern
         var set =
             ruleSets.first { $0.name.caseInsensitiveCompare(setName) == .orderedSame } ?? CategoryRuleSet(name: setName)
-        let rule = CategoryRuleSet.Rule(pattern: pattern, target: target)
         guard !set.rules.contains(rule) else { return (set, false) }
         set.rules.append(rule)
         try commit(
-            "Added rule \(pattern) → \(describe(target).name) to \(set.name)", puts: [(set.id, .categoryRuleSet(set))])
+            "Added rule \(pattern) → \(describe(rule.target).name) to \(set.name)",
+            puts: [(set.id, .categoryRuleSet(set))])
         return (set, true)
+    }
+
+    /// A rule as it may be kept: a pattern that is a name-like text and, between slashes, a
+    /// regular expression that compiles; not one that matches everything (unless an amount
+    /// range narrows it); a range whose ends are positive and in order.
+    static func checked(_ rule: CategoryRuleSet.Rule) throws -> CategoryRuleSet.Rule {
+        var checked = rule
+        checked.pattern = try CategoryRuleSet.Rule.validated(Account.validatedName(rule.pattern, what: "pattern"))
+        guard !checked.pattern.allSatisfy({ $0 == "*" }) || rule.minimum != nil || rule.maximum != nil else {
+            throw CofferError(.invalidInput, "'\(checked.pattern)' would match every description.")
+        }
+        if [rule.minimum, rule.maximum].contains(where: { $0.map { $0 < .zero } ?? false }) {
+            throw CofferError(
+                .invalidInput,
+                "An amount range is of sizes (0 or more) whichever way the money went: give it without a sign.")
+        }
+        if let minimum = rule.minimum, let maximum = rule.maximum, minimum > maximum {
+            throw CofferError(.invalidInput, "The range's minimum is above its maximum.")
+        }
+        return checked
     }
 
     public func removeRuleSet(_ set: CategoryRuleSet) throws {
@@ -221,9 +260,13 @@ extension Ledger {
         let waiting = transactions.filter { $0.target == .uncategorised }
         let place = set.placer()
         let moved = waiting.compactMap { transaction in
-            place(transaction.note ?? "", transaction.signedAmount).map {
-                transaction.placed(at: $0, categories: budgetCategories)
-            }
+            // An imported note is `payee | description` when the statement had both.
+            let note = transaction.note ?? ""
+            let parts = note.split(separator: " | ", maxSplits: 1).map(String.init)
+            return place(parts.count == 2 ? parts[1] : note, parts.count == 2 ? parts[0] : "", transaction.signedAmount)
+                .map {
+                    transaction.placed(at: $0, categories: budgetCategories)
+                }
         }
         return (waiting.count, moved)
     }

@@ -42,12 +42,12 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .client: 1
         case .invoice: 1
         case .invoiceCounter: 1
-        case .categoryRuleSet: 1
+        case .categoryRuleSet: 2
         case .syncState: 2
         case .syncIndex: 1
         case .syncConflict: 1
         case .undoneChange: 1
-        case .importProfile: 1
+        case .importProfile: 2
         }
     }
 

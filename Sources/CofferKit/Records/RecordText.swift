@@ -20,8 +20,8 @@ extension FinanceRecord {
             [("name", profile.name)]
                 + [
                     profile.account, profile.ruleSet, profile.dateColumn, profile.amountColumn, profile.debitColumn,
-                    profile.creditColumn, profile.descriptionColumn, profile.dateFormat, profile.delimiter,
-                    profile.currency,
+                    profile.creditColumn, profile.descriptionColumn, profile.payeeColumn, profile.balanceColumn,
+                    profile.dateFormat, profile.delimiter, profile.currency,
                 ].compactMap { $0.map { ("setting", $0) } }
         case .backupTarget(let target): [("path", target.path)]
         case .backupState(let state): state.verified.map { ("path", $0.path) }

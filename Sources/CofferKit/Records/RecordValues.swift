@@ -88,6 +88,9 @@ public struct ImportProfile: Hashable, Sendable {
     public var debitColumn: String?
     public var creditColumn: String?
     public var descriptionColumn: String?
+    public var payeeColumn: String?
+    /// For transactions: the statement's running balance.
+    public var balanceColumn: String?
     public var dateFormat: String?
     public var decimalComma = false
     public var negate = false
@@ -144,5 +147,6 @@ extension ImportProfile {
         (noHeader, skipRows, delimiter, encoding, currency) = (
             other.noHeader, other.skipRows, other.delimiter, other.encoding, other.currency
         )
+        (payeeColumn, balanceColumn) = (other.payeeColumn, other.balanceColumn)
     }
 }

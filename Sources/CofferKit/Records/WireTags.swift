@@ -33,6 +33,25 @@ extension AccountKind: WireTagged {
     }
 }
 
+extension CategoryRuleSet.Rule.Field: WireTagged {
+    var wireTag: UInt8 {
+        switch self {
+        case .any: 0
+        case .description: 1
+        case .payee: 2
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .any
+        case 1: self = .description
+        case 2: self = .payee
+        default: return nil
+        }
+    }
+}
+
 extension BudgetType: WireTagged {
     var wireTag: UInt8 {
         switch self {

@@ -5,11 +5,13 @@ import Foundation
 /// names only the profile. The record id is the profile's id.
 ///
 /// Payload versions:
-/// - v1 (current): name `string`, destination `u8` (0 unset, 1 transactions, 2 updates),
+/// - v1: name `string`, destination `u8` (0 unset, 1 transactions, 2 updates),
 ///   account, rule set, then the date, amount, debit, credit and description columns, then the
 ///   date format, each `optional<string>`; flags `u8` (1 decimal comma, 2 negate, 4 no header
 ///   row); lines to skip `optional<uvarint>`; separator `optional<string>`; encoding `u8` (1
 ///   UTF-8, 2 ISO-8859-1, 3 Windows-1252); currency `optional<string>`.
+/// - v2 (current): v1, then the payee and balance columns, each `optional<string>` (a v1
+///   profile has neither).
 extension ImportProfile: RecordPayload {
     static let recordKind = RecordKind.importProfile
 
@@ -29,6 +31,8 @@ extension ImportProfile: RecordPayload {
         writer.optional(delimiter) { $0.string($1) }
         writer.byte(Self.encodingTags[encoding]!)
         writer.optional(currency) { $0.string($1) }
+        writer.optional(payeeColumn) { $0.string($1) }
+        writer.optional(balanceColumn) { $0.string($1) }
     }
 
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> ImportProfile {
@@ -56,6 +60,10 @@ extension ImportProfile: RecordPayload {
         }
         profile.encoding = decoded
         profile.currency = try reader.optional { try $0.string() }
+        if version >= 2 {
+            profile.payeeColumn = try reader.optional { try $0.string() }
+            profile.balanceColumn = try reader.optional { try $0.string() }
+        }
         return profile
     }
 }
