@@ -112,6 +112,11 @@ struct CSVStatement: ParsableCommand {
             "After a successful import, save these settings as a profile, so next month needs only --profile NAME.",
             valueName: "name"))
     var saveProfile: String?
+    @Option(
+        help: ArgumentHelp(
+            "An hledger CSV rules file: its fields, skip, separator, date-format, decimal-mark, encoding, currency, description and if/account2 blocks (instead of --rules).",
+            valueName: "file"))
+    var rulesFile: String?
     @Flag(help: "Show what would be added, skipped as duplicate and left uncategorised; write nothing.") var dryRun =
         false
     @Flag(help: "Import the readable lines and report every line skipped, instead of importing nothing.")
@@ -121,12 +126,18 @@ struct CSVStatement: ParsableCommand {
     /// Coffer keeps one currency per vault and converts nothing (the Budget design): a statement
     /// in another currency, by --currency or by its own currency column, is refused, never booked
     /// as if it were the vault's.
-    func checkCurrency(_ statement: StatementFile, vault: Currency, settings: ImportProfile) throws {
+    func checkCurrency(
+        _ statement: StatementFile, vault: Currency, settings: ImportProfile, hledger: HledgerRules?
+    ) throws {
         var found: [String] = []
         if let currency = settings.currency {
             found.append(try CommandContext.input { try Currency.named(currency) }.code)
         }
-        if let column = StatementColumns.currencyColumn(of: statement) {
+        // hledger's `currency` may be a symbol: the vault's own symbol is the vault's currency.
+        if let currency = hledger?.currency {
+            found.append(currency == vault.symbol ? vault.code : ((try? Currency.named(currency))?.code ?? currency))
+        }
+        if let column = hledger?.currencyColumn ?? StatementColumns.currencyColumn(of: statement) {
             found += statement.records.compactMap { record in
                 column < record.fields.count
                     ? record.fields[column].trimmingCharacters(in: .whitespaces).uppercased() : nil
@@ -141,12 +152,26 @@ struct CSVStatement: ParsableCommand {
 
     func run() throws {
         // A profile's settings come from the vault: it is opened first when one is named.
-        var settings = statement.given
+        // Settings come from a saved profile, then an hledger rules file, then the flags given.
+        var base = ImportProfile(name: "")
         var opened: Ledger?
         if let profile {
             let ledger = try options.openLedger()
             opened = ledger
-            settings = StatementOptions.merged(settings, over: try ledger.importProfile(named: profile))
+            base = try ledger.importProfile(named: profile)
+        }
+        let hledger = try rulesFile.map(Self.readRules)
+        if let hledger { base = StatementOptions.merged(hledger.profile, over: base) }
+        let settings = StatementOptions.merged(statement.given, over: base)
+        if hledger != nil {
+            if settings.ruleSet != nil {
+                throw CLIError(.invalidInput, "Give --rules or --rules-file, not both. Nothing was imported.")
+            }
+            if settings.destination == .updates {
+                throw CLIError(
+                    .invalidInput, "--rules-file places transactions; updates have no categories. Nothing was imported."
+                )
+            }
         }
         try StatementOptions.check(settings)
         let into = settings.destination ?? .transactions
@@ -183,16 +208,35 @@ struct CSVStatement: ParsableCommand {
             Output.advice("Dates read as \(layout.datePattern) (the only way every date in the file reads).")
         }
         let ledger = try opened ?? options.openLedger()
-        try checkCurrency(statement, vault: ledger.currency, settings: settings)
+        try checkCurrency(statement, vault: ledger.currency, settings: settings, hledger: hledger)
 
         progress.step("Checking \(statement.records.count) lines")
         var rows: [StatementLayout.Row] = []
         var invalid: [(line: Int, message: String)] = []
+        var ruled = RuledLines()
+        let reader = hledger?.reader()
         for (index, record) in statement.records.enumerated() {
             WorkProgress.report(.checking, index + 1, of: statement.records.count)
+            var description: String?
+            let outcome = reader?(record.fields)
+            if case .end = outcome { break }
+            if case .skip = outcome {
+                ruled.skipped.append(record.line)
+                continue
+            }
+            if case .keep(let text, let account) = outcome {
+                description = text
+                ruled.accounts[record.line] = account
+            }
             do {
+                let row = try layout.row(
+                    record.fields, line: record.line, rowHash: record.digest, currency: ledger.currency)
                 rows.append(
-                    try layout.row(record.fields, line: record.line, rowHash: record.digest, currency: ledger.currency))
+                    description.map {
+                        StatementLayout.Row(
+                            line: row.line, date: row.date, amount: row.amount, description: $0, payee: row.payee,
+                            balance: row.balance, rowHash: row.rowHash)
+                    } ?? row)
             } catch let error as FinanceError {
                 invalid.append((record.line, error.errorDescription ?? "line \(record.line): unreadable"))
             }
@@ -211,7 +255,8 @@ struct CSVStatement: ParsableCommand {
         }
         switch into {
         case .transactions:
-            try importTransactions(rows, invalid: invalid, ledger: ledger, settings: settings, progress: progress)
+            try importTransactions(
+                rows, invalid: invalid, ruled: ruled, ledger: ledger, settings: settings, progress: progress)
         case .updates:
             try importUpdates(
                 rows, invalid: invalid, accountName: settings.account ?? "", ledger: ledger, progress: progress)
@@ -228,12 +273,41 @@ struct CSVStatement: ParsableCommand {
         }
     }
 
+    /// What an hledger rules file said about the lines: those it skips, and each line's account2.
+    struct RuledLines {
+        var skipped: [Int] = []
+        var accounts: [Int: String] = [:]
+
+        /// Each line's place; an account2 that names no category, goal or income source of this
+        /// vault is refused, all of them in one message, before anything is written.
+        func places(in ledger: Ledger) throws -> [Int: Transaction.Target] {
+            var places: [Int: Transaction.Target] = [:], unknown = Set<String>()
+            for (line, account) in accounts {
+                if let place = ledger.place(forLedgerAccount: account) {
+                    places[line] = place
+                } else {
+                    unknown.insert(account)
+                }
+            }
+            guard unknown.isEmpty else {
+                throw CLIError(
+                    .invalidInput,
+                    "The rules file places lines in \(unknown.sorted().joined(separator: ", ")), which name\(unknown.count == 1 ? "s" : "") no category, goal or income source of this vault. Nothing was imported.",
+                    hint:
+                        "Add \(unknown.count == 1 ? "it" : "them") (coffer category add NAME --type needs|wants, coffer income add NAME …), or change account2 to one this vault has: its last part is matched by name."
+                )
+            }
+            return places
+        }
+    }
+
     func importTransactions(
-        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ledger: Ledger,
+        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ruled: RuledLines, ledger: Ledger,
         settings: ImportProfile, progress: Progress
     ) throws {
         let ruleSet = try settings.ruleSet.map { try ledger.ruleSet(named: $0) }
-        let plan = try ledger.planTransactionImport(rows, account: settings.account, rules: ruleSet)
+        let plan = try ledger.planTransactionImport(
+            rows, account: settings.account, rules: ruleSet, placed: try ruled.places(in: ledger))
         let label = try settings.account.map { try Account.validatedName($0) }
         // A running balance says what the account holds now: it becomes the account's value.
         let balanceAccount = label.flatMap { try? ledger.account(named: $0) }
@@ -250,6 +324,9 @@ struct CSVStatement: ParsableCommand {
         reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
         reportRows += plan.zeroAmountLines.map {
             .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil)
+        }
+        reportRows += ruled.skipped.map {
+            .init(line: $0, status: "skipped", date: nil, amount: nil, description: nil, category: nil, message: nil)
         }
         reportRows += invalid.map {
             .init(
@@ -285,6 +362,9 @@ struct CSVStatement: ParsableCommand {
         )
         if !plan.zeroAmountLines.isEmpty {
             Output.line("Skipped \(plan.zeroAmountLines.count) line(s) with a zero amount.")
+        }
+        if !ruled.skipped.isEmpty {
+            Output.line("Skipped \(ruled.skipped.count) line(s) the rules file skips.")
         }
         if let closing, let account = balanceAccount {
             Output.line(
@@ -351,6 +431,17 @@ struct CSVStatement: ParsableCommand {
             Output.line("Nothing new to import.")
         } else {
             Output.advice("Undo with: coffer undo")
+        }
+    }
+
+    static func readRules(_ path: String) throws -> HledgerRules {
+        guard let text = String(data: try Import.read(path), encoding: .utf8) else {
+            throw CLIError(.invalidInput, "\(path) is not UTF-8 text. Nothing was imported.")
+        }
+        return try CLIError.importing {
+            try HledgerRules(text)
+        } hint: { _ in
+            "Coffer reads hledger's skip, fields, separator, date-format, decimal-mark, encoding, currency, description, account1, account2 and if blocks: see coffer help import csv."
         }
     }
 

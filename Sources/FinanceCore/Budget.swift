@@ -117,6 +117,16 @@ public struct Transaction: Identifiable, Hashable, Sendable {
         /// Imported from a statement with no rule to place it: spending counts in the month's
         /// `spent` (and income in `income`) and is listed until someone recategorises it.
         case uncategorised
+
+        /// Whether a statement line of this signed amount may go here: income sources take
+        /// money in, categories and goals money out.
+        public func fits(_ amount: Money) -> Bool {
+            switch self {
+            case .source: amount > .zero
+            case .category, .goal: amount < .zero
+            case .uncategorised: false
+            }
+        }
     }
 
     public let id: UUID

@@ -293,13 +293,7 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
         let compiled = rules.map { ($0, $0.matcher()) }
         return { description, payee, amount in
             compiled.first { rule, matches in
-                let fitsDirection: Bool
-                switch rule.target {
-                case .source: fitsDirection = amount > .zero
-                case .category, .goal: fitsDirection = amount < .zero
-                case .uncategorised: fitsDirection = false
-                }
-                guard fitsDirection, rule.fits(amount) else { return false }
+                guard rule.target.fits(amount), rule.fits(amount) else { return false }
                 switch rule.field {
                 case .any: return matches(description) || (!payee.isEmpty && matches(payee))
                 case .description: return matches(description)
@@ -486,9 +480,11 @@ public struct TransactionImportPlan: Sendable {
     /// Matches `rows` against `existing`. Identical rows within one file are distinct
     /// transactions (two coffees on one day), so matching counts occurrences: a statement that
     /// overlaps an earlier one adds only the rows the earlier one did not have.
+    /// `placed` gives some lines' places by line number (an hledger rules file's `account2`);
+    /// a place that does not fit the line's direction leaves it to `rules`, then Uncategorised.
     public init(
         rows: [StatementLayout.Row], account: String, existing: [Transaction], rules: CategoryRuleSet?,
-        categories: [BudgetCategory], firstSequence: UInt64
+        placed: [Int: Transaction.Target] = [:], categories: [BudgetCategory], firstSequence: UInt64
     ) {
         let accountKey = account.lowercased()
         var pool = existing.filter { $0.origin.map { $0.account.lowercased() == accountKey } ?? false }
@@ -527,7 +523,9 @@ public struct TransactionImportPlan: Sendable {
                 amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
                 target: .uncategorised, note: row.note.isEmpty ? nil : row.note, date: row.date,
                 sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
-            let target = place?(row.description, row.payee, row.amount)
+            let target =
+                placed[row.line].flatMap { $0.fits(row.amount) ? $0 : nil }
+                ?? place?(row.description, row.payee, row.amount)
             added.append(
                 Added(
                     line: row.line,

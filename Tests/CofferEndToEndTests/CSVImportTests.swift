@@ -365,6 +365,132 @@ import Testing
         #expect(unreadable.status == 64 && unreadable.stderr.contains("line 1"), "\(unreadable.stderr)")
     }
 
+    /// An hledger rules file, written the way hledger's manual writes them, read as it is: the
+    /// same statement through hledger (`print -O csv`) and through Coffer puts every line in the
+    /// same place with the same description, and the line hledger skips Coffer skips too.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/hledger"),
+            "hledger is not installed (scripts/setup installs it)"))
+    func hledgerRulesFilesAgreeWithHledger() throws {
+        try setUp()
+        let statement = sandbox.directory.path("barclays.csv")
+        try Data(
+            """
+            Date,Description,Amount,Balance
+            03/01/2025,TESCO STORES 3297,-42.10,1957.90
+            05/01/2025,ACME LTD PAYROLL,2500.00,4457.90
+            07/01/2025,PRET A MANGER,-6.45,4451.45
+            10/01/2025,NETFLIX.COM,-10.99,4440.46
+            12/01/2025,RENT JANUARY,-1250.00,3190.46
+            14/01/2025,SPOTIFY,-9.99,3180.47
+            15/01/2025,TRANSFER TO SAVINGS,-500.00,2680.47
+            16/01/2025,RENT DEPOSIT REFUND,-100.00,2580.47
+
+            """.utf8
+        ).write(to: statement)
+        let rules = sandbox.directory.path("barclays.rules")
+        try Data(
+            """
+            # hledger CSV rules for a Barclays current account
+            skip 1
+            fields date, description, amount, balance
+            date-format %d/%m/%Y
+            currency £
+            account1 assets:bank:barclays
+
+            if TESCO
+             account2 expenses:food:groceries
+
+            # any of these
+            if
+            NETFLIX
+            SPOTIFY
+             account2 expenses:subscriptions
+             comment  streaming
+
+            if %description PAYROLL
+             account2 income:salary
+             description Salary (%description)
+
+            # both must match
+            if RENT
+            & JANUARY
+             account2 expenses:rent/mortgage
+
+            if TRANSFER TO SAVINGS
+             skip
+
+            """.utf8
+        ).write(to: rules)
+
+        let report = try json("import", "csv", statement.path, "--rules-file", rules.path)
+        #expect(report["added"] as? Int == 7 && report["account"] as? String == "assets:bank:barclays", "\(report)")
+        #expect(rows(report).filter { $0["status"] as? String == "skipped" }.map { $0["line"] as? Int } == [8])
+
+        // hledger's own reading of the same two files.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/hledger")
+        process.arguments = ["-f", statement.path, "--rules-file", rules.path, "print", "-O", "csv"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let hledgerLines = output.split(separator: "\n").dropFirst().map {
+            $0.dropFirst().dropLast().components(separatedBy: "\",\"")
+        }.filter { $0.count > 8 && $0[7] != "assets:bank:barclays" }
+        // (date, description, where: the account's last part, "unknown" for none)
+        let theirs = hledgerLines.map { "\($0[1]) \($0[5]) → \($0[7].split(separator: ":").last!.lowercased())" }
+        let listed = try json("transaction", "list", "--month", "2025-01")["transactions"] as? [[String: Any]] ?? []
+        let ours = listed.map { transaction in
+            let label = (transaction["label"] as? String ?? "").lowercased()
+            return "\(transaction["date"]!) \(transaction["note"]!) → \(label == "uncategorised" ? "unknown" : label)"
+        }
+        #expect(theirs.count == 7)
+        #expect(Set(ours) == Set(theirs), "Coffer: \(ours.sorted())\nhledger: \(theirs.sorted())")
+    }
+
+    /// What Coffer does not read is refused by name with its line, and nothing is imported; an
+    /// account2 the vault has no place for is refused, every such account named at once.
+    @Test func hledgerRulesItCannotReadAreRefusedByName() throws {
+        try setUp()
+        let statement = sandbox.directory.path("s.csv")
+        try Data("2025-01-02,SHOP,-5.00\n2025-01-03,VET,-40.00\n2025-01-04,GIFT,20.00\n".utf8).write(to: statement)
+        let rules = sandbox.directory.path("s.rules")
+        for (text, expected) in [
+            ("fields date, description, amount\ninclude common.rules\n", "line 2 of the rules file: 'include'"),
+            ("fields date, description, amount\nbalance-type ==*\n", "'balance-type'"),
+            ("fields date, description, amount\nif,account2\nSHOP,expenses:shopping\n", "'if' tables"),
+            ("fields date, description, amount\nif SHOP\n account1 assets:other\n", "'account1' inside"),
+            ("fields date, description, amount\nif (SHOP\n account2 expenses:x\n", "not a regular expression"),
+            ("skip 1\n", "no 'fields' line"),
+            ("fields date, description\n", "which field is the amount"),
+            ("fields date, description, amount\namount %3 * -1\n", "only as one field"),
+        ] {
+            try Data(text.utf8).write(to: rules)
+            let refused = try coffer("import", "csv", statement.path, "--rules-file", rules.path)
+            #expect(refused.status == 64 && refused.stderr.contains(expected), "\(text): \(refused.stderr)")
+            #expect(refused.stderr.contains("Nothing was imported"))
+        }
+        try Data(
+            "fields date, description, amount\nif VET\n account2 expenses:pets\nif GIFT\n account2 income:gifts\nif SHOP\n account2 expenses:shopping\n"
+                .utf8
+        ).write(to: rules)
+        let unknown = try coffer("import", "csv", statement.path, "--rules-file", rules.path)
+        #expect(
+            unknown.status == 64 && unknown.stderr.contains("expenses:pets, income:gifts"), "\(unknown.stderr)")
+        #expect(try coffer("import", "csv", statement.path, "--rules-file", rules.path, "--rules", "bank").status == 64)
+        #expect(
+            (try json("transaction", "list", "--month", "2025-01")["transactions"] as? [Any] ?? []).isEmpty,
+            "nothing was imported")
+        // A currency other than the vault's, as hledger writes it, is refused.
+        try Data("fields date, description, amount\ncurrency USD\n".utf8).write(to: rules)
+        let dollars = try coffer("import", "csv", statement.path, "--rules-file", rules.path)
+        #expect(dollars.status == 64 && dollars.stderr.contains("converts no currencies"), "\(dollars.stderr)")
+    }
+
     @Test func debitCreditFoundByTitleNewestFirstAndZeroLines() throws {
         try setUp()
         let report = try json(

@@ -372,16 +372,43 @@ public struct StatementColumns: Sendable {
 }
 
 /// Fuzzing's way in to the statement importer: what an import does with a file before it opens
-/// the vault, under one of a few column settings chosen by the first byte.
+/// the vault, under one of a few column settings chosen by the first byte, or (the last choice)
+/// an hledger rules file, then a zero byte, then the statement it reads.
 package func fuzzStatementImport(_ bytes: [UInt8]) {
     guard let first = bytes.first else { return }
-    let (columns, skipRows, hasHeader) = fuzzingColumnSets[Int(first) % fuzzingColumnSets.count]
+    let choice = Int(first) % (fuzzingColumnSets.count + 1)
+    guard choice < fuzzingColumnSets.count else { return fuzzHledgerRules(bytes.dropFirst()) }
+    let (columns, skipRows, hasHeader) = fuzzingColumnSets[choice]
     guard
         let statement = try? StatementFile(
             data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: skipRows, hasHeader: hasHeader),
         let layout = try? columns.layout(for: statement)
     else { return }
     for record in statement.records {
+        _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
+    }
+}
+
+private func fuzzHledgerRules(_ bytes: ArraySlice<UInt8>) {
+    let parts = bytes.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2, let text = String(validating: parts[0], as: UTF8.self),
+        let rules = try? HledgerRules(text)
+    else { return }
+    let profile = rules.profile
+    let columns = StatementColumns(
+        destination: .transactions, date: profile.dateColumn, amount: profile.amountColumn,
+        debit: profile.debitColumn, credit: profile.creditColumn, balance: profile.balanceColumn,
+        dateFormat: profile.dateFormat, decimalComma: profile.decimalComma)
+    guard
+        let statement = try? StatementFile(
+            data: Data(parts[1]), name: "input",
+            delimiter: profile.delimiter.flatMap { $0.count == 1 ? $0.first : nil }, skipLines: profile.skipRows ?? 0,
+            hasHeader: false, encoding: profile.encoding),
+        let layout = try? columns.layout(for: statement)
+    else { return }
+    let reader = rules.reader()
+    for record in statement.records {
+        guard case .keep = reader(record.fields) else { continue }
         _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
     }
 }

@@ -70,13 +70,40 @@ extension Ledger {
     /// What importing statement lines as budget transactions would add, skip as already in the
     /// vault, and leave uncategorised. `account` labels the bank account, so duplicates are
     /// found per account.
-    public func planTransactionImport(_ rows: [StatementLayout.Row], account: String?, rules: CategoryRuleSet?) throws
-        -> TransactionImportPlan
-    {
+    public func planTransactionImport(
+        _ rows: [StatementLayout.Row], account: String?, rules: CategoryRuleSet?,
+        placed: [Int: Transaction.Target] = [:]
+    ) throws -> TransactionImportPlan {
         let label = try account.map { try Account.validatedName($0) }
         return TransactionImportPlan(
-            rows: rows.map(Self.cleaned), account: label ?? "", existing: transactions, rules: rules,
+            rows: rows.map(Self.cleaned), account: label ?? "", existing: transactions, rules: rules, placed: placed,
             categories: budgetCategories, firstSequence: nextTransactionSequence)
+    }
+
+    /// Where an hledger or ledger account name lands (`expenses:food:groceries`): the category,
+    /// goal or income source named by its last segment, else by the one before it, and so on
+    /// (case-insensitive, exact). Under `income`/`revenue(s)` income sources are tried first,
+    /// under `assets` goals, otherwise categories. `expenses:unknown` and `income:unknown`
+    /// (hledger's defaults) are Uncategorised; nil when nothing matches.
+    public func place(forLedgerAccount name: String) -> Transaction.Target? {
+        let segments = name.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let top = segments.first?.lowercased() else { return nil }
+        if segments.count == 2, segments[1].lowercased() == "unknown" { return .uncategorised }
+        func same(_ a: String, _ b: String) -> Bool { a.caseInsensitiveCompare(b) == .orderedSame }
+        let lookups: [(String) -> Transaction.Target?] = [
+            { segment in self.incomeSources.first { same($0.name, segment) }.map { .source($0.id) } },
+            { segment in self.goals.first { same($0.name, segment) }.map { .goal($0.id) } },
+            { segment in self.budgetCategories.first { same($0.name, segment) }.map { .category($0.id) } },
+        ]
+        let order =
+            ["income", "revenue", "revenues"].contains(top)
+            ? [0, 2, 1] : top == "assets" ? [1, 2, 0] : [2, 1, 0]
+        for segment in segments.dropFirst(segments.count > 1 ? 1 : 0).reversed() {
+            for index in order {
+                if let found = lookups[index](segment) { return found }
+            }
+        }
+        return nil
     }
 
     /// The statement's closing balance as a new value of `account`: the last balance of its
