@@ -88,7 +88,15 @@ public struct Coffer: ParsableCommand {
             // (64 for usage errors, 0 for help), printed here so that an argument's control
             // characters, which the message quotes, never reach the terminal raw.
             let code = exitCode(for: error).rawValue
-            let message = fullMessage(for: error)
+            var message = fullMessage(for: error)
+            // `coffer --bogus` named no command: overview (the default) is not what was asked for.
+            if code != 0, given.first?.hasPrefix("-") == true, !given.contains("overview"),
+                message.hasPrefix("Error: Unknown option"), !message.contains("Did you mean")
+            {
+                message =
+                    (message.split(separator: "\n").first.map(String.init) ?? message)
+                    + "\nSee 'coffer --help' for the commands, and 'coffer COMMAND --help' for their options."
+            }
             if code == 0 {
                 if !message.isEmpty { Output.line(message) }
             } else {

@@ -90,7 +90,7 @@ enum GlobalOptionPlacement {
         return rest
     }
 
-    private static func subcommand(of command: ParsableCommand.Type, named name: String) -> ParsableCommand.Type? {
+    static func subcommand(of command: ParsableCommand.Type, named name: String) -> ParsableCommand.Type? {
         command.configuration.subcommands.first { ($0.configuration.commandName ?? $0._commandName) == name }
     }
 }

@@ -77,11 +77,7 @@ enum ShellCompletion {
         var command: ParsableCommand.Type = Coffer.self
         var path: [String] = []
         for word in before {
-            guard
-                let next = command.configuration.subcommands.first(where: {
-                    ($0.configuration.commandName ?? $0._commandName) == word
-                })
-            else { break }
+            guard let next = GlobalOptionPlacement.subcommand(of: command, named: word) else { break }
             command = next
             path.append(word)
         }
