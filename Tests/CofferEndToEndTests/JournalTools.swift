@@ -23,16 +23,20 @@ extension Sandbox {
     }
 
     /// An hledger report (`is`, `bs`, `bal`) of one period as CSV rows: account (or `total`,
-    /// `Net:`) and amount as Coffer's JSON writes it (`GBP 1250.50` → `1250.50`, `0` → `0.00`).
+    /// `Net:`) and amount as Coffer's JSON writes it (`GBP 1250.50` or `£1,250.50` → `1250.50`, `0` → `0.00`).
     func hledgerReport(_ journal: URL, _ arguments: [String]) throws -> [(name: String, amount: String)] {
         let (status, output) = try tool("/usr/bin/hledger", ["-f", journal.path] + arguments + ["-O", "csv"])
         guard status == 0 else { throw CocoaError(.fileReadCorruptFile, userInfo: ["output": output]) }
         return output.split(separator: "\n").compactMap { line in
-            let cells = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            // hledger quotes every cell; amounts may hold commas.
+            let cells = line.trimmingCharacters(in: CharacterSet(charactersIn: "\"")).components(separatedBy: "\",\"")
             // A section with nothing in it ends in a total with no amount.
             if cells == ["total"] { return ("total", "0.00") }
-            guard cells.count == 2, cells[1].hasPrefix("GBP ") || cells[1] == "0" else { return nil }
-            return (cells[0], cells[1] == "0" ? "0.00" : String(cells[1].dropFirst(4)))
+            guard cells.count == 2, let first = cells[1].first, first == "G" || first == "£" || first == "0" else {
+                return nil
+            }
+            let amount = cells[1].replacingOccurrences(of: "GBP ", with: "").filter { $0 != "£" && $0 != "," }
+            return (cells[0], amount == "0" ? "0.00" : amount)
         }
     }
 }
