@@ -26,6 +26,11 @@ struct LedgerAgreementTests {
                 "2026-08-01",
             ],
             ["account", "add", "Holiday", "--category", "Savings", "--value", "400", "--date", "2026-08-02"],
+            // Names the journal would make alike: a client's receivable, and two names cleaned alike.
+            ["account", "add", "Acme Ltd", "--category", "Receivable", "--value", "10", "--date", "2026-08-02"],
+            ["account", "add", "Bonds A:B", "--category", "Investments", "--value", "20", "--date", "2026-08-02"],
+            ["account", "add", "Bonds A-B", "--category", "Investments", "--value", "30", "--date", "2026-08-02"],
+            ["update", "Bonds A-B", "35", "--date", "2026-10-02", "--yes"],
             ["update", "Current", "1250.50", "--date", "2026-09-01", "--yes"],
             ["update", "Visa", "350", "--date", "2026-09-15", "--yes"],
             ["update", "Current", "900", "--date", "2026-10-01", "--yes"],
@@ -56,6 +61,10 @@ struct LedgerAgreementTests {
         #expect(text.contains("    Liabilities:Credit cards:Visa    GBP -150.00 = GBP -350.00\n"))
         #expect(text.contains("2026-10-05 * Pizza / night | spending\n    Expenses:Wants:Dining Out    GBP 30.00\n"))
         #expect(text.contains("    Assets:Savings:Holiday (budget)    GBP 100.00\n"))
+        #expect(text.contains("    Assets:Receivable:Acme Ltd (invoices)    GBP 300.00\n"))
+        #expect(
+            text.contains("account Assets:Investments:Bonds A-B\n")
+                && text.contains("account Assets:Investments:Bonds A-B (2)\n"))
 
         // Both tools accept the journal strictly, and hledger checks every balance assertion.
         let (strict, strictOutput) = try sandbox.tool("/usr/bin/hledger", ["-f", journal.path, "check", "--strict"])

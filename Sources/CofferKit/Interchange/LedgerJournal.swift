@@ -57,10 +57,23 @@ public enum LedgerJournal {
         }
 
         let portfolio = ledger.portfolio
-        let accountNames = Dictionary(
-            uniqueKeysWithValues: ledger.accounts.map {
-                ($0.id, "\($0.kind == .asset ? "Assets" : "Liabilities"):\(segment($0.category)):\(segment($0.name))")
-            })
+        // Names that cleaning makes alike ("A:B", "A-B") stay apart, so each account's balance
+        // assertions see only its own values.
+        var accountNames: [UUID: String] = [:]
+        for account in ledger.accounts {
+            let path =
+                "\(account.kind == .asset ? "Assets" : "Liabilities"):\(segment(account.category)):\(segment(account.name))"
+            var unique = path, count = 1
+            while accountNames.values.contains(unique) {
+                count += 1
+                unique = "\(path) (\(count))"
+            }
+            accountNames[account.id] = unique
+        }
+        // A receivable or savings pot named like a Coffer account gets an account of its own:
+        // the account's balance assertions must see only its values.
+        let realAccounts = Set(accountNames.values)
+        let apart = { (name: String, tag: String) in realAccounts.contains(name) ? "\(name) (\(tag))" : name }
         let netWorth = only == nil || only == .accounts || only == .updates
         for account in ledger.accounts where netWorth {
             let name = accountNames[account.id]!
@@ -91,7 +104,7 @@ public enum LedgerJournal {
             for invoice in ledger.invoices {
                 guard let sentOn = invoice.sentOn else { continue }
                 let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? "Unknown client"
-                let receivable = "Assets:Receivable:\(segment(client))"
+                let receivable = apart("Assets:Receivable:\(segment(client))", "invoices")
                 let total = try invoice.total()
                 invoicedByMonth[BudgetMonth(containing: sentOn)] = try
                     (invoicedByMonth[BudgetMonth(containing: sentOn)] ?? .zero).adding(total)
@@ -121,7 +134,6 @@ public enum LedgerJournal {
         }
 
         let budget = ledger.budget
-        let realAccounts = Set(accountNames.values)
         for transaction in ledger.transactions.sorted(by: { $0.sequence < $1.sequence })
         where only == nil || only == .transactions {
             let label = ledger.label(of: transaction)
@@ -135,10 +147,7 @@ public enum LedgerJournal {
                     ? "Expenses:\(segment(label))"
                     : "Expenses:\(budget.budgetType(of: transaction)?.title ?? "Other"):\(segment(label))"
             case .savings:
-                // A goal named like a savings account gets its own account: the account's
-                // balance assertions must see only its values.
-                let pot = "Assets:Savings:\(segment(label))"
-                account = realAccounts.contains(pot) ? "\(pot) (budget)" : pot
+                account = apart("Assets:Savings:\(segment(label))", "budget")
                 counter = earmarkedAccount
                 let month = BudgetMonth(containing: transaction.date)
                 savingsByMonth[month] = try (savingsByMonth[month] ?? .zero).adding(transaction.amount)
