@@ -51,9 +51,11 @@ struct ImportLedger: ParsableCommand {
             categories: plan.categories.count, incomeSources: plan.sources.count,
             transactions: plan.transactions.count)
         if report.json { return try Output.json(result) }
+        let counted = { (count: Int, one: String, many: String) in "\(count) \(count == 1 ? one : many)" }
         Output.line(
-            "\(dryRun ? "Would import" : "Imported") \(result.accounts) accounts with \(result.values) values, "
-                + "\(result.transactions) transactions, \(result.categories) new categories and \(result.incomeSources) income sources."
+            "\(dryRun ? "Would import" : "Imported") \(counted(result.accounts, "account", "accounts")) with "
+                + "\(counted(result.values, "value", "values")), \(counted(result.transactions, "transaction", "transactions")), "
+                + "\(counted(result.categories, "new category", "new categories")) and \(counted(result.incomeSources, "income source", "income sources"))."
         )
         if dryRun {
             Output.line("Dry run: nothing was written.")

@@ -25,6 +25,14 @@ struct LedgerImportTests {
 
     @Test func hledgerPrintImportsWithMatchingReports() throws {
         let vault = try newVault()
+        let untouched = try storedRowsDigest(vault)
+        let dryRun = try coffer(["import", "ledger", fixture.path, "--dry-run"], vault: vault)
+        #expect(
+            dryRun.status == 0
+                && dryRun.stdout.contains(
+                    "Would import 3 accounts with 19 values, 13 transactions, 1 new category and 2 income sources."),
+            "\(dryRun.stdout)")
+        #expect(try storedRowsDigest(vault) == untouched, "a dry run wrote")
         let imported = try coffer(["import", "ledger", fixture.path, "--json"], vault: vault)
         #expect(imported.status == 0, "\(imported.stderr)")
         let report = try jsonObject(imported.stdout)
