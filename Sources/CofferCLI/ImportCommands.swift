@@ -10,7 +10,10 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import Coffer's JSON export, or bank statements (CSV) with category rules kept in the vault.",
-        subcommands: [JSON.self, CSVStatement.self, ImportProfileCommands.self, RulesCommands.self, Recategorise.self])
+        subcommands: [
+            JSON.self, CSVStatement.self, ImportLedger.self, ImportProfileCommands.self, RulesCommands.self,
+            Recategorise.self,
+        ])
 
     /// The bytes of FILE, or of standard input for `-`.
     static func read(_ file: String) throws -> Data {

@@ -1,18 +1,39 @@
 import FinanceCore
 import Foundation
 
-/// A plain-text accounting journal that both `ledger` and `hledger` read, whose
-/// `Assets` + `Liabilities` balance is Coffer's net worth (Specs/cli.md, "Export and import"):
+/// A plain-text accounting journal that both `ledger` and `hledger` read, written as an hledger
+/// user would write it (Specs/cli.md, "Export and import"): its `Assets` + `Liabilities` balance
+/// is Coffer's net worth on every day, and its `Income` and `Expenses` are Coffer's budget.
 ///
-/// - each value update posts the change in the account's value against `Equity:Revaluation`;
+/// - each value update posts the change in the account's value against `Equity:Revaluation` and
+///   asserts the new value (`= GBP 1250.50`), so both tools check the journal against Coffer;
 /// - closing an account posts its value away against `Equity:Closed accounts`;
-/// - a sent invoice posts its total to `Assets:Invoices receivable:CLIENT` against
-///   `Income:Invoices`; payments and voids take it back out (if receivables count in net worth);
-/// - budget transactions post to `Income:…` / `Expenses:TYPE:…` / `Savings:…` against
-///   `Budget:Cash flow`, a separate tree that leaves the net-worth accounts untouched.
+/// - a sent invoice posts its total to `Assets:Receivable:CLIENT` against `Income:Invoices`;
+///   payments move it to `Equity:Invoice payments` and voids back out of `Income:Invoices` (if
+///   receivables count in net worth);
+/// - budget transactions read `payee | note`, post to `Income:SOURCE` or `Expenses:TYPE:CATEGORY`
+///   against `Equity:Budget`, and savings to `Assets:Savings:GOAL` against `Assets:Earmarked`.
 ///
 /// Amounts use the ISO code as commodity (`GBP -20.00`), which both tools parse the same way.
 public enum LedgerJournal {
+    /// The counter-account of budget income and spending: equity, so it moves no report's
+    /// net worth and `is` shows the budget's income and expenses.
+    static let budgetAccount = "Equity:Budget"
+    /// The counter-account of budget savings. Savings earmark money that Coffer already counts
+    /// in the accounts' values, so the earmark is taken back out of Assets here and `bs` still
+    /// totals the net worth.
+    static let earmarkedAccount = "Assets:Earmarked"
+    /// Where invoice payments go: Coffer does not record the account a payment was paid into
+    /// (that account's value update carries the money), so it leaves Assets through equity.
+    static let invoicePaymentsAccount = "Equity:Invoice payments"
+    static let invoiceIncomeAccount = "Income:Invoices"
+
+    struct Posting {
+        let account: String
+        let amount: Money?
+        var assertion: Money? = nil
+    }
+
     /// `only` keeps one part: accounts or updates (the net-worth postings), transactions (the
     /// budget flows) or invoices (the receivables).
     public static func render(_ ledger: Ledger, only: ExportSection? = nil) throws -> String {
@@ -20,22 +41,42 @@ public enum LedgerJournal {
         let amount = { (money: Money) in "\(currency.code) \(currency.decimalString(money))" }
         var entries: [(date: CalendarDate, order: Int, text: String)] = []
         var usedAccounts: [String] = []
+        // What `hledger is` shows that Coffer's budget does not count, or the other way round.
+        var savingsByMonth: [BudgetMonth: Money] = [:], invoicedByMonth: [BudgetMonth: Money] = [:]
         var order = 0
-        func add(_ date: CalendarDate, _ payee: String, _ postings: [(String, Money?)]) {
+        func add(_ date: CalendarDate, _ description: String, _ postings: [Posting]) {
             order += 1
-            usedAccounts += postings.map(\.0)
-            var text = "\(date) * \(clean(payee))\n"
-            for (account, money) in postings {
-                text += "    \(account)" + (money.map { "    \(amount($0))" } ?? "") + "\n"
+            usedAccounts += postings.map(\.account)
+            var text = "\(date) * \(description)\n"
+            for posting in postings {
+                text +=
+                    "    \(posting.account)" + (posting.amount.map { "    \(amount($0))" } ?? "")
+                    + (posting.assertion.map { " = \(amount($0))" } ?? "") + "\n"
             }
             entries.append((date, order, text))
         }
 
         let portfolio = ledger.portfolio
+        // Names that cleaning makes alike ("A:B", "A-B") stay apart, so each account's balance
+        // assertions see only its own values.
+        var accountNames: [UUID: String] = [:]
+        for account in ledger.accounts {
+            let path =
+                "\(account.kind == .asset ? "Assets" : "Liabilities"):\(segment(account.category)):\(segment(account.name))"
+            var unique = path, count = 1
+            while accountNames.values.contains(unique) {
+                count += 1
+                unique = "\(path) (\(count))"
+            }
+            accountNames[account.id] = unique
+        }
+        // A receivable or savings pot named like a Coffer account gets an account of its own:
+        // the account's balance assertions must see only its values.
+        let realAccounts = Set(accountNames.values)
+        let apart = { (name: String, tag: String) in realAccounts.contains(name) ? "\(name) (\(tag))" : name }
         let netWorth = only == nil || only == .accounts || only == .updates
         for account in ledger.accounts where netWorth {
-            let root = account.kind == .asset ? "Assets" : "Liabilities"
-            let name = "\(root):\(segment(account.category)):\(segment(account.name))"
+            let name = accountNames[account.id]!
             var previous = Money.zero
             let sign: (Money) -> Money = { account.kind == .asset ? $0 : $0.negated }
             for update in portfolio.updates(of: account) where account.closed.map({ update.date < $0 }) ?? true {
@@ -43,13 +84,19 @@ public enum LedgerJournal {
                 previous = update.amount
                 guard change != .zero else { continue }
                 add(
-                    update.date, "\(account.name): value update" + (update.note.map { " (\($0))" } ?? ""),
-                    [(name, sign(change)), ("Equity:Revaluation", nil)])
+                    update.date, clean("\(account.name): value update" + (update.note.map { " (\($0))" } ?? "")),
+                    [
+                        Posting(account: name, amount: sign(change), assertion: sign(update.amount)),
+                        Posting(account: "Equity:Revaluation", amount: nil),
+                    ])
             }
             if let closed = account.closed, previous != .zero {
                 add(
-                    closed, "\(account.name): closed",
-                    [(name, sign(previous.negated)), ("Equity:Closed accounts", nil)])
+                    closed, clean("\(account.name): closed"),
+                    [
+                        Posting(account: name, amount: sign(previous.negated), assertion: .zero),
+                        Posting(account: "Equity:Closed accounts", amount: nil),
+                    ])
             }
         }
 
@@ -57,19 +104,31 @@ public enum LedgerJournal {
             for invoice in ledger.invoices {
                 guard let sentOn = invoice.sentOn else { continue }
                 let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? "Unknown client"
-                let receivable = "Assets:Invoices receivable:\(segment(client))"
+                let receivable = apart("Assets:Receivable:\(segment(client))", "invoices")
+                let total = try invoice.total()
+                invoicedByMonth[BudgetMonth(containing: sentOn)] = try
+                    (invoicedByMonth[BudgetMonth(containing: sentOn)] ?? .zero).adding(total)
                 add(
-                    sentOn, "\(invoice.reference) sent to \(client)",
-                    [(receivable, try invoice.total()), ("Income:Invoices", nil)])
+                    sentOn, described(client, "\(invoice.reference) sent"),
+                    [Posting(account: receivable, amount: total), Posting(account: invoiceIncomeAccount, amount: nil)])
                 for payment in invoice.payments {
                     add(
-                        payment.date, "\(invoice.reference) payment",
-                        [(receivable, payment.amount.negated), ("Equity:Invoice payments", nil)])
+                        payment.date, described(client, "\(invoice.reference) payment"),
+                        [
+                            Posting(account: receivable, amount: payment.amount.negated),
+                            Posting(account: invoicePaymentsAccount, amount: nil),
+                        ])
                 }
                 if let voidedOn = invoice.voidedOn {
+                    let outstanding = try invoice.outstanding()
+                    invoicedByMonth[BudgetMonth(containing: voidedOn)] = try
+                        (invoicedByMonth[BudgetMonth(containing: voidedOn)] ?? .zero).subtracting(outstanding)
                     add(
-                        voidedOn, "\(invoice.reference) voided",
-                        [(receivable, try invoice.outstanding().negated), ("Income:Invoices", nil)])
+                        voidedOn, described(client, "\(invoice.reference) voided"),
+                        [
+                            Posting(account: receivable, amount: outstanding.negated),
+                            Posting(account: invoiceIncomeAccount, amount: nil),
+                        ])
                 }
             }
         }
@@ -79,6 +138,7 @@ public enum LedgerJournal {
         where only == nil || only == .transactions {
             let label = ledger.label(of: transaction)
             let account: String
+            var counter = budgetAccount
             switch transaction.type {
             case .income: account = "Income:\(segment(label))"
             case .expense:
@@ -86,26 +146,72 @@ public enum LedgerJournal {
                     transaction.target == .uncategorised
                     ? "Expenses:\(segment(label))"
                     : "Expenses:\(budget.budgetType(of: transaction)?.title ?? "Other"):\(segment(label))"
-            case .savings: account = "Savings:\(segment(label))"
+            case .savings:
+                account = apart("Assets:Savings:\(segment(label))", "budget")
+                counter = earmarkedAccount
+                let month = BudgetMonth(containing: transaction.date)
+                savingsByMonth[month] = try (savingsByMonth[month] ?? .zero).adding(transaction.amount)
             }
             let posted = transaction.type == .income ? transaction.amount.negated : transaction.amount
+            let kind = transaction.type == .expense ? "spending" : transaction.type.rawValue
+            let note =
+                kind
+                + (transaction.origin.map { $0.account.isEmpty ? " from a statement" : " from \($0.account)" } ?? "")
             add(
-                transaction.date, label + (transaction.note.map { " (\($0))" } ?? ""),
-                [(account, posted), ("Budget:Cash flow", nil)])
+                transaction.date, described(transaction.note ?? label, note),
+                [Posting(account: account, amount: posted), Posting(account: counter, amount: nil)])
         }
 
-        let header = """
+        var header = """
             ; Coffer export (ledger journal). Net worth = the balance of Assets and Liabilities:
-            ;   ledger -f FILE bal ^Assets ^Liabilities      hledger -f FILE bal ^Assets ^Liabilities
-            ; Budget flows are under Income, Expenses and Savings against Budget:Cash flow.
+            ;   ledger -f FILE bal ^Assets ^Liabilities      hledger -f FILE bs
+            ; Value updates assert each account's new value. The budget is under Income and
+            ; Expenses against \(budgetAccount) (hledger -f FILE is -M); savings are under
+            ; Assets:Savings against \(earmarkedAccount), which takes the earmarked money back out of
+            ; Assets because the accounts' values already hold it.
 
             """
+        header += differences(savingsByMonth, invoicedByMonth, amount: amount)
         // Every commodity and account declared, as `hledger check --strict` and `ledger --pedantic` ask.
         var declarations = "commodity \(currency.code)\n\n"
         for account in Set(usedAccounts).sorted() { declarations += "account \(account)\n" }
         return header + declarations + "\n"
             + entries.sorted { ($0.date, $0.order) < ($1.date, $1.order) }.map(\.text).joined(separator: "\n")
     }
+
+    /// The header lines that say, month by month, where `hledger is` differs from `coffer budget`.
+    static func differences(
+        _ savings: [BudgetMonth: Money], _ invoiced: [BudgetMonth: Money], amount: (Money) -> String
+    ) -> String {
+        var text = ""
+        if !savings.isEmpty {
+            text += """
+                ; hledger is shows less spending than coffer budget: Coffer counts savings in "spent",
+                ; here they are assets (Assets:Savings). The difference by month:
+
+                """
+            for (month, total) in savings.sorted(by: { $0.key < $1.key }) { text += ";   \(month)  \(amount(total))\n" }
+        }
+        if !invoiced.isEmpty {
+            text += """
+                ; hledger is shows more income than coffer budget: \(invoiceIncomeAccount) holds invoices sent (less
+                ; voids), which Coffer's budget does not count as income. The difference by month:
+
+                """
+            for (month, total) in invoiced.sorted(by: { $0.key < $1.key }) {
+                text += ";   \(month)  \(amount(total))\n"
+            }
+            text += """
+                ; Payments leave Assets:Receivable for \(invoicePaymentsAccount): Coffer does not record the
+                ; account an invoice was paid into (that account's value update holds the money).
+
+                """
+        }
+        return text.isEmpty ? "" : text + "\n"
+    }
+
+    /// hledger's `payee | note` description.
+    static func described(_ payee: String, _ note: String) -> String { "\(clean(payee)) | \(clean(note))" }
 
     /// An account-name segment: no ':' (the hierarchy separator), no ';' (a comment), no tabs or
     /// runs of spaces (the amount separator).
@@ -116,8 +222,11 @@ public enum LedgerJournal {
         return collapsed.isEmpty ? "Unnamed" : collapsed
     }
 
+    /// Description text: no ';' (a comment), no line breaks or tabs, and no '|' (which splits
+    /// hledger's payee from its note).
     static func clean(_ text: String) -> String {
         text.replacingOccurrences(of: ";", with: ",").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(
-            of: "\t", with: " ")
+            of: "\t", with: " "
+        ).replacingOccurrences(of: "|", with: "/")
     }
 }
