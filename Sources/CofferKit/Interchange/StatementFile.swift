@@ -371,13 +371,20 @@ public struct StatementColumns: Sendable {
     }
 }
 
-/// Fuzzing's way in to the statement importer: what an import does with a file before it opens
-/// the vault, under one of a few column settings chosen by the first byte, or (the last choice)
-/// an hledger rules file, then a zero byte, then the statement it reads.
+/// Fuzzing's way in to the statement importers: what an import does with a file before it
+/// opens the vault, under one of a few column settings chosen by the first byte, or (the last
+/// two choices) an hledger rules file, then a zero byte, then the statement it reads; or a
+/// journal for `import ledger`.
 package func fuzzStatementImport(_ bytes: [UInt8]) {
     guard let first = bytes.first else { return }
-    let choice = Int(first) % (fuzzingColumnSets.count + 1)
-    guard choice < fuzzingColumnSets.count else { return fuzzHledgerRules(bytes.dropFirst()) }
+    let choice = Int(first) % (fuzzingColumnSets.count + 2)
+    if choice == fuzzingColumnSets.count { return fuzzHledgerRules(bytes.dropFirst()) }
+    if choice == fuzzingColumnSets.count + 1 {
+        if let text = String(validating: bytes.dropFirst(), as: UTF8.self) {
+            _ = try? Journal(reading: text, currency: .gbp)
+        }
+        return
+    }
     let (columns, skipRows, hasHeader) = fuzzingColumnSets[choice]
     guard
         let statement = try? StatementFile(
