@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
     ],
     targets: [
         // System libraries. Debian: `apt-get install libsodium-dev liblzma-dev`.
@@ -59,6 +60,7 @@ let package = Package(
             name: "CofferKit",
             dependencies: [
                 "FinanceCore", "VaultStore", "VaultBackup", "VaultCrypto", .product(name: "CSV", package: "CSV.swift"),
+                .product(name: "Plot", package: "Plot"),
             ]
         ),
         .target(

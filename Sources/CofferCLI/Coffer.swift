@@ -31,6 +31,7 @@ public struct Coffer: ParsableCommand {
         version: versionWithLibraries,
         subcommands: [
             Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
+            ReportCommands.self,
             BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self,
             GoalCommands.self,
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Settings.self,

@@ -20,10 +20,13 @@ struct Configuration: Equatable {
     var sessionMaxAge: String?
     /// Backed up by `backup create` besides the vault's saved targets, when no `--to` is given.
     var backupTargets: [String] = []
+    /// The month `coffer report year` starts in (1 calendar years, 4 UK tax years).
+    var yearStartMonth: Int?
 
     /// The keys the file may hold, as `table.key`, for the error that names a typo's nearest.
     static let knownKeys = [
         "vault", "passphrase_command", "color", "session.timeout", "session.max_age", "backup.targets",
+        "report.year_start",
     ]
 
     /// Loaded once per process, by `Coffer.execute`, before any command runs.
@@ -102,7 +105,7 @@ struct Configuration: Equatable {
         }
         var seen: [String] = []
         for key in table.keys {
-            if let inner = table[key]?.table, ["session", "backup"].contains(key) {
+            if let inner = table[key]?.table, ["session", "backup", "report"].contains(key) {
                 seen += inner.keys.map { "\(key).\($0)" }
             } else {
                 seen.append(key)
@@ -134,6 +137,15 @@ struct Configuration: Equatable {
                     paths.count == array.count
                 else { throw refuse("backup.targets must be a list of folder paths: targets = [\"/media/usb\"].") }
                 backupTargets = paths.map(Self.expandingHome)
+            }
+        }
+        if let report = table["report"] {
+            guard let report = report.table else { throw refuse("report must be a table: [report].") }
+            if let start = report["year_start"] {
+                guard let month = start.int, (1...12).contains(month) else {
+                    throw refuse("report.year_start is the month a year starts in, 1 to 12 (4 for April).")
+                }
+                yearStartMonth = month
             }
         }
     }

@@ -443,6 +443,29 @@ struct TerminalTests {
         }
     }
 
+    /// At a terminal the reports draw charts — net worth as an area with labelled axes, spending
+    /// and the distribution as bars — above the tables that state every figure; under NO_COLOR
+    /// only the tables.
+    @Test func reportsDrawChartsAtATerminalOnly() throws {
+        let environment = ["COFFER_PASSPHRASE": "chart passphrase", "COFFER_TODAY": "2026-11-22"]
+        #expect(try sandbox.run(["demo", "--vault", sandbox.vault.path], environment: environment).status == 0)
+        try startShell(environment, width: 100, height: 60)
+        defer { _ = try? tmux("kill-server") }
+        let coffer = cofferBinary.path
+        try typeOnClearScreen("\(coffer) report networth --months 6; echo CHART=$?")
+        var shown = try waitFor("CHART=0")
+        #expect(shown.contains("│") && shown.contains("└") && shown.contains("█"), "an area chart: \(shown)")
+        #expect(shown.contains("Jun 2026") && shown.contains("Nov 2026"), "x axis labelled")
+        #expect(shown.contains("Month end") && shown.contains("2026-10-31"), "and the table with every figure")
+        #expect(shown.contains("Where it sits on 2026-11-22"), "the distribution as bars")
+        try typeOnClearScreen("\(coffer) report cashflow --months 3; echo BARS=$?")
+        shown = try waitFor("BARS=0")
+        #expect(shown.contains("Spending each month") && shown.contains("█"), "\(shown)")
+        try typeOnClearScreen("NO_COLOR=1 \(coffer) report networth --months 6; echo PLAIN=$?")
+        shown = try waitFor("PLAIN=0")
+        #expect(!shown.contains("└") && !shown.contains("█") && shown.contains("Month end"), "\(shown)")
+    }
+
     /// The shell edits lines (libedit): Tab completes commands and names (quoting names with
     /// spaces), the up arrow recalls this shell's lines, and the idle timeout holds mid-line.
     @Test func theShellCompletesAndEditsLines() throws {
