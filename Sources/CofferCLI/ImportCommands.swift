@@ -115,11 +115,6 @@ struct CSVStatement: ParsableCommand {
             "After a successful import, save these settings as a profile, so next month needs only --profile NAME.",
             valueName: "name"))
     var saveProfile: String?
-    @Option(
-        help: ArgumentHelp(
-            "An hledger CSV rules file: its fields, skip, separator, date-format, decimal-mark, encoding, currency, description and if/account2 blocks (instead of --rules).",
-            valueName: "file"))
-    var rulesFile: String?
     @Flag(help: "Show what would be added, skipped as duplicate and left uncategorised; write nothing.") var dryRun =
         false
     @Flag(help: "Import the readable lines and report every line skipped, instead of importing nothing.")
@@ -150,7 +145,10 @@ struct CSVStatement: ParsableCommand {
         throw CLIError(
             .invalidInput,
             "This statement is in \(other), but the vault keeps its money in \(vault.code). Coffer converts no currencies, so nothing was imported.",
-            hint: "Import it into a vault kept in \(other): coffer init --currency \(other) --vault PATH")
+            // A symbol (`$`) names no one currency: the hint needs a code `init` takes.
+            hint: (try? Currency.named(other)).map {
+                "Import it into a vault kept in \($0.code): coffer init --currency \($0.code) --vault PATH"
+            })
     }
 
     func run() throws {
@@ -163,19 +161,12 @@ struct CSVStatement: ParsableCommand {
             opened = ledger
             base = try ledger.importProfile(named: profile)
         }
-        let hledger = try rulesFile.map(Self.readRules)
+        // A rules file given now, else the one the profile keeps.
+        let rulesText = try statement.rulesFile.map(StatementOptions.readRulesText) ?? base.hledgerRules
+        let hledger = try rulesText.map(StatementOptions.parseRules)
         if let hledger { base = StatementOptions.merged(hledger.profile, over: base) }
-        let settings = StatementOptions.merged(statement.given, over: base)
-        if hledger != nil {
-            if settings.ruleSet != nil {
-                throw CLIError(.invalidInput, "Give --rules or --rules-file, not both. Nothing was imported.")
-            }
-            if settings.destination == .updates {
-                throw CLIError(
-                    .invalidInput, "--rules-file places transactions; updates have no categories. Nothing was imported."
-                )
-            }
-        }
+        var settings = StatementOptions.merged(statement.given, over: base)
+        settings.hledgerRules = rulesText
         try StatementOptions.check(settings)
         let into = settings.destination ?? .transactions
         let data = try Import.read(file)
@@ -194,7 +185,8 @@ struct CSVStatement: ParsableCommand {
                 settings.encoding == .utf8
                     ? "Say its encoding: --encoding cp1252 (Windows, most European banks) or --encoding latin1."
                     : "Try the other: --encoding utf-8, latin1 or cp1252."
-            case "dateFormat": "Say which with --date-format \(error.candidates.first ?? "DD/MM/YYYY")."
+            case "dateFormat":
+                "Say which: " + error.candidates.map { "--date-format \($0)" }.joined(separator: " or ") + "."
             case "column":
                 error.candidates.isEmpty
                     ? "This file has no header row; number columns from 1."
@@ -273,6 +265,8 @@ struct CSVStatement: ParsableCommand {
             let profile = try ledger.saveImportProfile(saved, replacing: true)
             Terminal.note(
                 "Saved import profile \(profile.name). Next time: coffer import csv FILE --profile \(profile.name)")
+        } else if saveProfile != nil {
+            Terminal.note("A dry run saves no profile: run it again without --dry-run to save it.")
         }
     }
 
@@ -434,17 +428,6 @@ struct CSVStatement: ParsableCommand {
             Output.line("Nothing new to import.")
         } else {
             Output.advice("Undo with: coffer undo")
-        }
-    }
-
-    static func readRules(_ path: String) throws -> HledgerRules {
-        guard let text = String(data: try Import.read(path), encoding: .utf8) else {
-            throw CLIError(.invalidInput, "\(path) is not UTF-8 text. Nothing was imported.")
-        }
-        return try CLIError.importing {
-            try HledgerRules(text)
-        } hint: { _ in
-            "Coffer reads hledger's skip, fields, separator, date-format, decimal-mark, encoding, currency, description, account1, account2 and if blocks: see coffer help import csv."
         }
     }
 

@@ -57,6 +57,26 @@ struct StatementOptions: ParsableArguments {
     var delimiter: String?
     @Flag(help: "The file has no header row: give columns by number.") var noHeader = false
     @Flag(help: "Flip every amount's sign (card statements that show purchases as positive).") var negate = false
+    @Option(
+        help: ArgumentHelp(
+            "An hledger CSV rules file: its fields, skip, separator, date-format, decimal-mark, encoding, currency, description and if/account2 blocks (instead of --rules). A saved profile keeps its text.",
+            valueName: "file"))
+    var rulesFile: String?
+
+    static func readRulesText(_ path: String) throws -> String {
+        guard let text = String(data: try Import.read(path), encoding: .utf8) else {
+            throw CLIError(.invalidInput, "\(path) is not UTF-8 text. Nothing was imported.")
+        }
+        return text.replacingOccurrences(of: "\r\n", with: "\n")
+    }
+
+    static func parseRules(_ text: String) throws -> HledgerRules {
+        try CLIError.importing {
+            try HledgerRules(text)
+        } hint: { _ in
+            "Coffer reads hledger's skip, fields, separator, date-format, decimal-mark, encoding, currency, description, account1, account2 and if blocks: see coffer help import csv."
+        }
+    }
 
     /// The settings as given here, as an unnamed profile.
     var given: ImportProfile {
@@ -101,8 +121,8 @@ struct StatementOptions: ParsableArguments {
     }
 
     /// Settings that cannot work together are refused (64) before any file is read.
-    static func check(_ settings: ImportProfile) throws {
-        func refuse(_ message: String) -> CLIError { CLIError(.invalidInput, message + " Nothing was imported.") }
+    static func check(_ settings: ImportProfile, consequence: String = "Nothing was imported.") throws {
+        func refuse(_ message: String) -> CLIError { CLIError(.invalidInput, message + " " + consequence) }
         guard let destination = settings.destination else {
             throw refuse("Say what each line becomes: --into transactions or --into updates (or use a --profile).")
         }
@@ -117,11 +137,16 @@ struct StatementOptions: ParsableArguments {
             if settings.debitColumn != nil {
                 throw refuse("Updates are balances: give --amount-column, not --debit-column/--credit-column.")
             }
-            if settings.ruleSet != nil { throw refuse("--rules places transactions; updates have no categories.") }
+            if settings.ruleSet != nil || settings.hledgerRules != nil {
+                throw refuse("--rules and --rules-file place transactions; updates have no categories.")
+            }
             if settings.balanceColumn != nil {
                 throw refuse("Updates read the balance from --amount-column; --balance-column is for transactions.")
             }
             if settings.account == nil { throw refuse("Say which account the balances belong to: --account NAME.") }
+        }
+        if settings.ruleSet != nil && settings.hledgerRules != nil {
+            throw refuse("Give --rules or --rules-file, not both.")
         }
         if let delimiter = settings.delimiter, separator(delimiter) == nil {
             throw refuse("--delimiter takes , ; or tab.")
@@ -168,9 +193,22 @@ struct ImportProfileCommands: ParsableCommand {
 
         func run() throws {
             var profile = statement.given
+            if let path = statement.rulesFile {
+                let text = try StatementOptions.readRulesText(path)
+                profile = StatementOptions.merged(profile, over: try StatementOptions.parseRules(text).profile)
+                profile.hledgerRules = text
+            }
             profile.name = name
-            try StatementOptions.check(profile)
+            try StatementOptions.check(profile, consequence: "Nothing was changed.")
             let ledger = try options.openLedger()
+            // What import csv would refuse is refused now, not next month.
+            if let ruleSet = profile.ruleSet { _ = try ledger.ruleSet(named: ruleSet) }
+            if let code = profile.currency, code.uppercased() != ledger.currency.code {
+                throw CLIError(
+                    .invalidInput,
+                    "This vault keeps its money in \(ledger.currency.code); a profile for statements in \(code.uppercased()) could never import. Nothing was changed."
+                )
+            }
             let saved = try ledger.saveImportProfile(profile, replacing: replace)
             Output.line("Saved import profile \(saved.name).")
             Output.advice("Next: coffer import csv FILE --profile \(saved.name) · undo with coffer undo")
@@ -212,7 +250,15 @@ struct ImportProfileCommands: ParsableCommand {
             let json = ImportProfileCommands.json(profile)
             if report.json { return try Output.json(json) }
             Output.line(profile.name)
-            Render.table(json.settings.map { [$0.key, $0.value] }.sorted { $0[0] < $1[0] }).forEach { Output.line($0) }
+            // A rules file's text is shown by its size; --json gives it whole.
+            let shown = json.settings.map { key, value in
+                [
+                    key,
+                    key == "hledgerRules"
+                        ? "an hledger rules file (\(value.split(separator: "\n").count) lines)" : value,
+                ]
+            }
+            Render.table(shown.sorted { $0[0] < $1[0] }).forEach { Output.line($0) }
         }
     }
 
@@ -243,7 +289,8 @@ struct ImportProfileCommands: ParsableCommand {
             ("dateColumn", profile.dateColumn), ("amountColumn", profile.amountColumn),
             ("debitColumn", profile.debitColumn), ("creditColumn", profile.creditColumn),
             ("descriptionColumn", profile.descriptionColumn), ("payeeColumn", profile.payeeColumn),
-            ("balanceColumn", profile.balanceColumn), ("dateFormat", profile.dateFormat),
+            ("balanceColumn", profile.balanceColumn), ("hledgerRules", profile.hledgerRules),
+            ("dateFormat", profile.dateFormat),
             ("decimalComma", profile.decimalComma ? "true" : nil), ("negate", profile.negate ? "true" : nil),
             ("noHeader", profile.noHeader ? "true" : nil), ("skipRows", profile.skipRows.map(String.init)),
             ("delimiter", profile.delimiter), ("encoding", profile.encoding == .utf8 ? nil : profile.encoding.rawValue),

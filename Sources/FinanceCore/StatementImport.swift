@@ -152,7 +152,16 @@ extension Currency {
                 return !(characters[index - 1].isNumber && characters[index + 1].isNumber)
             }.map(\.element))
         if decimalComma {
-            text = String(text.map { $0 == "," ? "." : ($0 == "." ? "," : $0) })
+            // Points that group thousands (`1.050`, `12.345,67`) go; the comma becomes the point.
+            let whole = text.prefix { $0 != "," }
+            let groups = whole.drop { !$0.isNumber }.split(separator: ".", omittingEmptySubsequences: false)
+            if groups.count > 1, (1...3).contains(groups[0].count), groups.allSatisfy({ $0.allSatisfy(\.isNumber) }),
+                groups.dropFirst().allSatisfy({ $0.count == 3 })
+            {
+                text = String(text.filter { $0 != "." }.map { $0 == "," ? "." : $0 })
+            } else {
+                text = String(text.map { $0 == "," ? "." : ($0 == "." ? "," : $0) })
+            }
         }
         let value = try parse(text)
         return negative ? value.negated : value

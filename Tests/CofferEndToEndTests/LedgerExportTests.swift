@@ -23,6 +23,25 @@ struct LedgerExportTests {
         return line.split(separator: " ").prefix(2).joined(separator: " ")
     }
 
+    /// A note opening with "(" is not taken for a transaction code by either tool.
+    @Test func aNoteInBracketsStaysTheDescription() throws {
+        let vault = sandbox.directory.path("brackets.coffer").path
+        #expect(try sandbox.run(["demo", "--vault", vault], environment: environment).status == 0)
+        #expect(
+            try sandbox.run(
+                ["spend", "5", "Groceries", "--note", "(REF1) toys", "--vault", vault], environment: environment
+            ).status == 0)
+        let journal = sandbox.directory.path("brackets.journal")
+        #expect(
+            try sandbox.run(["export", "ledger", "--out", journal.path, "--vault", vault], environment: environment)
+                .status == 0)
+        let (status, printed) = try tool("/usr/bin/hledger", ["-f", journal.path, "print", "-O", "csv", "desc:REF1"])
+        #expect(status == 0 && printed.contains("\"*\",\"\",\"(REF1) toys"), "no code, the note whole: \(printed)")
+        let (_, payees) = try tool(
+            "/usr/bin/ledger", ["-f", journal.path, "reg", "@REF1", "--format", "%(code)|%(payee)\n"])
+        #expect(payees.hasPrefix("|(REF1) toys"), "\(payees)")
+    }
+
     @Test func balancesMatchCoffersNetWorth() throws {
         let vault = sandbox.directory.path("v.coffer")
         let steps: [[String]] = [

@@ -217,7 +217,7 @@ import Testing
             hex:
                 "120100112233445566778899aabbccddeeff01020201050303030303030303030303030303030300060404040404040404040404040404040480c49fd50c01"
         ),
-        // 20 import profile. v2 adds the payee and balance columns.
+        // 20 import profile. v2 adds the payee and balance columns, v3 a kept hledger rules file.
         Pin(
             version: 1, id: idA, record: .importProfile(bankProfile()),
             hex:
@@ -227,6 +227,12 @@ import Testing
             version: 2, id: idA, record: .importProfile(bankProfile(payee: "Payee", balance: "Balance")),
             hex:
                 "14020442616e6b01010743757272656e740001044461746500000000010a44442f4d4d2f5959595901010301013b03010347425001055061796565010742616c616e6365"
+        ),
+        Pin(
+            version: 3, id: idA,
+            record: .importProfile(bankProfile(payee: "Payee", balance: "Balance", rules: "skip 1\n")),
+            hex:
+                "14030442616e6b01010743757272656e740001044461746500000000010a44442f4d4d2f5959595901010301013b03010347425001055061796565010742616c616e63650107736b697020310a"
         ),
         // 19 undone change (the redo stack).
         Pin(
@@ -242,14 +248,14 @@ import Testing
         ),
     ]
 
-    /// The import profile both its pins hold (v1 has no payee or balance column).
-    static func bankProfile(payee: String? = nil, balance: String? = nil) -> ImportProfile {
+    /// The import profile its pins hold (v1 has no payee or balance column; only v3 a rules file).
+    static func bankProfile(payee: String? = nil, balance: String? = nil, rules: String? = nil) -> ImportProfile {
         var profile = ImportProfile(id: idA, name: "Bank")
         profile.destination = .transactions
         (profile.account, profile.dateColumn, profile.dateFormat) = ("Current", "Date", "DD/MM/YYYY")
         (profile.decimalComma, profile.skipRows, profile.delimiter) = (true, 3, ";")
         (profile.encoding, profile.currency) = (.cp1252, "GBP")
-        (profile.payeeColumn, profile.balanceColumn) = (payee, balance)
+        (profile.payeeColumn, profile.balanceColumn, profile.hledgerRules) = (payee, balance, rules)
         return profile
     }
 
@@ -307,7 +313,7 @@ import Testing
             .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
-            .importProfile: (20, 2),
+            .importProfile: (20, 3),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {

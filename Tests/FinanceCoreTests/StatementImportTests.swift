@@ -34,7 +34,8 @@ import Testing
     @Test(arguments: [
         ("-1,234.56", false, -123_456), ("(12.50)", false, -1_250), ("12.50-", false, -1_250), ("£-3", false, -300),
         ("\u{2212}5", false, -500), ("1'234.50", false, 123_450), ("1.234,56", true, 123_456), ("-12,5", true, -1_250),
-        ("1 234,56", true, 123_456), ("1\u{202F}234,56", true, 123_456), ("+7", false, 700), ("0.00", false, 0),
+        ("1 234,56", true, 123_456), ("-1.050", true, -105_000), ("12.345.678,9", true, 1_234_567_890),
+        ("1\u{202F}234,56", true, 123_456), ("+7", false, 700), ("0.00", false, 0),
     ])
     func statementAmounts(text: String, decimalComma: Bool, minorUnits: Int64) throws {
         #expect(
@@ -47,7 +48,12 @@ import Testing
                 try Currency.gbp.parseStatementAmount(text, decimalComma: false)
             }
         }
-        #expect(throws: FinanceError.self) { try Currency.gbp.parseStatementAmount("1,234.56", decimalComma: true) }
+        // With a decimal comma, a point only groups thousands: 1.5 and 1.2345 are not amounts.
+        for text in ["1,234.56", "1.5", "1.2345", "1.234.56"] {
+            #expect(throws: FinanceError.self, "\(text)") {
+                try Currency.gbp.parseStatementAmount(text, decimalComma: true)
+            }
+        }
     }
 
     @Test func rulesMatchSubstringsAndWildcardsAndRespectDirection() {

@@ -47,7 +47,8 @@ public enum LedgerJournal {
         func add(_ date: CalendarDate, _ description: String, _ postings: [Posting]) {
             order += 1
             usedAccounts += postings.map(\.account)
-            var text = "\(date) * \(description)\n"
+            // A description opening with "(" would be read as a transaction code: an empty code first.
+            var text = "\(date) * \(description.hasPrefix("(") ? "() " : "")\(description)\n"
             for posting in postings {
                 text +=
                     "    \(posting.account)" + (posting.amount.map { "    \(amount($0))" } ?? "")

@@ -312,7 +312,7 @@ public struct StatementColumns: Sendable {
         let names = fitting.map(\.description)
         throw CofferError(
             .invalidInput,
-            "The dates could be \(names.joined(separator: " or ")): no day is above 12, so the file does not say which. Nothing was imported.",
+            "The dates could be \(names.joined(separator: " or ")): no day is above 12, so the file does not say which.",
             kind: "dateFormat", candidates: names)
     }
 

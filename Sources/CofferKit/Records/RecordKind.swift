@@ -47,7 +47,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .syncIndex: 1
         case .syncConflict: 1
         case .undoneChange: 1
-        case .importProfile: 2
+        case .importProfile: 3
         }
     }
 

@@ -91,6 +91,9 @@ public struct ImportProfile: Hashable, Sendable {
     public var payeeColumn: String?
     /// For transactions: the statement's running balance.
     public var balanceColumn: String?
+    /// An hledger CSV rules file's text (`--rules-file`), kept so next month needs only the
+    /// profile: its columns, descriptions and places.
+    public var hledgerRules: String?
     public var dateFormat: String?
     public var decimalComma = false
     public var negate = false
@@ -147,6 +150,6 @@ extension ImportProfile {
         (noHeader, skipRows, delimiter, encoding, currency) = (
             other.noHeader, other.skipRows, other.delimiter, other.encoding, other.currency
         )
-        (payeeColumn, balanceColumn) = (other.payeeColumn, other.balanceColumn)
+        (payeeColumn, balanceColumn, hledgerRules) = (other.payeeColumn, other.balanceColumn, other.hledgerRules)
     }
 }

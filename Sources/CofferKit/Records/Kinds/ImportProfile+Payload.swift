@@ -10,8 +10,10 @@ import Foundation
 ///   date format, each `optional<string>`; flags `u8` (1 decimal comma, 2 negate, 4 no header
 ///   row); lines to skip `optional<uvarint>`; separator `optional<string>`; encoding `u8` (1
 ///   UTF-8, 2 ISO-8859-1, 3 Windows-1252); currency `optional<string>`.
-/// - v2 (current): v1, then the payee and balance columns, each `optional<string>` (a v1
-///   profile has neither).
+/// - v2: v1, then the payee and balance columns, each `optional<string>` (a v1 profile has
+///   neither).
+/// - v3 (current): v2, then the text of an hledger rules file, `optional<string>` (an older
+///   profile has none).
 extension ImportProfile: RecordPayload {
     static let recordKind = RecordKind.importProfile
 
@@ -33,6 +35,7 @@ extension ImportProfile: RecordPayload {
         writer.optional(currency) { $0.string($1) }
         writer.optional(payeeColumn) { $0.string($1) }
         writer.optional(balanceColumn) { $0.string($1) }
+        writer.optional(hledgerRules) { $0.string($1) }
     }
 
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> ImportProfile {
@@ -63,6 +66,7 @@ extension ImportProfile: RecordPayload {
         if version >= 2 {
             profile.payeeColumn = try reader.optional { try $0.string() }
             profile.balanceColumn = try reader.optional { try $0.string() }
+            if version >= 3 { profile.hledgerRules = try reader.optional { try $0.string() } }
         }
         return profile
     }
