@@ -6,8 +6,9 @@ import Foundation
 /// imported from JSON or CSV — in one place (where every change is written: CofferKit's `FinanceRecord.checkText`),
 /// and text shown on a terminal is cleaned again.
 public enum TextSafety {
-    /// Fields that may hold line breaks and tabs (a postal address, free-form notes).
-    static let multiLineFields: Set<String> = ["address", "notes"]
+    /// Fields that may hold line breaks and tabs (a postal address, free-form notes, the body of
+    /// a note in the notes vault).
+    static let multiLineFields: Set<String> = ["address", "notes", "note body"]
 
     /// C0 controls, DEL and C1 controls; line feed and tab only where `multiLine`.
     public static func isForbidden(_ scalar: Unicode.Scalar, multiLine: Bool) -> Bool {
