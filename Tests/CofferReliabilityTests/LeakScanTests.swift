@@ -39,4 +39,25 @@ import Testing
             LeakScan.shared.noteProcess(arguments: ["unlock", "--note", "a passphrase in argv"], environment: [:])
         }
     }
+
+    /// A note's text left in an editor's folder (or its swap file) is found: the notes tests'
+    /// clean scans of their runtime folders mean something.
+    @Test func findsANoteLeftInAnEditorsFolder() throws {
+        let directory = scannedDirectory()
+        let body = "Leaky note: the will is in the top drawer"
+        LeakScan.shared.noteSecret(body)
+        let folder = directory.path("coffer-note-AbC123")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        FileManager.default.createFile(
+            atPath: folder.appendingPathComponent(".note.txt.swp").path, contents: Data(("\0\0" + body).utf8))
+        let hits = Failures()
+        withKnownIssue {
+            LeakScan.shared.scan(directory.url, report: false)
+        } matching: { issue in
+            hits.add(issue.description)
+            return issue.description.contains("plaintext leak")
+        }
+        try FileManager.default.removeItem(at: folder)
+        #expect(hits.all.count == 1, "\(hits.all)")
+    }
 }
