@@ -129,7 +129,8 @@ enum NoteEditor {
     }
 
     /// `/bin/sh -c '$EDITOR "$1"'`, so an editor given with arguments (`code --wait`) works, on
-    /// this terminal, with the default handling of the signals this process ignores meanwhile.
+    /// this terminal, with the default handling of the signals this process ignores meanwhile,
+    /// and without Coffer's secrets (`COFFER_PASSPHRASE`, `COFFER_SESSION`) in its environment.
     private static func spawn(editor: String, file: String) throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -142,8 +143,10 @@ enum NoteEditor {
         let words: [String] = ["sh", "-c", editor + " \"$1\"", "coffer-note", file]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let envp = PassphraseSource.environmentWithoutSecrets.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/bin/sh", nil, &attributes, argv, environ)
+        let result = posix_spawn(&pid, "/bin/sh", nil, &attributes, argv, envp)
         guard result == 0 else {
             throw CLIError(.failure, "Cannot start the editor (\(String(cString: strerror(result)))).")
         }

@@ -129,10 +129,11 @@ import Testing
             grandparent=$(cut -d' ' -f4 /proc/$PPID/stat)
             cat /proc/$$/cmdline /proc/$PPID/cmdline /proc/$grandparent/cmdline > "$NOTE_TEST_MARKS/cmdlines.txt"
             ls -ld "$(dirname "$1")" > "$NOTE_TEST_MARKS/folder.txt"
+            env | grep -c '^COFFER_PASSPHRASE=' > "$NOTE_TEST_MARKS/secrets.txt"
             printf 'Dear bank,\\n%s\\n' '\(first)' > "$1"
             i=0
             while [ $i -lt 100 ]; do
-                if "$NOTE_TEST_COFFER" note show 'Letter to the bank' | grep -q 4471-5566; then
+                if COFFER_PASSPHRASE="$NOTE_TEST_PASSPHRASE" "$NOTE_TEST_COFFER" note show 'Letter to the bank' | grep -q 4471-5566; then
                     echo seen > "$NOTE_TEST_MARKS/seen.txt"
                     break
                 fi
@@ -145,7 +146,7 @@ import Testing
         chmod(script, 0o700)
         let environment = [
             "EDITOR": script, "XDG_RUNTIME_DIR": runtime, "NOTE_TEST_MARKS": marks,
-            "NOTE_TEST_COFFER": cofferBinary.path,
+            "NOTE_TEST_COFFER": cofferBinary.path, "NOTE_TEST_PASSPHRASE": "old passphrase",
         ]
         let added = try run(["note", "add", "Letter to the bank"], environment: environment)
         #expect(added.status == 0, "\(added.stderr)")
@@ -160,6 +161,9 @@ import Testing
         let folder = try String(contentsOfFile: marks + "/folder.txt", encoding: .utf8)
         #expect(folder.hasPrefix("drwx------"), "\(folder)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: runtime) == [])
+        #expect(
+            try String(contentsOfFile: marks + "/secrets.txt", encoding: .utf8) == "0\n",
+            "the editor does not get COFFER_PASSPHRASE")
         // No process on the way had the text on its command line (the editor, its shell, coffer).
         let commandLines = try String(contentsOfFile: marks + "/cmdlines.txt", encoding: .utf8)
         #expect(commandLines.contains("note") && commandLines.contains("editor.sh"), "\(commandLines)")
