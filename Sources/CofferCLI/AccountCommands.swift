@@ -122,6 +122,8 @@ struct AccountCommands: ParsableCommand {
             let growth: String
             @NullEncoded var closed: String?
             let history: [Entry]
+            /// Titles of the notes attached to the account.
+            let notes: [String]
         }
 
         func run() throws {
@@ -144,7 +146,7 @@ struct AccountCommands: ParsableCommand {
                         growth: portfolio.rate(for: account).description, closed: account.closed?.description,
                         history: history.map {
                             .init(date: $0.date.description, value: currency.decimalString($0.amount), note: $0.note)
-                        }))
+                        }, notes: NoteCommands.attachedTitles(account.id, ledger: ledger)))
             }
             let style = Style.current()
             Output.line(
@@ -162,6 +164,7 @@ struct AccountCommands: ParsableCommand {
                 Output.line("No month to compare with yet (its first value is under a month old)")
             }
             Output.line("Growth rate \(portfolio.rate(for: account)) a year (for projections)")
+            NoteCommands.printAttached(account.id, ledger: ledger)
             if !history.isEmpty {
                 Output.line()
                 Output.line("History  \(Render.sparkline(history.map(\.amount.minorUnits)))")

@@ -137,6 +137,7 @@ public struct CLIError: Error, LocalizedError, Sendable {
         "client": "coffer client add NAME --terms 30",
         "rule set": "coffer import rules add NAME --match TEXT --category CATEGORY",
         "sync folder": "coffer sync init DIR (or, on a new machine: coffer device join DIR)",
+        "note": "coffer note add TITLE --stdin (or in $EDITOR, without --stdin)",
     ]
 
     /// Kinds named by an id or number rather than a name: where to see them.

@@ -72,6 +72,8 @@ struct ClientCommands: ParsableCommand {
             @NullEncoded var address: String?
             let termsDays: Int
             let invoices: [InvoiceCommands.Row]
+            /// Titles of the notes attached to the client.
+            let notes: [String]
         }
 
         func run() throws {
@@ -83,12 +85,14 @@ struct ClientCommands: ParsableCommand {
                 return try Output.json(
                     JSON(
                         name: client.name, email: client.email, address: client.address, termsDays: client.termsDays,
-                        invoices: try invoices.map { try InvoiceCommands.row($0, ledger: ledger, today: today) }))
+                        invoices: try invoices.map { try InvoiceCommands.row($0, ledger: ledger, today: today) },
+                        notes: NoteCommands.attachedTitles(client.id, ledger: ledger)))
             }
             Output.line(Style.current().bold(client.name))
             if let email = client.email { Output.line(email) }
             if let address = client.address { Output.line(address) }
             Output.line("Terms: \(client.termsDays) days")
+            NoteCommands.printAttached(client.id, ledger: ledger)
             Output.line()
             InvoiceCommands.rows(invoices, ledger: ledger, today: today).forEach { Output.line($0) }
         }

@@ -35,7 +35,7 @@ public struct Coffer: ParsableCommand {
             BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self,
             GoalCommands.self,
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Settings.self,
-            Export.self, Import.self,
+            NoteCommands.self, Export.self, Import.self,
             Log.self, Undo.self, Redo.self, Demo.self, BackupCommands.self, Restore.self, SyncCommands.self,
             DeviceCommands.self,
             MergeCopy.self,

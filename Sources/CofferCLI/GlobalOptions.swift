@@ -300,17 +300,20 @@ enum PassphraseSource {
         return Array(data)
     }
 
+    /// Our environment minus Coffer's own secrets: what a program Coffer starts (a passphrase
+    /// command, an editor) gets.
+    static var environmentWithoutSecrets: [String: String] {
+        ProcessInfo.processInfo.environment.filter {
+            !["COFFER_SESSION", "COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE"].contains($0.key)
+        }
+    }
+
     /// Runs `command` with /bin/sh; its stdout is the secret, its stderr goes to ours.
     static func run(_ command: String) throws -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
-        // The command gets our environment minus Coffer's own secrets.
-        var environment = ProcessInfo.processInfo.environment
-        for secret in ["COFFER_SESSION", "COFFER_PASSPHRASE", "COFFER_NEW_PASSPHRASE"] {
-            environment.removeValue(forKey: secret)
-        }
-        process.environment = environment
+        process.environment = environmentWithoutSecrets
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice

@@ -120,7 +120,12 @@ struct InvoiceCommands: ParsableCommand {
             let invoice = try ledger.invoice(id)
             let client = ledger.client(of: invoice)
             let currency = ledger.currency
-            if report.json { return try Output.json(try InvoiceCommands.row(invoice, ledger: ledger, today: today)) }
+            if report.json {
+                return try Output.json(
+                    Shown(
+                        row: try InvoiceCommands.row(invoice, ledger: ledger, today: today),
+                        notes: NoteCommands.attachedTitles(invoice.id, ledger: ledger)))
+            }
             let style = Style.current()
             Output.line(style.bold("\(currency.format(try invoice.total()))  \(client?.name ?? "(removed client)")"))
             Output.line(
@@ -146,6 +151,20 @@ struct InvoiceCommands: ParsableCommand {
                 rightAligned: [1, 2]
             ).forEach { Output.line($0) }
             if let notes = invoice.notes { Output.line(); Output.line(notes) }
+            NoteCommands.printAttached(invoice.id, ledger: ledger)
+        }
+
+        /// The row `coffer invoices --json` gives, with the titles of the notes attached.
+        struct Shown: Encodable {
+            let row: Row
+            let notes: [String]
+            enum Key: CodingKey { case notes }
+
+            func encode(to encoder: Encoder) throws {
+                try row.encode(to: encoder)
+                var container = encoder.container(keyedBy: Key.self)
+                try container.encode(notes, forKey: .notes)
+            }
         }
     }
 

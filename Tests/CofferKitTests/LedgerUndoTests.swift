@@ -193,7 +193,23 @@ import VaultStore
             try undoable("remove a goal with no contributions") {
                 try ledger.removeGoal(try ledger.goal(named: "Spare"))
             }
-            #expect(checked.count == 40)
+            try undoable("add a note attached to a client") {
+                try ledger.addNote(
+                    title: "Acme contract", body: "Signed copy in the blue folder.",
+                    attachment: Note.Attachment(kind: .client, id: try ledger.client(named: "Acme").id), today: today)
+            }
+            try undoable("edit a note's body") {
+                var note = try ledger.note(named: "Acm")
+                note.body += "\nClause 4: 30 days."
+                try ledger.saveNote(note, now: Date(timeIntervalSince1970: 1_800_000_000))
+            }
+            try undoable("attach a note to an account instead") {
+                var note = try ledger.note(named: "Acme contract")
+                note.attachment = Note.Attachment(kind: .account, id: try ledger.account(named: "Savings").id)
+                try ledger.saveNote(note, now: Date(timeIntervalSince1970: 1_800_000_100))
+            }
+            try undoable("remove a note") { try ledger.removeNote(try ledger.note(named: "Acme contract")) }
+            #expect(checked.count == 44)
         }
     }
 }

@@ -234,6 +234,17 @@ import Testing
             hex:
                 "14030442616e6b01010743757272656e740001044461746500000000010a44442f4d4d2f5959595901010301013b03010347425001055061796565010742616c616e63650107736b697020310a"
         ),
+        // 21 note, attached to an account; its body keeps a line break and a tab.
+        Pin(
+            version: 1, id: idA,
+            record: .note(
+                Note(
+                    id: idA, title: "Pension", body: "Policy 12-345\n\tAviva",
+                    attachment: Note.Attachment(kind: .account, id: idB), created: date("2025-01-03"),
+                    updated: 1_700_000_000)),
+            hex:
+                "15010750656e73696f6e14506f6c6963792031322d3334350a09417669766101000f1e2d3c4b5a69788796a5b4c3d2e1f0f6b90280c49fd50c"
+        ),
         // 19 undone change (the redo stack).
         Pin(
             version: 1, id: idA,
@@ -313,7 +324,7 @@ import Testing
             .savingsGoal: (11, 1),
             .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
-            .importProfile: (20, 3),
+            .importProfile: (20, 3), .note: (21, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {
@@ -333,6 +344,7 @@ import Testing
         #expect(tags(CategoryRuleSet.Rule.Field.self) == [.any: 0, .description: 1, .payee: 2])
         #expect(tags(TransactionType.self) == [.income: 0, .expense: 1, .savings: 2])
         #expect(tags(Invoice.StoredStatus.self) == [.draft: 0, .sent: 1, .void: 2])
+        #expect(tags(Note.Attachment.Kind.self) == [.account: 0, .client: 1, .invoice: 2])
         #expect(
             Dictionary(uniqueKeysWithValues: IncomeFrequency.WireTag.allCases.map { ($0, $0.rawValue) })
                 == [.monthly: 0, .biweekly: 1, .variable: 2])
@@ -362,6 +374,7 @@ import Testing
         check(CategoryRuleSet.Rule.Field.self)
         check(TransactionType.self)
         check(Invoice.StoredStatus.self)
+        check(Note.Attachment.Kind.self)
     }
 
     /// A tag or flag byte no reader knows, in every pinned payload that stores one, is a
@@ -381,6 +394,8 @@ import Testing
             (.invoice, 1, 53, 0...2, "invoice status"),
             (.categoryRuleSet, 1, 15, 0...2, "rule target (no uncategorised)"),
             (.categoryRuleSet, 2, 32, 0...2, "rule field"),
+            (.note, 1, 31, 0...1, "note attachment present"),
+            (.note, 1, 32, 0...2, "note attachment kind"),
         ]
         for (kind, version, offset, valid, field) in tagged {
             let pin = Self.pins.first { $0.record.kind == kind && $0.version == version }!

@@ -41,6 +41,11 @@ import Testing
             taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"), notes: "Thanks",
             stored: .sent, sentOn: date("2026-11-01"),
             payments: [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])
+        let contract = Note(
+            title: "Acme contract", body: "Signed copy in the blue folder.\n\tClause 4: 30 days.",
+            attachment: Note.Attachment(kind: .client, id: client.id), created: date("2026-11-01"),
+            updated: 1_790_000_000)
+        let will = Note(title: "Will", body: "", created: date("2026-11-02"), updated: -1)
         return [
             (UUID(), .settings(VaultSettings(currency: try! Currency.named("JPY")))),
             (account.id, .account(account)),
@@ -72,6 +77,8 @@ import Testing
             ),
             (imported.id, .transaction(imported)),
             (rules.id, .categoryRuleSet(rules)),
+            (contract.id, .note(contract)),
+            (will.id, .note(will)),
         ]
     }()
 

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import FinanceCore
 import Foundation
 import Testing
@@ -31,6 +32,8 @@ import Testing
         multiLine.email = nil
         multiLine.address = "1 High St\(control)"
         #expect(throws: FinanceError.self) { try FinanceRecord.client(multiLine).checkText() }
+        let body = Note(title: "Will", body: "In the desk\(control)", created: date("2026-01-02"), updated: 0)
+        #expect(throws: FinanceError.self) { try FinanceRecord.note(body).checkText() }
     }
 
     @Test func lineBreaksOnlyWhereTextIsMultiLine() throws {
@@ -39,5 +42,10 @@ import Testing
         #expect(throws: FinanceError.self) {
             try FinanceRecord.client(Client(name: "Acme\nLtd", email: nil, address: nil, termsDays: 14)).checkText()
         }
+        let note = Note(title: "Will", body: "Top drawer\n\tleft", created: date("2026-01-02"), updated: 0)
+        try FinanceRecord.note(note).checkText()
+        var twoLineTitle = note
+        twoLineTitle.title = "Will\nand testament"
+        #expect(throws: FinanceError.self) { try FinanceRecord.note(twoLineTitle).checkText() }
     }
 }

@@ -26,7 +26,8 @@ func snapshot(_ ledger: Ledger, includingCounter: Bool = true) -> String {
             ledger.updates, ledger.categoryRates.sorted { $0.key.uuidString < $1.key.uuidString }.map(\.value),
             ledger.changes.map(\.entry), ledger.budgetCategories, ledger.incomeSources, ledger.transactions,
             ledger.goals, ledger.clients,
-            ledger.invoices, includingCounter ? ledger.invoiceCounter?.counter : nil, ledger.ruleSets
+            ledger.invoices, includingCounter ? ledger.invoiceCounter?.counter : nil, ledger.ruleSets,
+            ledger.notes
         ), to: &text)
     return text
 }

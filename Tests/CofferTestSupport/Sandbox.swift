@@ -185,6 +185,8 @@ public struct Sandbox {
         if let input {
             stdin = directory.path("stdin-\(id)").path
             try Data(input.utf8).write(to: URL(fileURLWithPath: stdin))
+            // The test's own input (a note's text for `--stdin`, say): plaintext by design.
+            LeakScan.shared.noteSecret("", file: stdin)
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

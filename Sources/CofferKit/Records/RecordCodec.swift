@@ -23,6 +23,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case syncConflict(SyncConflict)
     case undoneChange(UndoneChange)
     case importProfile(ImportProfile)
+    case note(Note)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -50,6 +51,7 @@ public enum FinanceRecord: Hashable, Sendable {
         case .syncConflict(let value): value
         case .undoneChange(let value): value
         case .importProfile(let value): value
+        case .note(let value): value
         }
     }
 }
@@ -128,6 +130,7 @@ public enum RecordCodec {
             case .syncConflict: .syncConflict(try fields())
             case .undoneChange: .undoneChange(try fields())
             case .importProfile: .importProfile(try fields())
+            case .note: .note(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

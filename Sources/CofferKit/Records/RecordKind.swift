@@ -23,6 +23,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case syncConflict = 18
     case undoneChange = 19
     case importProfile = 20
+    case note = 21
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -48,6 +49,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .syncConflict: 1
         case .undoneChange: 1
         case .importProfile: 3
+        case .note: 1
         }
     }
 

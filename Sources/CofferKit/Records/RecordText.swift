@@ -24,6 +24,7 @@ extension FinanceRecord {
                     profile.dateFormat, profile.delimiter, profile.currency,
                 ].compactMap { $0.map { ("setting", $0) } }
                 + (profile.hledgerRules.map { [("rules file", $0)] } ?? [])
+        case .note(let note): [("title", note.title), ("note body", note.body)]
         case .backupTarget(let target): [("path", target.path)]
         case .backupState(let state): state.verified.map { ("path", $0.path) }
         case .budgetCategory(let category): [("name", category.name)]

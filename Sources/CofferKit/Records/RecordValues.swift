@@ -109,6 +109,40 @@ public struct ImportProfile: Hashable, Sendable {
     }
 }
 
+/// A private free-text note kept beside the finances (`coffer note`): an account number, where
+/// the will is, a draft letter to the bank. Its body is as secret as anything in the vault, so it
+/// only ever reaches the screen, the vault and (while an editor has it) a RAM-backed file.
+public struct Note: Hashable, Sendable {
+    /// What a note can be attached to, shown on that record's screen.
+    public struct Attachment: Hashable, Sendable {
+        public enum Kind: String, Hashable, Sendable, CaseIterable {
+            case account, client, invoice
+        }
+        public let kind: Kind
+        public let id: UUID
+        public init(kind: Kind, id: UUID) {
+            self.kind = kind
+            self.id = id
+        }
+    }
+
+    public let id: UUID
+    public var title: String
+    public var body: String
+    public var attachment: Attachment?
+    public let created: CalendarDate
+    /// Seconds since 1970, when the body, title or attachment last changed.
+    public var updated: Int64
+
+    public init(
+        id: UUID = UUID(), title: String, body: String, attachment: Attachment? = nil, created: CalendarDate,
+        updated: Int64
+    ) {
+        (self.id, self.title, self.body) = (id, title, body)
+        (self.attachment, self.created, self.updated) = (attachment, created, updated)
+    }
+}
+
 /// A folder that `coffer backup create` writes to by default.
 public struct BackupTarget: Hashable, Sendable {
     public var path: String

@@ -109,6 +109,25 @@ extension Invoice.StoredStatus: WireTagged {
     }
 }
 
+extension Note.Attachment.Kind: WireTagged {
+    var wireTag: UInt8 {
+        switch self {
+        case .account: 0
+        case .client: 1
+        case .invoice: 2
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .account
+        case 1: self = .client
+        case 2: self = .invoice
+        default: return nil
+        }
+    }
+}
+
 extension IncomeFrequency {
     /// The tag of a frequency; a bi-weekly one is followed by its anchor date.
     enum WireTag: UInt8, CaseIterable {

@@ -146,6 +146,7 @@ extension SyncService {
         case .invoiceCounter: "the invoice counter"
         case .categoryRuleSet(let value): "rule set '\(value.name)'"
         case .importProfile(let value): "import profile '\(value.name)'"
+        case .note(let value): "note '\(value.title)'"
         case .backupState, .syncState, .syncIndex, .syncConflict, .undoneChange: "bookkeeping"
         }
     }
