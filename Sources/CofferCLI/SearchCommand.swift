@@ -82,3 +82,39 @@ struct Search: ParsableCommand {
         Output.advice("Next: coffer transaction list --text TEXT · coffer invoices --text TEXT")
     }
 }
+
+/// `--from/--to/--min/--max/--text` on `transaction list` and `invoices`: every bound inclusive,
+/// sizes without a sign, the text found as `coffer search` finds it.
+struct FilterOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Only from this date on, YYYY-MM-DD (inclusive).", valueName: "date")) var from: String?
+    @Option(help: ArgumentHelp("Only up to this date, YYYY-MM-DD (inclusive).", valueName: "date")) var to: String?
+    @Option(
+        name: .customLong("min"), parsing: .unconditional,
+        help: ArgumentHelp("Only amounts of at least this size, without a sign (inclusive).", valueName: "amount"))
+    var minimum: String?
+    @Option(
+        name: .customLong("max"), parsing: .unconditional,
+        help: ArgumentHelp("Only amounts of at most this size, without a sign (inclusive).", valueName: "amount"))
+    var maximum: String?
+    @Option(help: ArgumentHelp("Only records holding this text (as coffer search finds it).", valueName: "text"))
+    var text: String?
+
+    var isEmpty: Bool { from == nil && to == nil && minimum == nil && maximum == nil && text == nil }
+
+    func resolve(_ ledger: Ledger) throws -> RecordFilter {
+        func size(_ text: String?, _ flag: String) throws -> Money? {
+            guard let text else { return nil }
+            let amount = try CommandContext.input { try ledger.currency.parse(text) }
+            guard !amount.isNegative else {
+                throw CLIError(.invalidInput, "\(flag) is a size, without a sign: '\(text)' has one.")
+            }
+            return amount
+        }
+        let minimum = try size(minimum, "--min"), maximum = try size(maximum, "--max")
+        return try CommandContext.input {
+            try RecordFilter(
+                from: try from.map { try CalendarDate(parsing: $0) }, to: try to.map { try CalendarDate(parsing: $0) },
+                minimum: minimum, maximum: maximum, text: try text.map { try TextQuery($0) })
+        }
+    }
+}

@@ -63,14 +63,18 @@ public struct TextQuery: Sendable {
     /// The text around a match on one line, at most about `width` characters, with `…` where
     /// it was cut: enough to see why it matched without printing a whole address or note.
     public static func snippet(of text: String, around range: Range<String.Index>, width: Int = 48) -> String {
+        func oneLine(_ part: Substring) -> String {
+            part.map { $0.isNewline || $0 == "\t" ? " " : String($0) }.joined()
+        }
+        guard text.count > width else { return oneLine(text[...]) }
         let match = text[range].count
-        let before = max(0, (width - match) / 3)
+        // A third of the room before the match, the rest after; what the end leaves unused goes before.
+        let after = max(0, width - match - max(0, (width - match) / 3))
+        let room = text.distance(from: range.upperBound, to: text.endIndex)
+        let before = max(0, width - match - min(after, room))
         let start = text.index(range.lowerBound, offsetBy: -before, limitedBy: text.startIndex) ?? text.startIndex
-        let end =
-            text.index(range.upperBound, offsetBy: max(0, width - match - before), limitedBy: text.endIndex)
-            ?? text.endIndex
-        let body = text[start..<end].map { $0.isNewline || $0 == "\t" ? " " : String($0) }.joined()
-        return (start > text.startIndex ? "…" : "") + body + (end < text.endIndex ? "…" : "")
+        let end = text.index(range.upperBound, offsetBy: after, limitedBy: text.endIndex) ?? text.endIndex
+        return (start > text.startIndex ? "…" : "") + oneLine(text[start..<end]) + (end < text.endIndex ? "…" : "")
     }
 }
 
