@@ -26,14 +26,13 @@ public struct TextQuery: Sendable {
     /// Where the query first occurs in `haystack`, or nil.
     public func range(in haystack: String) -> Range<String.Index>? {
         if let needle = asciiNeedle {
-            var contiguous = haystack
-            let found = contiguous.withUTF8 { Self.asciiOffset(of: needle, in: $0) }
-            switch found {
-            case .some(.some(let offset)):
+            // Native strings are contiguous UTF-8: no copy; anything else goes to Foundation.
+            switch haystack.utf8.withContiguousStorageIfAvailable({ Self.asciiOffset(of: needle, in: $0) }) {
+            case .some(.some(.some(let offset))):
                 let start = haystack.utf8.index(haystack.startIndex, offsetBy: offset)
                 return start..<haystack.utf8.index(start, offsetBy: needle.count)
-            case .some(.none): return nil
-            case .none: break  // not ASCII: Foundation decides
+            case .some(.some(.none)): return nil
+            default: break  // not ASCII (or not contiguous): Foundation decides
             }
         }
         return haystack.range(of: folded, options: [.caseInsensitive, .diacriticInsensitive])

@@ -127,25 +127,32 @@ extension Ledger {
         return targets[transaction.target]
     }
 
+    /// Whether `match` would find anything, without making its snippet.
+    private static func matches(
+        _ transaction: Transaction, _ query: TextQuery,
+        targets: [Transaction.Target: (field: String, snippet: String)]
+    ) -> Bool {
+        transaction.note.map(query.matches) == true || (!targets.isEmpty && targets[transaction.target] != nil)
+    }
+
     private func transactionHits(_ query: TextQuery, limit: Int) -> (Int, [SearchHit]) {
         let targets = matchingTargets(query)
-        var found: [(index: Int, field: String, snippet: String)] = []
-        for (index, transaction) in transactions.enumerated() {
-            if let (field, snippet) = Self.match(transaction, query, targets: targets) {
-                found.append((index, field, snippet))
-            }
-        }
+        // Which transactions match, first; the snippets only for those shown.
+        let all = transactions
+        let found = all.indices.filter { Self.matches(all[$0], query, targets: targets) }
         let newestFirst = found.sorted {
-            let (a, b) = (transactions[$0.index], transactions[$1.index])
+            let (a, b) = (all[$0], all[$1])
             return (a.date, a.sequence) > (b.date, b.sequence)
         }
         return (
             found.count,
-            newestFirst.prefix(limit).map { item in
-                let transaction = transactions[item.index]
-                return SearchHit(
-                    kind: .transactions, id: Self.shortID(transaction.id), title: label(of: transaction),
-                    field: item.field, snippet: item.snippet, date: transaction.date, amount: transaction.signedAmount)
+            newestFirst.prefix(limit).compactMap { index in
+                let transaction = all[index]
+                return Self.match(transaction, query, targets: targets).map {
+                    SearchHit(
+                        kind: .transactions, id: Self.shortID(transaction.id), title: label(of: transaction),
+                        field: $0.field, snippet: $0.snippet, date: transaction.date, amount: transaction.signedAmount)
+                }
             }
         )
     }
@@ -164,18 +171,24 @@ extension Ledger {
             }, limit)
     }
 
+    /// Client names by id, looked up once per search rather than once per invoice.
+    private var clientNames: [UUID: String] {
+        Dictionary(clients.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// An invoice's searchable fields, in the order a match is reported.
-    private func fields(of invoice: Invoice) -> [(String, String?)] {
-        [("reference", invoice.reference), ("client", client(of: invoice)?.name)]
+    private static func fields(of invoice: Invoice, clientNames: [UUID: String]) -> [(String, String?)] {
+        [("reference", invoice.reference), ("client", clientNames[invoice.clientID])]
             + invoice.items.map { ("item", $0.description) } + [("notes", invoice.notes)]
     }
 
     private func invoiceHits(_ query: TextQuery, limit: Int) -> (Int, [SearchHit]) {
-        Self.limited(
+        let names = clientNames
+        return Self.limited(
             invoices.reversed().compactMap { invoice in
-                Self.firstMatch(query, in: fields(of: invoice)).map {
+                Self.firstMatch(query, in: Self.fields(of: invoice, clientNames: names)).map {
                     SearchHit(
-                        kind: .invoices, id: invoice.reference, title: client(of: invoice)?.name ?? "",
+                        kind: .invoices, id: invoice.reference, title: names[invoice.clientID] ?? "",
                         field: $0.field, snippet: $0.snippet, date: invoice.issued, amount: try? invoice.total())
                 }
             }, limit)
@@ -188,16 +201,18 @@ extension Ledger {
         let targets = filter.text.map(matchingTargets) ?? [:]
         return transactions.filter { transaction in
             filter.admits(date: transaction.date, amount: transaction.amount)
-                && filter.text.map { Self.match(transaction, $0, targets: targets) != nil } ?? true
+                && filter.text.map { Self.matches(transaction, $0, targets: targets) } ?? true
         }
     }
 
     /// The invoices within `filter`: issued in its dates, totals in its range, its text in the
     /// reference, client, items or notes.
     public func filtered(_ invoices: [Invoice], by filter: RecordFilter) throws -> [Invoice] {
-        try invoices.filter { invoice in
+        let names = clientNames
+        return try invoices.filter { invoice in
             try filter.admits(date: invoice.issued, amount: invoice.total())
-                && filter.text.map { Self.firstMatch($0, in: fields(of: invoice)) != nil } ?? true
+                && filter.text.map { Self.firstMatch($0, in: Self.fields(of: invoice, clientNames: names)) != nil }
+                    ?? true
         }
     }
 }
