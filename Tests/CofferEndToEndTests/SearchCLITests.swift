@@ -85,6 +85,23 @@ import Testing
         #expect(text.stdout.contains("client") && text.stdout.contains("Café Noir"))
     }
 
+    /// An imported note is `PAYEE | DESCRIPTION`: the field says which half matched.
+    @Test func importedNotesSayPayeeOrDescription() throws {
+        _ = try sandbox.initVault()
+        let statement = sandbox.directory.path("statement.csv")
+        try "Date,Payee,Description,Amount\n2026-11-03,Crêperie Bretonne,Card payment lunch,-14.20\n".write(
+            to: statement, atomically: true, encoding: .utf8)
+        try ok("import", "csv", statement.path, "--into", "transactions")
+        let (_, payee) = try hits("creperie")
+        #expect(payee.first?["field"] as? String == "payee")
+        #expect(payee.first?["snippet"] as? String == "Crêperie Bretonne | Card payment lunch")
+        let (_, description) = try hits("LUNCH")
+        #expect(description.first?["field"] as? String == "description")
+        #expect(description.first?["amount"] as? String == "-14.20")
+        let (_, category) = try hits("uncategorised")
+        #expect(category.first?["field"] as? String == "category")
+    }
+
     @Test func caseAndAccentsAreIgnored() throws {
         try setUp()
         for query in ["ecole", "ÉCOLE", "École", "rue de l'ecole"] {
