@@ -264,6 +264,19 @@ import Testing
             #expect(Decimal(string: category["value"] as! String) == sum, "\(name)")
         }
 
+        // The same figures as the other reports: each category's total as `assets` gives it, and
+        // the categories' changes add up to the overview's change in net worth.
+        let assets = try json("assets")
+        for row in assets["categories"] as! [[String: Any]] {
+            #expect(categories[row["name"] as! String]?["value"] as? String == row["total"] as? String, "\(row)")
+        }
+        let signed = categories.values.map { category -> Decimal in
+            let change = Decimal(string: category["change1m"] as! String)!
+            return category["kind"] as? String == "liability" ? -change : change
+        }
+        let overview = try json("overview")
+        #expect(Decimal(string: overview["changeSinceLastMonth"] as! String) == signed.reduce(0, +))
+
         // Text: the liability reads as a negative amount, so paying it down shows as a rise.
         let text = try run(["account", "list"]).stdout
         let loan = try #require(text.split(separator: "\n").first { $0.contains("Loan ") })
