@@ -55,9 +55,26 @@ struct AccountCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List accounts with their current values.")
+        static let configuration = CommandConfiguration(
+            abstract: "List accounts with their current values and change over a month and a year, and each category's."
+        )
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
+
+        /// Change over the last month and year; null where there is nothing to compare with.
+        struct Changes: Encodable {
+            @NullEncoded var change1m: String?
+            @NullEncoded var changePercent1m: Decimal?
+            @NullEncoded var change1y: String?
+            @NullEncoded var changePercent1y: Decimal?
+
+            init(_ month: Portfolio.Change?, _ year: Portfolio.Change?, currency: Currency) {
+                change1m = month.map { currency.decimalString($0.amount) }
+                changePercent1m = month?.perMille.map(Render.percentNumber)
+                change1y = year.map { currency.decimalString($0.amount) }
+                changePercent1y = year?.perMille.map(Render.percentNumber)
+            }
+        }
 
         struct Row: Encodable {
             let name, category, kind: String
@@ -67,11 +84,34 @@ struct AccountCommands: ParsableCommand {
             @NullEncoded var updated: String?
         }
 
+        struct CategoryRow: Encodable {
+            let name, kind, value: String
+            let accounts: Int
+        }
+
+        /// A row and its changes as one JSON object.
+        struct WithChanges<Fields: Encodable>: Encodable {
+            let fields: Fields
+            let changes: Changes
+
+            func encode(to encoder: Encoder) throws {
+                try fields.encode(to: encoder)
+                try changes.encode(to: encoder)
+            }
+        }
+
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
             let portfolio = ledger.portfolio
             let currency = ledger.currency
+            let (monthAgo, yearAgo) = (today.adding(months: -1), today.adding(months: -12))
+            let accountChanges = try ledger.accounts.map { account in
+                (
+                    try portfolio.change(of: account, on: today, since: monthAgo),
+                    try portfolio.change(of: account, on: today, since: yearAgo)
+                )
+            }
             let rows = ledger.accounts.map { account in
                 Row(
                     name: account.name, category: account.category, kind: account.kind.rawValue,
@@ -80,25 +120,76 @@ struct AccountCommands: ParsableCommand {
                     closed: account.closed.map { $0 <= today } ?? false,
                     updated: portfolio.updates(of: account).last(where: { $0.date <= today })?.date.description)
             }
-            if report.json { return try Output.json(["accounts": rows]) }
+            let categories = try portfolio.distribution(on: today)
+            let categoryChanges = try categories.map { category in
+                (
+                    try portfolio.change(ofCategory: category.name, kind: category.kind, on: today, since: monthAgo),
+                    try portfolio.change(ofCategory: category.name, kind: category.kind, on: today, since: yearAgo)
+                )
+            }
+            if report.json {
+                return try Output.json([
+                    "accounts": AnyEncodable(
+                        zip(rows, accountChanges).map {
+                            WithChanges(fields: $0, changes: Changes($1.0, $1.1, currency: currency))
+                        }),
+                    "categories": AnyEncodable(
+                        zip(categories, categoryChanges).map { category, change in
+                            WithChanges(
+                                fields: CategoryRow(
+                                    name: category.name, kind: category.kind.rawValue,
+                                    value: currency.decimalString(category.total), accounts: category.accountCount),
+                                changes: Changes(change.0, change.1, currency: currency))
+                        }),
+                ])
+            }
             guard !rows.isEmpty else {
                 Output.line(
                     "No accounts yet — add one with: coffer account add \"Current account\" --category Cash --value 1200"
                 )
                 return
             }
-            var table = [["Account", "Category", "Value", "Updated", "Status"]]
-            for (row, account) in zip(rows, ledger.accounts) {
-                let value =
-                    portfolio.value(of: account, on: today).map {
-                        currency.format(account.kind == .liability ? $0.negated : $0)
-                    } ?? "—"
-                table.append([
-                    row.name, row.category, value, row.updated ?? "never",
-                    row.closed ? "closed" : (account.kind == .liability ? "owed" : "open"),
-                ])
+            // A liability reads as a negative amount here, so its changes are turned the same way:
+            // a debt paid down shows as a rise (↑), as it raises net worth.
+            func shown(_ money: Money, _ kind: AccountKind) -> Money { kind == .liability ? money.negated : money }
+            func changeCells(_ change: Portfolio.Change?, _ kind: AccountKind) -> [String] {
+                guard let change else { return ["", ""] }
+                let amount = shown(change.amount, kind)
+                let percent = change.perMille.map { kind == .liability ? -$0 : $0 }
+                return [
+                    (amount.isNegative || amount == .zero ? "" : "+") + currency.format(amount),
+                    percent.map { ($0 > 0 ? "+" : "") + Render.percent(perMille: $0) } ?? "",
+                ]
             }
-            Render.table(table, rightAligned: [2], droppable: [4, 3]).forEach { Output.line($0) }
+            var table = [
+                ["Account", "Category", "Value", "1m change", "1m %", "1y change", "1y %", "Updated", "Status"]
+            ]
+            for (row, (account, change)) in zip(rows, zip(ledger.accounts, accountChanges)) {
+                let value =
+                    portfolio.value(of: account, on: today).map { currency.format(shown($0, account.kind)) } ?? "—"
+                table.append(
+                    [row.name, row.category, value] + changeCells(change.0, account.kind)
+                        + changeCells(change.1, account.kind) + [
+                            row.updated ?? "never",
+                            row.closed ? "closed" : (account.kind == .liability ? "owed" : "open"),
+                        ])
+            }
+            // The change columns go first on a narrow screen, the year's before the month's.
+            Render.table(table, rightAligned: [2, 3, 4, 5, 6], droppable: [6, 5, 4, 3, 8, 7]).forEach {
+                Output.line($0)
+            }
+            if !categories.isEmpty {
+                Output.line()
+                var totals = [["Category", "Value", "1m change", "1m %", "1y change", "1y %"]]
+                for (category, change) in zip(categories, categoryChanges) {
+                    totals.append(
+                        [category.name, currency.format(shown(category.total, category.kind))]
+                            + changeCells(change.0, category.kind) + changeCells(change.1, category.kind))
+                }
+                Render.table(totals, rightAligned: [1, 2, 3, 4, 5], droppable: [5, 4, 3, 2]).forEach {
+                    Output.line($0)
+                }
+            }
             Output.advice("Next: coffer update NAME AMOUNT · coffer account show NAME")
         }
     }

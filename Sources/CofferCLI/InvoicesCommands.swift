@@ -3,7 +3,8 @@ import CofferKit
 import FinanceCore
 import Foundation
 
-/// `coffer invoices [--overdue|--unpaid|--client NAME]` and `coffer invoices dashboard`.
+/// `coffer invoices [--overdue|--unpaid|--client NAME] [--from/--to/--min/--max/--text]` and
+/// `coffer invoices dashboard`.
 struct InvoicesCommands: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "invoices", abstract: "The invoice list (management) and its dashboard (insight).",
@@ -45,6 +46,7 @@ struct InvoicesCommands: ParsableCommand {
         @Flag(help: "Only overdue invoices.") var overdue = false
         @Flag(help: "Only sent, unpaid invoices.") var unpaid = false
         @Option(help: "Only this client's invoices.") var client: String?
+        @OptionGroup var filter: FilterOptions
 
         func run() throws {
             let ledger = try options.openLedger()
@@ -56,6 +58,7 @@ struct InvoicesCommands: ParsableCommand {
                 let found = try ledger.client(named: client)
                 shown = shown.filter { $0.clientID == found.id }
             }
+            shown = try ledger.filtered(shown, by: try filter.resolve(ledger))
             if report.json {
                 return try Output.json(
                     try InvoicesCommands.report(shown, all: ledger.invoices, ledger: ledger, today: today))

@@ -10,62 +10,61 @@ struct TransactionCommands: ParsableCommand {
         subcommands: [List.self, Edit.self, Delete.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a month's transactions, newest first.")
+        static let configuration = CommandConfiguration(
+            abstract: "List a month's transactions (or a --from/--to range's), newest first.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var monthOptions: BudgetCommands.MonthOptions
+        @OptionGroup var filter: FilterOptions
         @OptionGroup var report: ReportOptions
         @Option(help: "Only this category.") var category: String?
         @Flag(help: "Every uncategorised transaction, of any month (unless --month is given).") var uncategorised =
             false
         func run() throws {
             let today = try CommandContext.today()
-            let ledger = try options.openLedger()
-            let summary = try ledger.budget.summary(for: try monthOptions.resolve(today: today))
-            var transactions = summary.transactions
-            if uncategorised {
-                let pool =
-                    monthOptions.month == nil
-                    ? ledger.transactions.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) } : transactions
-                transactions = pool.filter { $0.target == .uncategorised }
-                if report.json {
-                    let items = transactions.map { BudgetCommands.item($0, ledger: ledger) }
-                    return try Output.json([
-                        "month": AnyEncodable(monthOptions.month == nil ? nil : summary.month.description),
-                        "transactions": AnyEncodable(items),
-                    ])
-                }
-                guard !transactions.isEmpty else {
-                    Output.line("No uncategorised transactions.")
-                    return
-                }
-                BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach {
-                    Output.line($0)
-                }
-                Output.advice("Next: coffer transaction edit ID --category C · coffer import recategorise --rules NAME")
-                return
+            if monthOptions.month != nil, filter.from != nil || filter.to != nil {
+                throw CLIError(
+                    .invalidInput, "--month and --from/--to both choose the dates: give one or the other.")
             }
+            let ledger = try options.openLedger()
+            let within = try filter.resolve(ledger)
+            let summary = try ledger.budget.summary(for: try monthOptions.resolve(today: today))
+            // One month unless a range is given, or --uncategorised without --month (any month).
+            let spansMonths = within.hasDates || (uncategorised && monthOptions.month == nil)
+            var transactions =
+                spansMonths
+                ? ledger.transactions.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) } : summary.transactions
+            if uncategorised { transactions = transactions.filter { $0.target == .uncategorised } }
             if let category {
                 let found = try ledger.category(named: category)
                 transactions = transactions.filter { $0.target == .category(found.id) }
             }
+            transactions = ledger.filtered(transactions, by: within)
             if report.json {
-                let items = BudgetCommands.report(summary, ledger: ledger).transactions
-                let wanted = Set(transactions.map { Ledger.shortID($0.id) })
                 return try Output.json([
-                    "month": AnyEncodable(summary.month.description),
-                    "transactions": AnyEncodable(items.filter { wanted.contains($0.id) }),
+                    "month": AnyEncodable(spansMonths ? nil : summary.month.description),
+                    "from": AnyEncodable(within.from?.description), "to": AnyEncodable(within.to?.description),
+                    "transactions": AnyEncodable(transactions.map { BudgetCommands.item($0, ledger: ledger) }),
                 ])
             }
             guard !transactions.isEmpty else {
-                Output.line(
-                    "No transactions in \(summary.month.title)\(category.map { " for \($0)" } ?? ""). Add one: coffer spend AMOUNT CATEGORY"
-                )
+                if !filter.isEmpty {
+                    Output.line("No transactions match.")
+                } else if uncategorised {
+                    Output.line("No uncategorised transactions.")
+                } else {
+                    Output.line(
+                        "No transactions in \(summary.month.title)\(category.map { " for \($0)" } ?? ""). Add one: coffer spend AMOUNT CATEGORY"
+                    )
+                }
                 return
             }
             BudgetCommands.recentLines(transactions, ledger: ledger, today: today, limit: .max).forEach {
                 Output.line($0)
             }
-            Output.advice("Next: coffer transaction edit ID --amount A · coffer transaction delete ID")
+            Output.advice(
+                uncategorised
+                    ? "Next: coffer transaction edit ID --category C · coffer import recategorise --rules NAME"
+                    : "Next: coffer transaction edit ID --amount A · coffer transaction delete ID")
         }
     }
 

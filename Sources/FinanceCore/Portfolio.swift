@@ -55,6 +55,60 @@ public struct Portfolio: Sendable {
         return Totals(assets: assets, liabilities: liabilities, netWorth: try assets.subtracting(liabilities))
     }
 
+    // MARK: Change
+
+    /// How a value moved between two dates: `amount` is now minus then, in the value's own
+    /// terms (for a liability, the amount owed: a fall is a debt paid down).
+    public struct Change: Equatable, Sendable {
+        public let then: Money
+        public let now: Money
+        public let amount: Money
+        /// `amount` as tenths of a percent of the size of `then`, rounded half away from zero;
+        /// nil when `then` is zero (no percentage of nothing).
+        public let perMille: Int?
+
+        public init(then: Money, now: Money) throws {
+            self.then = then
+            self.now = now
+            amount = try now.subtracting(then)
+            guard then != .zero else {
+                perMille = nil
+                return
+            }
+            var exact = Decimal(amount.minorUnits) * 1000 / Decimal(then.minorUnits).magnitude
+            var rounded = Decimal()
+            NSDecimalRound(&rounded, &exact, 0, .plain)
+            perMille = Int(clamping: NSDecimalNumber(decimal: rounded).int64Value)
+        }
+    }
+
+    /// The account's change from `earlier` to `date`; nil when it had no value on either day
+    /// (it did not exist yet then, or has no value at all).
+    public func change(of account: Account, on date: CalendarDate, since earlier: CalendarDate) throws -> Change? {
+        guard let now = value(of: account, on: date), let then = value(of: account, on: earlier) else { return nil }
+        return try Change(then: then, now: now)
+    }
+
+    /// The change of a category's total (its accounts of `kind` open on each day, as in
+    /// `distribution`), so accounts added or closed in between count; nil when none of its
+    /// accounts had a value on `earlier`.
+    public func change(
+        ofCategory category: String, kind: AccountKind, on date: CalendarDate, since earlier: CalendarDate
+    )
+        throws -> Change?
+    {
+        let members = accounts.filter {
+            $0.kind == kind && $0.category.caseInsensitiveCompare(category) == .orderedSame
+        }
+        guard members.contains(where: { $0.isOpen(on: earlier) && value(of: $0, on: earlier) != nil }) else {
+            return nil
+        }
+        func total(on day: CalendarDate) throws -> Money {
+            try Money.sum(members.filter { $0.isOpen(on: day) }.map { value(of: $0, on: day) ?? .zero })
+        }
+        return try Change(then: try total(on: earlier), now: try total(on: date))
+    }
+
     // MARK: Distribution
 
     public struct CategoryTotal: Equatable, Sendable {

@@ -416,6 +416,7 @@ struct TerminalTests {
         defer { _ = try? tmux("kill-server") }
         for (step, command) in [
             "overview", "account list", "transaction list", "budget", "budget savings", "goal list", "status",
+            "search groceries",
         ].enumerated() {
             // A marker per step as well, in case a step's screen is not cleared.
             try typeOnClearScreen("\(cofferBinary.path) \(command); echo DONE-\(step)-$?")
