@@ -15,17 +15,18 @@ extension SearchKind: ExpressibleByArgument {
 /// `coffer search TEXT [--kind K]... [--limit N] [--json]`.
 struct Search: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Find text in accounts, transactions, clients and invoices, and say where it is.",
+        abstract: "Find text in accounts, transactions, clients, invoices and notes, and say where it is.",
         discussion: """
             Case and accents are ignored ("cafe" finds "Café"). Transactions and invoices are listed \
-            newest first, accounts and clients by name; at most --limit per kind. No match is exit 0.
+            newest first, notes by their last edit, accounts and clients by name; at most --limit per kind. \
+            No match is exit 0.
             """)
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions
     @Argument(help: "The text to find (anywhere inside a field).") var text: String
     @Option(
         help: ArgumentHelp(
-            "Only these kinds: accounts, transactions, clients, invoices (repeatable).", valueName: "kind"))
+            "Only these kinds: accounts, transactions, clients, invoices, notes (repeatable).", valueName: "kind"))
     var kind: [SearchKind] = []
     @Option(help: ArgumentHelp("At most this many matches per kind (0 for all).", valueName: "n")) var limit = 50
 

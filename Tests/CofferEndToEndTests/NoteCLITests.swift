@@ -57,6 +57,13 @@ import Testing
         #expect(listed[1]["attachedTo"] is NSNull)
         #expect(listed[0]["created"] as? String == "2026-11-01")
 
+        // Search finds a note by its text and says where: the question this vault exists for.
+        let found = try json("search", "4471", "--kind", "notes")
+        let hit = (found["results"] as? [[String: Any]])?.first
+        #expect(hit?["kind"] as? String == "notes" && hit?["title"] as? String == "Pension number", "\(found)")
+        #expect(hit?["field"] as? String == "body" && (hit?["snippet"] as? String ?? "").contains("PN-4471"))
+        #expect((try json("search", "solicitor")["counts"] as? [String: Int])?["notes"] == 1)
+
         // By a unique prefix of 3 letters or more.
         #expect(try ok("note", "show", "pen").contains("PN-4471-0093"))
         let shown = try json("note", "show", "Pension number")

@@ -416,7 +416,8 @@ struct TerminalTests {
         defer { _ = try? tmux("kill-server") }
         for (step, command) in [
             "overview", "account list", "transaction list", "budget", "budget savings", "goal list", "status",
-            "search groceries",
+            "search groceries", "report networth --months 12", "report cashflow", "report categories --months 3",
+            "report year",
         ].enumerated() {
             // A marker per step as well, in case a step's screen is not cleared.
             try typeOnClearScreen("\(cofferBinary.path) \(command); echo DONE-\(step)-$?")

@@ -3,7 +3,7 @@ import Foundation
 
 /// The kinds of record `search` reads, in the order it shows them.
 public enum SearchKind: String, CaseIterable, Sendable {
-    case accounts, transactions, clients, invoices
+    case accounts, transactions, clients, invoices, notes
 }
 
 /// One place a search text was found.
@@ -58,6 +58,7 @@ extension Ledger {
             (.transactions, { $0.transactionHits($1, limit: $2) }),
             (.clients, { $0.clientHits($1, limit: $2) }),
             (.invoices, { $0.invoiceHits($1, limit: $2) }),
+            (.notes, { $0.noteHits($1, limit: $2) }),
         ]
 
     /// A record's first field (in `fields`' order) holding the query.
@@ -190,6 +191,19 @@ extension Ledger {
                     SearchHit(
                         kind: .invoices, id: invoice.reference, title: names[invoice.clientID] ?? "",
                         field: $0.field, snippet: $0.snippet, date: invoice.issued, amount: try? invoice.total())
+                }
+            }, limit)
+    }
+
+    /// Notes by title, then body ("where did I write my pension number"), newest edit first; the
+    /// snippet is the text around the match, as for every kind.
+    private func noteHits(_ query: TextQuery, limit: Int) -> (Int, [SearchHit]) {
+        Self.limited(
+            notes.sorted { $0.updated > $1.updated }.compactMap { note in
+                Self.firstMatch(query, in: [("title", note.title), ("body", note.body)]).map {
+                    SearchHit(
+                        kind: .notes, id: note.title, title: note.title, field: $0.field, snippet: $0.snippet,
+                        date: note.created, amount: nil)
                 }
             }, limit)
     }
