@@ -140,7 +140,8 @@ enum NoteEditor {
         for number in [SIGINT, SIGQUIT, SIGTERM, SIGHUP] { sigaddset(&defaults, number) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-        let words: [String] = ["sh", "-c", editor + " \"$1\"", "coffer-note", file]
+        // `exec`: the editor takes the shell's place, so a SIGTERM to it reaches the editor itself.
+        let words: [String] = ["sh", "-c", "exec " + editor + " \"$1\"", "coffer-note", file]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let envp = PassphraseSource.environmentWithoutSecrets.map { strdup("\($0.key)=\($0.value)") } + [nil]

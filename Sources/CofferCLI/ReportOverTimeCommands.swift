@@ -123,7 +123,11 @@ struct ReportCommands: ParsableCommand {
             let currency = ledger.currency
             var rows = grid.rows
             if let category {
-                let wanted = try ledger.category(named: category).name
+                // A goal's row is `Goal: NAME`; a goal is named as a category would be.
+                let goal = (try? ledger.goal(named: category)).map { "Goal: \($0.name)" }
+                let wanted =
+                    try (try? ledger.category(named: category).name) ?? goal
+                    ?? ledger.category(named: category).name
                 rows = rows.filter { $0.name == wanted }
             }
             if let type { rows = rows.filter { $0.type == type } }
@@ -460,14 +464,15 @@ struct ReportCommands: ParsableCommand {
             guard !clients.isEmpty else { return Output.line("No invoices sent in these months.") }
             Output.line("By client, slowest to pay first")
             Render.table(
-                [["Client", "Invoices", "Invoiced", "Owed", "Days to pay", "Slowest"]]
+                [["Client", "Invoices", "Invoiced", "Received", "Owed", "Days to pay", "Slowest"]]
                     + clients.map {
                         [
-                            $0.client, "\($0.invoices)", currency.format($0.invoiced), currency.format($0.outstanding),
+                            $0.client, "\($0.invoices)", currency.format($0.invoiced), currency.format($0.received),
+                            currency.format($0.outstanding),
                             $0.averageDaysToPay.map { "\($0) days" } ?? "none paid",
                             $0.slowestDaysToPay.map { "\($0) days" } ?? "",
                         ]
-                    }, rightAligned: [1, 2, 3, 4, 5], droppable: [5, 1]
+                    }, rightAligned: [1, 2, 3, 4, 5, 6], droppable: [6, 1, 3]
             ).forEach { Output.line($0) }
         }
     }
@@ -545,12 +550,13 @@ enum ReportText {
     }
 
     /// `12.3%` from basis points.
-    static func percent(_ basisPoints: Int64) -> String {
-        let tenths = (Double(basisPoints) / 10).rounded()
-        return String(format: "%.1f%%", tenths / 10)
-    }
+    static func percent(_ basisPoints: Int64) -> String { ReportHTML.percent(basisPoints) }
 
-    static func percentNumber(_ basisPoints: Int64) -> Decimal { Decimal(basisPoints) / 100 }
+    /// A percentage to one decimal, rounded half away from zero, as every JSON percentage is.
+    static func percentNumber(_ basisPoints: Int64) -> Decimal {
+        let tenths = (basisPoints.magnitude + 5) / 10
+        return Decimal(basisPoints < 0 ? -Int64(tenths) : Int64(tenths)) / 10
+    }
 
     static func netSentence(_ net: Money, months: Int, currency: Currency) -> String {
         net.isNegative

@@ -213,14 +213,16 @@ import Testing
                 && march[2] == "£" + Self.grouped(budget["spent"] as? String))
         #expect(html.contains("@media print"))
 
-        // A failed write leaves no temporary file beside the target (the leak scan then reads the rest).
-        let folder = sandbox.directory.path("taken")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let refused = try sandbox.run(
-            ["report", "html", "--out", folder.path], environment: ["COFFER_PASSPHRASE": passphrase])
-        #expect(refused.status != 0)
+        // A write that fails half way (a page of 20 years is larger than the file size limit,
+        // which the vault's own files stay under, as a full disk would) leaves no
+        // temporary file: its name ends in .tmp, which the leak scan reads, and none is left.
+        let cut = sandbox.directory.path("cut.html")
+        let failed = try sandbox.run(
+            ["report", "html", "--out", cut.path, "--months", "240"], environment: ["COFFER_PASSPHRASE": passphrase],
+            fileSizeLimit: 65_536)
+        #expect(failed.status == 74, "\(failed.status): \(failed.stderr)")
         let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.url.path)
-        #expect(!left.contains { $0.contains(".tmp") || $0.hasPrefix(".report") || $0.hasPrefix(".taken") }, "\(left)")
+        #expect(!left.contains { $0.hasSuffix(".tmp") || $0.hasPrefix(".cut") || $0 == "cut.html" }, "\(left)")
 
         guard
             let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first(where: {

@@ -285,7 +285,11 @@ public enum ReportHTML {
         amount.isNegative ? "-" + currency.format(amount.negated) : "+" + currency.format(amount)
     }
 
-    static func percent(_ basisPoints: Int64) -> String { String(format: "%.1f%%", Double(basisPoints) / 100) }
+    /// `12.3%`: to one decimal, rounded half away from zero (as the JSON reports round).
+    public static func percent(_ basisPoints: Int64) -> String {
+        let tenths = (basisPoints.magnitude + 5) / 10
+        return "\(basisPoints < 0 && tenths > 0 ? "-" : "")\(tenths / 10).\(tenths % 10)%"
+    }
 
     static let styleSheet = """
         body { font-family: system-ui, -apple-system, "Helvetica Neue", Arial, sans-serif; color: #111; margin: 2em auto; max-width: 60em; padding: 0 1em; }
