@@ -56,8 +56,11 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         FileManager.default.createFile(
             atPath: folder.appendingPathComponent(".note.txt.swp").path, contents: Data(("\0\0" + body).utf8))
+        // The note's own file too, though .txt is plaintext by design elsewhere.
+        FileManager.default.createFile(
+            atPath: folder.appendingPathComponent("note.txt").path, contents: Data(body.utf8))
         let hits = plantedHits(in: directory)
         try FileManager.default.removeItem(at: folder)
-        #expect(hits.count == 1, "\(hits)")
+        #expect(hits.count == 2, "the swap file and the note itself: \(hits)")
     }
 }

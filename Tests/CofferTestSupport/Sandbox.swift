@@ -95,8 +95,10 @@ public final class LeakScan: @unchecked Sendable {
         let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
         while let file = enumerator?.nextObject() as? URL {
             let name = file.lastPathComponent
+            // An editor's folder for a note holds nothing on purpose: its note.txt is read too.
+            let inEditorsFolder = file.deletingLastPathComponent().lastPathComponent.hasPrefix("coffer-note-")
             guard (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true,
-                !Self.plaintextExtensions.contains(file.pathExtension.lowercased()),
+                inEditorsFolder || !Self.plaintextExtensions.contains(file.pathExtension.lowercased()),
                 !name.hasPrefix("stdout-"), !name.hasPrefix("stderr-"), !secretFiles.contains(file.path),
                 let contents = FileManager.default.contents(atPath: file.path)
             else { continue }
