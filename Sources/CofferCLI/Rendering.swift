@@ -108,7 +108,7 @@ enum Render {
     static func percentNumber(perMille: Int) -> Decimal { Decimal(perMille) / 10 }
 
     /// "45.3%" from tenths of a percent.
-    static func percent(perMille: Int) -> String { "\(perMille / 10).\(abs(perMille % 10))%" }
+    static func percent(perMille: Int) -> String { PerMille.text(perMille) }
 
     /// A bar of `width` cells filled in proportion; the percentage beside it carries the value.
     static func bar(perMille: Int, width: Int) -> String {

@@ -61,7 +61,7 @@ struct ReportCommands: ParsableCommand {
             if Chart.drawn(json: false, plain: noChart) {
                 Output.line("Spending each month (bars; the table below gives every figure):")
                 Chart.bars(
-                    rows.map { (ReportText.shortMonth($0.month), $0.spent.minorUnits, currency.format($0.spent)) },
+                    rows.map { ($0.month.shortTitle, $0.spent.minorUnits, currency.format($0.spent)) },
                     width: Style.current().fitWidth
                 ).forEach { Output.line("  " + $0) }
                 Output.line()
@@ -70,7 +70,7 @@ struct ReportCommands: ParsableCommand {
                 [["Month", "Income", "Spent", "Net", "Saved"]]
                     + rows.map {
                         [
-                            ReportText.shortMonth($0.month), currency.format($0.income), currency.format($0.spent),
+                            $0.month.shortTitle, currency.format($0.income), currency.format($0.spent),
                             currency.format($0.net), currency.format($0.savings),
                         ]
                     }
@@ -83,7 +83,11 @@ struct ReportCommands: ParsableCommand {
                         ]
                     ], rightAligned: [1, 2, 3, 4], droppable: [4]
             ).forEach { Output.line($0) }
-            Output.line(ReportText.netSentence(try Money.sum(rows.map(\.net)), months: rows.count, currency: currency))
+            let net = try Money.sum(rows.map(\.net)), months = "\(rows.count) month\(rows.count == 1 ? "" : "s")"
+            Output.line(
+                net.isNegative
+                    ? "Over \(months) you spent \(currency.format(net.negated)) more than came in."
+                    : "Over \(months) \(currency.format(net)) more came in than was spent.")
         }
     }
 
@@ -154,7 +158,7 @@ struct ReportCommands: ParsableCommand {
                 Output.line("\(rows[0].name) each month (bars; the table below gives every figure):")
                 Chart.bars(
                     zip(grid.months, rows[0].amounts).map {
-                        (ReportText.shortMonth($0), $1.minorUnits, currency.format($1))
+                        ($0.shortTitle, $1.minorUnits, currency.format($1))
                     }, width: Style.current().fitWidth
                 ).forEach { Output.line("  " + $0) }
                 Output.line()
@@ -164,7 +168,7 @@ struct ReportCommands: ParsableCommand {
                 return
             }
             // Months across like hledger bal -M; a narrow terminal drops the earliest months first.
-            let header = ["Category"] + grid.months.map(ReportText.shortMonth) + ["Total", "Average"]
+            let header = ["Category"] + grid.months.map(\.shortTitle) + ["Total", "Average"]
             var table = [header]
             for type in BudgetType.allCases where self.type == nil || self.type == type {
                 let inType = rows.filter { $0.type == type }
@@ -250,13 +254,13 @@ struct ReportCommands: ParsableCommand {
                         year: summary.title, from: summary.range.first.description,
                         to: summary.range.last.description, startMonth: start, currency: currency.code,
                         income: money(summary.income), spent: money(summary.spent), net: money(summary.net),
-                        savings: money(summary.savings), savingsRate: summary.savingsRate.map(ReportText.percentNumber),
+                        savings: money(summary.savings), savingsRate: summary.savingsRate.map(Render.percentNumber),
                         months: summary.months.map { Cashflow.Row($0, money: money) },
                         topCategories: summary.topCategories.map { Category(name: $0.name, total: money($0.total)) },
                         netWorth: NetWorthLine(
                             start: money(summary.netWorthStart), end: money(summary.netWorthEnd),
                             change: money(summary.netWorthChange.amount),
-                            changePercent: summary.netWorthChange.basisPoints.map(ReportText.percentNumber)),
+                            changePercent: summary.netWorthChange.perMille.map(Render.percentNumber)),
                         invoices: InvoiceLine(invoiced: money(summary.invoiced), received: money(summary.received))))
             }
             let style = Style.current()
@@ -270,7 +274,7 @@ struct ReportCommands: ParsableCommand {
                     ["Set aside", currency.format(summary.savings)],
                     [
                         "Kept of income",
-                        summary.savingsRate.map { ReportText.percent($0) } ?? "no income",
+                        summary.savingsRate.map { Render.percent(perMille: $0) } ?? "no income",
                     ],
                 ], rightAligned: [1]
             ).forEach { Output.line($0) }
@@ -285,7 +289,7 @@ struct ReportCommands: ParsableCommand {
             let change = summary.netWorthChange
             Output.line(
                 "Net worth \(currency.format(summary.netWorthStart)) → \(currency.format(summary.netWorthEnd)) "
-                    + "(\(ReportText.signed(change.amount, currency: currency))\(change.basisPoints.map { ", " + ReportText.percent($0) } ?? ""))"
+                    + "(\(currency.formatSigned(change.amount))\(change.perMille.map { ", " + Render.percent(perMille: $0) } ?? ""))"
             )
             if summary.invoiced != .zero || summary.received != .zero {
                 Output.line(
@@ -338,29 +342,29 @@ struct ReportCommands: ParsableCommand {
                             Month(
                                 month: $0.month.description, date: $0.date.description, netWorth: money($0.netWorth),
                                 change: $0.change.map { money($0.amount) },
-                                changePercent: $0.change?.basisPoints.map(ReportText.percentNumber))
+                                changePercent: $0.change?.perMille.map(Render.percentNumber))
                         },
                         accounts: result.accounts.map {
                             AccountLine(
                                 name: $0.account.name, category: $0.account.category, kind: $0.account.kind.rawValue,
                                 values: $0.values.map { $0.map(money) }, change: money($0.change.amount),
-                                changePercent: $0.change.basisPoints.map(ReportText.percentNumber))
+                                changePercent: $0.change.perMille.map(Render.percentNumber))
                         }, receivables: result.receivables?.map(money)))
             }
             let style = Style.current()
             Output.line(style.bold("Net worth at each month end, \(span.first.title) to \(span.last.title)"))
             if let first = result.months.first, let last = result.months.last {
-                let change = try Change(from: first.netWorth, to: last.netWorth)
+                let change = try Portfolio.Change(then: first.netWorth, now: last.netWorth)
                 Output.line(
                     "From \(currency.format(first.netWorth)) on \(first.date) to \(currency.format(last.netWorth)) on \(last.date): "
-                        + ReportText.signed(change.amount, currency: currency)
-                        + (change.basisPoints.map { " (\(ReportText.percent($0)))" } ?? "") + ".")
+                        + currency.formatSigned(change.amount)
+                        + (change.perMille.map { " (\(Render.percent(perMille: $0)))" } ?? "") + ".")
             }
             if Chart.drawn(json: false, plain: noChart), result.months.count >= 2 {
                 Output.line()
                 Chart.area(
                     result.months.map(\.netWorth.minorUnits),
-                    labels: [ReportText.shortMonth(span.first), ReportText.shortMonth(span.last)],
+                    labels: [span.first.shortTitle, span.last.shortTitle],
                     axis: { currency.format(Money(minorUnits: $0)) }, width: style.fitWidth
                 ).forEach { Output.line("  " + $0) }
             }
@@ -370,8 +374,8 @@ struct ReportCommands: ParsableCommand {
                     + result.months.map {
                         [
                             $0.date.description, currency.format($0.netWorth),
-                            $0.change.map { ReportText.signed($0.amount, currency: currency) } ?? "",
-                            $0.change?.basisPoints.map { ReportText.percent($0) } ?? "",
+                            $0.change.map { currency.formatSigned($0.amount) } ?? "",
+                            $0.change?.perMille.map { Render.percent(perMille: $0) } ?? "",
                         ]
                     }, rightAligned: [1, 2, 3], droppable: [3]
             ).forEach { Output.line($0) }
@@ -385,8 +389,8 @@ struct ReportCommands: ParsableCommand {
                             line.account.name, line.account.category,
                             line.values.first.flatMap { $0 }.map(currency.format) ?? "—",
                             line.values.last.flatMap { $0 }.map(currency.format) ?? "—",
-                            ReportText.signed(line.change.amount, currency: currency),
-                            line.change.basisPoints.map { ReportText.percent($0) } ?? "",
+                            currency.formatSigned(line.change.amount),
+                            line.change.perMille.map { Render.percent(perMille: $0) } ?? "",
                         ]
                     }, rightAligned: [2, 3, 4, 5], droppable: [1, 2, 5]
             ).forEach { Output.line($0) }
@@ -457,7 +461,7 @@ struct ReportCommands: ParsableCommand {
             Render.table(
                 [["Month", "Invoiced", "Received"]]
                     + months.map {
-                        [ReportText.shortMonth($0.month), currency.format($0.invoiced), currency.format($0.received)]
+                        [$0.month.shortTitle, currency.format($0.invoiced), currency.format($0.received)]
                     }, rightAligned: [1, 2]
             ).forEach { Output.line($0) }
             Output.line()
@@ -534,33 +538,5 @@ struct ReportRangeOptions: ParsableArguments {
         case (nil, let last):
             return try ReportRange(months: months ?? 12, endingWith: last ?? BudgetMonth(containing: today))
         }
-    }
-}
-
-/// Wording shared by the reports.
-enum ReportText {
-    /// `Jan 2025`.
-    static func shortMonth(_ month: BudgetMonth) -> String {
-        "\(CalendarDate.monthNames[month.month - 1].prefix(3)) \(month.year)"
-    }
-
-    /// `+£120.00` / `-£40.00`: a change, signed in text so it reads without colour.
-    static func signed(_ amount: Money, currency: Currency) -> String {
-        amount.isNegative ? "-" + currency.format(amount.negated) : "+" + currency.format(amount)
-    }
-
-    /// `12.3%` from basis points.
-    static func percent(_ basisPoints: Int64) -> String { ReportHTML.percent(basisPoints) }
-
-    /// A percentage to one decimal, rounded half away from zero, as every JSON percentage is.
-    static func percentNumber(_ basisPoints: Int64) -> Decimal {
-        let tenths = (basisPoints.magnitude + 5) / 10
-        return Decimal(basisPoints < 0 ? -Int64(tenths) : Int64(tenths)) / 10
-    }
-
-    static func netSentence(_ net: Money, months: Int, currency: Currency) -> String {
-        net.isNegative
-            ? "Over \(months) month\(months == 1 ? "" : "s") you spent \(currency.format(net.negated)) more than came in."
-            : "Over \(months) month\(months == 1 ? "" : "s") \(currency.format(net)) more came in than was spent."
     }
 }

@@ -214,6 +214,8 @@ public struct BudgetMonth: Hashable, Comparable, Sendable, CustomStringConvertib
     public func contains(_ date: CalendarDate) -> Bool { date.year == year && date.month == month }
     public var description: String { String(format: "%04d-%02d", year, month) }
     public var title: String { "\(CalendarDate.monthNames[month - 1]) \(year)" }
+    /// `Nov 2026`, for table columns and chart axes.
+    public var shortTitle: String { "\(CalendarDate.monthNames[month - 1].prefix(3)) \(year)" }
     public static func < (lhs: BudgetMonth, rhs: BudgetMonth) -> Bool { (lhs.year, lhs.month) < (rhs.year, rhs.month) }
 }
 

@@ -213,6 +213,11 @@ extension Currency {
             mantissa: money.minorUnits.magnitude, exponent: Int16(-minorDigits), isNegative: money.isNegative)
         return CurrencyFormatters.shared.string(number, in: self) ?? "\(code) \(decimalString(money))"
     }
+
+    /// A change as people read it without colour: `+£120.00`, `-£40.00`.
+    public func formatSigned(_ money: Money) -> String {
+        money.isNegative ? "-" + format(money.negated) : "+" + format(money)
+    }
 }
 
 /// NumberFormatters are costly to make and not safe to share across threads unguarded: one per

@@ -71,14 +71,7 @@ public struct Portfolio: Sendable {
             self.then = then
             self.now = now
             amount = try now.subtracting(then)
-            guard then != .zero else {
-                perMille = nil
-                return
-            }
-            var exact = Decimal(amount.minorUnits) * 1000 / Decimal(then.minorUnits).magnitude
-            var rounded = Decimal()
-            NSDecimalRound(&rounded, &exact, 0, .plain)
-            perMille = Int(clamping: NSDecimalNumber(decimal: rounded).int64Value)
+            perMille = PerMille.of(amount, in: then)
         }
     }
 
@@ -196,5 +189,24 @@ public struct Portfolio: Sendable {
             throw FinanceError(.overflow, "The projection is too large to represent.")
         }
         return Money(minorUnits: NSDecimalNumber(decimal: rounded).int64Value)
+    }
+}
+
+/// Shares and changes in tenths of a percent, the one way every report, table and JSON key
+/// rounds them: half away from zero.
+public enum PerMille {
+    /// `part` as tenths of a percent of the size of `whole`; nil when `whole` is zero (no
+    /// percentage of nothing).
+    public static func of(_ part: Money, in whole: Money) -> Int? {
+        guard whole != .zero else { return nil }
+        var exact = Decimal(part.minorUnits) * 1000 / Decimal(whole.minorUnits).magnitude
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &exact, 0, .plain)
+        return Int(clamping: NSDecimalNumber(decimal: rounded).int64Value)
+    }
+
+    /// `45.3%`, `-0.5%`.
+    public static func text(_ perMille: Int) -> String {
+        "\(perMille < 0 ? "-" : "")\(perMille.magnitude / 10).\(perMille.magnitude % 10)%"
     }
 }

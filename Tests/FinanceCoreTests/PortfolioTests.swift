@@ -202,3 +202,17 @@ struct Builder {
         }
     }
 }
+
+/// Every percentage is tenths of a percent rounded half away from zero, and keeps its sign even
+/// below one percent.
+@Suite struct PerMilleTests {
+    @Test func roundsHalfAwayFromZeroAndKeepsTheSign() {
+        let money = { (minorUnits: Int64) in Money(minorUnits: minorUnits) }
+        #expect(PerMille.of(money(2150), in: money(30850)) == 70, "6.969…% is 7.0%")
+        #expect(PerMille.of(money(-5), in: money(1000)) == -5)
+        #expect(PerMille.of(money(1), in: money(2000)) == 1, "0.05% rounds away from zero")
+        #expect(PerMille.of(money(1), in: money(-2000)) == 1, "a share of the size of a negative whole")
+        #expect(PerMille.of(money(1), in: .zero) == nil)
+        #expect(PerMille.text(-5) == "-0.5%" && PerMille.text(453) == "45.3%" && PerMille.text(0) == "0.0%")
+    }
+}

@@ -69,9 +69,6 @@ public struct HledgerRules: Sendable {
             let line = String(raw.hasSuffix("\r") ? raw.dropLast() : raw)
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty {
-                if let block = current, block.assignments.isEmpty, !block.skips, !block.ends, !block.matchers.isEmpty {
-                    throw refuse(block.line, "this 'if' block has no indented rules.")
-                }
                 try finish()
                 continue
             }

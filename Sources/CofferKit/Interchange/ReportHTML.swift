@@ -66,7 +66,7 @@ public enum ReportHTML {
                                 caption: "Where it sits",
                                 header: ["Category", "Total", "Share"],
                                 rows: distribution.map {
-                                    [$0.name, money($0.total), "\(Double($0.sharePerMille) / 10)%"]
+                                    [$0.name, money($0.total), PerMille.text($0.sharePerMille)]
                                 })
                         )
                     )
@@ -86,8 +86,8 @@ public enum ReportHTML {
                         rows: worth.months.map {
                             [
                                 $0.date.description, money($0.netWorth),
-                                $0.change.map { signed($0.amount, currency) } ?? "",
-                                $0.change?.basisPoints.map(percent) ?? "",
+                                $0.change.map { currency.formatSigned($0.amount) } ?? "",
+                                $0.change?.perMille.map(PerMille.text) ?? "",
                             ]
                         }),
                     .if(
@@ -100,8 +100,8 @@ public enum ReportHTML {
                                     line.account.name, line.account.category,
                                     line.values.first.flatMap { $0 }.map(money) ?? "—",
                                     line.values.last.flatMap { $0 }.map(money) ?? "—",
-                                    signed(line.change.amount, currency),
-                                    line.change.basisPoints.map(percent) ?? "",
+                                    currency.formatSigned(line.change.amount),
+                                    line.change.perMille.map(PerMille.text) ?? "",
                                 ]
                             }))
                 ),
@@ -111,12 +111,12 @@ public enum ReportHTML {
                     barChart(
                         id: "spending",
                         caption: "Spending each month, \(period).",
-                        rows: cashflow.map { (shortMonth($0.month), $0.spent.minorUnits, money($0.spent)) }),
+                        rows: cashflow.map { ($0.month.shortTitle, $0.spent.minorUnits, money($0.spent)) }),
                     table(
                         caption: "Income, spending and the net each month",
                         header: ["Month", "Income", "Spent", "Net", "Set aside"],
                         rows: cashflow.map {
-                            [shortMonth($0.month), money($0.income), money($0.spent), money($0.net), money($0.savings)]
+                            [$0.month.shortTitle, money($0.income), money($0.spent), money($0.net), money($0.savings)]
                         })
                 ),
                 .section(
@@ -124,7 +124,7 @@ public enum ReportHTML {
                     .h2("Spending by category"),
                     table(
                         caption: "Each category's spending each month",
-                        header: ["Category"] + grid.months.map(shortMonth) + ["Total"],
+                        header: ["Category"] + grid.months.map(\.shortTitle) + ["Total"],
                         rows: grid.rows.map { [$0.name] + $0.amounts.map(money) + [money($0.total)] }
                             + grid.subtotals.map {
                                 ["\($0.type.title) total"] + $0.amounts.map(money) + [money($0.total)]
@@ -139,7 +139,7 @@ public enum ReportHTML {
                         table(
                             caption: "Invoiced and received each month",
                             header: ["Month", "Invoiced", "Received"],
-                            rows: invoiceMonths.map { [shortMonth($0.month), money($0.invoiced), money($0.received)] }),
+                            rows: invoiceMonths.map { [$0.month.shortTitle, money($0.invoiced), money($0.received)] }),
                         table(
                             caption: "By client, slowest to pay first",
                             header: ["Client", "Invoices", "Invoiced", "Owed", "Average days to pay"],
@@ -242,8 +242,8 @@ public enum ReportHTML {
                 ]),
             svgText(format(high), x: left - 6, y: top + 5, anchor: "end"),
             svgText(format(low), x: left - 6, y: Int(base), anchor: "end"),
-            svgText(shortMonth(points.first!.month), x: left, y: height - 10, anchor: "start"),
-            svgText(shortMonth(points.last!.month), x: width - right, y: height - 10, anchor: "end"),
+            svgText(points.first!.month.shortTitle, x: left, y: height - 10, anchor: "start"),
+            svgText(points.last!.month.shortTitle, x: width - right, y: height - 10, anchor: "end"),
         ]
         return figure(id: "networth-chart", caption: caption, width: width, height: height, shapes: shapes)
     }
@@ -275,20 +275,6 @@ public enum ReportHTML {
                 .attribute(named: "x", value: "\(x)"), .attribute(named: "y", value: "\(y)"),
                 .attribute(named: "text-anchor", value: anchor), .text(text),
             ])
-    }
-
-    static func shortMonth(_ month: BudgetMonth) -> String {
-        "\(CalendarDate.monthNames[month.month - 1].prefix(3)) \(month.year)"
-    }
-
-    static func signed(_ amount: Money, _ currency: Currency) -> String {
-        amount.isNegative ? "-" + currency.format(amount.negated) : "+" + currency.format(amount)
-    }
-
-    /// `12.3%`: to one decimal, rounded half away from zero (as the JSON reports round).
-    public static func percent(_ basisPoints: Int64) -> String {
-        let tenths = (basisPoints.magnitude + 5) / 10
-        return "\(basisPoints < 0 && tenths > 0 ? "-" : "")\(tenths / 10).\(tenths % 10)%"
     }
 
     static let styleSheet = """

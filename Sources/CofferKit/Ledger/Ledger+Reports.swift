@@ -41,21 +41,6 @@ extension BudgetMonth {
     public func adding(months: Int) -> BudgetMonth { BudgetMonth(containing: first.adding(months: months)) }
 }
 
-/// A change and the change as a share of where it started, in basis points (nil from zero).
-public struct Change: Sendable, Equatable {
-    public let amount: Money
-    public let basisPoints: Int64?
-
-    public init(from start: Money, to end: Money) throws {
-        amount = try end.subtracting(start)
-        basisPoints =
-            start == .zero
-            ? nil
-            : (amount.minorUnits.multipliedReportingOverflow(by: 10_000).overflow
-                ? nil : amount.minorUnits * 10_000 / abs(start.minorUnits))
-    }
-}
-
 extension Ledger {
     // MARK: Income and spending
 
@@ -148,14 +133,14 @@ extension Ledger {
         public let spent: Money
         public let net: Money
         public let savings: Money
-        /// Net over income, in basis points (nil without income).
-        public let savingsRate: Int64?
+        /// Net over income, in tenths of a percent (nil without income).
+        public let savingsRate: Int?
         public let months: [CashflowRow]
         /// The categories spent on most, largest first (at most five).
         public let topCategories: [(name: String, total: Money)]
         public let netWorthStart: Money
         public let netWorthEnd: Money
-        public let netWorthChange: Change
+        public let netWorthChange: Portfolio.Change
         /// Invoices sent and money received for them in the year.
         public let invoiced: Money
         public let received: Money
@@ -185,11 +170,9 @@ extension Ledger {
         return YearSummary(
             title: title, range: range, income: income, spent: spent, net: net,
             savings: try Money.sum(months.map(\.savings)),
-            savingsRate: income > .zero
-                ? net.minorUnits.multipliedReportingOverflow(by: 10_000).overflow
-                    ? nil : net.minorUnits * 10_000 / income.minorUnits : nil,
+            savingsRate: income > .zero ? PerMille.of(net, in: income) : nil,
             months: months, topCategories: Array(top), netWorthStart: startValue, netWorthEnd: endValue,
-            netWorthChange: try Change(from: startValue, to: endValue),
+            netWorthChange: try Portfolio.Change(then: startValue, now: endValue),
             invoiced: try Money.sum(invoicing.map(\.invoiced)), received: try Money.sum(invoicing.map(\.received)))
     }
 
@@ -201,7 +184,7 @@ extension Ledger {
         public let date: CalendarDate
         public let netWorth: Money
         /// Since the month before (nil for the range's first month).
-        public let change: Change?
+        public let change: Portfolio.Change?
     }
 
     public struct AccountMovement: Sendable {
@@ -209,7 +192,7 @@ extension Ledger {
         /// The value at each month's `date` (nil before its first value, or once closed).
         public let values: [Money?]
         /// From the first month end of the range to the last.
-        public let change: Change
+        public let change: Portfolio.Change
     }
 
     public struct NetWorthReport: Sendable {
@@ -232,7 +215,7 @@ extension Ledger {
             months.append(
                 NetWorthMonth(
                     month: month, date: dates[index], netWorth: value,
-                    change: index == 0 ? nil : try Change(from: previous, to: value)))
+                    change: index == 0 ? nil : try Portfolio.Change(then: previous, now: value)))
             previous = value
         }
         let accounts = try self.accounts.compactMap { account -> AccountMovement? in
@@ -242,7 +225,8 @@ extension Ledger {
             guard values.contains(where: { $0 != nil }) else { return nil }
             return AccountMovement(
                 account: account, values: values,
-                change: try Change(from: values.first.flatMap { $0 } ?? .zero, to: values.last.flatMap { $0 } ?? .zero))
+                change: try Portfolio.Change(
+                    then: values.first.flatMap { $0 } ?? .zero, now: values.last.flatMap { $0 } ?? .zero))
         }
         let receivables =
             netWorth.includesReceivables && !invoices.isEmpty

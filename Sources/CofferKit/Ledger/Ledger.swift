@@ -17,7 +17,7 @@ public final class Ledger {
     public private(set) var categoryRates: [UUID: CategoryRate] = [:]
     /// Oldest first.
     public private(set) var changes: [(id: UUID, entry: ChangeEntry)] = []
-    /// Bank statement settings by name (`coffer import profile`), by name.
+    /// Bank statement settings (`coffer import profile`), by name.
     public private(set) var importProfiles: [ImportProfile] = []
     /// Private free-text notes (`coffer note`), by title.
     public private(set) var notes: [Note] = []
