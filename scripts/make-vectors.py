@@ -401,6 +401,12 @@ def optional(value, encode):
 
 
 account_id, category_id, client_id = fixed("payload account id", 16), fixed("payload category id", 16), fixed("payload client id", 16)
+savings_id = fixed("payload savings id", 16)
+
+
+def flow(source, target, order):
+    """optional<flow>: from optional<uuid>, to optional<uuid>, order uvarint."""
+    return b"\1" + optional(source, lambda v: v) + optional(target, lambda v: v) + uvarint(order)
 payload_vectors = [
     ("settings", {"currency": "JPY", "includeReceivables": False}, bytes([1, 2]) + text("JPY") + b"\0"),
     ("account", {"name": "Nationwide ISA \u00a3", "category": "Savings", "kind": "asset", "growthBasisPoints": 425,
@@ -409,17 +415,20 @@ payload_vectors = [
     ("value update", {"accountId": account_id.hex(), "date": "1969-12-31", "amountMinorUnits": -123456789, "sequence": 300, "note": "payday"},
      bytes([3, 2]) + account_id + day("1969-12-31") + svarint(-123456789) + uvarint(300) + optional("payday", text)),
     ("budget transaction", {"amountMinorUnits": 4520, "type": "expense", "target": {"category": category_id.hex()}, "note": None,
-                            "date": "2026-01-31", "sequence": 9, "origin": {"account": "Current", "rowDigest": bytes(range(16)).hex()}},
-     bytes([10, 2]) + svarint(4520) + b"\1" + b"\0" + category_id + optional(None, text) + day("2026-01-31") + uvarint(9)
-     + b"\1" + text("Current") + uvarint(16) + bytes(range(16))),
-    ("client", {"name": "Acme Ltd", "email": None, "address": "1 High St\nLondon", "termsDays": 14},
-     bytes([12, 1]) + text("Acme Ltd") + optional(None, text) + optional("1 High St\nLondon", text) + svarint(14)),
+                            "date": "2026-01-31", "sequence": 9, "origin": {"account": "Current", "rowDigest": bytes(range(16)).hex()},
+                            "flow": {"from": account_id.hex(), "to": savings_id.hex(), "order": 301}},
+     bytes([10, 3]) + svarint(4520) + b"\1" + b"\0" + category_id + optional(None, text) + day("2026-01-31") + uvarint(9)
+     + b"\1" + text("Current") + uvarint(16) + bytes(range(16)) + flow(account_id, savings_id, 301)),
+    ("client", {"name": "Acme Ltd", "email": None, "address": "1 High St\nLondon", "termsDays": 14, "account": account_id.hex()},
+     bytes([12, 2]) + text("Acme Ltd") + optional(None, text) + optional("1 High St\nLondon", text) + svarint(14)
+     + optional(account_id, lambda v: v)),
     ("invoice", {"number": 7, "clientId": client_id.hex(), "items": [{"description": "Design", "quantityThousandths": 2500, "unitPriceMinorUnits": 3333}],
                  "taxBasisPoints": 2000, "issued": "2026-11-01", "due": "2026-11-15", "notes": None, "status": "sent",
-                 "sentOn": "2026-11-01", "voidedOn": None, "payments": [{"date": "2026-11-10", "amountMinorUnits": 100}]},
-     bytes([13, 1]) + uvarint(7) + client_id + uvarint(1) + text("Design") + svarint(2500) + svarint(3333) + optional(2000, svarint)
+                 "sentOn": "2026-11-01", "voidedOn": None,
+                 "payments": [{"date": "2026-11-10", "amountMinorUnits": 100, "flow": {"from": None, "to": account_id.hex(), "order": 302}}]},
+     bytes([13, 2]) + uvarint(7) + client_id + uvarint(1) + text("Design") + svarint(2500) + svarint(3333) + optional(2000, svarint)
      + day("2026-11-01") + day("2026-11-15") + optional(None, text) + bytes([1]) + optional("2026-11-01", day) + optional(None, day)
-     + uvarint(1) + day("2026-11-10") + svarint(100)),
+     + uvarint(1) + day("2026-11-10") + svarint(100) + flow(None, account_id, 302)),
 ]
 (OUT / "payloads-v1.json").write_text(json.dumps({
     "description": "Coffer record payload test vectors (Specs/record-payloads.md): each payload's hex and the fields it holds.",

@@ -205,6 +205,8 @@ struct AccountCommands: ParsableCommand {
                 let date: String
                 let value: String
                 @NullEncoded var note: String?
+                /// True for a value a flow left (`note` then says what moved it), false for one typed.
+                let moved: Bool
             }
             let name, category, kind: String
             @NullEncoded var value: String?
@@ -236,7 +238,9 @@ struct AccountCommands: ParsableCommand {
                             ? currency.decimalString(change) : nil,
                         growth: portfolio.rate(for: account).description, closed: account.closed?.description,
                         history: history.map {
-                            .init(date: $0.date.description, value: currency.decimalString($0.amount), note: $0.note)
+                            .init(
+                                date: $0.date.description, value: currency.decimalString($0.amount),
+                                note: ledger.label(of: $0), moved: $0.movedBy != nil)
                         }, notes: NoteCommands.attachedTitles(account.id, ledger: ledger)))
             }
             let style = Style.current()
@@ -268,7 +272,9 @@ struct AccountCommands: ParsableCommand {
                                 ($0.isNegative ? "" : "+") + currency.format($0)
                             } ?? ""
                         } ?? ""
-                    rows.append([update.date.description, currency.format(update.amount), delta, update.note ?? ""])
+                    rows.append([
+                        update.date.description, currency.format(update.amount), delta, ledger.label(of: update) ?? "",
+                    ])
                     previous = update.amount
                 }
                 Render.table(rows, rightAligned: [1, 2]).forEach { Output.line($0) }

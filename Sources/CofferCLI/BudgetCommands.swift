@@ -26,8 +26,14 @@ struct BudgetCommands: ParsableCommand {
         struct Category: Encodable { let name, type, total: String; let count: Int; let hidden: Bool }
         struct Goal: Encodable {
             let name, thisMonth, total: String; let target: String?; let projectedCompletion: String?
+            /// The linked savings account and its value today.
+            let account: String?; let accountValue: String?
         }
-        struct Item: Encodable { let id, date, type, amount, label: String; let budgetType: String?; let note: String? }
+        struct Item: Encodable {
+            let id, date, type, amount, label: String; let budgetType: String?; let note: String?
+            /// The accounts the money left and arrived in, when it moved any.
+            let from: String?; let to: String?
+        }
         let month, currency, income, expectedIncome, spent, remaining, needs, wants, savings, uncategorised: String
         let uncategorisedCount: Int
         let categories: [Category]
@@ -51,7 +57,9 @@ struct BudgetCommands: ParsableCommand {
             goals: summary.goals.map {
                 .init(
                     name: $0.goal.name, thisMonth: money($0.thisMonth), total: money($0.total),
-                    target: $0.goal.target.map(money), projectedCompletion: $0.projectedCompletion?.description)
+                    target: $0.goal.target.map(money), projectedCompletion: $0.projectedCompletion?.description,
+                    account: ledger.account(withID: $0.goal.account)?.name,
+                    accountValue: goalAccountValue($0.goal, ledger: ledger).map(money))
             },
             transactions: summary.transactions.map { item($0, ledger: ledger) })
     }
@@ -60,7 +68,17 @@ struct BudgetCommands: ParsableCommand {
         .init(
             id: Ledger.shortID(transaction.id), date: transaction.date.description, type: transaction.type.rawValue,
             amount: ledger.currency.decimalString(transaction.amount), label: ledger.label(of: transaction),
-            budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note)
+            budgetType: ledger.budget.budgetType(of: transaction)?.rawValue, note: transaction.note,
+            from: ledger.account(withID: transaction.flow?.from)?.name,
+            to: ledger.account(withID: transaction.flow?.to)?.name)
+    }
+
+    /// What a goal's linked savings account holds today.
+    static func goalAccountValue(_ goal: SavingsGoal, ledger: Ledger) -> Money? {
+        guard let account = ledger.account(withID: goal.account), let today = try? CommandContext.today() else {
+            return nil
+        }
+        return ledger.portfolio.value(of: account, on: today) ?? .zero
     }
 
     /// "Today", "Yesterday", then the date.
@@ -297,7 +315,49 @@ struct EntryOptions: ParsableArguments {
         let summary = try ledger.budget.summary(for: BudgetMonth(containing: transaction.date))
         Output.line("\(verb) \(ledger.currency.format(transaction.amount)) · \(label) · \(transaction.date)")
         Output.line("\(ledger.currency.format(summary.remaining)) remaining in \(summary.month.title)")
+        showMoved(transaction.flow, on: transaction.date, ledger: ledger)
         Output.advice("Undo with: coffer undo")
+    }
+
+    /// The new value of each account a flow moved, as of its date.
+    static func showMoved(_ flow: AccountFlow?, on date: CalendarDate, ledger: Ledger) {
+        for account in [flow?.from, flow?.to].compactMap({ ledger.account(withID: $0) }) {
+            let value = ledger.portfolio.value(of: account, on: date) ?? .zero
+            Output.line("\(account.name): \(ledger.currency.format(value))")
+        }
+    }
+}
+
+/// `--account` and `--no-account` on `category`, `income`, `goal` and `client`: the account their
+/// entries move by default.
+struct DefaultAccountOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The account its entries move by default.", valueName: "account")) var account: String?
+    @Flag(help: "Clear the default account.") var noAccount = false
+
+    var given: Bool { account != nil || noAccount }
+
+    /// The default after this edit: `current` unless one of the options was given.
+    func applied(to current: UUID?, ledger: Ledger) throws -> UUID? {
+        if noAccount {
+            guard account == nil else {
+                throw ValidationError("--account and --no-account contradict each other; give one.")
+            }
+            return nil
+        }
+        return try account.map { try ledger.account(named: $0, includeClosed: false).id } ?? current
+    }
+}
+
+/// `--from`/`--into`/`--to`: the account a flow uses, or none with `--no-account`, or the default.
+enum FlowAccountOption {
+    static func resolve(_ name: String?, noAccount: Bool, ledger: Ledger, flag: String) throws -> Ledger.FlowAccount {
+        if noAccount {
+            guard name == nil else {
+                throw ValidationError("--\(flag) and --no-account contradict each other; give one.")
+            }
+            return .none
+        }
+        return try name.map { .account(try ledger.account(named: $0)) } ?? .byDefault
     }
 }
 
@@ -309,6 +369,11 @@ struct Spend: ParsableCommand {
     @Argument(help: "How much, e.g. 12.50.") var amount: String
     @Argument(help: "The category (a unique prefix is enough).") var category: String
     @Option(help: "Only look in categories of this type: needs, wants or savings.") var type: BudgetType?
+    @Option(
+        help: ArgumentHelp(
+            "The account the money left; its value falls (default: the category's).", valueName: "account"))
+    var from: String?
+    @Flag(help: "Move no account's value, not even the category's default.") var noAccount = false
     @OptionGroup var entry: EntryOptions
 
     func run() throws {
@@ -316,8 +381,9 @@ struct Spend: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.category(named: category, type: type, includeHidden: false)
+        let account = try FlowAccountOption.resolve(from, noAccount: noAccount, ledger: ledger, flag: "from")
         guard try entry.confirmed(day) else { return }
-        let transaction = try ledger.spend(amount, in: found, on: day, note: entry.note)
+        let transaction = try ledger.spend(amount, in: found, on: day, note: entry.note, from: account)
         try EntryOptions.show(transaction, label: "\(found.name) (\(found.type.title))", ledger: ledger)
     }
 }
@@ -328,6 +394,11 @@ struct Earn: ParsableCommand {
     @OptionGroup var options: VaultOptions
     @Argument(help: "How much.") var amount: String
     @Argument(help: "The income source (a unique prefix is enough).") var source: String
+    @Option(
+        help: ArgumentHelp(
+            "The account it was paid into; its value rises (default: the source's).", valueName: "account"))
+    var into: String?
+    @Flag(help: "Move no account's value, not even the source's default.") var noAccount = false
     @OptionGroup var entry: EntryOptions
 
     func run() throws {
@@ -335,9 +406,11 @@ struct Earn: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.incomeSource(named: source)
+        let account = try FlowAccountOption.resolve(into, noAccount: noAccount, ledger: ledger, flag: "into")
         guard try entry.confirmed(day) else { return }
         try EntryOptions.show(
-            try ledger.earn(amount, from: found, on: day, note: entry.note), label: found.name, ledger: ledger)
+            try ledger.earn(amount, from: found, on: day, note: entry.note, into: account), label: found.name,
+            ledger: ledger)
     }
 }
 
@@ -347,6 +420,11 @@ struct Save: ParsableCommand {
     @OptionGroup var options: VaultOptions
     @Argument(help: "How much.") var amount: String
     @Argument(help: "The goal (a unique prefix is enough).") var goal: String
+    @Option(help: ArgumentHelp("The account the money left; its value falls.", valueName: "account")) var from: String?
+    @Option(
+        help: ArgumentHelp("The account it went into; its value rises (default: the goal's).", valueName: "account"))
+    var to: String?
+    @Flag(help: "Move no account's value, not even the goal's default.") var noAccount = false
     @OptionGroup var entry: EntryOptions
 
     func run() throws {
@@ -354,9 +432,12 @@ struct Save: ParsableCommand {
         let ledger = try options.openLedger()
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.goal(named: goal)
+        let source = try FlowAccountOption.resolve(from, noAccount: noAccount, ledger: ledger, flag: "from")
+        let target = try FlowAccountOption.resolve(to, noAccount: noAccount, ledger: ledger, flag: "to")
         guard try entry.confirmed(day) else { return }
         try EntryOptions.show(
-            try ledger.save(amount, towards: found, on: day, note: entry.note), label: found.name, ledger: ledger)
+            try ledger.save(amount, towards: found, on: day, note: entry.note, from: source, to: target),
+            label: found.name, ledger: ledger)
     }
 }
 

@@ -7,18 +7,42 @@ import Foundation
 struct CategoryCommands: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "category", abstract: "Budget categories: just names, each under needs, wants or savings.",
-        subcommands: [Add.self, List.self, Rename.self, Hide.self, Unhide.self, Delete.self, Move.self])
+        subcommands: [Add.self, List.self, Edit.self, Rename.self, Hide.self, Unhide.self, Delete.self, Move.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a category.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(help: "needs, wants or savings.") var type: BudgetType
+        @Option(help: ArgumentHelp("The account spending in it comes from by default.", valueName: "account"))
+        var account: String?
         func run() throws {
             let ledger = try options.openLedger()
-            let category = try ledger.addCategory(name: name, type: type)
+            let category = try ledger.addCategory(
+                name: name, type: type, account: try account.map { try ledger.account(named: $0, includeClosed: false) }
+            )
             Output.line("Added \(category.name) to \(type.title).")
             Output.advice("Next: coffer spend AMOUNT \"\(category.name)\"")
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or clear the account spending in a category comes from by default.")
+        @OptionGroup var options: VaultOptions
+        @Argument var name: String
+        @OptionGroup var defaultAccount: DefaultAccountOptions
+        func run() throws {
+            let ledger = try options.openLedger()
+            let category = try ledger.category(named: name)
+            guard defaultAccount.given else {
+                throw CLIError(.invalidInput, "Say what to change: --account or --no-account. Nothing was changed.")
+            }
+            let account = ledger.account(withID: try defaultAccount.applied(to: category.account, ledger: ledger))
+            try ledger.setDefaultAccount(of: category, to: account)
+            Output.line(
+                account.map { "Spending in \(category.name) comes from \($0.name) unless --from says otherwise." }
+                    ?? "Spending in \(category.name) moves no account unless --from says so.")
         }
     }
 
@@ -26,14 +50,18 @@ struct CategoryCommands: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List categories by type, in order.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
-        struct Row: Encodable { let name, type: String; let position: Int; let isDefault, hidden: Bool }
+        struct Row: Encodable {
+            let name, type: String; let position: Int; let isDefault, hidden: Bool
+            /// The account spending in it comes from by default.
+            @NullEncoded var account: String?
+        }
         func run() throws {
             let ledger = try options.openLedger()
             let rows = BudgetType.allCases.flatMap { type in
                 ledger.budget.categories.filter { $0.type == type }.enumerated().map {
                     Row(
                         name: $1.name, type: type.rawValue, position: $0 + 1, isDefault: $1.isDefault,
-                        hidden: $1.isHidden)
+                        hidden: $1.isHidden, account: ledger.account(withID: $1.account)?.name)
                 }
             }
             if report.json { return try Output.json(["categories": rows]) }

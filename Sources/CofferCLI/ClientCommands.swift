@@ -16,9 +16,13 @@ struct ClientCommands: ParsableCommand {
         @Option var email: String?
         @Option var address: String?
         @Option(help: "Default payment terms in days.") var terms: Int = 30
+        @Option(help: ArgumentHelp("The account their payments arrive in by default.", valueName: "account"))
+        var account: String?
         func run() throws {
             let ledger = try options.openLedger()
-            let client = try ledger.addClient(name: name, email: email, address: address, termsDays: terms)
+            let client = try ledger.addClient(
+                name: name, email: email, address: address, termsDays: terms,
+                account: try account.map { try ledger.account(named: $0, includeClosed: false) })
             Output.line("Added \(client.name) (terms \(terms) days).")
             Output.advice("Next: coffer invoice new \"\(client.name)\" --item \"Work\" 1 500")
         }
@@ -30,6 +34,8 @@ struct ClientCommands: ParsableCommand {
         @OptionGroup var report: ReportOptions
         struct Row: Encodable {
             let name: String; let email: String?; let terms: Int; let outstanding: String; let invoices: Int
+            /// The account their payments arrive in by default.
+            @NullEncoded var account: String?
         }
         func run() throws {
             let ledger = try options.openLedger()
@@ -42,7 +48,8 @@ struct ClientCommands: ParsableCommand {
                     "clients": owed.map {
                         Row(
                             name: $0.0.name, email: $0.0.email, terms: $0.0.termsDays,
-                            outstanding: ledger.currency.decimalString($0.1), invoices: $0.2)
+                            outstanding: ledger.currency.decimalString($0.1), invoices: $0.2,
+                            account: ledger.account(withID: $0.0.account)?.name)
                     }
                 ])
             }
@@ -71,6 +78,7 @@ struct ClientCommands: ParsableCommand {
             @NullEncoded var email: String?
             @NullEncoded var address: String?
             let termsDays: Int
+            @NullEncoded var account: String?
             let invoices: [InvoiceCommands.Row]
             /// Titles of the notes attached to the client.
             let notes: [String]
@@ -85,6 +93,7 @@ struct ClientCommands: ParsableCommand {
                 return try Output.json(
                     JSON(
                         name: client.name, email: client.email, address: client.address, termsDays: client.termsDays,
+                        account: ledger.account(withID: client.account)?.name,
                         invoices: try invoices.map { try InvoiceCommands.row($0, ledger: ledger, today: today) },
                         notes: NoteCommands.attachedTitles(client.id, ledger: ledger)))
             }
@@ -106,13 +115,16 @@ struct ClientCommands: ParsableCommand {
         @Option var email: String?
         @Option var address: String?
         @Option var terms: Int?
+        @OptionGroup var defaultAccount: DefaultAccountOptions
         func run() throws {
             let ledger = try options.openLedger()
             var client = try ledger.client(named: name)
-            guard newName != nil || email != nil || address != nil || terms != nil else {
+            guard newName != nil || email != nil || address != nil || terms != nil || defaultAccount.given else {
                 throw CLIError(
-                    .invalidInput, "Say what to change: --name, --email, --address or --terms. Nothing was changed.")
+                    .invalidInput,
+                    "Say what to change: --name, --email, --address, --terms or --account. Nothing was changed.")
             }
+            client.account = try defaultAccount.applied(to: client.account, ledger: ledger)
             if let newName { client.name = newName }
             if let email { client.email = email.isEmpty ? nil : email }
             if let address { client.address = address.isEmpty ? nil : address }

@@ -30,7 +30,8 @@ public struct Coffer: ParsableCommand {
             """,
         version: versionWithLibraries,
         subcommands: [
-            Overview.self, AccountCommands.self, Update.self, Assets.self, GrowthCommands.self, Projection.self,
+            Overview.self, AccountCommands.self, Update.self, Reconcile.self, Assets.self, GrowthCommands.self,
+            Projection.self,
             ReportCommands.self,
             BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self,
             GoalCommands.self,

@@ -33,13 +33,17 @@ struct IncomeCommands: ParsableCommand {
         @Option(help: "monthly, biweekly (every 14 days from --anchor) or variable.") var frequency: FrequencyOption
         @Option(help: ArgumentHelp("A bi-weekly source's pay date to count from (default today).", valueName: "date"))
         var anchor: String?
+        @Option(help: ArgumentHelp("The account it is paid into by default.", valueName: "account")) var account:
+            String?
 
         func run() throws {
             let frequency = try IncomeCommands.frequency(
                 self.frequency, anchor: anchor, today: try CommandContext.today())
             let ledger = try options.openLedger()
             let amount = try CommandContext.positiveAmount(self.amount, ledger: ledger)
-            let source = try ledger.addIncomeSource(name: name, amount: amount, frequency: frequency)
+            let source = try ledger.addIncomeSource(
+                name: name, amount: amount, frequency: frequency,
+                account: try account.map { try ledger.account(named: $0, includeClosed: false) })
             Output.line("Added \(source.name): \(ledger.currency.format(amount)) · \(frequency.name).")
             Output.advice("Next: coffer earn AMOUNT \"\(source.name)\" when it arrives · coffer budget")
         }
@@ -52,6 +56,8 @@ struct IncomeCommands: ParsableCommand {
         @OptionGroup var report: ReportOptions
         struct Row: Encodable {
             let name, amount, frequency: String; let anchor: String?; let expectedThisMonth: String
+            /// The account it is paid into by default.
+            @NullEncoded var account: String?
         }
 
         func run() throws {
@@ -63,7 +69,8 @@ struct IncomeCommands: ParsableCommand {
                 if case .biweekly(let date) = source.frequency { anchor = date.description }
                 return Row(
                     name: source.name, amount: money(source.amount), frequency: source.frequency.name, anchor: anchor,
-                    expectedThisMonth: money(try source.expected(in: month)))
+                    expectedThisMonth: money(try source.expected(in: month)),
+                    account: ledger.account(withID: source.account)?.name)
             }
             let total = try Money.sum(try ledger.incomeSources.map { try $0.expected(in: month) })
             if report.json {
@@ -95,15 +102,18 @@ struct IncomeCommands: ParsableCommand {
         @Option(help: "A new amount.") var amount: String?
         @Option(help: "A new frequency.") var frequency: FrequencyOption?
         @Option(help: ArgumentHelp("A new bi-weekly anchor date.", valueName: "date")) var anchor: String?
+        @OptionGroup var defaultAccount: DefaultAccountOptions
 
         func run() throws {
             let ledger = try options.openLedger()
             var source = try ledger.incomeSource(named: name)
-            guard newName != nil || amount != nil || frequency != nil || anchor != nil else {
+            guard newName != nil || amount != nil || frequency != nil || anchor != nil || defaultAccount.given else {
                 throw CLIError(
-                    .invalidInput, "Say what to change: --name, --amount, --frequency or --anchor. Nothing was changed."
+                    .invalidInput,
+                    "Say what to change: --name, --amount, --frequency, --anchor or --account. Nothing was changed."
                 )
             }
+            source.account = try defaultAccount.applied(to: source.account, ledger: ledger)
             if let newName { source.name = newName }
             if let amount { source.amount = try CommandContext.positiveAmount(amount, ledger: ledger) }
             if let frequency {

@@ -146,7 +146,13 @@ struct InvoiceCommands: ParsableCommand {
                     + [["Total", "", currency.format(try invoice.total())]]
                     + (invoice.payments.isEmpty
                         ? []
-                        : invoice.payments.map { ["Paid \($0.date)", "", "-" + currency.format($0.amount)] }
+                        : invoice.payments.map {
+                            [
+                                "Paid \($0.date)\(ledger.account(withID: $0.flow?.to).map { " into \($0.name)" } ?? "")",
+                                "",
+                                "-" + currency.format($0.amount),
+                            ]
+                        }
                             + [["Outstanding", "", currency.format(try invoice.outstanding())]]),
                 rightAligned: [1, 2]
             ).forEach { Output.line($0) }
@@ -176,6 +182,12 @@ struct InvoiceCommands: ParsableCommand {
         @Option(help: "A part payment.") var amount: String?
         @Option(help: ArgumentHelp("The payment date, YYYY-MM-DD (default today).", valueName: "date")) var date:
             String?
+        @Option(
+            help: ArgumentHelp(
+                "The account it was paid into; its value rises in the same change (default: the client's).",
+                valueName: "account"))
+        var into: String?
+        @Flag(help: "Move no account's value, not even the client's default.") var noAccount = false
         @Flag(help: "Record a payment dated in the future or before the invoice was issued without asking.")
         var yes = false
         func run() throws {
@@ -183,6 +195,7 @@ struct InvoiceCommands: ParsableCommand {
             let today = try CommandContext.today()
             let day = try CommandContext.date(date, default: today)
             let invoice = try ledger.invoice(id)
+            let account = try FlowAccountOption.resolve(into, noAccount: noAccount, ledger: ledger, flag: "into")
             var doubts = EntryDoubts.future(day, today: today)
             if day < invoice.issued {
                 doubts.append("The payment date \(day) is before \(invoice.reference) was issued (\(invoice.issued)).")
@@ -190,13 +203,14 @@ struct InvoiceCommands: ParsableCommand {
             guard try EntryDoubts.confirm(doubts, yes: yes) else { return }
             let (paid, amount) = try ledger.recordPayment(
                 on: invoice, amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
-                date: day)
+                date: day, into: account)
             let left = try paid.outstanding()
             Output.line(
                 left == .zero
                     ? "\(paid.reference) is paid in full. \(try paid.status(on: today).badge)"
                     : "Recorded \(ledger.currency.format(amount)); \(ledger.currency.format(left)) still outstanding on \(paid.reference)."
             )
+            EntryOptions.showMoved(paid.payments.last?.flow, on: day, ledger: ledger)
         }
     }
 
@@ -249,7 +263,13 @@ struct InvoiceCommands: ParsableCommand {
     }
 
     struct Row: Encodable {
+        struct Paid: Encodable {
+            let date, amount: String
+            /// The account it was paid into, when Coffer was told.
+            @NullEncoded var into: String?
+        }
         let number, client, total, paid, outstanding, issued, due, status, relativeDue: String
+        let payments: [Paid]
     }
 
     static func row(_ invoice: Invoice, ledger: Ledger, today: CalendarDate) throws -> Row {
@@ -260,6 +280,11 @@ struct InvoiceCommands: ParsableCommand {
             outstanding: money(try invoice.outstanding()),
             issued: invoice.issued.description, due: invoice.due.description,
             status: try invoice.status(on: today).rawValue,
-            relativeDue: try invoice.relativeDue(on: today))
+            relativeDue: try invoice.relativeDue(on: today),
+            payments: invoice.payments.map {
+                .init(
+                    date: $0.date.description, amount: money($0.amount),
+                    into: ledger.account(withID: $0.flow?.to)?.name)
+            })
     }
 }

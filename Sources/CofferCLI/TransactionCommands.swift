@@ -78,19 +78,37 @@ struct TransactionCommands: ParsableCommand {
         @Option(help: "A new note.") var note: String?
         @Option(help: "A new category (for spending).") var category: String?
         @Option(help: "A new income source (for income).") var source: String?
+        @Option(help: ArgumentHelp("The account the money left (spending, saving).", valueName: "account"))
+        var from: String?
+        @Option(help: ArgumentHelp("The account it arrived in (income, saving).", valueName: "account"))
+        var into: String?
+        @Flag(help: "Move no account: the transaction stops moving the accounts it named.") var noAccount = false
         func run() throws {
             let ledger = try options.openLedger()
             let transaction = try ledger.transaction(withID: id)
-            guard amount != nil || date != nil || note != nil || category != nil || source != nil else {
+            guard
+                amount != nil || date != nil || note != nil || category != nil || source != nil || from != nil
+                    || into != nil || noAccount
+            else {
                 throw CLIError(
                     .invalidInput,
-                    "Say what to change: --amount, --date, --note, --category or --source. Nothing was changed.")
+                    "Say what to change: --amount, --date, --note, --category, --source, --from, --into or --no-account. Nothing was changed."
+                )
             }
+            if noAccount, from != nil || into != nil {
+                throw CLIError(
+                    .invalidInput, "--no-account contradicts --from and --into; give one. Nothing was changed.")
+            }
+            let none: Ledger.FlowAccount? = noAccount ? Ledger.FlowAccount.none : nil
             let edit = Ledger.TransactionEdit(
                 amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
                 date: try date.map { try CommandContext.date($0, default: transaction.date) }, note: note,
                 category: try category.map { try ledger.category(named: $0) },
-                source: try source.map { try ledger.incomeSource(named: $0) })
+                source: try source.map { try ledger.incomeSource(named: $0) },
+                from: try from.map { .account(try ledger.account(named: $0)) }
+                    ?? (noAccount && transaction.type != .income ? none : nil),
+                to: try into.map { .account(try ledger.account(named: $0)) }
+                    ?? (noAccount && transaction.type != .expense ? none : nil))
             let edited = try ledger.editTransaction(transaction, edit)
             Output.line(
                 "Updated: \(ledger.label(of: edited)) \(ledger.currency.format(edited.amount)) on \(edited.date).")

@@ -122,9 +122,13 @@ public struct ValueUpdate: Identifiable, Hashable, Sendable {
     public var sequence: UInt64
     /// Why the value changed ("annual statement", "sold shares"); added in payload version 2.
     public var note: String?
+    /// The transaction or invoice whose flow left this value (`AccountMovement.values`); nil for a
+    /// value someone typed or imported. Derived values are computed, never stored.
+    public var movedBy: UUID?
 
     public init(
-        id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64, note: String? = nil
+        id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64, note: String? = nil,
+        movedBy: UUID? = nil
     ) {
         self.id = id
         self.accountID = accountID
@@ -132,6 +136,7 @@ public struct ValueUpdate: Identifiable, Hashable, Sendable {
         self.amount = amount
         self.sequence = sequence
         self.note = note
+        self.movedBy = movedBy
     }
 
     /// The rule from the Plain Text Wealth design: latest by date, ties broken by entry order.

@@ -24,10 +24,14 @@ public struct BudgetCategory: Identifiable, Hashable, Sendable {
     /// Defaults (and "Other") can be hidden but not deleted.
     public var isDefault: Bool
     public var isHidden: Bool
+    /// The account spending in this category comes from unless `--from` says otherwise.
+    public var account: UUID?
 
     public init(
-        id: UUID = UUID(), name: String, type: BudgetType, sortOrder: Int, isDefault: Bool, isHidden: Bool = false
+        id: UUID = UUID(), name: String, type: BudgetType, sortOrder: Int, isDefault: Bool, isHidden: Bool = false,
+        account: UUID? = nil
     ) {
+        self.account = account
         self.id = id
         self.name = name
         self.type = type
@@ -69,8 +73,11 @@ public struct IncomeSource: Identifiable, Hashable, Sendable {
     public var name: String
     public var amount: Money
     public var frequency: IncomeFrequency
+    /// The account this income is paid into unless `--into` says otherwise.
+    public var account: UUID?
 
-    public init(id: UUID = UUID(), name: String, amount: Money, frequency: IncomeFrequency) {
+    public init(id: UUID = UUID(), name: String, amount: Money, frequency: IncomeFrequency, account: UUID? = nil) {
+        self.account = account
         self.id = id
         self.name = name
         self.amount = amount
@@ -140,11 +147,14 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     /// Where an imported transaction came from, so importing the same statement again adds
     /// nothing; nil for transactions entered by hand.
     public var origin: StatementOrigin?
+    /// The accounts it moved money between, when the user said (`spend --from` and so on).
+    public var flow: AccountFlow?
 
     public init(
         id: UUID = UUID(), amount: Money, type: TransactionType, target: Target, note: String? = nil,
-        date: CalendarDate, sequence: UInt64, origin: StatementOrigin? = nil
+        date: CalendarDate, sequence: UInt64, origin: StatementOrigin? = nil, flow: AccountFlow? = nil
     ) {
+        self.flow = flow
         self.id = id
         self.amount = amount
         self.type = type
@@ -177,8 +187,14 @@ public struct SavingsGoal: Identifiable, Hashable, Sendable {
     public var name: String
     public var target: Money?
     public var targetDate: CalendarDate?
+    /// The savings account that holds this goal's money: `save` pays into it unless `--to` says
+    /// otherwise, and the goal shows its value.
+    public var account: UUID?
 
-    public init(id: UUID = UUID(), name: String, target: Money? = nil, targetDate: CalendarDate? = nil) {
+    public init(
+        id: UUID = UUID(), name: String, target: Money? = nil, targetDate: CalendarDate? = nil, account: UUID? = nil
+    ) {
+        self.account = account
         self.id = id
         self.name = name
         self.target = target

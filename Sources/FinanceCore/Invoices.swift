@@ -7,9 +7,15 @@ public struct Client: Identifiable, Hashable, Sendable {
     public var address: String?
     /// Default payment terms in days (due date = issue date + terms).
     public var termsDays: Int
+    /// The account this client's payments arrive in unless `invoice pay --into` says otherwise.
+    public var account: UUID?
 
-    public init(id: UUID = UUID(), name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30) {
+    public init(
+        id: UUID = UUID(), name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30,
+        account: UUID? = nil
+    ) {
         self.id = id
+        self.account = account
         self.name = name
         self.email = email
         self.address = address
@@ -70,9 +76,12 @@ public struct LineItem: Hashable, Sendable {
 public struct Payment: Hashable, Sendable {
     public var date: CalendarDate
     public var amount: Money
-    public init(date: CalendarDate, amount: Money) {
+    /// The account it was paid into (`invoice pay --into`): its `to`, whose value rises by the amount.
+    public var flow: AccountFlow?
+    public init(date: CalendarDate, amount: Money, flow: AccountFlow? = nil) {
         self.date = date
         self.amount = amount
+        self.flow = flow
     }
 }
 
@@ -225,7 +234,7 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     }
 
     /// Records a payment; refuses drafts, void and paid invoices, and overpayment.
-    public func paying(_ amount: Money, on date: CalendarDate) throws -> Invoice {
+    public func paying(_ amount: Money, on date: CalendarDate, flow: AccountFlow? = nil) throws -> Invoice {
         guard stored == .sent else {
             throw Self.refused("\(reference) is \(stored.rawValue); only a sent invoice can be paid.")
         }
@@ -237,7 +246,7 @@ public struct Invoice: Identifiable, Hashable, Sendable {
                 .overpayment, "That is more than is outstanding on \(reference); overpayment is refused.")
         }
         var paid = self
-        paid.payments.append(Payment(date: date, amount: amount))
+        paid.payments.append(Payment(date: date, amount: amount, flow: flow))
         return paid
     }
 

@@ -51,6 +51,15 @@ struct LedgerAgreementTests {
             ["invoice", "new", "Acme", "--item", "Design", "1", "300", "--date", "2026-09-05", "--send"],
             ["invoice", "pay", "1", "--date", "2026-10-02"],
             ["invoice", "new", "Acme", "--item", "Logo", "1", "120", "--date", "2026-10-06", "--send"],
+            // Flows: after a value typed the same day (Current on 09-01, Visa on 10-20), a transfer
+            // between two accounts, a value typed after flows (only the rest is unexplained), and
+            // a part payment into an account.
+            ["spend", "20", "Groceries", "--date", "2026-09-01", "--from", "Current"],
+            ["spend", "40", "Dining Out", "--date", "2026-10-20", "--from", "Visa"],
+            ["earn", "500", "Salary", "--date", "2026-10-24", "--into", "Current", "--note", "Bonus"],
+            ["save", "60", "Holiday", "--date", "2026-10-15", "--from", "Current", "--to", "Holiday"],
+            ["update", "Current", "1500", "--date", "2026-10-30", "--yes"],
+            ["invoice", "pay", "2", "--amount", "50", "--date", "2026-11-05", "--into", "Current"],
         ] {
             _ = try coffer(step, vault: vault)
         }
@@ -62,6 +71,18 @@ struct LedgerAgreementTests {
         #expect(text.contains("2026-10-05 * Pizza / night | spending\n    Expenses:Wants:Dining Out    GBP 30.00\n"))
         #expect(text.contains("    Assets:Savings:Holiday (budget)    GBP 100.00\n"))
         #expect(text.contains("    Assets:Receivable:Acme Ltd (invoices)    GBP 300.00\n"))
+        // Flows post to the accounts they moved, in Coffer's order among the assertions.
+        #expect(
+            text.contains(
+                "2026-09-01 * Groceries | spending\n    Expenses:Needs:Groceries    GBP 20.00\n    Assets:Cash:Current    GBP -20.00\n"
+            ), "\(text)")
+        #expect(text.contains("    Liabilities:Credit cards:Visa    GBP -40.00\n"))
+        #expect(
+            text.contains(
+                "INV-0002 payment\n    Assets:Receivable:Acme Ltd (invoices)    GBP -50.00\n    Assets:Cash:Current    GBP 50.00\n"
+            ))
+        // Typed on 10-30 after 900 + 500 - 60 of flows: only 160 is unexplained.
+        #expect(text.contains("    Assets:Cash:Current    GBP 160.00 = GBP 1500.00\n"), "\(text)")
         #expect(
             text.contains("account Assets:Investments:Bonds A-B\n")
                 && text.contains("account Assets:Investments:Bonds A-B (2)\n"))

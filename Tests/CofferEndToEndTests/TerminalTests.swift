@@ -52,7 +52,7 @@ struct TerminalTests {
     /// the last command left on screen cannot satisfy the next `waitFor`.
     func typeOnClearScreen(_ line: String) throws {
         try tmux("send-keys", "-t", session, "clear", "Enter")
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             let shown = try screen().split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
             if shown.count <= 1 { break }
@@ -82,7 +82,9 @@ struct TerminalTests {
             "env -i TERM=xterm \(environment) /bin/sh")
     }
 
-    func waitFor(_ text: String, timeout: TimeInterval = 20) throws -> String {
+    /// The default wait is long because a loaded CI machine runs many key derivations at once;
+    /// a screen that shows the text early returns at once.
+    func waitFor(_ text: String, timeout: TimeInterval = 90) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var current = ""
         while Date() < deadline {
@@ -165,7 +167,7 @@ struct TerminalTests {
             "send-keys", "-t", session,
             "\(coffer) init --kdf interactive >/dev/null; \(coffer) import csv \(statement.path) --into transactions >/dev/null; echo IMPORT=$?",
             "Enter")
-        let shown = try waitFor("IMPORT=0", timeout: 60)
+        let shown = try waitFor("IMPORT=0")
         #expect(shown.contains("IMPORT=0"))
         #expect(shown.contains("… Checking 3000 lines"))
         #expect(shown.contains("… Writing 3000 transactions in one transaction"))
@@ -216,7 +218,7 @@ struct TerminalTests {
         var shown = try waitFor("Passphrase for archive \(archive)")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
         // The exit status plus 100, so the typed command line never matches what is awaited.
-        shown = try waitFor("RESTORED=1", timeout: 60)
+        shown = try waitFor("RESTORED=1")
         #expect(shown.contains("RESTORED=100"), "\(shown)")
         #expect(shown.components(separatedBy: "Passphrase").count - 1 == 1, "exactly one prompt:\n\(shown)")
         #expect(shown.contains("#1, made "), "the prompt names the archive's number and date")
@@ -228,10 +230,10 @@ struct TerminalTests {
         )
         _ = try waitFor("Passphrase for archive")
         try tmux("send-keys", "-t", session, passphrase, "Enter")
-        shown = try waitFor("[y/N]", timeout: 60)
+        shown = try waitFor("[y/N]")
         #expect(shown.contains("has changes made after the archive"), "\(shown)")
         try tmux("send-keys", "-t", session, "y", "Enter")
-        shown = try waitFor("REPLACED=1", timeout: 60)
+        shown = try waitFor("REPLACED=1")
         #expect(shown.contains("REPLACED=100"), "\(shown)")
         #expect(shown.components(separatedBy: "Passphrase").count - 1 == 1, "one prompt when replacing:\n\(shown)")
     }

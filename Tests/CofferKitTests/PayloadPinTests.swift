@@ -94,6 +94,14 @@ import Testing
                     id: idA, name: "Pet Supplies", type: .wants, sortOrder: 7,
                     isDefault: false, isHidden: true)),
             hex: "08010c50657420537570706c696573010e02"),
+        // v2: then the account spending comes from by default.
+        Pin(
+            version: 2, id: idA,
+            record: .budgetCategory(
+                BudgetCategory(
+                    id: idA, name: "Pet Supplies", type: .wants, sortOrder: 7,
+                    isDefault: false, isHidden: true, account: idC)),
+            hex: "08020c50657420537570706c696573010e0201ffeeddccbbaa99887766554433221100"),
         // 9 income source.
         Pin(
             version: 1, id: idA,
@@ -102,6 +110,14 @@ import Testing
                     id: idA, name: "Salary", amount: Money(minorUnits: 250_000),
                     frequency: .biweekly(anchor: date("2025-01-03")))),
             hex: "09010653616c617279a0c21e01f6b902"),
+        // v2: then the account it is paid into by default.
+        Pin(
+            version: 2, id: idA,
+            record: .incomeSource(
+                IncomeSource(
+                    id: idA, name: "Salary", amount: Money(minorUnits: 250_000),
+                    frequency: .biweekly(anchor: date("2025-01-03")), account: idC)),
+            hex: "09020653616c617279a0c21e01f6b90201ffeeddccbbaa99887766554433221100"),
         // 10 budget transaction. v1: no origin and no uncategorised target. v2: both.
         Pin(
             version: 1, id: idA,
@@ -119,6 +135,18 @@ import Testing
                     target: .uncategorised, note: nil, date: date("2026-01-07"),
                     sequence: 10, origin: StatementOrigin(account: "Current", rowHash: Array(0..<16)))),
             hex: "0a028a0a010300d8bf020a010743757272656e7410000102030405060708090a0b0c0d0e0f"),
+        // v3: then the flow (from, to, order 300).
+        Pin(
+            version: 3, id: idA,
+            record: .transaction(
+                Transaction(
+                    id: idA, amount: Money(minorUnits: 645), type: .expense,
+                    target: .uncategorised, note: nil, date: date("2026-01-07"),
+                    sequence: 10, origin: StatementOrigin(account: "Current", rowHash: Array(0..<16)),
+                    flow: AccountFlow(from: idB, to: idC, order: 300))),
+            hex:
+                "0a038a0a010300d8bf020a010743757272656e7410000102030405060708090a0b0c0d0e0f01010f1e2d3c4b5a69788796a5b4c3d2e1f001ffeeddccbbaa99887766554433221100ac02"
+        ),
         // 11 savings goal.
         Pin(
             version: 1, id: idA,
@@ -127,6 +155,14 @@ import Testing
                     id: idA, name: "Vacation", target: Money(minorUnits: 300_000),
                     targetDate: date("2025-08-01"))),
             hex: "0b01085661636174696f6e01c0cf24019abd02"),
+        // v2: then the savings account that holds it.
+        Pin(
+            version: 2, id: idA,
+            record: .savingsGoal(
+                SavingsGoal(
+                    id: idA, name: "Vacation", target: Money(minorUnits: 300_000),
+                    targetDate: date("2025-08-01"), account: idC)),
+            hex: "0b02085661636174696f6e01c0cf24019abd0201ffeeddccbbaa99887766554433221100"),
         // 12 client.
         Pin(
             version: 1, id: idA,
@@ -135,6 +171,16 @@ import Testing
                     id: idA, name: "Acme Ltd", email: "ap@acme.example", address: "1 High St\nLondon",
                     termsDays: 14)),
             hex: "0c010841636d65204c7464010f61704061636d652e6578616d706c6501103120486967682053740a4c6f6e646f6e1c"),
+        // v2: then the account payments arrive in by default.
+        Pin(
+            version: 2, id: idA,
+            record: .client(
+                Client(
+                    id: idA, name: "Acme Ltd", email: "ap@acme.example", address: "1 High St\nLondon",
+                    termsDays: 14, account: idC)),
+            hex:
+                "0c020841636d65204c7464010f61704061636d652e6578616d706c6501103120486967682053740a4c6f6e646f6e1c01ffeeddccbbaa99887766554433221100"
+        ),
         // 13 invoice.
         Pin(
             version: 1, id: idA,
@@ -154,6 +200,30 @@ import Testing
                     payments: [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])),
             hex:
                 "0d01070f1e2d3c4b5a69788796a5b4c3d2e1f0020644657369676e88278a3407486f7374696e67d00fe01201a01facc402c8c402000201acc40201d2c40201bec402c801"
+        ),
+        // v2: each payment then its flow (into idC, order 7).
+        Pin(
+            version: 2, id: idA,
+            record: .invoice(
+                Invoice(
+                    id: idA, number: 7, clientID: idB,
+                    items: [
+                        LineItem(
+                            description: "Design", quantity: Quantity(thousandths: 2500),
+                            unitPrice: Money(minorUnits: 3333)),
+                        LineItem(
+                            description: "Hosting", quantity: Quantity(thousandths: 1000),
+                            unitPrice: Money(minorUnits: 1200)),
+                    ],
+                    taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"),
+                    notes: nil, stored: .void, sentOn: date("2026-11-01"), voidedOn: date("2026-11-20"),
+                    payments: [
+                        Payment(
+                            date: date("2026-11-10"), amount: Money(minorUnits: 100),
+                            flow: AccountFlow(to: idC, order: 7))
+                    ])),
+            hex:
+                "0d02070f1e2d3c4b5a69788796a5b4c3d2e1f0020644657369676e88278a3407486f7374696e67d00fe01201a01facc402c8c402000201acc40201d2c40201bec402c801010001ffeeddccbbaa9988776655443322110007"
         ),
         // 14 invoice counter.
         Pin(
@@ -320,9 +390,9 @@ import Testing
         let pinned: [RecordKind: (number: UInt8, version: UInt8)] = [
             .settings: (1, 2), .account: (2, 1), .update: (3, 2), .categoryRate: (4, 1), .change: (5, 1),
             .backupTarget: (6, 1),
-            .backupState: (7, 1), .budgetCategory: (8, 1), .incomeSource: (9, 1), .transaction: (10, 2),
-            .savingsGoal: (11, 1),
-            .client: (12, 1), .invoice: (13, 1), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
+            .backupState: (7, 1), .budgetCategory: (8, 2), .incomeSource: (9, 2), .transaction: (10, 3),
+            .savingsGoal: (11, 2),
+            .client: (12, 2), .invoice: (13, 2), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
             .importProfile: (20, 3), .note: (21, 1),
         ]

@@ -34,6 +34,8 @@ import Testing
     }
 
     @Test func everyVectorDecodesToItsFieldsAndReencodesIdentically() throws {
+        // The script's `fixed("payload account id", 16)` and `fixed("payload savings id", 16)`.
+        let account = uuid("76e70884433fa42dae4bedb0d3e7af2e"), savings = uuid("98efd584ee8869a48f1a39c353c68374")
         #expect(Self.vectors.count == 6)
         for vector in Self.vectors {
             let payload = bytes(vector.payload)
@@ -56,16 +58,22 @@ import Testing
                         && transaction.note == nil)
                 #expect(transaction.date == date("2026-01-31") && transaction.sequence == 9)
                 #expect(transaction.origin == StatementOrigin(account: "Current", rowHash: Array(0..<16)))
+                #expect(transaction.flow == AccountFlow(from: account, to: savings, order: 301))
             case .client(let client):
                 #expect(
                     client.name == "Acme Ltd" && client.email == nil && client.address == "1 High St\nLondon"
-                        && client.termsDays == 14)
+                        && client.termsDays == 14 && client.account == account)
             case .invoice(let invoice):
                 #expect(invoice.number == 7 && invoice.items.count == 1 && invoice.items[0].description == "Design")
                 #expect(invoice.items[0].unitPrice == Money(minorUnits: 3333) && invoice.taxBasisPoints == 2000)
                 #expect(
                     invoice.issued == date("2026-11-01") && invoice.due == date("2026-11-15") && invoice.notes == nil)
-                #expect(invoice.payments == [Payment(date: date("2026-11-10"), amount: Money(minorUnits: 100))])
+                #expect(
+                    invoice.payments == [
+                        Payment(
+                            date: date("2026-11-10"), amount: Money(minorUnits: 100),
+                            flow: AccountFlow(to: account, order: 302))
+                    ])
             default:
                 Issue.record("unexpected kind for \(vector.kind)")
             }

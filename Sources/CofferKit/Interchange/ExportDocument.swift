@@ -14,20 +14,39 @@ public struct ExportDocument: Codable, Sendable {
     public struct Rate: Codable, Sendable { let category, rate: String }
     public struct Category: Codable, Sendable {
         let id, name, type: String; let sortOrder: Int; let isDefault, hidden: Bool
+        /// The account spending in it comes from by default (version 3).
+        var account: String? = nil
     }
-    public struct Source: Codable, Sendable { let id, name, amount, frequency: String; let anchor: String? }
+    public struct Source: Codable, Sendable {
+        let id, name, amount, frequency: String; let anchor: String?
+        var account: String? = nil
+    }
+    /// The accounts money moved between (version 3): `from` and `to` are account ids, `order`
+    /// the flow's place among value updates (their shared `sequence` counter).
+    public struct Flow: Codable, Sendable { let from, to: String?; let order: UInt64 }
     public struct Target: Codable, Sendable { let kind: String; let id: String? }
     public struct Entry: Codable, Sendable {
         let id, amount, type: String; let target: Target; let note: String?; let date: String; let sequence: UInt64
         /// Added in version 2: the statement account and row digest (hex) of an imported transaction.
         let importAccount, importHash: String?
+        var flow: Flow? = nil
     }
     public struct Rule: Codable, Sendable { let pattern: String; let target: Target }
     public struct RuleSet: Codable, Sendable { let id, name: String; let rules: [Rule] }
-    public struct Goal: Codable, Sendable { let id, name: String; let target, targetDate: String? }
-    public struct Client: Codable, Sendable { let id, name: String; let email, address: String?; let terms: Int }
+    public struct Goal: Codable, Sendable {
+        let id, name: String; let target, targetDate: String?
+        var account: String? = nil
+    }
+    public struct Client: Codable, Sendable {
+        let id, name: String; let email, address: String?; let terms: Int
+        var account: String? = nil
+    }
     public struct Item: Codable, Sendable { let description, quantity, unitPrice: String }
-    public struct Payment: Codable, Sendable { let date, amount: String }
+    public struct Payment: Codable, Sendable {
+        let date, amount: String
+        /// The account it was paid into, as the flow's `to`.
+        var flow: Flow? = nil
+    }
     public struct Invoice: Codable, Sendable {
         let id: String; let number: Int; let client: String; let items: [Item]; let tax: String?
         let issued, due: String; let notes: String?; let status: String; let sentOn, voidedOn: String?;
@@ -36,7 +55,7 @@ public struct ExportDocument: Codable, Sendable {
 
     static let formatName = "coffer-export"
     /// 2 added uncategorised transactions, their import origin, and rule sets.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     var format = formatName
     var version = currentVersion
@@ -64,6 +83,9 @@ extension ExportDocument {
     public init(ledger: Ledger, only: ExportSection?) {
         let money = ledger.currency.decimalString
         let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
+        let flow = { (flow: AccountFlow?) in
+            flow.map { Flow(from: $0.from.map(id), to: $0.to.map(id), order: $0.order) }
+        }
         currency = ledger.currency.code
         includeReceivables = ledger.settings?.includeReceivables ?? true
         func wanted(_ section: ExportSection) -> Bool { only == nil || only == section }
@@ -88,21 +110,21 @@ extension ExportDocument {
             budgetCategories = ledger.budgetCategories.map {
                 .init(
                     id: id($0.id), name: $0.name, type: $0.type.rawValue, sortOrder: $0.sortOrder,
-                    isDefault: $0.isDefault, hidden: $0.isHidden)
+                    isDefault: $0.isDefault, hidden: $0.isHidden, account: $0.account.map(id))
             }
             incomeSources = ledger.incomeSources.map { source in
                 var anchor: String?
                 if case .biweekly(let date) = source.frequency { anchor = date.description }
                 return .init(
                     id: id(source.id), name: source.name, amount: money(source.amount),
-                    frequency: source.frequency.name, anchor: anchor)
+                    frequency: source.frequency.name, anchor: anchor, account: source.account.map(id))
             }
             transactions = ledger.transactions.sorted { $0.sequence < $1.sequence }.map { entry in
                 .init(
                     id: id(entry.id), amount: money(entry.amount), type: entry.type.rawValue,
                     target: Self.target(entry.target), note: entry.note,
                     date: entry.date.description, sequence: entry.sequence, importAccount: entry.origin?.account,
-                    importHash: entry.origin.map { $0.rowHash.hexString })
+                    importHash: entry.origin.map { $0.rowHash.hexString }, flow: flow(entry.flow))
             }
             ruleSets = ledger.ruleSets.map { set in
                 .init(
@@ -111,12 +133,15 @@ extension ExportDocument {
             }
             goals = ledger.goals.map {
                 .init(
-                    id: id($0.id), name: $0.name, target: $0.target.map(money), targetDate: $0.targetDate?.description)
+                    id: id($0.id), name: $0.name, target: $0.target.map(money), targetDate: $0.targetDate?.description,
+                    account: $0.account.map(id))
             }
         }
         if wanted(.invoices) {
             clients = ledger.clients.map {
-                .init(id: id($0.id), name: $0.name, email: $0.email, address: $0.address, terms: $0.termsDays)
+                .init(
+                    id: id($0.id), name: $0.name, email: $0.email, address: $0.address, terms: $0.termsDays,
+                    account: $0.account.map(id))
             }
             invoices = ledger.invoices.map { invoice in
                 .init(
@@ -131,7 +156,9 @@ extension ExportDocument {
                     due: invoice.due.description, notes: invoice.notes, status: invoice.stored.rawValue,
                     sentOn: invoice.sentOn?.description,
                     voidedOn: invoice.voidedOn?.description,
-                    payments: invoice.payments.map { .init(date: $0.date.description, amount: money($0.amount)) })
+                    payments: invoice.payments.map {
+                        .init(date: $0.date.description, amount: money($0.amount), flow: flow($0.flow))
+                    })
             }
             invoiceCounter = ledger.invoiceCounter?.counter.lastNumber
         }
@@ -197,6 +224,22 @@ extension ExportDocument {
                 ))
         }
         let accountIDs = Set(records.map(\.0))
+        /// An account a link names: an id, and in the file when the file has accounts.
+        func linked(_ text: String?, _ place: Place) throws -> UUID? {
+            guard let text else { return nil }
+            let account = try uuid(text, place)
+            guard accounts == nil || accountIDs.contains(account) else {
+                throw CofferError(.invalidInput, "\(place): the account it names is not in the file.")
+            }
+            return account
+        }
+        func flow(_ flow: Flow?, _ place: Place) throws -> AccountFlow? {
+            guard let flow else { return nil }
+            guard flow.from != nil || flow.to != nil, flow.from != flow.to else {
+                throw CofferError(.invalidInput, "\(place): a flow names two different accounts, or one.")
+            }
+            return AccountFlow(from: try linked(flow.from, place), to: try linked(flow.to, place), order: flow.order)
+        }
         for (index, item) in (updates ?? []).enumerated() {
             let place = Place(section: "updates", index: index)
             let account = try uuid(item.account, place)
@@ -237,7 +280,8 @@ extension ExportDocument {
                     .budgetCategory(
                         BudgetCategory(
                             id: id, name: item.name, type: type,
-                            sortOrder: item.sortOrder, isDefault: item.isDefault, isHidden: item.hidden))
+                            sortOrder: item.sortOrder, isDefault: item.isDefault, isHidden: item.hidden,
+                            account: try linked(item.account, place)))
                 ))
         }
         for (index, item) in (incomeSources ?? []).enumerated() {
@@ -259,7 +303,8 @@ extension ExportDocument {
                     .incomeSource(
                         IncomeSource(
                             id: id, name: item.name,
-                            amount: try money(item.amount, place), frequency: frequency))
+                            amount: try money(item.amount, place), frequency: frequency,
+                            account: try linked(item.account, place)))
                 ))
         }
         for (index, item) in (transactions ?? []).enumerated() {
@@ -283,7 +328,7 @@ extension ExportDocument {
                         Transaction(
                             id: id, amount: try money(item.amount, place), type: type,
                             target: target, note: item.note, date: try date(item.date, place),
-                            sequence: item.sequence, origin: origin))
+                            sequence: item.sequence, origin: origin, flow: try flow(item.flow, place)))
                 ))
         }
         for (index, item) in (ruleSets ?? []).enumerated() {
@@ -307,7 +352,8 @@ extension ExportDocument {
                         SavingsGoal(
                             id: id, name: item.name,
                             target: try item.target.map { try money($0, place) },
-                            targetDate: try item.targetDate.map { try date($0, place) }))
+                            targetDate: try item.targetDate.map { try date($0, place) },
+                            account: try linked(item.account, place)))
                 ))
         }
         for (index, item) in (clients ?? []).enumerated() {
@@ -319,7 +365,7 @@ extension ExportDocument {
                     .client(
                         FinanceCore.Client(
                             id: id, name: item.name, email: item.email,
-                            address: item.address, termsDays: item.terms))
+                            address: item.address, termsDays: item.terms, account: try linked(item.account, place)))
                 ))
         }
         for (index, item) in (invoices ?? []).enumerated() {
@@ -347,7 +393,9 @@ extension ExportDocument {
                             sentOn: try item.sentOn.map { try date($0, place) },
                             voidedOn: try item.voidedOn.map { try date($0, place) },
                             payments: try item.payments.map {
-                                FinanceCore.Payment(date: try date($0.date, place), amount: try money($0.amount, place))
+                                FinanceCore.Payment(
+                                    date: try date($0.date, place), amount: try money($0.amount, place),
+                                    flow: try flow($0.flow, place))
                             }))
                 ))
         }

@@ -6,11 +6,15 @@ import Foundation
 /// is Coffer's net worth on every day, and its `Income` and `Expenses` are Coffer's budget.
 ///
 /// - each value update posts the change in the account's value against `Equity:Revaluation` and
-///   asserts the new value (`= GBP 1250.50`), so both tools check the journal against Coffer;
+///   asserts the new value (`= GBP 1250.50`), so both tools check the journal against Coffer; a
+///   value typed after flows posts only what they left unexplained;
+/// - a transaction or payment that moved money posts to the accounts it moved, in the order
+///   Coffer applied it among the value updates (so same-day assertions hold);
 /// - closing an account posts its value away against `Equity:Closed accounts`;
 /// - a sent invoice posts its total to `Assets:Receivable:CLIENT` against `Income:Invoices`;
-///   payments move it to `Equity:Invoice payments` and voids back out of `Income:Invoices` (if
-///   receivables count in net worth);
+///   payments move it to the account they were paid into (or `Equity:Invoice payments` when
+///   Coffer was not told) and voids back out of `Income:Invoices` (if receivables count in net
+///   worth; if not, a payment into an account arrives from `Equity:Invoice payments`);
 /// - budget transactions read `payee | note`, post to `Income:SOURCE` or `Expenses:TYPE:CATEGORY`
 ///   against `Equity:Budget`, and savings to `Assets:Savings:GOAL` against `Assets:Earmarked`.
 ///
@@ -23,8 +27,8 @@ public enum LedgerJournal {
     /// in the accounts' values, so the earmark is taken back out of Assets here and `bs` still
     /// totals the net worth.
     static let earmarkedAccount = "Assets:Earmarked"
-    /// Where invoice payments go: Coffer does not record the account a payment was paid into
-    /// (that account's value update carries the money), so it leaves Assets through equity.
+    /// Where invoice payments go when Coffer was not told the account they were paid into (that
+    /// account's value update carries the money): they leave Assets through equity.
     static let invoicePaymentsAccount = "Equity:Invoice payments"
     static let invoiceIncomeAccount = "Income:Invoices"
 
@@ -39,12 +43,14 @@ public enum LedgerJournal {
     public static func render(_ ledger: Ledger, only: ExportSection? = nil) throws -> String {
         let currency = ledger.currency
         let amount = { (money: Money) in "\(currency.code) \(currency.decimalString(money))" }
-        var entries: [(date: CalendarDate, order: Int, text: String)] = []
+        // Ordered by date, then by the counter value updates and flows share (so each account's
+        // postings on a day come in the order Coffer applied them), then as written.
+        var entries: [(date: CalendarDate, rank: UInt64, order: Int, text: String)] = []
         var usedAccounts: [String] = []
         // What `hledger is` shows that Coffer's budget does not count, or the other way round.
         var savingsByMonth: [BudgetMonth: Money] = [:], invoicedByMonth: [BudgetMonth: Money] = [:]
         var order = 0
-        func add(_ date: CalendarDate, _ description: String, _ postings: [Posting]) {
+        func add(_ date: CalendarDate, _ description: String, _ postings: [Posting], rank: UInt64 = 0) {
             order += 1
             usedAccounts += postings.map(\.account)
             // A description opening with "(" would be read as a transaction code: an empty code first.
@@ -54,7 +60,7 @@ public enum LedgerJournal {
                     "    \(posting.account)" + (posting.amount.map { "    \(amount($0))" } ?? "")
                     + (posting.assertion.map { " = \(amount($0))" } ?? "") + "\n"
             }
-            entries.append((date, order, text))
+            entries.append((date, rank, order, text))
         }
 
         let portfolio = ledger.portfolio
@@ -83,13 +89,14 @@ public enum LedgerJournal {
             for update in portfolio.updates(of: account) where account.closed.map({ update.date < $0 }) ?? true {
                 let change = try update.amount.subtracting(previous)
                 previous = update.amount
-                guard change != .zero else { continue }
+                // A value a flow left is posted by the flow's own transaction, below.
+                guard change != .zero, update.movedBy == nil else { continue }
                 add(
                     update.date, clean("\(account.name): value update" + (update.note.map { " (\($0))" } ?? "")),
                     [
                         Posting(account: name, amount: sign(change), assertion: sign(update.amount)),
                         Posting(account: "Equity:Revaluation", amount: nil),
-                    ])
+                    ], rank: update.sequence)
             }
             if let closed = account.closed, previous != .zero {
                 add(
@@ -97,11 +104,33 @@ public enum LedgerJournal {
                     [
                         Posting(account: name, amount: sign(previous.negated), assertion: .zero),
                         Posting(account: "Equity:Closed accounts", amount: nil),
-                    ])
+                    ], rank: .max)
             }
         }
 
-        if ledger.settings?.includeReceivables ?? true, only == nil || only == .invoices {
+        // The postings of a flow's ends on accounts that still exist (money in positive).
+        func moved(_ flow: AccountFlow?, _ amount: Money) -> [Posting] {
+            guard let flow else { return [] }
+            return [(flow.from, amount.negated), (flow.to, amount)].compactMap { id, change in
+                id.flatMap { accountNames[$0] }.map { Posting(account: $0, amount: change) }
+            }
+        }
+        let includeReceivables = ledger.settings?.includeReceivables ?? true
+        if !includeReceivables, netWorth || only == .invoices {
+            // Receivables are not in net worth, so only a payment into an account shows: as money
+            // arriving from outside the budget.
+            for invoice in ledger.invoices {
+                let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? "Unknown client"
+                for payment in invoice.payments {
+                    let into = moved(payment.flow, payment.amount)
+                    guard !into.isEmpty else { continue }
+                    add(
+                        payment.date, described(client, "\(invoice.reference) payment"),
+                        into + [Posting(account: invoicePaymentsAccount, amount: nil)], rank: payment.flow?.order ?? 0)
+                }
+            }
+        }
+        if includeReceivables, only == nil || only == .invoices {
             for invoice in ledger.invoices {
                 guard let sentOn = invoice.sentOn else { continue }
                 let client = ledger.clients.first { $0.id == invoice.clientID }?.name ?? "Unknown client"
@@ -113,12 +142,12 @@ public enum LedgerJournal {
                     sentOn, described(client, "\(invoice.reference) sent"),
                     [Posting(account: receivable, amount: total), Posting(account: invoiceIncomeAccount, amount: nil)])
                 for payment in invoice.payments {
+                    let into = moved(payment.flow, payment.amount)
                     add(
                         payment.date, described(client, "\(invoice.reference) payment"),
-                        [
-                            Posting(account: receivable, amount: payment.amount.negated),
-                            Posting(account: invoicePaymentsAccount, amount: nil),
-                        ])
+                        [Posting(account: receivable, amount: payment.amount.negated)]
+                            + (into.isEmpty ? [Posting(account: invoicePaymentsAccount, amount: nil)] : into),
+                        rank: payment.flow?.order ?? 0)
                 }
                 if let voidedOn = invoice.voidedOn {
                     let outstanding = try invoice.outstanding()
@@ -158,9 +187,33 @@ public enum LedgerJournal {
             let note =
                 kind
                 + (transaction.origin.map { $0.account.isEmpty ? " from a statement" : " from \($0.account)" } ?? "")
+            // Money that moved accounts posts to them; only what no account supplied (or received)
+            // goes to the counter-account.
+            var postings = [Posting(account: account, amount: posted)]
+            let flow = transaction.flow
+            let movedFrom = flow?.from.flatMap { accountNames[$0] }, movedTo = flow?.to.flatMap { accountNames[$0] }
+            switch transaction.type {
+            case .income:
+                postings.append(Posting(account: movedTo ?? counter, amount: movedTo == nil ? nil : transaction.amount))
+            case .expense:
+                postings.append(
+                    Posting(account: movedFrom ?? counter, amount: movedFrom == nil ? nil : transaction.amount.negated))
+            case .savings:
+                postings.append(Posting(account: counter, amount: nil))
+                if movedFrom != nil || movedTo != nil {
+                    // The earmark stays as it is; the transfer between the accounts is added.
+                    postings += moved(flow, transaction.amount)
+                    if movedFrom == nil || movedTo == nil {
+                        postings.append(
+                            Posting(
+                                account: budgetAccount,
+                                amount: movedFrom == nil ? transaction.amount.negated : transaction.amount))
+                    }
+                }
+            }
             add(
-                transaction.date, described(transaction.note ?? label, note),
-                [Posting(account: account, amount: posted), Posting(account: counter, amount: nil)])
+                transaction.date, described(transaction.note ?? label, note), postings,
+                rank: flow.map { movedFrom != nil || movedTo != nil ? $0.order : 0 } ?? 0)
         }
 
         var header = """
@@ -177,7 +230,8 @@ public enum LedgerJournal {
         var declarations = "commodity \(currency.code)\n\n"
         for account in Set(usedAccounts).sorted() { declarations += "account \(account)\n" }
         return header + declarations + "\n"
-            + entries.sorted { ($0.date, $0.order) < ($1.date, $1.order) }.map(\.text).joined(separator: "\n")
+            + entries.sorted { ($0.date, $0.rank, $0.order) < ($1.date, $1.rank, $1.order) }.map(\.text)
+            .joined(separator: "\n")
     }
 
     /// The header lines that say, month by month, where `hledger is` differs from `coffer budget`.
@@ -203,8 +257,8 @@ public enum LedgerJournal {
                 text += ";   \(month)  \(amount(total))\n"
             }
             text += """
-                ; Payments leave Assets:Receivable for \(invoicePaymentsAccount): Coffer does not record the
-                ; account an invoice was paid into (that account's value update holds the money).
+                ; Payments leave Assets:Receivable for the account they were paid into, or for
+                ; \(invoicePaymentsAccount) where Coffer was not told the account (its value update holds the money).
 
                 """
         }

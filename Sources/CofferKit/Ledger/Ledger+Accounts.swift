@@ -85,9 +85,24 @@ extension Ledger {
     /// The value updates that go with an account when it is deleted.
     public func updates(of account: Account) -> [ValueUpdate] { updates.filter { $0.accountID == account.id } }
 
-    /// Deletes an account and, with it, every value update it has (one undoable change).
+    /// Deletes an account and, with it, every value update it has (one undoable change). Whatever
+    /// named it as the default account of its entries names none from then on; flows already
+    /// recorded keep their link, which moves nothing once the account is gone.
     public func deleteAccount(_ account: Account) throws {
-        try commit("Deleted \(account.name)", deletes: [account.id] + updates(of: account).map(\.id))
+        func unlinked<Item: Identifiable>(
+            _ items: [Item], _ link: WritableKeyPath<Item, UUID?>, _ record: (Item) -> FinanceRecord
+        ) -> [(UUID, FinanceRecord)] where Item.ID == UUID {
+            items.filter { $0[keyPath: link] == account.id }.map { item in
+                var item = item
+                item[keyPath: link] = nil
+                return (item.id, record(item))
+            }
+        }
+        let puts =
+            unlinked(budgetCategories, \.account, FinanceRecord.budgetCategory)
+            + unlinked(incomeSources, \.account, FinanceRecord.incomeSource)
+            + unlinked(goals, \.account, FinanceRecord.savingsGoal) + unlinked(clients, \.account, FinanceRecord.client)
+        try commit("Deleted \(account.name)", puts: puts, deletes: [account.id] + updates(of: account).map(\.id))
     }
 
     /// Where a growth rate went: a whole category, or one account (whose own rate wins).

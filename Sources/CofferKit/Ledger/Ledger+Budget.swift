@@ -10,11 +10,13 @@ extension Ledger {
     }
 
     @discardableResult
-    public func addIncomeSource(name: String, amount: Money, frequency: IncomeFrequency) throws -> IncomeSource {
+    public func addIncomeSource(name: String, amount: Money, frequency: IncomeFrequency, account: Account? = nil) throws
+        -> IncomeSource
+    {
         let name = try Account.validatedName(name)
         try Self.requirePositive(amount)
         try Self.requireUnique(name, among: incomeSources, name: \.name, kind: "income source", article: "An")
-        let source = IncomeSource(name: name, amount: amount, frequency: frequency)
+        let source = IncomeSource(name: name, amount: amount, frequency: frequency, account: account?.id)
         try commit("Added income source \(name)", puts: [(source.id, .incomeSource(source))])
         return source
     }
@@ -46,7 +48,7 @@ extension Ledger {
 
     /// Adds a category at the end of its type's list. Names are unique within a type.
     @discardableResult
-    public func addCategory(name: String, type: BudgetType) throws -> BudgetCategory {
+    public func addCategory(name: String, type: BudgetType, account: Account? = nil) throws -> BudgetCategory {
         let name = try Account.validatedName(name)
         if budgetCategories.contains(where: { $0.type == type && $0.name.caseInsensitiveCompare(name) == .orderedSame })
         {
@@ -55,7 +57,8 @@ extension Ledger {
                 candidates: [name])
         }
         let order = (budgetCategories.filter { $0.type == type }.map(\.sortOrder).max() ?? -1) + 1
-        let category = BudgetCategory(name: name, type: type, sortOrder: order, isDefault: false)
+        let category = BudgetCategory(
+            name: name, type: type, sortOrder: order, isDefault: false, account: account?.id)
         try commit("Added category \(name) (\(type.title))", puts: [(category.id, .budgetCategory(category))])
         return category
     }
@@ -127,11 +130,14 @@ extension Ledger {
     }
 
     @discardableResult
-    public func addGoal(name: String, target: Money? = nil, by date: CalendarDate? = nil) throws -> SavingsGoal {
+    public func addGoal(name: String, target: Money? = nil, by date: CalendarDate? = nil, account: Account? = nil)
+        throws
+        -> SavingsGoal
+    {
         let name = try Account.validatedName(name)
         try Self.requireUnique(name, among: goals, name: \.name, kind: "goal")
         if let target { try Self.requirePositive(target) }
-        let goal = SavingsGoal(name: name, target: target, targetDate: date)
+        let goal = SavingsGoal(name: name, target: target, targetDate: date, account: account?.id)
         try commit("Added goal \(name)", puts: [(goal.id, .savingsGoal(goal))])
         return goal
     }
@@ -158,42 +164,55 @@ extension Ledger {
 
     // MARK: Transactions
 
-    /// Spending in a category: its type (needs, wants or savings) comes from the category.
+    /// Spending in a category: its type (needs, wants or savings) comes from the category. The
+    /// money leaves `from` (by default the category's account).
     @discardableResult
-    public func spend(_ amount: Money, in category: BudgetCategory, on date: CalendarDate, note: String? = nil) throws
-        -> Transaction
-    {
+    public func spend(
+        _ amount: Money, in category: BudgetCategory, on date: CalendarDate, note: String? = nil,
+        from: FlowAccount = .byDefault
+    ) throws -> Transaction {
         try record(
             category.type == .savings ? .savings : .expense, amount, target: .category(category.id),
-            label: "\(category.name) (\(category.type.title))", on: date, note: note)
+            label: "\(category.name) (\(category.type.title))", on: date, note: note,
+            flow: try flow(from: from.resolved(category.account), on: date))
     }
 
+    /// Income, paid `into` an account (by default the source's).
     @discardableResult
-    public func earn(_ amount: Money, from source: IncomeSource, on date: CalendarDate, note: String? = nil) throws
-        -> Transaction
-    {
-        try record(.income, amount, target: .source(source.id), label: source.name, on: date, note: note)
+    public func earn(
+        _ amount: Money, from source: IncomeSource, on date: CalendarDate, note: String? = nil,
+        into: FlowAccount = .byDefault
+    ) throws -> Transaction {
+        try record(
+            .income, amount, target: .source(source.id), label: source.name, on: date, note: note,
+            flow: try flow(to: into.resolved(source.account), on: date))
     }
 
+    /// Money set aside for a goal: it may leave `from` and arrive in `to` (by default the goal's
+    /// savings account).
     @discardableResult
-    public func save(_ amount: Money, towards goal: SavingsGoal, on date: CalendarDate, note: String? = nil) throws
-        -> Transaction
-    {
-        try record(.savings, amount, target: .goal(goal.id), label: goal.name, on: date, note: note)
+    public func save(
+        _ amount: Money, towards goal: SavingsGoal, on date: CalendarDate, note: String? = nil,
+        from: FlowAccount = .byDefault, to: FlowAccount = .byDefault
+    ) throws -> Transaction {
+        try record(
+            .savings, amount, target: .goal(goal.id), label: goal.name, on: date, note: note,
+            flow: try flow(from: from.resolved(nil), to: to.resolved(goal.account), on: date))
     }
 
     private func record(
         _ type: TransactionType, _ amount: Money, target: Transaction.Target, label: String, on date: CalendarDate,
-        note: String?
+        note: String?, flow: AccountFlow?
     ) throws -> Transaction {
         try Self.requirePositive(amount)
         let note = try note.map { try Account.validatedName($0, what: "note") }
         let transaction = Transaction(
-            amount: amount, type: type, target: target, note: note, date: date, sequence: nextTransactionSequence)
+            amount: amount, type: type, target: target, note: note, date: date, sequence: nextTransactionSequence,
+            flow: flow)
         let verb = type == .income ? "Earned" : (type == .savings ? "Saved" : "Spent")
         let preposition = type == .income ? "from" : (type == .savings ? "towards" : "on")
         try commit(
-            "\(verb) \(currency.format(amount)) \(preposition) \(label)",
+            "\(verb) \(currency.format(amount)) \(preposition) \(label)\(describe(flow))",
             puts: [(transaction.id, .transaction(transaction))])
         return transaction
     }
@@ -238,10 +257,15 @@ extension Ledger {
         public var note: String?
         public var category: BudgetCategory?
         public var source: IncomeSource?
+        /// New ends for its flow; nil keeps each end as it is.
+        public var from: FlowAccount?
+        public var to: FlowAccount?
         public init(
             amount: Money? = nil, date: CalendarDate? = nil, note: String? = nil, category: BudgetCategory? = nil,
-            source: IncomeSource? = nil
+            source: IncomeSource? = nil, from: FlowAccount? = nil, to: FlowAccount? = nil
         ) {
+            self.from = from
+            self.to = to
             self.amount = amount
             self.date = date
             self.note = note
@@ -277,6 +301,23 @@ extension Ledger {
                 throw CofferError(.invalidInput, "Only income comes from a source.", kind: "income source")
             }
             edited.target = .source(source.id)
+        }
+        if edit.from != nil || edit.to != nil {
+            // Spending only leaves an account and income only arrives in one; saving does both.
+            if edit.from != nil, transaction.type == .income {
+                throw CofferError(.invalidInput, "Income arrives in an account (--into); it leaves none.")
+            }
+            if edit.to != nil, transaction.type == .expense {
+                throw CofferError(.invalidInput, "Spending leaves an account (--from); it arrives in none.")
+            }
+            let from = edit.from.map { $0.resolved(nil) } ?? transaction.flow?.from
+            let to = edit.to.map { $0.resolved(nil) } ?? transaction.flow?.to
+            // A flow keeps its place among typed values; a new one takes the next.
+            edited.flow = try flow(from: from, to: to, on: edited.date).map { flow in
+                var flow = flow
+                flow.order = transaction.flow?.order ?? flow.order
+                return flow
+            }
         }
         try commit("Edited transaction \(Self.shortID(transaction.id))", puts: [(transaction.id, .transaction(edited))])
         return edited

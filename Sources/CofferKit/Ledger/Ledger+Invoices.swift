@@ -17,13 +17,13 @@ extension Ledger {
     }
 
     @discardableResult
-    public func addClient(name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30) throws
-        -> Client
-    {
+    public func addClient(
+        name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30, account: Account? = nil
+    ) throws -> Client {
         let name = try Account.validatedName(name, what: "client name")
         try Self.requireTerms(termsDays)
         try Self.requireUnique(name, among: clients, name: \.name, kind: "client")
-        let client = Client(name: name, email: email, address: address, termsDays: termsDays)
+        let client = Client(name: name, email: email, address: address, termsDays: termsDays, account: account?.id)
         try commit("Added client \(name)", puts: [(client.id, .client(client))])
         return client
     }
@@ -125,16 +125,20 @@ extension Ledger {
         return voided
     }
 
-    /// Records a payment: the whole outstanding amount unless `amount` says less. Overpayment is refused.
+    /// Records a payment: the whole outstanding amount unless `amount` says less. Overpayment is
+    /// refused. The money arrives `into` an account (by default the client's), whose value rises
+    /// in the same change: a receivable turns into cash.
     @discardableResult
-    public func recordPayment(on invoice: Invoice, amount: Money? = nil, date: CalendarDate) throws -> (
-        invoice: Invoice, amount: Money
-    ) {
+    public func recordPayment(
+        on invoice: Invoice, amount: Money? = nil, date: CalendarDate, into: FlowAccount = .byDefault
+    ) throws -> (invoice: Invoice, amount: Money) {
         if let amount { try Self.requirePositive(amount) }
         let amount = try amount ?? invoice.outstanding()
-        let paid = try invoice.paying(amount, on: date)
+        let flow = try flow(to: into.resolved(client(of: invoice)?.account), on: date)
+        let paid = try invoice.paying(amount, on: date, flow: flow)
         try commit(
-            "Recorded payment of \(currency.format(amount)) on \(paid.reference)", puts: [(paid.id, .invoice(paid))])
+            "Recorded payment of \(currency.format(amount)) on \(paid.reference)\(describe(flow))",
+            puts: [(paid.id, .invoice(paid))])
         return (paid, amount)
     }
 }

@@ -187,7 +187,7 @@ extension Ledger {
         public let change: Portfolio.Change?
     }
 
-    public struct AccountMovement: Sendable {
+    public struct AccountValues: Sendable {
         public let account: Account
         /// The value at each month's `date` (nil before its first value, or once closed).
         public let values: [Money?]
@@ -197,7 +197,7 @@ extension Ledger {
 
     public struct NetWorthReport: Sendable {
         public let months: [NetWorthMonth]
-        public let accounts: [AccountMovement]
+        public let accounts: [AccountValues]
         /// Unpaid sent invoices at each month end, when they count in net worth.
         public let receivables: [Money]?
     }
@@ -218,12 +218,12 @@ extension Ledger {
                     change: index == 0 ? nil : try Portfolio.Change(then: previous, now: value)))
             previous = value
         }
-        let accounts = try self.accounts.compactMap { account -> AccountMovement? in
+        let accounts = try self.accounts.compactMap { account -> AccountValues? in
             let values = dates.map { date in
                 account.isOpen(on: date) ? portfolio.value(of: account, on: date) : nil
             }
             guard values.contains(where: { $0 != nil }) else { return nil }
-            return AccountMovement(
+            return AccountValues(
                 account: account, values: values,
                 change: try Portfolio.Change(
                     then: values.first.flatMap { $0 } ?? .zero, now: values.last.flatMap { $0 } ?? .zero))

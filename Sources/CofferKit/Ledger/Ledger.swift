@@ -133,8 +133,18 @@ public final class Ledger {
         ruleSets = parts.values(.categoryRuleSet) { if case .categoryRuleSet(let value) = $0 { value } else { nil } }
             .map(\.value)
             .sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        movements =
+            transactions.flatMap { transaction in
+                transaction.flow?.movements(of: transaction.amount, on: transaction.date, source: transaction.id) ?? []
+            }
+            + invoices.flatMap { invoice in
+                invoice.payments.flatMap { $0.flow?.movements(of: $0.amount, on: $0.date, source: invoice.id) ?? [] }
+            }
         portfolio = Portfolio(
-            currency: currency, accounts: accounts, updates: updates,
+            currency: currency, accounts: accounts,
+            updates: AccountMovement.values(
+                updates: updates, movements: movements,
+                kinds: Dictionary(accounts.map { ($0.id, $0.kind) }, uniquingKeysWith: { $1 })),
             categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
         netWorth = NetWorth(
             portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true)
@@ -285,8 +295,14 @@ public final class Ledger {
 
     public var nextTransactionSequence: UInt64 { (transactions.map(\.sequence).max() ?? 0) + 1 }
 
-    /// The next entry-order number for a value update.
-    public var nextUpdateSequence: UInt64 { (updates.map(\.sequence).max() ?? 0) + 1 }
+    /// Money moved in and out of accounts by transactions and invoice payments (`AccountFlow`).
+    public private(set) var movements: [AccountMovement] = []
+
+    /// The next entry-order number for a value update or a flow (they share one counter, so a
+    /// value typed after a flow holds it and one typed before is moved by it).
+    public var nextUpdateSequence: UInt64 {
+        max(updates.map(\.sequence).max() ?? 0, movements.map(\.order).max() ?? 0) + 1
+    }
 
     /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
     /// A new change forgets what could be redone (as every editor does): redoing an old change

@@ -170,3 +170,25 @@ struct PayloadReader {
         return items
     }
 }
+
+extension PayloadWriter {
+    /// `optional<flow>`: from `optional<uuid>`, to `optional<uuid>`, order `uvarint`.
+    mutating func flow(_ flow: AccountFlow?) {
+        optional(flow) { writer, flow in
+            writer.optional(flow.from) { $0.uuid($1) }
+            writer.optional(flow.to) { $0.uuid($1) }
+            writer.unsigned(flow.order)
+        }
+    }
+}
+
+extension PayloadReader {
+    /// A flow with neither end is malformed: nothing would move.
+    mutating func flow() throws -> AccountFlow? {
+        try optional { reader in
+            let from = try reader.optional { try $0.uuid() }, to = try reader.optional { try $0.uuid() }
+            guard from != nil || to != nil else { throw Self.malformed }
+            return AccountFlow(from: from, to: to, order: try reader.unsigned())
+        }
+    }
+}

@@ -36,12 +36,12 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .change: 1
         case .backupTarget: 1
         case .backupState: 1
-        case .budgetCategory: 1
-        case .incomeSource: 1
-        case .transaction: 2
-        case .savingsGoal: 1
-        case .client: 1
-        case .invoice: 1
+        case .budgetCategory: 2
+        case .incomeSource: 2
+        case .transaction: 3
+        case .savingsGoal: 2
+        case .client: 2
+        case .invoice: 2
         case .invoiceCounter: 1
         case .categoryRuleSet: 2
         case .syncState: 2

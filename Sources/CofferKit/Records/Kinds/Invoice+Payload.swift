@@ -4,11 +4,14 @@ import Foundation
 /// Kind 13, invoice. The record id is the invoice's id.
 ///
 /// Payload versions:
-/// - v1 (current): number `uvarint`, client id `uuid`, item count `uvarint`, per item:
+/// - v1: number `uvarint`, client id `uuid`, item count `uvarint`, per item:
 ///   description `string`, quantity `svarint` (thousandths), unit price `svarint`; tax
 ///   `optional<svarint>` (basis points), issued `date`, due `date`, notes `optional<string>`,
 ///   status tag (`Invoice.StoredStatus.wireTag`), sent on `optional<date>`, voided on
 ///   `optional<date>`, payment count `uvarint`, per payment: date `date`, amount `svarint`.
+/// - v2 (current): v1's fields, except that each payment ends with its flow `optional<flow>`
+///   (the account it was paid into as the flow's `to`); added with `invoice pay --into`. A v1
+///   payload upgrades with no account on any payment.
 extension Invoice: RecordPayload {
     static let recordKind = RecordKind.invoice
 
@@ -30,6 +33,7 @@ extension Invoice: RecordPayload {
         writer.list(payments) { writer, payment in
             writer.date(payment.date)
             writer.money(payment.amount)
+            writer.flow(payment.flow)
         }
     }
 
@@ -44,7 +48,10 @@ extension Invoice: RecordPayload {
         let issued = try reader.date(), due = try reader.date(), notes = try reader.optional { try $0.string() }
         let stored: StoredStatus = try reader.tag()
         let sentOn = try reader.optional { try $0.date() }, voidedOn = try reader.optional { try $0.date() }
-        let payments = try reader.list { reader in Payment(date: try reader.date(), amount: try reader.money()) }
+        let payments = try reader.list { reader in
+            Payment(
+                date: try reader.date(), amount: try reader.money(), flow: version >= 2 ? try reader.flow() : nil)
+        }
         return Invoice(
             id: id, number: number, clientID: clientID, items: items, taxBasisPoints: tax, issued: issued, due: due,
             notes: notes, stored: stored, sentOn: sentOn, voidedOn: voidedOn, payments: payments)

@@ -7,9 +7,12 @@ import Foundation
 /// - v1: amount `svarint` (positive), type tag (`TransactionType.wireTag`), target
 ///   (`Transaction.Target.WireTag` then its `uuid`; category, income source or savings goal
 ///   only), note `optional<string>`, date `date`, entry sequence `uvarint`.
-/// - v2 (current): v1's fields, where the target may also be uncategorised (no id), then origin
+/// - v2: v1's fields, where the target may also be uncategorised (no id), then origin
 ///   `optional<(account string, row digest bytes)>`; added with statement import. A v1 payload
 ///   upgrades with no origin (entered by hand).
+/// - v3 (current): v2's fields, then the flow `optional<flow>` (from `optional<uuid>`, to
+///   `optional<uuid>`, at least one present, order `uvarint`); added with `spend --from` and its
+///   kin. A v1 or v2 payload upgrades with none.
 extension Transaction: RecordPayload {
     static let recordKind = RecordKind.transaction
 
@@ -24,6 +27,7 @@ extension Transaction: RecordPayload {
             writer.string(origin.account)
             writer.bytes(origin.rowHash)
         }
+        writer.flow(flow)
     }
 
     static func decodeFields(version: UInt8, from reader: inout PayloadReader, id: UUID) throws -> Transaction {
@@ -35,11 +39,10 @@ extension Transaction: RecordPayload {
         let origin: StatementOrigin?
         switch version {
         case 1: origin = nil
-        case 2: origin = try reader.optional { StatementOrigin(account: try $0.string(), rowHash: try $0.bytes()) }
-        default: throw PayloadReader.malformed
+        default: origin = try reader.optional { StatementOrigin(account: try $0.string(), rowHash: try $0.bytes()) }
         }
         return Transaction(
             id: id, amount: amount, type: type, target: target, note: note, date: date, sequence: sequence,
-            origin: origin)
+            origin: origin, flow: version >= 3 ? try reader.flow() : nil)
     }
 }
