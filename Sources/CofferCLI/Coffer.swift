@@ -34,7 +34,7 @@ public struct Coffer: ParsableCommand {
             Projection.self,
             ReportCommands.self,
             BudgetCommands.self, Spend.self, Earn.self, Save.self, IncomeCommands.self, CategoryCommands.self,
-            GoalCommands.self,
+            GoalCommands.self, RecurringCommands.self, Upcoming.self,
             TransactionCommands.self, ClientCommands.self, InvoiceCommands.self, InvoicesCommands.self, Search.self,
             Settings.self, NoteCommands.self, Export.self, Import.self,
             Log.self, Undo.self, Redo.self, Demo.self, BackupCommands.self, Restore.self, SyncCommands.self,

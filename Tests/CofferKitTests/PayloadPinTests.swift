@@ -315,6 +315,17 @@ import Testing
             hex:
                 "15010750656e73696f6e14506f6c6963792031322d3334350a09417669766101000f1e2d3c4b5a69788796a5b4c3d2e1f0f6b90280c49fd50c"
         ),
+        // 22 recurring item: rent on the last day of each month, from an account, one occurrence handled.
+        Pin(
+            version: 1, id: idA,
+            record: .recurring(
+                RecurringItem(
+                    id: idA, name: "Rent", amount: Money(minorUnits: 120_000), entry: .spending(category: idB),
+                    rule: .monthly(day: 0), start: date("2026-10-01"), end: date("2027-09-30"), note: "flat",
+                    from: idC, to: nil, handledThrough: date("2026-11-01"))),
+            hex:
+                "16010452656e7480d30e000f1e2d3c4b5a69788796a5b4c3d2e1f00000eec30201c6c9020104666c617401ffeeddccbbaa998877665544332211000001acc402"
+        ),
         // 19 undone change (the redo stack).
         Pin(
             version: 1, id: idA,
@@ -394,7 +405,7 @@ import Testing
             .savingsGoal: (11, 2),
             .client: (12, 2), .invoice: (13, 2), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
-            .importProfile: (20, 3), .note: (21, 1),
+            .importProfile: (20, 3), .note: (21, 1), .recurring: (22, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {
@@ -415,6 +426,12 @@ import Testing
         #expect(tags(TransactionType.self) == [.income: 0, .expense: 1, .savings: 2])
         #expect(tags(Invoice.StoredStatus.self) == [.draft: 0, .sent: 1, .void: 2])
         #expect(tags(Note.Attachment.Kind.self) == [.account: 0, .client: 1, .invoice: 2])
+        #expect(
+            Dictionary(uniqueKeysWithValues: RecurringItem.EntryTag.allCases.map { ($0, $0.rawValue) })
+                == [.spending: 0, .income: 1, .saving: 2, .invoice: 3])
+        #expect(
+            Dictionary(uniqueKeysWithValues: RecurringItem.RuleTag.allCases.map { ($0, $0.rawValue) })
+                == [.monthly: 0, .weekly: 1, .biweekly: 2, .yearly: 3])
         #expect(
             Dictionary(uniqueKeysWithValues: IncomeFrequency.WireTag.allCases.map { ($0, $0.rawValue) })
                 == [.monthly: 0, .biweekly: 1, .variable: 2])
@@ -466,6 +483,8 @@ import Testing
             (.categoryRuleSet, 2, 32, 0...2, "rule field"),
             (.note, 1, 31, 0...1, "note attachment present"),
             (.note, 1, 32, 0...2, "note attachment kind"),
+            (.recurring, 1, 10, 0...3, "recurring entry"),
+            (.recurring, 1, 27, 0...3, "recurring rule"),
         ]
         for (kind, version, offset, valid, field) in tagged {
             let pin = Self.pins.first { $0.record.kind == kind && $0.version == version }!

@@ -72,6 +72,25 @@ public struct ExportDocument: Codable, Sendable {
     var invoices: [Invoice]?
     var invoiceCounter: Int?
     var ruleSets: [RuleSet]?
+    /// Recurring items (version 3).
+    var recurring: [Recurring]?
+
+    /// A recurring item: `kind` spending|income|saving|invoice and `target` the category's,
+    /// source's, goal's or client's id; `every` monthly|weekly|biweekly|yearly, `day` a monthly
+    /// item's day (0 the last).
+    public struct Recurring: Codable, Sendable {
+        let id, name, amount: String
+        var kind, target: String
+        var tax: String? = nil
+        let every: String
+        var day: Int? = nil
+        let start: String
+        var end: String? = nil
+        var note: String? = nil
+        var from: String? = nil
+        var to: String? = nil
+        var handledThrough: String? = nil
+    }
 }
 
 /// One part of the vault an export can be limited to.
@@ -125,6 +144,26 @@ extension ExportDocument {
                     target: Self.target(entry.target), note: entry.note,
                     date: entry.date.description, sequence: entry.sequence, importAccount: entry.origin?.account,
                     importHash: entry.origin.map { $0.rowHash.hexString }, flow: flow(entry.flow))
+            }
+            recurring = ledger.recurringItems.map { item in
+                var row = Recurring(
+                    id: id(item.id), name: item.name, amount: money(item.amount), kind: "", target: "",
+                    every: item.rule.name, start: item.start.description)
+                switch item.entry {
+                case .spending(let category): (row.kind, row.target) = ("spending", id(category))
+                case .income(let source): (row.kind, row.target) = ("income", id(source))
+                case .saving(let goal): (row.kind, row.target) = ("saving", id(goal))
+                case .invoice(let client, let tax):
+                    (row.kind, row.target) = ("invoice", id(client))
+                    row.tax = tax.map { GrowthRate(basisPoints: $0).description }
+                }
+                if case .monthly(let day) = item.rule { row.day = day }
+                row.end = item.end?.description
+                row.note = item.note
+                row.from = item.from.map(id)
+                row.to = item.to.map(id)
+                row.handledThrough = item.handledThrough?.description
+                return row
             }
             ruleSets = ledger.ruleSets.map { set in
                 .init(
@@ -341,6 +380,45 @@ extension ExportDocument {
             }
             let id = try uuid(item.id, place)
             records.append((id, .categoryRuleSet(CategoryRuleSet(id: id, name: item.name, rules: rules))))
+        }
+        for (index, item) in (recurring ?? []).enumerated() {
+            let place = Place(section: "recurring", index: index)
+            let target = try uuid(item.target, place)
+            let entry: RecurringItem.Entry
+            switch item.kind {
+            case "spending": entry = .spending(category: target)
+            case "income": entry = .income(source: target)
+            case "saving": entry = .saving(goal: target)
+            case "invoice":
+                entry = .invoice(
+                    client: target,
+                    taxBasisPoints: try item.tax.map { text in
+                        try parse(place) { try GrowthRate(parsing: text) }.basisPoints
+                    })
+            default: throw CofferError(.invalidInput, "\(place): kind '\(item.kind)' is unknown.")
+            }
+            let rule: RecurrenceRule
+            switch (item.every, item.day) {
+            case ("monthly", let day?) where (0...31).contains(day): rule = .monthly(day: day)
+            case ("weekly", nil): rule = .weekly
+            case ("biweekly", nil): rule = .biweekly
+            case ("yearly", nil): rule = .yearly
+            default:
+                throw CofferError(
+                    .invalidInput,
+                    "\(place): '\(item.every)' is not monthly (with a day 0–31), weekly, biweekly or yearly.")
+            }
+            let id = try uuid(item.id, place)
+            records.append(
+                (
+                    id,
+                    .recurring(
+                        RecurringItem(
+                            id: id, name: item.name, amount: try money(item.amount, place), entry: entry, rule: rule,
+                            start: try date(item.start, place), end: try item.end.map { try date($0, place) },
+                            note: item.note, from: try linked(item.from, place), to: try linked(item.to, place),
+                            handledThrough: try item.handledThrough.map { try date($0, place) }))
+                ))
         }
         for (index, item) in (goals ?? []).enumerated() {
             let place = Place(section: "goals", index: index)

@@ -200,9 +200,10 @@ extension Ledger {
             flow: try flow(from: from.resolved(nil), to: to.resolved(goal.account), on: date))
     }
 
-    private func record(
+    /// Records a transaction, and `alsoPut` in the same change (a recurring item's progress).
+    func record(
         _ type: TransactionType, _ amount: Money, target: Transaction.Target, label: String, on date: CalendarDate,
-        note: String?, flow: AccountFlow?
+        note: String?, flow: AccountFlow?, alsoPut: [(UUID, FinanceRecord)] = []
     ) throws -> Transaction {
         try Self.requirePositive(amount)
         let note = try note.map { try Account.validatedName($0, what: "note") }
@@ -213,7 +214,7 @@ extension Ledger {
         let preposition = type == .income ? "from" : (type == .savings ? "towards" : "on")
         try commit(
             "\(verb) \(currency.format(amount)) \(preposition) \(label)\(describe(flow))",
-            puts: [(transaction.id, .transaction(transaction))])
+            puts: [(transaction.id, .transaction(transaction))] + alsoPut)
         return transaction
     }
 

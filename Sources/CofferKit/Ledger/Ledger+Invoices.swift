@@ -79,6 +79,16 @@ extension Ledger {
         due: Due = .clientTerms,
         notes: String? = nil, send: Bool = false
     ) throws -> Invoice {
+        try createInvoice(
+            for: client, items: items, taxBasisPoints: taxBasisPoints, issued: issued, due: due, notes: notes,
+            send: send, alsoPut: [])
+    }
+
+    /// `createInvoice`, writing `alsoPut` in the same change (a recurring item's progress).
+    func createInvoice(
+        for client: Client, items: [LineItem], taxBasisPoints: Int?, issued: CalendarDate, due: Due,
+        notes: String?, send: Bool, alsoPut: [(UUID, FinanceRecord)]
+    ) throws -> Invoice {
         guard !items.isEmpty else { throw CofferError(.invalidInput, "An invoice needs at least one item.") }
         let items = try items.map { item in
             var item = item
@@ -105,7 +115,8 @@ extension Ledger {
         _ = try invoice.total()
         if send { invoice = try invoice.sending(on: issued) }
         try writeWithoutHistory([(invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: number)))])
-        try commit("Created \(invoice.reference) for \(client.name)", puts: [(invoice.id, .invoice(invoice))])
+        try commit(
+            "Created \(invoice.reference) for \(client.name)", puts: [(invoice.id, .invoice(invoice))] + alsoPut)
         return invoice
     }
 

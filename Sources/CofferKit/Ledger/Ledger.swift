@@ -21,6 +21,8 @@ public final class Ledger {
     public private(set) var importProfiles: [ImportProfile] = []
     /// Private free-text notes (`coffer note`), by title.
     public private(set) var notes: [Note] = []
+    /// Rent, salary, subscriptions and retainers (`coffer recurring`), by name.
+    public private(set) var recurringItems: [RecurringItem] = []
     /// What `redo` can make again, the next one last (the most recently undone).
     public private(set) var undoneChanges: [(id: UUID, undone: UndoneChange)] = []
     public private(set) var backupTargets: [UUID: BackupTarget] = [:]
@@ -122,6 +124,8 @@ public final class Ledger {
             .map(\.value).sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         notes = parts.values(.note) { if case .note(let value) = $0 { value } else { nil } }.map(\.value)
             .sorted { $0.title.localizedCaseInsensitiveCompare($1.title) == .orderedAscending }
+        recurringItems = parts.values(.recurring) { if case .recurring(let value) = $0 { value } else { nil } }
+            .map(\.value).sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
         undoneChanges = parts.values(.undoneChange) { if case .undoneChange(let value) = $0 { value } else { nil } }
             .map { (id: $0.id, undone: $0.value) }.sorted {
                 ($0.undone.order, RecordID(uuid: $0.id)) < ($1.undone.order, RecordID(uuid: $1.id))

@@ -24,6 +24,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case undoneChange = 19
     case importProfile = 20
     case note = 21
+    case recurring = 22
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -50,6 +51,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .undoneChange: 1
         case .importProfile: 3
         case .note: 1
+        case .recurring: 1
         }
     }
 

@@ -25,6 +25,7 @@ extension FinanceRecord {
                 ].compactMap { $0.map { ("setting", $0) } }
                 + (profile.hledgerRules.map { [("rules file", $0)] } ?? [])
         case .note(let note): [("title", note.title), ("note body", note.body)]
+        case .recurring(let item): [("name", item.name)] + (item.note.map { [("note", $0)] } ?? [])
         case .backupTarget(let target): [("path", target.path)]
         case .backupState(let state): state.verified.map { ("path", $0.path) }
         case .budgetCategory(let category): [("name", category.name)]

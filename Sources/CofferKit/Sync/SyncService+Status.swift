@@ -147,6 +147,7 @@ extension SyncService {
         case .categoryRuleSet(let value): "rule set '\(value.name)'"
         case .importProfile(let value): "import profile '\(value.name)'"
         case .note(let value): "note '\(value.title)'"
+        case .recurring(let value): "recurring item '\(value.name)'"
         case .backupState, .syncState, .syncIndex, .syncConflict, .undoneChange: "bookkeeping"
         }
     }
