@@ -24,6 +24,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case undoneChange(UndoneChange)
     case importProfile(ImportProfile)
     case note(Note)
+    case invoiceSender(InvoiceSender)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -52,6 +53,7 @@ public enum FinanceRecord: Hashable, Sendable {
         case .undoneChange(let value): value
         case .importProfile(let value): value
         case .note(let value): value
+        case .invoiceSender(let value): value
         }
     }
 }
@@ -131,6 +133,7 @@ public enum RecordCodec {
             case .undoneChange: .undoneChange(try fields())
             case .importProfile: .importProfile(try fields())
             case .note: .note(try fields())
+            case .invoiceSender: .invoiceSender(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

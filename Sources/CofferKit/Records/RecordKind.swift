@@ -24,6 +24,8 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case undoneChange = 19
     case importProfile = 20
     case note = 21
+    // 22 is recurring items'.
+    case invoiceSender = 23
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -41,7 +43,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .transaction: 3
         case .savingsGoal: 2
         case .client: 2
-        case .invoice: 2
+        case .invoice: 3
         case .invoiceCounter: 1
         case .categoryRuleSet: 2
         case .syncState: 2
@@ -50,6 +52,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .undoneChange: 1
         case .importProfile: 3
         case .note: 1
+        case .invoiceSender: 1
         }
     }
 
