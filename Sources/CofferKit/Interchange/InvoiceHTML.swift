@@ -114,7 +114,8 @@ public enum InvoiceHTML {
                 .footer(.p(text("Invoice \(invoice.reference) from \(sender.name ?? "Coffer").")))
             )
         )
-        return page.render(indentedBy: .spaces(1))
+        // Compact: indentation would add white space inside the text of the page.
+        return page.render()
     }
 
     /// Vault text as a text node. Plot escapes `<` and `>` but keeps what looks like an entity
