@@ -422,13 +422,22 @@ payload_vectors = [
     ("client", {"name": "Acme Ltd", "email": None, "address": "1 High St\nLondon", "termsDays": 14, "account": account_id.hex()},
      bytes([12, 2]) + text("Acme Ltd") + optional(None, text) + optional("1 High St\nLondon", text) + svarint(14)
      + optional(account_id, lambda v: v)),
-    ("invoice", {"number": 7, "clientId": client_id.hex(), "items": [{"description": "Design", "quantityThousandths": 2500, "unitPriceMinorUnits": 3333}],
+    ("invoice", {"number": 7, "clientId": client_id.hex(),
+                 "items": [{"kind": "charge", "description": "Design", "quantityThousandths": 2500, "unitPriceMinorUnits": 3333, "shareBasisPoints": None},
+                           {"kind": "discount", "description": "Loyalty", "quantityThousandths": 1000, "unitPriceMinorUnits": 0, "shareBasisPoints": 1000},
+                           {"kind": "credit", "description": "Deposit", "quantityThousandths": 1000, "unitPriceMinorUnits": 500, "shareBasisPoints": None}],
                  "taxBasisPoints": 2000, "issued": "2026-11-01", "due": "2026-11-15", "notes": None, "status": "sent",
                  "sentOn": "2026-11-01", "voidedOn": None,
-                 "payments": [{"date": "2026-11-10", "amountMinorUnits": 100, "flow": {"from": None, "to": account_id.hex(), "order": 302}}]},
-     bytes([13, 2]) + uvarint(7) + client_id + uvarint(1) + text("Design") + svarint(2500) + svarint(3333) + optional(2000, svarint)
+                 "payments": [{"date": "2026-11-10", "amountMinorUnits": 100, "flow": {"from": None, "to": account_id.hex(), "order": 302}}],
+                 "reference": "INV-2026-0007", "reminders": ["2026-11-12"]},
+     bytes([13, 3]) + uvarint(7) + client_id + uvarint(3)
+     + text("Design") + svarint(2500) + svarint(3333) + bytes([0]) + optional(None, svarint)
+     + text("Loyalty") + svarint(1000) + svarint(0) + bytes([1]) + optional(1000, svarint)
+     + text("Deposit") + svarint(1000) + svarint(500) + bytes([2]) + optional(None, svarint)
+     + optional(2000, svarint)
      + day("2026-11-01") + day("2026-11-15") + optional(None, text) + bytes([1]) + optional("2026-11-01", day) + optional(None, day)
-     + uvarint(1) + day("2026-11-10") + svarint(100) + flow(None, account_id, 302)),
+     + uvarint(1) + day("2026-11-10") + svarint(100) + flow(None, account_id, 302)
+     + text("INV-2026-0007") + uvarint(1) + day("2026-11-12")),
 ]
 (OUT / "payloads-v1.json").write_text(json.dumps({
     "description": "Coffer record payload test vectors (Specs/record-payloads.md): each payload's hex and the fields it holds.",

@@ -3,11 +3,14 @@ import CofferKit
 import FinanceCore
 import Foundation
 
-/// `coffer invoice new|send|void|show|pay|remind|export`.
+/// `coffer invoice new|edit|delete|duplicate|send|void|show|pay|remind|export|sender`.
 struct InvoiceCommands: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "invoice", abstract: "Create and manage one invoice: a claim to money.",
-        subcommands: [New.self, Send.self, Void.self, Show.self, Pay.self, Remind.self, Export.self])
+        subcommands: [
+            New.self, Edit.self, Delete.self, Duplicate.self, Send.self, Void.self, Show.self, Pay.self, Remind.self,
+            Export.self, Sender.self,
+        ])
 
     /// Amount first, client second, status as a word and a symbol, relative due text.
     static func rows(_ invoices: [Invoice], ledger: Ledger, today: CalendarDate) -> [String] {
@@ -26,14 +29,11 @@ struct InvoiceCommands: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an invoice (a draft, or sent with --send).",
             discussion:
-                "Items: --item \"DESCRIPTION\" QUANTITY PRICE, repeated. Due date from --due, else --terms, else the client's terms."
+                "Items: --item \"DESCRIPTION\" QUANTITY PRICE, repeated; --discount \"DESCRIPTION\" AMOUNT|PERCENT% off before tax; --credit \"DESCRIPTION\" AMOUNT off after tax. Due date from --due, else --terms, else the client's terms."
         )
         @OptionGroup var options: VaultOptions
         @Argument(help: "The client (a unique prefix is enough).") var client: String
-        @Option(
-            name: .customLong("item"), parsing: .upToNextOption,
-            help: ArgumentHelp("DESCRIPTION QUANTITY PRICE; repeat for more lines.", valueName: "item"))
-        var items: [String] = []
+        @OptionGroup var lines: LineOptions
         @Option(help: "Payment terms in days for this invoice.") var terms: Int?
         @Option(help: ArgumentHelp("Due date, YYYY-MM-DD.", valueName: "date")) var due: String?
         @Option(help: ArgumentHelp("Tax rate, e.g. 20%.", valueName: "rate")) var tax: String?
@@ -42,7 +42,7 @@ struct InvoiceCommands: ParsableCommand {
         @Flag(help: "Send it at once (freezes it).") var send = false
 
         func run() throws {
-            guard !items.isEmpty, items.count % 3 == 0 else {
+            guard !lines.items.isEmpty else {
                 throw CLIError(
                     .invalidInput,
                     "Give each line as --item \"DESCRIPTION\" QUANTITY PRICE (e.g. --item \"Design\" 2 150). Nothing was changed."
@@ -55,12 +55,9 @@ struct InvoiceCommands: ParsableCommand {
             let issued = try CommandContext.date(date, default: today)
             let ledger = try options.openLedger()
             let client = try ledger.client(named: self.client)
-            let lines = try stride(from: 0, to: items.count, by: 3).map { index in
-                LineItem(
-                    description: items[index],
-                    quantity: try CommandContext.input { try Quantity(parsing: items[index + 1]) },
-                    unitPrice: try CommandContext.input { try ledger.currency.parse(items[index + 2]) })
-            }
+            let lines =
+                try (self.lines.charges(ledger) ?? []) + (self.lines.discountLines(ledger) ?? [])
+                + (self.lines.creditLines(ledger) ?? [])
             let taxPoints = try tax.map { text in try CommandContext.input { try GrowthRate(parsing: text) }.basisPoints
             }
             let dueRule: Ledger.Due =
@@ -132,30 +129,38 @@ struct InvoiceCommands: ParsableCommand {
                 "\(invoice.reference) · \(try invoice.status(on: today).badge) · \(try invoice.relativeDue(on: today)) (due \(invoice.due), issued \(invoice.issued))"
             )
             Output.line()
-            Render.table(
-                invoice.items.map {
-                    [
-                        $0.description, "\($0.quantity) × \(currency.format($0.unitPrice))",
-                        currency.format((try? $0.total()) ?? .zero),
-                    ]
+            let label = ledger.invoiceSender.taxLabel.title
+            func line(_ item: LineItem) -> [String] {
+                let amount = currency.format((try? invoice.amount(of: item)) ?? .zero)
+                switch item.kind {
+                case .charge:
+                    return [item.description, "\(item.quantity) × \(currency.format(item.unitPrice))", amount]
+                case .discount, .credit:
+                    let share = item.shareBasisPoints.map { " \(GrowthRate(basisPoints: $0))" } ?? ""
+                    return [item.description, item.kind.rawValue + share, amount]
                 }
-                    + [["Subtotal", "", currency.format(try invoice.subtotal())]]
-                    + (invoice.taxBasisPoints.map {
-                        [["Tax \(GrowthRate(basisPoints: $0))", "", currency.format((try? invoice.tax()) ?? .zero)]]
-                    } ?? [])
-                    + [["Total", "", currency.format(try invoice.total())]]
-                    + (invoice.payments.isEmpty
-                        ? []
-                        : invoice.payments.map {
-                            [
-                                "Paid \($0.date)\(ledger.account(withID: $0.flow?.to).map { " into \($0.name)" } ?? "")",
-                                "",
-                                "-" + currency.format($0.amount),
-                            ]
-                        }
-                            + [["Outstanding", "", currency.format(try invoice.outstanding())]]),
-                rightAligned: [1, 2]
+            }
+            var rows: [[String]] = invoice.items.filter { $0.kind != .credit }.map(line)
+            rows.append(["Subtotal", "", currency.format(try invoice.subtotal())])
+            if let rate = invoice.taxBasisPoints {
+                rows.append(["\(label) \(GrowthRate(basisPoints: rate))", "", currency.format(try invoice.tax())])
+            }
+            rows += invoice.items.filter { $0.kind == .credit }.map(line)
+            rows.append(["Total", "", currency.format(try invoice.total())])
+            for payment in invoice.payments {
+                let into = ledger.account(withID: payment.flow?.to).map { " into \($0.name)" } ?? ""
+                rows.append(["Paid \(payment.date)\(into)", "", "-" + currency.format(payment.amount)])
+            }
+            if !invoice.payments.isEmpty {
+                rows.append(["Outstanding", "", currency.format(try invoice.outstanding())])
+            }
+            Render.table(
+                rows, rightAligned: [1, 2]
             ).forEach { Output.line($0) }
+            if !invoice.reminders.isEmpty {
+                Output.line()
+                Output.line("Reminders sent: " + invoice.reminders.map(\.description).joined(separator: ", "))
+            }
             if let notes = invoice.notes { Output.line(); Output.line(notes) }
             NoteCommands.printAttached(invoice.id, ledger: ledger)
         }
@@ -215,9 +220,13 @@ struct InvoiceCommands: ParsableCommand {
     }
 
     struct Remind: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a polite, ready-to-send payment reminder.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print a polite, ready-to-send payment reminder, signed by the sender, and record it.",
+            discussion: "The reminder's date is kept on the invoice (coffer undo takes it back); --dry-run only prints."
+        )
         @OptionGroup var options: VaultOptions
         @Argument var id: String
+        @Flag(help: "Print the reminder without recording it on the invoice.") var dryRun = false
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
@@ -228,19 +237,31 @@ struct InvoiceCommands: ParsableCommand {
                     .invalidInput, "\(invoice.reference) is \(status.rawValue): there is nothing to remind about.")
             }
             let client = ledger.client(of: invoice)
+            let sender = ledger.invoiceSender
             let when = try invoice.relativeDue(on: today).lowercased()
+            let earlier = invoice.reminders.last.map { " I last wrote about it on \($0)." } ?? ""
             Output.line("Subject: Payment reminder — \(invoice.reference)")
             Output.line()
             Output.line("Hello \(client?.name ?? ""),")
             Output.line()
             Output.line(
-                "I hope you are well. This is a friendly reminder that invoice \(invoice.reference) for \(ledger.currency.format(try invoice.outstanding())), issued on \(invoice.issued), is \(when) (due \(invoice.due))."
+                "I hope you are well. This is a friendly reminder that invoice \(invoice.reference) for \(ledger.currency.format(try invoice.outstanding())), issued on \(invoice.issued), is \(when) (due \(invoice.due)).\(earlier)"
             )
             Output.line(
                 "If you have already paid, thank you, and please ignore this message. Otherwise I would be grateful if you could arrange payment at your earliest convenience."
             )
+            for details in [sender.paymentInstructions, sender.bankDetails].compactMap({ $0 }) {
+                Output.line()
+                Output.line(TextSafety.printable(details))
+            }
             Output.line()
             Output.line("Kind regards")
+            for signature in [sender.name, sender.email].compactMap({ $0 }) { Output.line(signature) }
+            if dryRun { return }
+            let reminded = try ledger.recordReminder(on: invoice, date: today)
+            Terminal.note(
+                "Recorded reminder \(reminded.reminders.count) on \(reminded.reference) (\(today)). Undo with: coffer undo"
+            )
         }
     }
 
@@ -253,7 +274,8 @@ struct InvoiceCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let invoice = try ledger.invoice(id)
             let client = ledger.client(of: invoice)
-            let page = try InvoiceHTML.render(invoice, client: client, currency: ledger.currency)
+            let page = try InvoiceHTML.render(
+                invoice, client: client, sender: ledger.invoiceSender, currency: ledger.currency)
             let url = URL(fileURLWithPath: html)
             try OutputFile.write(Data(page.utf8), to: html)
             if OutputFile.isStandardOutput(html) { return }
@@ -270,6 +292,8 @@ struct InvoiceCommands: ParsableCommand {
         }
         let number, client, total, paid, outstanding, issued, due, status, relativeDue: String
         let payments: [Paid]
+        /// The days a reminder was sent, oldest first.
+        let reminders: [String]
     }
 
     static func row(_ invoice: Invoice, ledger: Ledger, today: CalendarDate) throws -> Row {
@@ -285,6 +309,7 @@ struct InvoiceCommands: ParsableCommand {
                 .init(
                     date: $0.date.description, amount: money($0.amount),
                     into: ledger.account(withID: $0.flow?.to)?.name)
-            })
+            },
+            reminders: invoice.reminders.map(\.description))
     }
 }

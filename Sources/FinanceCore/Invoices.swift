@@ -56,20 +56,50 @@ public struct Quantity: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// One line of an invoice. A charge adds quantity × unit price; a discount takes an amount (or a
+/// share of the charges) off before tax; a credit (a deposit already received, say) takes an
+/// amount off after tax. Discount and credit amounts are kept positive, as typed: the sign is the
+/// kind's.
 public struct LineItem: Hashable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable { case charge, discount, credit }
+
+    public var kind: Kind
     public var description: String
     public var quantity: Quantity
+    /// A charge's unit price, or the amount a discount or credit takes off (positive).
     public var unitPrice: Money
+    /// A discount given as a share of the charges (basis points: 10% = 1000), instead of an amount.
+    public var shareBasisPoints: Int?
 
-    public init(description: String, quantity: Quantity, unitPrice: Money) {
+    public init(
+        description: String, quantity: Quantity, unitPrice: Money, kind: Kind = .charge, shareBasisPoints: Int? = nil
+    ) {
+        self.kind = kind
         self.description = description
         self.quantity = quantity
         self.unitPrice = unitPrice
+        self.shareBasisPoints = shareBasisPoints
     }
 
-    /// quantity × unit price, rounded half away from zero to the minor unit.
-    public func total() throws -> Money {
-        try Invoice.roundedProduct(unitPrice.minorUnits, times: quantity.thousandths, over: 1000)
+    /// A discount of a fixed amount or (with `share`) of a share of the charges.
+    public static func discount(_ description: String, amount: Money = .zero, share: Int? = nil) -> LineItem {
+        LineItem(
+            description: description, quantity: Quantity(thousandths: 1000), unitPrice: amount, kind: .discount,
+            shareBasisPoints: share)
+    }
+
+    public static func credit(_ description: String, amount: Money) -> LineItem {
+        LineItem(description: description, quantity: Quantity(thousandths: 1000), unitPrice: amount, kind: .credit)
+    }
+
+    /// The line's signed amount: quantity × unit price, rounded half away from zero to the minor
+    /// unit, negative for a discount or credit; a share discount takes its share of `charges`.
+    public func total(charges: Money = .zero) throws -> Money {
+        if let shareBasisPoints, kind == .discount {
+            return try Invoice.roundedProduct(charges.minorUnits, times: -Int64(shareBasisPoints), over: 10_000)
+        }
+        let amount = try Invoice.roundedProduct(unitPrice.minorUnits, times: quantity.thousandths, over: 1000)
+        return kind == .charge ? amount : try Money.zero.subtracting(amount)
     }
 }
 
@@ -118,12 +148,18 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     public var sentOn: CalendarDate?
     public var voidedOn: CalendarDate?
     public var payments: [Payment]
+    /// The reference printed on it (`INV-2026-0007`), fixed when it was created, so a number
+    /// format changed later never renumbers an issued invoice.
+    public var reference: String
+    /// The days a payment reminder was sent (`invoice remind`), oldest first.
+    public var reminders: [CalendarDate]
 
     public init(
         id: UUID = UUID(), number: Int, clientID: UUID, items: [LineItem], taxBasisPoints: Int? = nil,
         issued: CalendarDate,
         due: CalendarDate, notes: String? = nil, stored: StoredStatus = .draft, sentOn: CalendarDate? = nil,
-        voidedOn: CalendarDate? = nil, payments: [Payment] = []
+        voidedOn: CalendarDate? = nil, payments: [Payment] = [], reference: String? = nil,
+        reminders: [CalendarDate] = []
     ) {
         self.id = id
         self.number = number
@@ -137,17 +173,55 @@ public struct Invoice: Identifiable, Hashable, Sendable {
         self.sentOn = sentOn
         self.voidedOn = voidedOn
         self.payments = payments
+        self.reference = reference ?? InvoiceNumberFormat.standard.reference(number: number, issued: issued)
+        self.reminders = reminders
     }
 
-    /// `INV-0001`.
-    /// `INV-0007`. Built without `String(format:)`, which costs microseconds: search reads it
-    /// for every invoice.
-    public var reference: String {
-        let digits = String(number)
-        return "INV-" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    /// The charge lines' total, before discounts.
+    public func charges() throws -> Money {
+        try Money.sum(try items.filter { $0.kind == .charge }.map { try $0.total() })
     }
 
-    public func subtotal() throws -> Money { try Money.sum(try items.map { try $0.total() }) }
+    /// A line's signed amount on this invoice (a share discount takes its share of the charges).
+    public func amount(of item: LineItem) throws -> Money {
+        try item.total(charges: item.shareBasisPoints == nil ? .zero : try charges())
+    }
+
+    /// Charges less discounts: what tax is charged on.
+    public func subtotal() throws -> Money {
+        try Money.sum(try items.filter { $0.kind != .credit }.map { try amount(of: $0) })
+    }
+
+    /// The credit lines' total (zero or negative), taken off after tax.
+    public func credits() throws -> Money {
+        try Money.sum(try items.filter { $0.kind == .credit }.map { try amount(of: $0) })
+    }
+
+    /// Refuses lines that cannot make an invoice: no charge, a discount share outside 0–100%, an
+    /// amount at or below zero on a discount or credit, discounts larger than the charges, or
+    /// credits larger than what is owed.
+    public func checkLines() throws {
+        guard items.contains(where: { $0.kind == .charge }) else {
+            throw FinanceError(.invalidAmount, "An invoice needs at least one item (a charge, not only discounts).")
+        }
+        for item in items where item.kind != .charge {
+            if let share = item.shareBasisPoints {
+                guard (1...10_000).contains(share) else {
+                    throw FinanceError(.invalidAmount, "A discount's share must be above 0% and at most 100%.")
+                }
+            } else if item.unitPrice <= .zero {
+                throw FinanceError(.invalidAmount, "Enter a \(item.kind.rawValue) amount above zero.")
+            }
+        }
+        guard try subtotal() >= .zero else {
+            throw FinanceError(
+                .invalidAmount, "The discounts are larger than the charges; the subtotal would be below zero.")
+        }
+        guard try total() >= .zero else {
+            throw FinanceError(
+                .invalidAmount, "The credits are larger than the amount due; the total would be below zero.")
+        }
+    }
 
     /// Tax on the subtotal, rounded half away from zero to the minor unit.
     public func tax() throws -> Money {
@@ -155,7 +229,8 @@ public struct Invoice: Identifiable, Hashable, Sendable {
         return try Self.roundedProduct(try subtotal().minorUnits, times: Int64(taxBasisPoints), over: 10_000)
     }
 
-    public func total() throws -> Money { try subtotal().adding(try tax()) }
+    /// Subtotal plus tax, less credits.
+    public func total() throws -> Money { try subtotal().adding(try tax()).adding(try credits()) }
 
     public func paid(through date: CalendarDate? = nil) throws -> Money {
         try Money.sum(payments.filter { date == nil || $0.date <= date! }.map(\.amount))
@@ -252,18 +327,39 @@ public struct Invoice: Identifiable, Hashable, Sendable {
 
     /// Items and amounts can change only while it is a draft: once sent, correct by voiding and
     /// issuing a new invoice.
-    public func editing(items: [LineItem]?, taxBasisPoints: Int??, due: CalendarDate?, notes: String??) throws
-        -> Invoice
-    {
-        guard stored == .draft else {
-            throw Self.refused("\(reference) was sent, so it is frozen: void it and issue a new invoice to correct it.")
-        }
+    public func editing(
+        items: [LineItem]?, taxBasisPoints: Int??, due: CalendarDate?, notes: String??, clientID: UUID? = nil
+    ) throws -> Invoice {
+        try checkDraft()
         var edited = self
+        if let clientID { edited.clientID = clientID }
         if let items { edited.items = items }
         if let taxBasisPoints { edited.taxBasisPoints = taxBasisPoints }
         if let due { edited.due = due }
         if let notes { edited.notes = notes }
         return edited
+    }
+
+    /// Refuses anything but a draft: once sent, an invoice is frozen (void it and issue a new one),
+    /// and only a draft can be edited or deleted.
+    public func checkDraft() throws {
+        guard stored == .draft else {
+            throw Self.refused(
+                stored == .void
+                    ? "\(reference) is void; only a draft can be changed or deleted."
+                    : "\(reference) was sent, so it is frozen: void it and issue a new invoice to correct it.")
+        }
+    }
+
+    /// Records that a payment reminder was sent on `date`: sent invoices with money outstanding only.
+    public func reminding(on date: CalendarDate) throws -> Invoice {
+        guard stored == .sent, try outstanding() > .zero else {
+            throw Self.refused(
+                "\(reference) is \(stored == .sent ? "paid" : stored.rawValue): there is nothing to remind about.")
+        }
+        var reminded = self
+        reminded.reminders.append(date)
+        return reminded
     }
 
     static func refused(_ message: String) -> FinanceError { FinanceError(.invalidTransition, message) }

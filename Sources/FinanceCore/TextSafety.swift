@@ -7,8 +7,11 @@ import Foundation
 /// and text shown on a terminal is cleaned again.
 public enum TextSafety {
     /// Fields that may hold line breaks and tabs (a postal address, free-form notes, a kept
-    /// hledger rules file, the body of a note in the notes vault).
-    static let multiLineFields: Set<String> = ["address", "notes", "rules file", "note body"]
+    /// hledger rules file, the body of a note in the notes vault, an invoice sender's payment
+    /// instructions and bank details).
+    static let multiLineFields: Set<String> = [
+        "address", "notes", "rules file", "note body", "payment instructions", "bank details",
+    ]
 
     /// C0 controls, DEL and C1 controls; line feed and tab only where `multiLine`.
     public static func isForbidden(_ scalar: Unicode.Scalar, multiLine: Bool) -> Bool {

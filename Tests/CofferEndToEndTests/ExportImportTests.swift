@@ -23,7 +23,17 @@ import Testing
                 "invoice", "new", "Acme", "--item", "Design", "2.5", "120", "--tax", "20%", "--date", "2026-11-01",
                 "--send",
             ],
-            ["invoice", "pay", "1", "--amount", "50"], ["update", "Barclays", "2600", "--note", "payday"],
+            ["invoice", "pay", "1", "--amount", "50"],
+            // Version 4: the sender, line kinds, the reference as printed and reminders.
+            [
+                "invoice", "sender", "set", "--name", "Jane Doe", "--address", "2 Low Rd\nLeeds", "--bank-details",
+                "Sort code 12-34-56", "--tax-label", "VAT", "--number-format", "INV-{YYYY}-{0000}",
+            ],
+            [
+                "invoice", "new", "Acme", "--item", "Build", "1", "900", "--discount", "Loyalty", "10%", "--credit",
+                "Deposit", "100", "--tax", "20%", "--date", "2026-11-02", "--send",
+            ],
+            ["invoice", "remind", "INV-2026-0002"], ["update", "Barclays", "2600", "--note", "payday"],
             ["category", "hide", "Hobbies"], ["growth", "set", "Barclays", "1.5%"],
             ["import", "rules", "add", "bank", "TESCO", "--category", "Groceries"],
             [
@@ -52,7 +62,9 @@ import Testing
             ["overview", "--json"], ["budget", "--json"], ["invoices", "--json"], ["budget", "savings", "--json"],
             ["account", "list", "--json"], ["growth", "list", "--json"], ["category", "list", "--json"],
             ["budget", "--month", "2025-01", "--json"], ["transaction", "list", "--uncategorised", "--json"],
-            ["import", "rules", "show", "bank", "--json"],
+            ["import", "rules", "show", "bank", "--json"], ["invoice", "sender", "show", "--json"],
+            ["invoice", "show", "INV-2026-0002", "--json"], ["invoice", "show", "INV-2026-0002"],
+            ["invoice", "export", "INV-2026-0002", "--html", "-"],
         ] {
             let before = try run(report, vault: source).stdout
             let after = try run(report, vault: target).stdout
@@ -70,9 +82,10 @@ import Testing
                 ],
                 vault: target
             ).stdout.contains("Added 0 transactions"))
-        // Numbering continues where the source left off.
+        // Numbering continues where the source left off, in the sender's number format.
         #expect(
-            try run(["invoice", "new", "Acme", "--item", "More", "1", "10"], vault: target).stdout.contains("INV-0002"))
+            try run(["invoice", "new", "Acme", "--item", "More", "1", "10"], vault: target).stdout.contains(
+                "INV-2026-0003"))
 
         #expect(
             try run(["import", "json", exported.path], vault: target).status == 64, "never into a vault that holds data"

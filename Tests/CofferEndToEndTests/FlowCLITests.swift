@@ -216,7 +216,7 @@ import Testing
         let export = sandbox.directory.path("export.json")
         try ok("export", "json", "--out", export.path)
         let text = try String(contentsOf: export, encoding: .utf8)
-        #expect(text.contains("\"flow\"") && text.contains("\"version\" : 3"), "\(text.prefix(300))")
+        #expect(text.contains("\"flow\"") && text.contains("\"version\" : 4"), "\(text.prefix(300))")
         let copy = sandbox.directory.path("copy.coffer")
         #expect(
             try sandbox.run(["init", "--kdf", "interactive", "--vault", copy.path], environment: environment).status

@@ -224,24 +224,8 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.url.path)
         #expect(!left.contains { $0.hasSuffix(".tmp") || $0.hasPrefix(".cut") || $0 == "cut.html" }, "\(left)")
 
-        guard
-            let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first(where: {
-                FileManager.default.isExecutableFile(atPath: $0)
-            })
-        else {
-            print("Chromium is not installed: the HTML report was parsed but not drawn (apt-get install chromium).")
-            return
-        }
-        let png = sandbox.directory.path("report.png")
-        let status = try sandbox.runTool(
-            chromium,
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--screenshot=\(png.path)", "--window-size=1000,2400",
-                page.absoluteString,
-            ])
-        #expect(status == 0)
-        let image = try Data(contentsOf: png)
-        #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]) && image.count > 20_000, "a drawn page, not a blank one")
+        let image = try Chromium.screenshot(page, sandbox: sandbox, size: "1000,2400")
+        #expect(image.map { $0.count > 20_000 } ?? true, "a drawn page, not a blank one")
     }
 
     static func grouped(_ decimal: String?) -> String {

@@ -225,6 +225,30 @@ import Testing
             hex:
                 "0d02070f1e2d3c4b5a69788796a5b4c3d2e1f0020644657369676e88278a3407486f7374696e67d00fe01201a01facc402c8c402000201acc40201d2c40201bec402c801010001ffeeddccbbaa9988776655443322110007"
         ),
+        // v3: each item then its line kind and discount share; after the payments the reference
+        // (fixed at creation) and the reminders sent.
+        Pin(
+            version: 3, id: idA,
+            record: .invoice(
+                Invoice(
+                    id: idA, number: 7, clientID: idB,
+                    items: [
+                        LineItem(
+                            description: "Design", quantity: Quantity(thousandths: 2500),
+                            unitPrice: Money(minorUnits: 3333)),
+                        .discount("Loyalty", share: 1000),
+                        .credit("Deposit", amount: Money(minorUnits: 500)),
+                    ],
+                    taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"),
+                    notes: nil, stored: .void, sentOn: date("2026-11-01"), voidedOn: date("2026-11-20"),
+                    payments: [
+                        Payment(
+                            date: date("2026-11-10"), amount: Money(minorUnits: 100),
+                            flow: AccountFlow(to: idC, order: 7))
+                    ], reference: "INV-2026-0007", reminders: [date("2026-11-12")])),
+            hex:
+                "0d03070f1e2d3c4b5a69788796a5b4c3d2e1f0030644657369676e88278a340000074c6f79616c7479d00f000101d00f074465706f736974d00fe807020001a01facc402c8c402000201acc40201d2c40201bec402c801010001ffeeddccbbaa99887766554433221100070d494e562d323032362d3030303701c2c402"
+        ),
         // 14 invoice counter.
         Pin(
             version: 1, id: idA, record: .invoiceCounter(InvoiceCounter(lastNumber: 1_000)),
@@ -326,6 +350,17 @@ import Testing
             hex:
                 "16010452656e7480d30e000f1e2d3c4b5a69788796a5b4c3d2e1f00000eec30201c6c9020104666c617401ffeeddccbbaa998877665544332211000001acc402"
         ),
+        // 23 invoice sender.
+        Pin(
+            version: 1, id: idA,
+            record: .invoiceSender(
+                InvoiceSender(
+                    name: "Jane Doe", address: "2 Low Rd\nLeeds", taxNumber: "GB123",
+                    bankDetails: "Sort code 12-34-56\nAccount 1234", taxLabel: .vat,
+                    numberFormat: try! InvoiceNumberFormat(parsing: "INV-{YYYY}-{0000}"))),
+            hex:
+                "170101084a616e6520446f65010e32204c6f772052640a4c65656473000105474231323300011f536f727420636f64652031322d33342d35360a4163636f756e7420313233340111494e562d7b595959597d2d7b303030307d"
+        ),
         // 19 undone change (the redo stack).
         Pin(
             version: 1, id: idA,
@@ -403,9 +438,9 @@ import Testing
             .backupTarget: (6, 1),
             .backupState: (7, 1), .budgetCategory: (8, 2), .incomeSource: (9, 2), .transaction: (10, 3),
             .savingsGoal: (11, 2),
-            .client: (12, 2), .invoice: (13, 2), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
+            .client: (12, 2), .invoice: (13, 3), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
-            .importProfile: (20, 3), .note: (21, 1), .recurring: (22, 1),
+            .importProfile: (20, 3), .note: (21, 1), .recurring: (22, 1), .invoiceSender: (23, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {
@@ -426,6 +461,8 @@ import Testing
         #expect(tags(TransactionType.self) == [.income: 0, .expense: 1, .savings: 2])
         #expect(tags(Invoice.StoredStatus.self) == [.draft: 0, .sent: 1, .void: 2])
         #expect(tags(Note.Attachment.Kind.self) == [.account: 0, .client: 1, .invoice: 2])
+        #expect(tags(LineItem.Kind.self) == [.charge: 0, .discount: 1, .credit: 2])
+        #expect(tags(InvoiceSender.TaxLabel.self) == [.tax: 0, .vat: 1])
         #expect(
             Dictionary(uniqueKeysWithValues: RecurringItem.EntryTag.allCases.map { ($0, $0.rawValue) })
                 == [.spending: 0, .income: 1, .saving: 2, .invoice: 3])
@@ -462,6 +499,8 @@ import Testing
         check(TransactionType.self)
         check(Invoice.StoredStatus.self)
         check(Note.Attachment.Kind.self)
+        check(LineItem.Kind.self)
+        check(InvoiceSender.TaxLabel.self)
     }
 
     /// A tag or flag byte no reader knows, in every pinned payload that stores one, is a
@@ -479,6 +518,9 @@ import Testing
             (.transaction, 2, 4, 0...2, "transaction type"),
             (.transaction, 2, 5, 0...3, "target"),
             (.invoice, 1, 53, 0...2, "invoice status"),
+            (.invoice, 3, 31, 0...2, "line kind"),
+            (.invoice, 3, 72, 0...2, "invoice status"),
+            (.invoiceSender, 1, 70, 0...1, "tax label"),
             (.categoryRuleSet, 1, 15, 0...2, "rule target (no uncategorised)"),
             (.categoryRuleSet, 2, 32, 0...2, "rule field"),
             (.note, 1, 31, 0...1, "note attachment present"),

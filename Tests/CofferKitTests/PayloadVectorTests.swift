@@ -64,7 +64,12 @@ import Testing
                     client.name == "Acme Ltd" && client.email == nil && client.address == "1 High St\nLondon"
                         && client.termsDays == 14 && client.account == account)
             case .invoice(let invoice):
-                #expect(invoice.number == 7 && invoice.items.count == 1 && invoice.items[0].description == "Design")
+                #expect(invoice.number == 7 && invoice.items.count == 3 && invoice.items[0].description == "Design")
+                #expect(
+                    invoice.items.dropFirst() == [
+                        .discount("Loyalty", share: 1000), .credit("Deposit", amount: Money(minorUnits: 500)),
+                    ])
+                #expect(invoice.reference == "INV-2026-0007" && invoice.reminders == [date("2026-11-12")])
                 #expect(invoice.items[0].unitPrice == Money(minorUnits: 3333) && invoice.taxBasisPoints == 2000)
                 #expect(
                     invoice.issued == date("2026-11-01") && invoice.due == date("2026-11-15") && invoice.notes == nil)

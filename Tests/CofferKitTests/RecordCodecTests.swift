@@ -46,6 +46,17 @@ import Testing
             attachment: Note.Attachment(kind: .client, id: client.id), created: date("2026-11-01"),
             updated: 1_790_000_000)
         let will = Note(title: "Will", body: "", created: date("2026-11-02"), updated: -1)
+        let adjusted = Invoice(
+            number: 8, clientID: client.id,
+            items: sentInvoice.items + [
+                .discount("Loyalty", share: 1000), .credit("Deposit", amount: Money(minorUnits: 500)),
+            ],
+            taxBasisPoints: 2000, issued: date("2026-11-01"), due: date("2026-11-15"), stored: .sent,
+            sentOn: date("2026-11-01"), reference: "INV-2026-0008", reminders: [date("2026-11-20"), date("2026-12-01")])
+        let sender = InvoiceSender(
+            name: "Jane Doe", address: "2 Low Rd\nLeeds", email: "jane@example.com", taxNumber: "GB123",
+            paymentInstructions: "Within 14 days\n\tplease", bankDetails: "Sort code 12-34-56", taxLabel: .vat,
+            numberFormat: try! InvoiceNumberFormat(parsing: "INV-{YYYY}-{0000}"))
         return [
             (UUID(), .settings(VaultSettings(currency: try! Currency.named("JPY")))),
             (account.id, .account(account)),
@@ -67,6 +78,9 @@ import Testing
             (goal.id, .savingsGoal(goal)),
             (client.id, .client(client)),
             (sentInvoice.id, .invoice(sentInvoice)),
+            (adjusted.id, .invoice(adjusted)),
+            (UUID(), .invoiceSender(sender)),
+            (UUID(), .invoiceSender(InvoiceSender())),
             (UUID(), .invoiceCounter(InvoiceCounter(lastNumber: 12))),
             (UUID(), .settings(VaultSettings(currency: .gbp, includeReceivables: false))),
             (

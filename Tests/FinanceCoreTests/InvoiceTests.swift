@@ -157,3 +157,38 @@ func invoice(
         )
     }
 }
+
+/// Discounts (an amount or a share, before tax), credits (after tax) and number formats.
+@Suite struct InvoiceAdjustmentTests {
+    @Test func discountsComeOffBeforeTaxAndCreditsAfter() throws {
+        var bill = try invoice([("Design", "2.5", 12_000), ("Hosting", "1", 1_999)], tax: 2000)
+        bill.items += [.discount("Loyalty", share: 1000), .credit("Deposit", amount: pence(5_000))]
+        #expect(try bill.charges() == pence(31_999))
+        #expect(try bill.amount(of: bill.items[2]) == pence(-3_200), "31.999 rounds half away from zero")
+        #expect(try bill.subtotal() == pence(28_799))
+        #expect(try bill.tax() == pence(5_760), "on the discounted subtotal: 57.598")
+        #expect(try bill.credits() == pence(-5_000))
+        #expect(try bill.total() == pence(29_559))
+        try bill.checkLines()
+        bill.items.append(.credit("Too much", amount: pence(29_560)))
+        #expect(throws: FinanceError.self) { try bill.checkLines() }
+        bill.items.removeLast()
+        bill.items.append(.discount("All of it and more", share: 10_001))
+        #expect(throws: FinanceError.self) { try bill.checkLines() }
+        bill.items = [.discount("Only a discount", amount: pence(100))]
+        #expect(throws: FinanceError.self) { try bill.checkLines() }
+    }
+
+    @Test func numberFormatsMakeReferences() throws {
+        let day = try CalendarDate(parsing: "2026-03-04")
+        #expect(InvoiceNumberFormat.standard.reference(number: 7, issued: day) == "INV-0007")
+        #expect(InvoiceNumberFormat.standard.reference(number: 12_345, issued: day) == "INV-12345")
+        #expect(
+            try InvoiceNumberFormat(parsing: "INV-{YYYY}-{0000}").reference(number: 7, issued: day) == "INV-2026-0007")
+        #expect(try InvoiceNumberFormat(parsing: "{0}").reference(number: 7, issued: day) == "7")
+        for bad in ["", "INV", "{0}{00}", "INV-{YY}-{0}", "INV {0}", "{0}}", "{0000000000}", "A<{0}>"] {
+            #expect(throws: FinanceError.self, "\(bad)") { try InvoiceNumberFormat(parsing: bad) }
+        }
+        #expect(try invoice().reference == "INV-0001", "the default keeps older references")
+    }
+}

@@ -41,7 +41,13 @@ public struct ExportDocument: Codable, Sendable {
         let id, name: String; let email, address: String?; let terms: Int
         var account: String? = nil
     }
-    public struct Item: Codable, Sendable { let description, quantity, unitPrice: String }
+    public struct Item: Codable, Sendable {
+        let description, quantity, unitPrice: String
+        /// Version 4: "charge" (absent in older files), "discount" or "credit"; a discount given as
+        /// a share of the charges has `share` ("10%") instead of an amount.
+        var kind: String? = nil
+        var share: String? = nil
+    }
     public struct Payment: Codable, Sendable {
         let date, amount: String
         /// The account it was paid into, as the flow's `to`.
@@ -51,11 +57,20 @@ public struct ExportDocument: Codable, Sendable {
         let id: String; let number: Int; let client: String; let items: [Item]; let tax: String?
         let issued, due: String; let notes: String?; let status: String; let sentOn, voidedOn: String?;
         let payments: [Payment]
+        /// Version 4: the reference as printed and the days reminders were sent.
+        var reference: String? = nil
+        var reminders: [String]? = nil
+    }
+    /// Version 4: who sends the invoices (`coffer invoice sender`).
+    public struct Sender: Codable, Sendable {
+        let name, address, email, taxNumber, paymentInstructions, bankDetails: String?
+        let taxLabel, numberFormat: String
     }
 
     static let formatName = "coffer-export"
-    /// 2 added uncategorised transactions, their import origin, and rule sets.
-    static let currentVersion = 3
+    /// 2 added uncategorised transactions, their import origin, and rule sets; 3 flows; 4 invoice
+    /// line kinds, references, reminders and the invoice sender.
+    static let currentVersion = 4
 
     var format = formatName
     var version = currentVersion
@@ -91,6 +106,7 @@ public struct ExportDocument: Codable, Sendable {
         var to: String? = nil
         var handledThrough: String? = nil
     }
+    var invoiceSender: Sender?
 }
 
 /// One part of the vault an export can be limited to.
@@ -188,7 +204,8 @@ extension ExportDocument {
                     items: invoice.items.map {
                         .init(
                             description: $0.description, quantity: $0.quantity.description,
-                            unitPrice: money($0.unitPrice))
+                            unitPrice: money($0.unitPrice), kind: $0.kind.rawValue,
+                            share: $0.shareBasisPoints.map { GrowthRate(basisPoints: $0).description })
                     },
                     tax: invoice.taxBasisPoints.map { GrowthRate(basisPoints: $0).description },
                     issued: invoice.issued.description,
@@ -197,9 +214,16 @@ extension ExportDocument {
                     voidedOn: invoice.voidedOn?.description,
                     payments: invoice.payments.map {
                         .init(date: $0.date.description, amount: money($0.amount), flow: flow($0.flow))
-                    })
+                    }, reference: invoice.reference, reminders: invoice.reminders.map(\.description))
             }
             invoiceCounter = ledger.invoiceCounter?.counter.lastNumber
+            invoiceSender = ledger.invoiceSenderRecord.map { record in
+                let sender = record.sender
+                return Sender(
+                    name: sender.name, address: sender.address, email: sender.email, taxNumber: sender.taxNumber,
+                    paymentInstructions: sender.paymentInstructions, bankDetails: sender.bankDetails,
+                    taxLabel: sender.taxLabel.title, numberFormat: sender.numberFormat.pattern)
+            }
         }
     }
 
@@ -452,9 +476,15 @@ extension ExportDocument {
                 throw CofferError(.invalidInput, "\(place): status '\(item.status)' is unknown.")
             }
             let items = try item.items.map { line in
-                LineItem(
+                guard let kind = LineItem.Kind(rawValue: line.kind ?? "charge") else {
+                    throw CofferError(.invalidInput, "\(place): line kind '\(line.kind ?? "")' is unknown.")
+                }
+                return LineItem(
                     description: line.description, quantity: try parse(place) { try Quantity(parsing: line.quantity) },
-                    unitPrice: try money(line.unitPrice, place))
+                    unitPrice: try money(line.unitPrice, place), kind: kind,
+                    shareBasisPoints: try line.share.map { text in
+                        try parse(place) { try GrowthRate(parsing: text) }.basisPoints
+                    })
             }
             let id = try uuid(item.id, place)
             records.append(
@@ -474,7 +504,24 @@ extension ExportDocument {
                                 FinanceCore.Payment(
                                     date: try date($0.date, place), amount: try money($0.amount, place),
                                     flow: try flow($0.flow, place))
-                            }))
+                            }, reference: item.reference,
+                            reminders: try (item.reminders ?? []).map { try date($0, place) }))
+                ))
+        }
+        if let sender = invoiceSender {
+            let place = Place(section: "invoiceSender", index: 0)
+            guard let label = InvoiceSender.TaxLabel(rawValue: sender.taxLabel.lowercased()) else {
+                throw CofferError(.invalidInput, "\(place): tax label '\(sender.taxLabel)' is not VAT or Tax.")
+            }
+            records.append(
+                (
+                    UUID(),
+                    .invoiceSender(
+                        InvoiceSender(
+                            name: sender.name, address: sender.address, email: sender.email,
+                            taxNumber: sender.taxNumber, paymentInstructions: sender.paymentInstructions,
+                            bankDetails: sender.bankDetails, taxLabel: label,
+                            numberFormat: try parse(place) { try InvoiceNumberFormat(parsing: sender.numberFormat) }))
                 ))
         }
         return (currency, records, invoiceCounter)

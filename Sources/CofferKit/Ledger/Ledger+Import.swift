@@ -25,7 +25,11 @@ extension Ledger {
             throw CofferError(
                 .alreadyExists, "This vault already holds data; import only goes into a new vault.", kind: "vault data")
         }
-        var puts = records
+        // The vault's one sender record is replaced, not joined by a second.
+        var puts = records.map { put -> (UUID, FinanceRecord) in
+            if case .invoiceSender = put.1, let existing = invoiceSenderRecord?.id { return (existing, put.1) }
+            return put
+        }
         let importsCategories = records.contains { if case .budgetCategory = $0.1 { true } else { false } }
         let replacedDefaults = importsCategories ? budgetCategories.map(\.id) : []
         puts.append(

@@ -54,12 +54,67 @@ extension Ledger {
         return (try Money.sum(try theirs.filter { $0.stored == .sent }.map { try $0.outstanding() }), theirs.count)
     }
 
-    /// `INV-0007`, `0007` or `7`.
+    /// By its reference as printed (`INV-2026-0007`, any case), or by its number: `INV-0007`,
+    /// `0007` or `7`.
     public func invoice(_ reference: String) throws -> Invoice {
-        let digits = reference.uppercased().replacingOccurrences(of: "INV-", with: "")
+        let typed = reference.trimmingCharacters(in: .whitespaces)
+        if let invoice = invoices.first(where: { $0.reference.caseInsensitiveCompare(typed) == .orderedSame }) {
+            return invoice
+        }
+        let digits = typed.uppercased().replacingOccurrences(of: "INV-", with: "")
         guard let number = Int(digits), let invoice = invoices.first(where: { $0.number == number }) else {
             throw CofferError(.noMatch, "No invoice '\(reference)'.", kind: "invoice")
         }
+        return invoice
+    }
+
+    /// Who sends the invoices: the vault's profile, or an empty one (tax label "Tax", `INV-{0000}`).
+    public var invoiceSender: InvoiceSender { invoiceSenderRecord?.sender ?? InvoiceSender() }
+
+    /// Saves who sends the invoices. Empty text clears a field; one-line fields (name, email, tax
+    /// number) are names of at most 100 characters, the others up to 1,000 characters with line
+    /// breaks.
+    public func saveInvoiceSender(_ sender: InvoiceSender) throws {
+        var sender = sender
+        func oneLine(_ text: String?, _ what: String) throws -> String? {
+            guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+            return try Account.validatedName(text, what: what)
+        }
+        func multiLine(_ text: String?, _ what: String) throws -> String? {
+            let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            guard !trimmed.isEmpty else { return nil }
+            guard trimmed.count <= 1000, !trimmed.unicodeScalars.contains("\u{FFFD}") else {
+                throw CofferError(.invalidInput, "The \(what) must be UTF-8 text of at most 1,000 characters.")
+            }
+            return trimmed
+        }
+        sender.name = try oneLine(sender.name, "sender name")
+        sender.email = try oneLine(sender.email, "sender email")
+        sender.taxNumber = try oneLine(sender.taxNumber, "tax number")
+        sender.address = try multiLine(sender.address, "address")
+        sender.paymentInstructions = try multiLine(sender.paymentInstructions, "payment instructions")
+        sender.bankDetails = try multiLine(sender.bankDetails, "bank details")
+        try commit(
+            "Edited the invoice sender", puts: [(invoiceSenderRecord?.id ?? UUID(), .invoiceSender(sender))])
+    }
+
+    /// Lines with their descriptions checked, and an invoice with them refused unless its
+    /// totals make sense (`Invoice.checkLines`).
+    static func checked(_ invoice: Invoice) throws -> Invoice {
+        var invoice = invoice
+        invoice.items = try invoice.items.map { item in
+            var item = item
+            item.description = try Account.validatedName(item.description, what: "item description")
+            return item
+        }
+        invoice.notes = try invoice.notes.map { try Account.validatedName($0, what: "note") }
+        if let tax = invoice.taxBasisPoints, tax < 0 {
+            throw CofferError(.invalidInput, "A tax rate cannot be negative.")
+        }
+        guard invoice.due >= invoice.issued else {
+            throw CofferError(.invalidInput, "The due date \(invoice.due) is before the issue date \(invoice.issued).")
+        }
+        try invoice.checkLines()
         return invoice
     }
 
@@ -90,12 +145,6 @@ extension Ledger {
         notes: String?, send: Bool, alsoPut: [(UUID, FinanceRecord)]
     ) throws -> Invoice {
         guard !items.isEmpty else { throw CofferError(.invalidInput, "An invoice needs at least one item.") }
-        let items = try items.map { item in
-            var item = item
-            item.description = try Account.validatedName(item.description, what: "item description")
-            return item
-        }
-        if let taxBasisPoints, taxBasisPoints < 0 { throw CofferError(.invalidInput, "A tax rate cannot be negative.") }
         let dueDate: CalendarDate
         switch due {
         case .on(let date): dueDate = date
@@ -104,20 +153,64 @@ extension Ledger {
             dueDate = issued.adding(days: days)
         case .clientTerms: dueDate = issued.adding(days: client.termsDays)
         }
-        guard dueDate >= issued else {
-            throw CofferError(.invalidInput, "The due date \(dueDate) is before the issue date \(issued).")
-        }
         let number = (invoiceCounter?.counter.lastNumber ?? invoices.map(\.number).max() ?? 0) + 1
-        var invoice = Invoice(
-            number: number, clientID: client.id, items: items, taxBasisPoints: taxBasisPoints, issued: issued,
-            due: dueDate,
-            notes: try notes.map { try Account.validatedName($0, what: "note") })
-        _ = try invoice.total()
+        let reference = invoiceSender.numberFormat.reference(number: number, issued: issued)
+        guard !invoices.contains(where: { $0.reference.caseInsensitiveCompare(reference) == .orderedSame }) else {
+            throw CofferError(
+                .invalidInput,
+                "The number format makes \(reference), which an earlier invoice already has: change it with coffer invoice sender set --number-format."
+            )
+        }
+        var invoice = try Self.checked(
+            Invoice(
+                number: number, clientID: client.id, items: items, taxBasisPoints: taxBasisPoints, issued: issued,
+                due: dueDate, notes: notes, reference: reference))
         if send { invoice = try invoice.sending(on: issued) }
         try writeWithoutHistory([(invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: number)))])
         try commit(
             "Created \(invoice.reference) for \(client.name)", puts: [(invoice.id, .invoice(invoice))] + alsoPut)
         return invoice
+    }
+
+    /// Changes a draft: its lines (all of them, when given), tax, due date, notes or client. A
+    /// sent or void invoice is refused: it is frozen.
+    @discardableResult
+    public func editInvoice(
+        _ invoice: Invoice, items: [LineItem]? = nil, taxBasisPoints: Int?? = nil, due: CalendarDate? = nil,
+        notes: String?? = nil, client: Client? = nil
+    ) throws -> Invoice {
+        let edited = try Self.checked(
+            invoice.editing(
+                items: items, taxBasisPoints: taxBasisPoints, due: due, notes: notes, clientID: client?.id))
+        try commit("Edited \(edited.reference)", puts: [(edited.id, .invoice(edited))])
+        return edited
+    }
+
+    /// Deletes a draft; its number is never issued again (undo brings it back).
+    public func deleteInvoice(_ invoice: Invoice) throws {
+        try invoice.checkDraft()
+        try commit("Deleted draft \(invoice.reference)", deletes: [invoice.id])
+    }
+
+    /// A new draft with the same client, lines, tax and notes under the next number, issued on
+    /// `issued`, due as many days later as the original.
+    @discardableResult
+    public func duplicateInvoice(_ invoice: Invoice, issued: CalendarDate) throws -> Invoice {
+        guard let client = client(of: invoice) else {
+            throw CofferError(.invalidInput, "\(invoice.reference)'s client was removed, so it cannot be duplicated.")
+        }
+        return try createInvoice(
+            for: client, items: invoice.items, taxBasisPoints: invoice.taxBasisPoints, issued: issued,
+            due: .on(issued.adding(days: CalendarDate.days(from: invoice.issued, to: invoice.due))),
+            notes: invoice.notes)
+    }
+
+    /// Records on the invoice that a payment reminder was sent on `date` (sent, unpaid invoices).
+    @discardableResult
+    public func recordReminder(on invoice: Invoice, date: CalendarDate) throws -> Invoice {
+        let reminded = try invoice.reminding(on: date)
+        try commit("Recorded a reminder on \(reminded.reference)", puts: [(reminded.id, .invoice(reminded))])
+        return reminded
     }
 
     /// Marks a draft sent: its items and amounts are frozen from then on.

@@ -34,6 +34,8 @@ public final class Ledger {
     public private(set) var clients: [Client] = []
     public private(set) var invoices: [Invoice] = []
     public private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
+    /// Who sends the invoices (`coffer invoice sender`), once set.
+    public private(set) var invoiceSenderRecord: (id: UUID, sender: InvoiceSender)?
     public private(set) var ruleSets: [CategoryRuleSet] = []
     /// This device's place in a sync folder (nil until `sync init` or `device join`).
     public private(set) var syncState: (id: UUID, state: SyncState)?
@@ -114,6 +116,9 @@ public final class Ledger {
             .sorted { $0.number < $1.number }
         invoiceCounter = parts.last(.invoiceCounter) { if case .invoiceCounter(let value) = $0 { value } else { nil } }
             .map { (id: $0.id, counter: $0.value) }
+        invoiceSenderRecord = parts.last(.invoiceSender) {
+            if case .invoiceSender(let value) = $0 { value } else { nil }
+        }.map { (id: $0.id, sender: $0.value) }
         syncState = parts.last(.syncState) { if case .syncState(let value) = $0 { value } else { nil } }.map {
             (id: $0.id, state: $0.value)
         }

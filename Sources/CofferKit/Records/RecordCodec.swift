@@ -25,6 +25,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case importProfile(ImportProfile)
     case note(Note)
     case recurring(RecurringItem)
+    case invoiceSender(InvoiceSender)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -54,6 +55,7 @@ public enum FinanceRecord: Hashable, Sendable {
         case .importProfile(let value): value
         case .note(let value): value
         case .recurring(let value): value
+        case .invoiceSender(let value): value
         }
     }
 }
@@ -134,6 +136,7 @@ public enum RecordCodec {
             case .importProfile: .importProfile(try fields())
             case .note: .note(try fields())
             case .recurring: .recurring(try fields())
+            case .invoiceSender: .invoiceSender(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

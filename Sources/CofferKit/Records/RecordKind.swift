@@ -25,6 +25,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case importProfile = 20
     case note = 21
     case recurring = 22
+    case invoiceSender = 23
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -42,7 +43,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .transaction: 3
         case .savingsGoal: 2
         case .client: 2
-        case .invoice: 2
+        case .invoice: 3
         case .invoiceCounter: 1
         case .categoryRuleSet: 2
         case .syncState: 2
@@ -52,6 +53,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .importProfile: 3
         case .note: 1
         case .recurring: 1
+        case .invoiceSender: 1
         }
     }
 

@@ -39,6 +39,13 @@ extension FinanceRecord {
                 + (client.address.map { [("address", $0)] } ?? [])
         case .invoice(let invoice):
             invoice.items.map { ("description", $0.description) } + (invoice.notes.map { [("notes", $0)] } ?? [])
+                + [("reference", invoice.reference)]
+        case .invoiceSender(let sender):
+            [
+                ("name", sender.name), ("address", sender.address), ("email", sender.email),
+                ("tax number", sender.taxNumber), ("payment instructions", sender.paymentInstructions),
+                ("bank details", sender.bankDetails), ("number format", sender.numberFormat.pattern),
+            ].compactMap { field, text in text.map { (field, $0) } }
         case .invoiceCounter, .syncIndex, .syncConflict: []
         case .syncState(let state):
             [("device name", state.deviceName), ("folder", state.folder)]

@@ -109,6 +109,42 @@ extension Invoice.StoredStatus: WireTagged {
     }
 }
 
+extension LineItem.Kind: WireTagged {
+    var wireTag: UInt8 {
+        switch self {
+        case .charge: 0
+        case .discount: 1
+        case .credit: 2
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .charge
+        case 1: self = .discount
+        case 2: self = .credit
+        default: return nil
+        }
+    }
+}
+
+extension InvoiceSender.TaxLabel: WireTagged {
+    var wireTag: UInt8 {
+        switch self {
+        case .tax: 0
+        case .vat: 1
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .tax
+        case 1: self = .vat
+        default: return nil
+        }
+    }
+}
+
 extension Note.Attachment.Kind: WireTagged {
     var wireTag: UInt8 {
         switch self {

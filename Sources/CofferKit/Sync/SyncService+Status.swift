@@ -144,6 +144,7 @@ extension SyncService {
         case .client(let value): "client '\(value.name)'"
         case .invoice(let value): "invoice \(value.reference)"
         case .invoiceCounter: "the invoice counter"
+        case .invoiceSender: "the invoice sender"
         case .categoryRuleSet(let value): "rule set '\(value.name)'"
         case .importProfile(let value): "import profile '\(value.name)'"
         case .note(let value): "note '\(value.title)'"
