@@ -191,6 +191,8 @@ import Testing
     @Test func theHTMLReportIsOneSelfContainedPage() throws {
         try setUp()
         try coffer(["account", "add", "<script>alert(1)</script> & Co", "--category", "Cash", "--value", "5"])
+        // Text that looks like an entity stays text (an unescaped `&bogus;` would break the XML).
+        try coffer(["account", "add", "R&D; &amp; &bogus;", "--category", "Cash", "--value", "6"])
         let page = sandbox.directory.path("report.html")
         let written = try coffer(["report", "html", "--out", page.path, "--from", "2026-01"])
         #expect(written.stderr.contains("not encrypted"), "\(written.stderr)")
@@ -202,7 +204,11 @@ import Testing
         for attribute in ["src=", "href=", "@import", "url("] {
             #expect(!html.contains(attribute), "nothing is fetched: \(attribute)")
         }
+        #expect(html.contains("R&amp;D; &amp;amp; &amp;bogus;"), "entity-like text escaped")
         let parsed = try HTMLTables(html)
+        #expect(
+            parsed.tables.values.contains { $0.contains { $0.contains("R&D; &amp; &bogus;") } },
+            "and read back as the name it is")
         #expect(parsed.svgCount >= 3, "net worth, distribution and spending charts")
         let monthly = try #require(parsed.tables["Income, spending and the net each month"])
         #expect(monthly.map(\.first) == ["Month", "Jan 2026", "Feb 2026", "Mar 2026", "Apr 2026", "May 2026"])

@@ -118,18 +118,7 @@ public enum InvoiceHTML {
         return page.render()
     }
 
-    /// Vault text as a text node. Plot escapes `<` and `>` but keeps what looks like an entity
-    /// (`&amp;`, `&bogus;`), which would change the text or break the XML: so `&` is escaped
-    /// here first, and control characters and XML's non-characters (from a vault written before
-    /// they were refused) are replaced.
-    static func text<Context>(_ value: String) -> Node<Context> {
-        let clean = String(
-            String.UnicodeScalarView(
-                TextSafety.printable(value).unicodeScalars.map {
-                    $0.value == 0xFFFE || $0.value == 0xFFFF ? "\u{FFFD}" : $0
-                }))
-        return .text(clean.replacingOccurrences(of: "&", with: "&amp;"))
-    }
+    static func text<Context>(_ value: String) -> Node<Context> { HTMLText.node(value) }
 
     /// A paragraph keeping the text's line breaks, or nothing for no text.
     static func multiLine(_ value: String?, class name: String) -> Node<HTML.BodyContext> {

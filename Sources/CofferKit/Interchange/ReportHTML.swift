@@ -33,7 +33,9 @@ public enum ReportHTML {
             .body(
                 .header(
                     .h1("Coffer report"),
-                    .p(.class("period"), .text("\(period) · made \(today) · plaintext: keep it as safe as the vault"))
+                    .p(
+                        .class("period"),
+                        HTMLText.node("\(period) · made \(today) · plaintext: keep it as safe as the vault"))
                 ),
                 .section(
                     .id("overview"),
@@ -161,13 +163,13 @@ public enum ReportHTML {
     }
 
     static func summaryRow(_ label: String, _ value: String) -> Node<HTML.TableContext> {
-        .tr(.th(.text(label)), .td(.class("amount"), .text(value)))
+        .tr(.th(HTMLText.node(label)), .td(.class("amount"), HTMLText.node(value)))
     }
 
     static func table(caption: String, header: [String], rows: [[String]]) -> Node<HTML.BodyContext> {
         .table(
-            .caption(.text(caption)),
-            .thead(.tr(.group(header.map { .th(.text($0)) }))),
+            .caption(HTMLText.node(caption)),
+            .thead(.tr(.group(header.map { .th(HTMLText.node($0)) }))),
             .tbody(
                 .group(
                     rows.map { row in
@@ -175,7 +177,8 @@ public enum ReportHTML {
                             .group(
                                 row.enumerated().map { index, cell in
                                     index == 0
-                                        ? .th(.attribute(named: "scope", value: "row"), .text(cell)) : .td(.text(cell))
+                                        ? .th(.attribute(named: "scope", value: "row"), HTMLText.node(cell))
+                                        : .td(HTMLText.node(cell))
                                 }))
                     }))
         )
@@ -212,7 +215,7 @@ public enum ReportHTML {
         -> Node<HTML.BodyContext>
     {
         guard points.count >= 2, let low = points.map(\.value).min(), let high = points.map(\.value).max() else {
-            return .p(.text(caption))
+            return .p(HTMLText.node(caption))
         }
         let width = 760, height = 260, left = 110, right = 20, top = 16, bottom = 36
         let plotWidth = Double(width - left - right), plotHeight = Double(height - top - bottom)
@@ -273,7 +276,7 @@ public enum ReportHTML {
             named: "text",
             nodes: [
                 .attribute(named: "x", value: "\(x)"), .attribute(named: "y", value: "\(y)"),
-                .attribute(named: "text-anchor", value: anchor), .text(text),
+                .attribute(named: "text-anchor", value: anchor), HTMLText.node(text),
             ])
     }
 
