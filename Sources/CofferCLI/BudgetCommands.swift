@@ -25,14 +25,20 @@ struct BudgetCommands: ParsableCommand {
     struct Report: Encodable {
         struct Category: Encodable { let name, type, total: String; let count: Int; let hidden: Bool }
         struct Goal: Encodable {
-            let name, thisMonth, total: String; let target: String?; let projectedCompletion: String?
+            let name, thisMonth, total: String
+            @NullEncoded var target: String?
+            @NullEncoded var projectedCompletion: String?
             /// The linked savings account and its value today.
-            let account: String?; let accountValue: String?
+            @NullEncoded var account: String?
+            @NullEncoded var accountValue: String?
         }
         struct Item: Encodable {
-            let id, date, type, amount, label: String; let budgetType: String?; let note: String?
+            let id, date, type, amount, label: String
+            @NullEncoded var budgetType: String?
+            @NullEncoded var note: String?
             /// The accounts the money left and arrived in, when it moved any.
-            let from: String?; let to: String?
+            @NullEncoded var from: String?
+            @NullEncoded var to: String?
         }
         let month, currency, income, expectedIncome, spent, remaining, needs, wants, savings, uncategorised: String
         let uncategorisedCount: Int
@@ -319,11 +325,22 @@ struct EntryOptions: ParsableArguments {
         Output.advice("Undo with: coffer undo")
     }
 
-    /// The new value of each account a flow moved, as of its date.
+    /// The value now of each account a flow moved (as of the flow's date when that is later). A
+    /// value typed after a backdated flow is the truth and already holds it: said, so that a
+    /// value that did not move is not a surprise.
     static func showMoved(_ flow: AccountFlow?, on date: CalendarDate, ledger: Ledger) {
-        for account in [flow?.from, flow?.to].compactMap({ ledger.account(withID: $0) }) {
-            let value = ledger.portfolio.value(of: account, on: date) ?? .zero
-            Output.line("\(account.name): \(ledger.currency.format(value))")
+        guard let flow else { return }
+        let asOf = max((try? CommandContext.today()) ?? date, date)
+        for account in [flow.from, flow.to].compactMap({ ledger.account(withID: $0) }) {
+            let value = ledger.portfolio.value(of: account, on: asOf) ?? .zero
+            let laterTyped = ledger.portfolio.updates(of: account).first {
+                $0.movedBy == nil && $0.date <= asOf && ($0.date, $0.sequence) > (date, flow.order)
+            }
+            Output.line(
+                "\(account.name): \(ledger.currency.format(value))"
+                    + (laterTyped.map {
+                        " (the value typed on \($0.date) already holds this; see coffer reconcile \"\(account.name)\")"
+                    } ?? ""))
         }
     }
 }

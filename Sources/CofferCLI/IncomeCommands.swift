@@ -55,7 +55,9 @@ struct IncomeCommands: ParsableCommand {
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         struct Row: Encodable {
-            let name, amount, frequency: String; let anchor: String?; let expectedThisMonth: String
+            let name, amount, frequency: String
+            @NullEncoded var anchor: String?
+            let expectedThisMonth: String
             /// The account it is paid into by default.
             @NullEncoded var account: String?
         }

@@ -259,9 +259,9 @@ struct InvoiceCommands: ParsableCommand {
             for signature in [sender.name, sender.email].compactMap({ $0 }) { Output.line(signature) }
             if dryRun { return }
             let reminded = try ledger.recordReminder(on: invoice, date: today)
-            Terminal.note(
-                "Recorded reminder \(reminded.reminders.count) on \(reminded.reference) (\(today)). Undo with: coffer undo"
-            )
+            // stdout is the reminder to send; what was recorded is said on stderr.
+            Terminal.note("Recorded reminder \(reminded.reminders.count) on \(reminded.reference) (\(today)).")
+            Output.advice("Undo with: coffer undo")
         }
     }
 

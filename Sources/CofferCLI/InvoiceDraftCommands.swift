@@ -47,8 +47,14 @@ struct LineOptions: ParsableArguments {
             guard amount.hasSuffix("%") else {
                 return .discount(description, amount: try CommandContext.positiveAmount(amount, ledger: ledger))
             }
-            return .discount(
-                description, share: try CommandContext.input { try GrowthRate(parsing: amount) }.basisPoints)
+            // A percentage as a rate is read (two decimals at most), then held to above 0% and at most 100%.
+            guard let share = try? GrowthRate(parsing: amount).basisPoints, (1...10_000).contains(share) else {
+                throw CLIError(
+                    .invalidInput,
+                    "A discount is an amount or a share above 0% and at most 100% (two decimals at most): '\(amount)' is not. Nothing was changed."
+                )
+            }
+            return .discount(description, share: share)
         }
     }
 

@@ -12,7 +12,7 @@ struct RecurringCommands: ParsableCommand {
             Nothing is recorded on its own: `coffer upcoming` lists what is due and `coffer upcoming confirm` \
             records it. Missed occurrences are listed, never invented.
             """,
-        subcommands: [Add.self, List.self, Remove.self])
+        subcommands: [Add.self, List.self, Edit.self, Remove.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -136,6 +136,53 @@ struct RecurringCommands: ParsableCommand {
                         ]
                     }, rightAligned: [1], droppable: [3, 2]
             ).forEach { Output.line($0) }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a recurring item's amount, accounts, end date or note (from its next occurrence on).")
+        @OptionGroup var options: VaultOptions
+        @Argument(help: "Its name or id.") var name: String
+        @Option(help: "A new amount.") var amount: String?
+        @Option(help: ArgumentHelp("The account the money leaves.", valueName: "account")) var from: String?
+        @Option(help: ArgumentHelp("The account income arrives in.", valueName: "account")) var into: String?
+        @Option(help: ArgumentHelp("The account saving goes to.", valueName: "account")) var to: String?
+        @Flag(help: "Name no account: the target's default decides.") var noAccount = false
+        @Option(help: ArgumentHelp("No occurrence after it.", valueName: "date")) var end: String?
+        @Flag(help: "Remove the end date.") var noEnd = false
+        @Option(parsing: .unconditional, help: "A new note.") var note: String?
+
+        func run() throws {
+            let ledger = try options.openLedger()
+            var item = try ledger.recurringItem(named: name)
+            guard
+                amount != nil || from != nil || into != nil || to != nil || noAccount || end != nil || noEnd
+                    || note != nil
+            else {
+                throw CLIError(
+                    .invalidInput,
+                    "Say what to change: --amount, --from, --into, --to, --no-account, --end, --no-end or --note. Nothing was changed."
+                )
+            }
+            if noAccount, from != nil || into != nil || to != nil {
+                throw CLIError(.invalidInput, "--no-account contradicts --from, --into and --to. Nothing was changed.")
+            }
+            if noEnd, end != nil {
+                throw CLIError(.invalidInput, "--no-end contradicts --end. Nothing was changed.")
+            }
+            if let amount { item.amount = try CommandContext.positiveAmount(amount, ledger: ledger) }
+            let account = { (name: String) in try ledger.account(named: name, includeClosed: false).id }
+            if noAccount { (item.from, item.to) = (nil, nil) }
+            if let from { item.from = try account(from) }
+            if let target = into ?? to { item.to = try account(target) }
+            if noEnd { item.end = nil }
+            if let end { item.end = try CommandContext.date(end, default: try CommandContext.today()) }
+            if let note { item.note = note }
+            try ledger.saveRecurring(item)
+            Output.line(
+                "Updated \(item.name): \(ledger.currency.format(item.amount)) \(RecurringCommands.describe(item.rule))."
+            )
         }
     }
 
@@ -288,21 +335,19 @@ struct Upcoming: ParsableCommand {
             let today = try CommandContext.today()
             let items = try id.map { [try ledger.recurringItem(named: $0)] } ?? ledger.recurringItems
             var recorded: [Recorded] = []
-            for item in items {
-                for (date, entry) in try ledger.confirm(item, today: today) {
-                    var row = Recorded(
-                        id: Ledger.shortID(item.id), name: item.name, date: date.description,
-                        amount: ledger.currency.decimalString(item.amount))
-                    switch entry {
-                    case .transaction(let transaction): row.transaction = Ledger.shortID(transaction.id)
-                    case .invoice(let invoice): row.invoice = invoice.reference
-                    }
-                    recorded.append(row)
-                    if !report.json {
-                        Output.line(
-                            "Recorded \(item.name) \(ledger.currency.format(item.amount)) due \(date)"
-                                + (row.invoice.map { " as draft \($0)" } ?? ""))
-                    }
+            for (item, date, entry) in try ledger.confirm(items, today: today) {
+                var row = Recorded(
+                    id: Ledger.shortID(item.id), name: item.name, date: date.description,
+                    amount: ledger.currency.decimalString(item.amount))
+                switch entry {
+                case .transaction(let transaction): row.transaction = Ledger.shortID(transaction.id)
+                case .invoice(let invoice): row.invoice = invoice.reference
+                }
+                recorded.append(row)
+                if !report.json {
+                    Output.line(
+                        "Recorded \(item.name) \(ledger.currency.format(item.amount)) due \(date)"
+                            + (row.invoice.map { " as draft \($0)" } ?? ""))
                 }
             }
             if report.json { return try Output.json(["recorded": recorded]) }

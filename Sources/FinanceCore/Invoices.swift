@@ -271,7 +271,10 @@ public struct Invoice: Identifiable, Hashable, Sendable {
             case 0: return "Due today"
             case 1: return "Due tomorrow"
             case 2...: return "Due in \(days) days"
-            default: return "Overdue by \(-days) day\(days == -1 ? "" : "s")"
+            default:
+                // Only a sent invoice is overdue: a draft's due date is just past.
+                let count = "\(-days) day\(days == -1 ? "" : "s")"
+                return stored == .draft ? "Not sent; its due date was \(count) ago" : "Overdue by \(count)"
             }
         }
     }

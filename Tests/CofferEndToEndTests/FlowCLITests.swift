@@ -172,6 +172,19 @@ import Testing
         #expect(try netWorth() == before && value("ISA") == "5000.00", "one undo reverts the payment and the account")
     }
 
+    /// A payment dated before a value typed later is already in that value: the account does not
+    /// move again, and the command says so instead of printing a value the account never had.
+    @Test func aBackdatedFlowSaysTheTypedValueHoldsIt() throws {
+        try startVault()
+        try setUp(["update Current 1500 --yes"])
+        let shown = try ok("spend", "20", "Groceries", "--from", "Current", "--date", "2026-11-10").stdout
+        #expect(
+            shown.contains("Current: £1,500.00 (the value typed on 2026-11-24 already holds this"), "\(shown)")
+        #expect(try value("Current") == "1500.00")
+        let after = try ok("spend", "5", "Groceries", "--from", "Current").stdout
+        #expect(after.contains("Current: £1,495.00\n"), "\(after)")
+    }
+
     /// A value typed after flows is the truth; `reconcile` lists the flows since and the gap.
     @Test func aTypedValueStaysTheTruthAndReconcileShowsTheGap() throws {
         try startVault()

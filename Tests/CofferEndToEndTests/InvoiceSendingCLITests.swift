@@ -233,4 +233,56 @@ import Testing
         _ = try ok("invoice", "pay", "1", today: "2026-11-28")
         try refused("invoice", "remind", "1", today: "2026-11-29")
     }
+
+    /// What review found: notes keep their line breaks; a total too large is refused (64) before
+    /// it can stop the reports; a draft past its due date is not "overdue"; `remind` keeps its
+    /// advice off a pipe; an edited export that the command line would refuse is refused too.
+    @Test func reviewFindingsStayFixed() throws {
+        _ = try sandbox.initVault()
+        _ = try ok("client", "add", "Acme")
+        _ = try ok("invoice", "new", "Acme", "--item", "Work", "1", "100", "--notes", "Line one\n\tLine two")
+        let shown = try ok("invoice", "show", "1")
+        #expect(shown.contains("Line one") && shown.contains("Line two"), "\(shown)")
+        try refused("invoice", "new", "Acme", "--item", "x", "9999", "1000000000000", "--tax", "100%")
+        #expect((try json("invoices")["invoices"] as? [Any])?.count == 1, "nothing was written")
+        let draft = try ok("invoices", today: "2026-12-31")
+        #expect(draft.contains("○ draft") && !draft.contains("Overdue"), "\(draft)")
+        _ = try ok("invoice", "send", "1")
+        let reminder = try run(["invoice", "remind", "1"], today: "2026-12-31")
+        #expect(reminder.status == 0 && !reminder.stderr.contains("Undo with"), "\(reminder.stderr)")
+        #expect(reminder.stderr.contains("Recorded reminder 1"), "the fact is still said: \(reminder.stderr)")
+
+        // An export edited to hold what the command line refuses does not import.
+        let export = sandbox.directory.path("export.json")
+        _ = try ok("export", "json", "--out", export.path)
+        var document = try JSONSerialization.jsonObject(with: Data(contentsOf: export)) as! [String: Any]
+        var invoices = document["invoices"] as! [[String: Any]]
+        var credited = invoices[0]
+        var lines = credited["items"] as! [[String: Any]]
+        lines.append(["description": "Deposit", "quantity": "1", "unitPrice": "500.00", "kind": "credit"])
+        credited["items"] = lines
+        for (name, edited) in [
+            ("a credit above the total", [credited]),
+            ("two invoices with one number", [invoices[0], invoices[0].merging(["id": UUID().uuidString]) { $1 }]),
+        ] {
+            document["invoices"] = edited
+            let file = sandbox.directory.path("edited.json")
+            try JSONSerialization.data(withJSONObject: document).write(to: file)
+            let copy = sandbox.directory.path("copy-\(UUID().uuidString).coffer").path
+            _ = try ok("init", "--kdf", "interactive", "--vault", copy)
+            let imported = try run(["import", "json", file.path, "--vault", copy])
+            #expect(imported.status == 64 && imported.stderr.contains("invoices["), "\(name): \(imported.stderr)")
+        }
+        // A counter below the file's numbers is raised: the next number is never one in use.
+        invoices = document["invoices"] as! [[String: Any]]
+        document["invoices"] = [invoices[0]]
+        document["invoiceCounter"] = 0
+        let file = sandbox.directory.path("counter.json")
+        try JSONSerialization.data(withJSONObject: document).write(to: file)
+        let copy = sandbox.directory.path("counter.coffer").path
+        _ = try ok("init", "--kdf", "interactive", "--vault", copy)
+        _ = try ok("import", "json", file.path, "--vault", copy)
+        let next = try ok("invoice", "new", "Acme", "--item", "More", "1", "5", "--vault", copy)
+        #expect(next.contains("INV-0002"), "\(next)")
+    }
 }

@@ -126,4 +126,36 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(there.stdout.utf8)) as? [String: Any])
         #expect(names(object["missed"]) == ["Netflix 2026-10-31"], "\(there.stdout)")
     }
+
+    /// A confirm that one occurrence would refuse (its account closed) records none of them;
+    /// deleting an account clears it from recurring items; `recurring edit` changes what comes next.
+    @Test func aRefusedConfirmRecordsNothingAndEditsTakeEffect() throws {
+        #expect(try run(["init", "--kdf", "interactive"]).status == 0)
+        let setUp = try run(
+            ["batch"],
+            input: """
+                account add Bank --category Cash --value 1000 --date 2026-01-01
+                account add Spare --category Cash --value 10 --date 2026-01-01
+                recurring add Gym 30 --category Hobbies --every monthly --day 5 --start 2026-10-01
+                recurring add Rent 500 --category Rent --every monthly --day 1 --start 2026-10-01 --from Bank
+                account close Bank --date 2026-10-20
+
+                """)
+        #expect(setUp.status == 0, "\(setUp.stdout)\(setUp.stderr)")
+        let refused = try run(["upcoming", "confirm", "--all"])
+        #expect(refused.status == 64 && refused.stderr.contains("Bank was closed"), "\(refused.stderr)")
+        #expect(try json("budget", "--month", "2026-10")["spent"] as? String == "0.00", "nothing was recorded")
+        #expect(names(try json("upcoming")["missed"]).count == 4)
+
+        try ok("recurring", "edit", "Rent", "--from", "Spare", "--amount", "450")
+        try ok("upcoming", "confirm", "Rent")
+        #expect(try json("account", "show", "Spare")["value"] as? String == "-890.00", "10 - 2 × 450")
+        let wrong = try run(["recurring", "edit", "Gym", "--into", "Spare"])
+        #expect(wrong.status == 64 && wrong.stderr.contains("Spending leaves"), "\(wrong.stderr)")
+
+        try ok("recurring", "edit", "Gym", "--from", "Spare")
+        try ok("account", "delete", "Spare", "--yes")
+        let gym = try json("upcoming", "confirm", "Gym")
+        #expect((gym["recorded"] as? [Any])?.count == 2, "the deleted account no longer blocks it: \(gym)")
+    }
 }

@@ -470,6 +470,22 @@ extension ExportDocument {
                             address: item.address, termsDays: item.terms, account: try linked(item.account, place)))
                 ))
         }
+        // What the command line refuses is refused here too: lines and totals that make no sense,
+        // more paid than is owed, a number or reference twice.
+        func checkedInvoice(_ invoice: FinanceCore.Invoice, _ place: Place) throws -> FinanceCore.Invoice {
+            do {
+                let checked = try Ledger.checked(invoice)
+                guard try checked.outstanding() >= .zero || checked.stored == .void else {
+                    throw CofferError(.invalidInput, "more is paid than the invoice's total.")
+                }
+                return checked
+            } catch let error as CofferError {
+                throw CofferError(.invalidInput, "\(place): \(error.message)")
+            } catch let error as FinanceError {
+                throw CofferError(.invalidInput, "\(place): \(error.errorDescription ?? "invalid")")
+            }
+        }
+        var numbers: Set<Int> = [], references: Set<String> = []
         for (index, item) in (invoices ?? []).enumerated() {
             let place = Place(section: "invoices", index: index)
             guard let status = FinanceCore.Invoice.StoredStatus(rawValue: item.status) else {
@@ -491,22 +507,30 @@ extension ExportDocument {
                 (
                     id,
                     .invoice(
-                        FinanceCore.Invoice(
-                            id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
-                            taxBasisPoints: try item.tax.map { text in
-                                try parse(place) { try GrowthRate(parsing: text) }.basisPoints
-                            },
-                            issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes,
-                            stored: status,
-                            sentOn: try item.sentOn.map { try date($0, place) },
-                            voidedOn: try item.voidedOn.map { try date($0, place) },
-                            payments: try item.payments.map {
-                                FinanceCore.Payment(
-                                    date: try date($0.date, place), amount: try money($0.amount, place),
-                                    flow: try flow($0.flow, place))
-                            }, reference: item.reference,
-                            reminders: try (item.reminders ?? []).map { try date($0, place) }))
+                        try checkedInvoice(
+                            FinanceCore.Invoice(
+                                id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
+                                taxBasisPoints: try item.tax.map { text in
+                                    try parse(place) { try GrowthRate(parsing: text) }.basisPoints
+                                },
+                                issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes,
+                                stored: status,
+                                sentOn: try item.sentOn.map { try date($0, place) },
+                                voidedOn: try item.voidedOn.map { try date($0, place) },
+                                payments: try item.payments.map {
+                                    FinanceCore.Payment(
+                                        date: try date($0.date, place), amount: try money($0.amount, place),
+                                        flow: try flow($0.flow, place))
+                                }, reference: item.reference,
+                                reminders: try (item.reminders ?? []).map { try date($0, place) }), place))
                 ))
+            if case .invoice(let invoice) = records.last!.1 {
+                guard numbers.insert(invoice.number).inserted,
+                    references.insert(invoice.reference.lowercased()).inserted
+                else {
+                    throw CofferError(.invalidInput, "\(place): another invoice has its number or reference.")
+                }
+            }
         }
         if let sender = invoiceSender {
             let place = Place(section: "invoiceSender", index: 0)
@@ -517,14 +541,18 @@ extension ExportDocument {
                 (
                     UUID(),
                     .invoiceSender(
-                        InvoiceSender(
-                            name: sender.name, address: sender.address, email: sender.email,
-                            taxNumber: sender.taxNumber, paymentInstructions: sender.paymentInstructions,
-                            bankDetails: sender.bankDetails, taxLabel: label,
-                            numberFormat: try parse(place) { try InvoiceNumberFormat(parsing: sender.numberFormat) }))
+                        try Ledger.checked(
+                            InvoiceSender(
+                                name: sender.name, address: sender.address, email: sender.email,
+                                taxNumber: sender.taxNumber, paymentInstructions: sender.paymentInstructions,
+                                bankDetails: sender.bankDetails, taxLabel: label,
+                                numberFormat: try parse(place) { try InvoiceNumberFormat(parsing: sender.numberFormat) }
+                            )))
                 ))
         }
-        return (currency, records, invoiceCounter)
+        // Numbers are never reused: the counter is at least the highest number in the file.
+        let counter = invoiceCounter.map { max($0, numbers.max() ?? 0) } ?? numbers.max()
+        return (currency, records, counter)
     }
 
     private func target(_ target: Target, _ place: Place, _ uuid: (String, Place) throws -> UUID) throws

@@ -102,7 +102,16 @@ extension Ledger {
             unlinked(budgetCategories, \.account, FinanceRecord.budgetCategory)
             + unlinked(incomeSources, \.account, FinanceRecord.incomeSource)
             + unlinked(goals, \.account, FinanceRecord.savingsGoal) + unlinked(clients, \.account, FinanceRecord.client)
-        try commit("Deleted \(account.name)", puts: puts, deletes: [account.id] + updates(of: account).map(\.id))
+        // A recurring item that named it moves none (or its target's default) from then on.
+        let recurring = recurringItems.compactMap { item -> (UUID, FinanceRecord)? in
+            guard item.from == account.id || item.to == account.id else { return nil }
+            var item = item
+            if item.from == account.id { item.from = nil }
+            if item.to == account.id { item.to = nil }
+            return (item.id, .recurring(item))
+        }
+        try commit(
+            "Deleted \(account.name)", puts: puts + recurring, deletes: [account.id] + updates(of: account).map(\.id))
     }
 
     /// Where a growth rate went: a whole category, or one account (whose own rate wins).

@@ -75,31 +75,46 @@ extension Ledger {
     /// number) are names of at most 100 characters, the others up to 1,000 characters with line
     /// breaks.
     public func saveInvoiceSender(_ sender: InvoiceSender) throws {
+        let sender = try Self.checked(sender)
+        try commit(
+            "Edited the invoice sender", puts: [(invoiceSenderRecord?.id ?? UUID(), .invoiceSender(sender))])
+    }
+
+    /// A sender profile with its fields checked and trimmed (`saveInvoiceSender`).
+    static func checked(_ sender: InvoiceSender) throws -> InvoiceSender {
         var sender = sender
         func oneLine(_ text: String?, _ what: String) throws -> String? {
             guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
             return try Account.validatedName(text, what: what)
         }
-        func multiLine(_ text: String?, _ what: String) throws -> String? {
-            let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            guard !trimmed.isEmpty else { return nil }
-            guard trimmed.count <= 1000, !trimmed.unicodeScalars.contains("\u{FFFD}") else {
-                throw CofferError(.invalidInput, "The \(what) must be UTF-8 text of at most 1,000 characters.")
-            }
-            return trimmed
-        }
+        let multiLine = Self.multiLineText
         sender.name = try oneLine(sender.name, "sender name")
         sender.email = try oneLine(sender.email, "sender email")
         sender.taxNumber = try oneLine(sender.taxNumber, "tax number")
         sender.address = try multiLine(sender.address, "address")
         sender.paymentInstructions = try multiLine(sender.paymentInstructions, "payment instructions")
         sender.bankDetails = try multiLine(sender.bankDetails, "bank details")
-        try commit(
-            "Edited the invoice sender", puts: [(invoiceSenderRecord?.id ?? UUID(), .invoiceSender(sender))])
+        return sender
     }
 
+    /// Text that may hold line breaks and tabs (an address, an invoice's notes): trimmed, nil
+    /// when empty, at most 1,000 characters of UTF-8; control characters are refused when the
+    /// record is written (`TextSafety.multiLineFields`).
+    static func multiLineText(_ text: String?, _ what: String) throws -> String? {
+        let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard !trimmed.isEmpty else { return nil }
+        guard trimmed.count <= 1000, !trimmed.unicodeScalars.contains("\u{FFFD}") else {
+            throw CofferError(.invalidInput, "The \(what) must be UTF-8 text of at most 1,000 characters.")
+        }
+        return trimmed
+    }
+
+    /// The largest invoice total Coffer takes, in minor units: what the largest typed amount is in
+    /// a two-decimal currency, so that adding up every invoice of a vault cannot overflow.
+    static let largestInvoiceTotal = Money(minorUnits: 100_000_000_000_000)
+
     /// Lines with their descriptions checked, and an invoice with them refused unless its
-    /// totals make sense (`Invoice.checkLines`).
+    /// totals make sense (`Invoice.checkLines`) and fit (`largestInvoiceTotal`).
     static func checked(_ invoice: Invoice) throws -> Invoice {
         var invoice = invoice
         invoice.items = try invoice.items.map { item in
@@ -107,14 +122,21 @@ extension Ledger {
             item.description = try Account.validatedName(item.description, what: "item description")
             return item
         }
-        invoice.notes = try invoice.notes.map { try Account.validatedName($0, what: "note") }
+        invoice.notes = try multiLineText(invoice.notes, "notes")
         if let tax = invoice.taxBasisPoints, tax < 0 {
             throw CofferError(.invalidInput, "A tax rate cannot be negative.")
         }
         guard invoice.due >= invoice.issued else {
             throw CofferError(.invalidInput, "The due date \(invoice.due) is before the issue date \(invoice.issued).")
         }
-        try invoice.checkLines()
+        do {
+            try invoice.checkLines()
+            guard try invoice.total() <= largestInvoiceTotal else {
+                throw CofferError(.invalidInput, "The invoice's total is larger than Coffer accepts.")
+            }
+        } catch let error as FinanceError where error.code == .overflow {
+            throw CofferError(.invalidInput, "The invoice's amounts are too large to represent.")
+        }
         return invoice
     }
 
