@@ -148,7 +148,7 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     /// nothing; nil for transactions entered by hand.
     public var origin: StatementOrigin?
     /// The accounts it moved money between, when the user said (`spend --from` and so on).
-    public var flow: AccountFlow?
+    @Boxed public var flow: AccountFlow?
 
     public init(
         id: UUID = UUID(), amount: Money, type: TransactionType, target: Target, note: String? = nil,

@@ -178,8 +178,12 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     }
 
     /// The charge lines' total, before discounts.
+    // The sums below loop rather than filter and map: net worth history asks them of every
+    // invoice at every month end, and arrays made for each ask showed in the overview's profile.
     public func charges() throws -> Money {
-        try Money.sum(try items.filter { $0.kind == .charge }.map { try $0.total() })
+        var sum = Money.zero
+        for item in items where item.kind == .charge { sum = try sum.adding(try item.total()) }
+        return sum
     }
 
     /// A line's signed amount on this invoice (a share discount takes its share of the charges).
@@ -188,13 +192,20 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     }
 
     /// Charges less discounts: what tax is charged on.
-    public func subtotal() throws -> Money {
-        try Money.sum(try items.filter { $0.kind != .credit }.map { try amount(of: $0) })
-    }
+    public func subtotal() throws -> Money { try sum { $0 != .credit } }
 
     /// The credit lines' total (zero or negative), taken off after tax.
-    public func credits() throws -> Money {
-        try Money.sum(try items.filter { $0.kind == .credit }.map { try amount(of: $0) })
+    public func credits() throws -> Money { try sum { $0 == .credit } }
+
+    /// The lines of the kinds `included` keeps, each as `amount(of:)` gives it.
+    private func sum(_ included: (LineItem.Kind) -> Bool) throws -> Money {
+        var charges: Money?
+        var sum = Money.zero
+        for item in items where included(item.kind) {
+            if item.shareBasisPoints != nil, charges == nil { charges = try self.charges() }
+            sum = try sum.adding(try item.total(charges: item.shareBasisPoints == nil ? .zero : charges ?? .zero))
+        }
+        return sum
     }
 
     /// Refuses lines that cannot make an invoice: no charge, a discount share outside 0–100%, an
@@ -233,7 +244,9 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     public func total() throws -> Money { try subtotal().adding(try tax()).adding(try credits()) }
 
     public func paid(through date: CalendarDate? = nil) throws -> Money {
-        try Money.sum(payments.filter { date == nil || $0.date <= date! }.map(\.amount))
+        var sum = Money.zero
+        for payment in payments where date.map({ payment.date <= $0 }) ?? true { sum = try sum.adding(payment.amount) }
+        return sum
     }
 
     public func outstanding(on date: CalendarDate? = nil) throws -> Money {
