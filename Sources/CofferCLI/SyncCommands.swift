@@ -53,7 +53,12 @@ struct SyncCommands: ParsableCommand {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
-        let kept = URL(fileURLWithPath: ledger.vault.url.path + ".before-new-keys-\(formatter.string(from: Date()))")
+        // Two key changes taken on within one second (or a name already there) get a number.
+        let stem = ledger.vault.url.path + ".before-new-keys-\(formatter.string(from: Date()))"
+        var kept = URL(fileURLWithPath: stem)
+        for number in 2...1000 where FileManager.default.fileExists(atPath: kept.path) {
+            kept = URL(fileURLWithPath: "\(stem)-\(number)")
+        }
         let (adopted, adoptedReport, merged) = try SyncService.adoptNewKeys(
             ledger, credential: credential, keptAt: kept, guard: options.rollbackGuard)
         Output.line(

@@ -12,11 +12,19 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
     /// by its conventions. Nil: each currency's own (`homeLocale`). Set once at start-up.
     nonisolated(unsafe) public static var userLocale: Locale?
 
+    /// A locale for the code run inside `$scopedLocale.withValue(.some(locale)) { … }` only,
+    /// before `userLocale`: how tests show amounts in a locale without changing the process's,
+    /// which other tests running at the same time read.
+    @TaskLocal public static var scopedLocale: Locale?? = nil
+
+    /// The locale amounts are shown and read in, when the person has one (`userLocale`, unless scoped).
+    static var personLocale: Locale? { scopedLocale ?? userLocale }
+
     /// The symbol amounts are shown with in the display locale (Foundation's: `£`, `€`, `CHF`).
     public var displaySymbol: String { CurrencyFormatters.shared.symbol(for: self) }
 
     /// The locale amounts of this currency are shown in.
-    public var displayLocale: Locale { Self.userLocale ?? Locale(identifier: homeLocale) }
+    public var displayLocale: Locale { Self.personLocale ?? Locale(identifier: homeLocale) }
 
     /// The locale whose conventions are the currency's own (`en_GB` for GBP, `de_DE` for EUR,
     /// `ja_JP` for JPY): amounts are shown as there unless the person's locale says otherwise.

@@ -102,7 +102,7 @@ extension Currency {
         // With a decimal comma, the last separator, when a comma, is the decimal mark and points
         // group thousands: read it as the point-decimal form below reads it.
         if text.last(where: { $0 == "," || $0 == "." }) == ",",
-            decimalComma ?? (writesDecimalComma || Self.userLocale?.decimalSeparator == ",")
+            decimalComma ?? (writesDecimalComma || Self.personLocale?.decimalSeparator == ",")
         {
             let decimals = text.split(separator: ",", omittingEmptySubsequences: false).last!
             if decimals.count == 3, !text.contains("."), minorDigits < 3 {

@@ -157,42 +157,51 @@ import VaultStore
 /// Amounts shown by Foundation's currency formatting: each currency as its own locale writes
 /// it, or as the person's locale does when one is set; what is shown parses back.
 @Suite(.serialized) struct AmountDisplayTests {
+    /// The locale is scoped to this test's task (`Currency.$scopedLocale`), never set for the
+    /// process: other tests show amounts at the same time.
     @Test func eachCurrencyInItsOwnConventionsAndTheUsersWhenSet() throws {
-        defer { Currency.userLocale = nil }
-        Currency.userLocale = nil
+        func shown(in identifier: String?, _ body: () throws -> Void) throws {
+            try Currency.$scopedLocale.withValue(.some(identifier.map { Locale(identifier: $0) }), operation: body)
+        }
         let amount = Money(minorUnits: -123_456)
-        #expect(Currency.gbp.format(amount) == "-£1,234.56")
-        #expect(try Currency.named("EUR").format(amount) == "-1.234,56\u{A0}€")
-        #expect(try Currency.named("USD").format(amount) == "-$1,234.56")
-        #expect(
-            try Currency.named("JPY").format(Money(minorUnits: 1234)) == "￥1,234"
-                || (try Currency.named("JPY").format(Money(minorUnits: 1234))) == "¥1,234")
-        Currency.userLocale = Locale(identifier: "de_DE")
-        #expect(Currency.gbp.format(amount) == "-1.234,56\u{A0}£")
-        // What is shown reads back.
         let euro = try Currency.named("EUR")
-        #expect(try euro.parse(euro.format(Money(minorUnits: 123_456))) == Money(minorUnits: 123_456))
-        #expect(try Currency.gbp.parse("12,50") == Money(minorUnits: 1250), "a German locale reads a decimal comma")
+        try shown(in: nil) { () throws in
+            #expect(Currency.gbp.format(amount) == "-£1,234.56")
+            #expect(try Currency.named("EUR").format(amount) == "-1.234,56\u{A0}€")
+            #expect(try Currency.named("USD").format(amount) == "-$1,234.56")
+            #expect(
+                try Currency.named("JPY").format(Money(minorUnits: 1234)) == "￥1,234"
+                    || (try Currency.named("JPY").format(Money(minorUnits: 1234))) == "¥1,234")
+        }
+        try shown(in: "de_DE") { () throws in
+            #expect(Currency.gbp.format(amount) == "-1.234,56\u{A0}£")
+            // What is shown reads back.
+            #expect(try euro.parse(euro.format(Money(minorUnits: 123_456))) == Money(minorUnits: 123_456))
+            #expect(try Currency.gbp.parse("12,50") == Money(minorUnits: 1250), "a German locale reads a decimal comma")
+        }
         // Every locale's way of showing an amount reads back: grouping with spaces, no-break
         // spaces or apostrophes, and Foundation's own symbol before or after.
         for identifier in ["fr_FR", "de_CH", "en_IN", "sv_SE", "de_DE", "en_GB"] {
-            Currency.userLocale = Locale(identifier: identifier)
-            for currency in [Currency.gbp, try Currency.named("EUR"), try Currency.named("CHF")] {
-                let amount = Money(minorUnits: 123_456_789)
-                #expect(
-                    try currency.parse(currency.format(amount)) == amount, "\(identifier) \(currency.format(amount))")
+            try shown(in: identifier) { () throws in
+                for currency in [Currency.gbp, try Currency.named("EUR"), try Currency.named("CHF")] {
+                    let amount = Money(minorUnits: 123_456_789)
+                    #expect(
+                        try currency.parse(currency.format(amount)) == amount,
+                        "\(identifier) \(currency.format(amount))")
+                }
             }
         }
-        Currency.userLocale = nil
-        #expect(try Currency.named("CHF").parse("CHF 1’234.50") == Money(minorUnits: 123_450))
-        // The ambiguous comma's message suggests two amounts that both read.
-        do {
-            _ = try euro.parse("1,234")
-            Issue.record("1,234 in EUR is ambiguous")
-        } catch let error as FinanceError {
-            let message = error.errorDescription ?? ""
-            #expect(message.contains("write 1234 or 1.234,00."), "\(message)")
-            #expect(try euro.parse("1.234,00") == Money(minorUnits: 123_400))
+        try shown(in: nil) { () throws in
+            #expect(try Currency.named("CHF").parse("CHF 1’234.50") == Money(minorUnits: 123_450))
+            // The ambiguous comma's message suggests two amounts that both read.
+            do {
+                _ = try euro.parse("1,234")
+                Issue.record("1,234 in EUR is ambiguous")
+            } catch let error as FinanceError {
+                let message = error.errorDescription ?? ""
+                #expect(message.contains("write 1234 or 1.234,00."), "\(message)")
+                #expect(try euro.parse("1.234,00") == Money(minorUnits: 123_400))
+            }
         }
         #expect(DisplayLocale.fromEnvironment(["LANG": "C.UTF-8"]) == nil)
         #expect(DisplayLocale.fromEnvironment(["LANG": "de_DE.UTF-8"])?.identifier == "de_DE")
