@@ -503,34 +503,27 @@ extension ExportDocument {
                     })
             }
             let id = try uuid(item.id, place)
-            records.append(
-                (
-                    id,
-                    .invoice(
-                        try checkedInvoice(
-                            FinanceCore.Invoice(
-                                id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
-                                taxBasisPoints: try item.tax.map { text in
-                                    try parse(place) { try GrowthRate(parsing: text) }.basisPoints
-                                },
-                                issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes,
-                                stored: status,
-                                sentOn: try item.sentOn.map { try date($0, place) },
-                                voidedOn: try item.voidedOn.map { try date($0, place) },
-                                payments: try item.payments.map {
-                                    FinanceCore.Payment(
-                                        date: try date($0.date, place), amount: try money($0.amount, place),
-                                        flow: try flow($0.flow, place))
-                                }, reference: item.reference,
-                                reminders: try (item.reminders ?? []).map { try date($0, place) }), place))
-                ))
-            if case .invoice(let invoice) = records.last!.1 {
-                guard numbers.insert(invoice.number).inserted,
-                    references.insert(invoice.reference.lowercased()).inserted
-                else {
-                    throw CofferError(.invalidInput, "\(place): another invoice has its number or reference.")
-                }
+            let invoice = try checkedInvoice(
+                FinanceCore.Invoice(
+                    id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
+                    taxBasisPoints: try item.tax.map { text in
+                        try parse(place) { try GrowthRate(parsing: text) }.basisPoints
+                    },
+                    issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes,
+                    stored: status,
+                    sentOn: try item.sentOn.map { try date($0, place) },
+                    voidedOn: try item.voidedOn.map { try date($0, place) },
+                    payments: try item.payments.map {
+                        FinanceCore.Payment(
+                            date: try date($0.date, place), amount: try money($0.amount, place),
+                            flow: try flow($0.flow, place))
+                    }, reference: item.reference,
+                    reminders: try (item.reminders ?? []).map { try date($0, place) }), place)
+            guard numbers.insert(invoice.number).inserted, references.insert(invoice.reference.lowercased()).inserted
+            else {
+                throw CofferError(.invalidInput, "\(place): another invoice has its number or reference.")
             }
+            records.append((id, .invoice(invoice)))
         }
         if let sender = invoiceSender {
             let place = Place(section: "invoiceSender", index: 0)

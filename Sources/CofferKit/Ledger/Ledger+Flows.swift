@@ -100,8 +100,8 @@ extension Ledger {
 
     public func reconciliation(of account: Account, statement: Money? = nil) throws -> Reconciliation {
         let values = portfolio.updates(of: account)
-        let typed = values.last { $0.movedBy == nil }
-        let typedIndex = typed.flatMap { typed in values.lastIndex { $0.id == typed.id && $0.movedBy == nil } }
+        let typedIndex = values.lastIndex { $0.movedBy == nil }
+        let typed = typedIndex.map { values[$0] }
         let before = typedIndex.flatMap { $0 > 0 ? values[$0 - 1].amount : nil }
         let owed = account.kind == .liability
         let flows = movements.filter { movement in
