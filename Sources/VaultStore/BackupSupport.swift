@@ -123,8 +123,9 @@ extension Vault {
     /// Returns the vault open, with the keys `unlocked` already holds: no key derivation at all.
     /// Needs the master key, so an unlock made with a session is refused (`.passphraseRequired`).
     public static func restore(
-        at url: URL, unlocked: ArchiveUnlock, records: [(RecordID, Data)], replacing: Bool,
-        keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
+        at url: URL, unlocked: ArchiveUnlock, records: [(RecordID, Data)],
+        grouping: @escaping PageGrouping = { _, _ in .unsorted },
+        replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
     ) throws -> Vault {
         guard let master = unlocked.keys.master else {
             throw VaultError(
@@ -133,10 +134,14 @@ extension Vault {
         let archived = unlocked.header
         let header = archived.replacingSlots(
             passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
-        try build(at: url, header: header, keys: master, records: records, replacing: replacing, keepingOldAt: oldCopy)
+        try build(
+            at: url, header: header, keys: master, records: records, grouping: grouping, replacing: replacing,
+            keepingOldAt: oldCopy)
         var accepting = rollbackGuard
         accepting?.acceptRollback = true
-        return try open(at: url, guard: accepting) { _ in unlocked.keys }
+        let vault = try open(at: url, guard: accepting) { _ in unlocked.keys }
+        vault.grouping = grouping
+        return vault
     }
 
 }

@@ -160,6 +160,9 @@ struct RecordTag: Equatable, Sendable {
 
     var bytes: [UInt8] { withUnsafeBytes(of: (first, second)) { Array($0) } }
 
+    /// The tag of a page not sealed yet.
+    static let unset = RecordTag([UInt8](repeating: 0, count: XChaCha20Poly1305.tagByteCount))
+
     /// Compares without an early exit.
     func constantTimeEquals(_ other: RecordTag) -> Bool { (first ^ other.first) | (second ^ other.second) == 0 }
 

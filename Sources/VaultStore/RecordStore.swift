@@ -1,14 +1,11 @@
 import Foundation
 
-/// Every decrypted record of an open vault, sorted by id, with all payloads in one buffer: a
-/// million records cost their own bytes plus 48 bytes each, not an object apiece. The store is
-/// also the manifest: a bucket's entries are its records' ids, versions and ciphertext tags, so
-/// they are rebuilt from here when a write re-seals the bucket rather than kept twice.
+/// Every decrypted record of an open vault, with all payloads in one buffer: a million records
+/// cost their own bytes plus 32 bytes each, not an object apiece. In id order when read from a
+/// format 1 or 2 file, in page order from format 3.
 struct RecordStore {
     private(set) var ids: [RecordID] = []
     private(set) var versions: [UInt64] = []
-    /// The Poly1305 tag of each record's ciphertext, as its manifest entry lists it.
-    private(set) var tags: [RecordTag] = []
     /// Payload `i` is `bytes[ends[i - 1] ..< ends[i]]` (from 0 for the first).
     private(set) var ends: [Int] = []
     private(set) var bytes: [UInt8] = []
@@ -16,18 +13,16 @@ struct RecordStore {
     init(reservingCapacity count: Int = 0, payloadBytes: Int = 0) {
         ids.reserveCapacity(count)
         versions.reserveCapacity(count)
-        tags.reserveCapacity(count)
         ends.reserveCapacity(count)
         bytes.reserveCapacity(payloadBytes)
     }
 
     var count: Int { ids.count }
 
-    /// Appends a record whose id sorts after every one already here.
-    mutating func append(id: RecordID, version: UInt64, tag: RecordTag, payload: UnsafeRawBufferPointer) {
+    /// Appends a record (after every one already here).
+    mutating func append(id: RecordID, version: UInt64, payload: UnsafeRawBufferPointer) {
         ids.append(id)
         versions.append(version)
-        tags.append(tag)
         bytes.append(contentsOf: payload)
         ends.append(bytes.count)
     }
@@ -38,70 +33,33 @@ struct RecordStore {
         VaultRecord(id: ids[index], version: versions[index], payload: Data(bytes[range(at: index)]))
     }
 
-    /// Binary search by id.
-    func index(of id: RecordID) -> Int? {
-        let low = firstIndex(notBelow: id)
-        return low < ids.count && ids[low] == id ? low : nil
+    /// Where each record is, by id.
+    func lookup() -> [RecordID: Int] {
+        var lookup: [RecordID: Int] = [:]
+        lookup.reserveCapacity(ids.count)
+        for (index, id) in ids.enumerated() { lookup[id] = index }
+        return lookup
     }
 
-    private func firstIndex(notBelow id: RecordID) -> Int {
-        var low = 0, high = ids.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
-    /// The manifest entries of one bucket: its records are contiguous, since ids sort by their
-    /// first byte first.
-    func manifestEntries(inBucket bucket: Int) -> [ManifestEntry] {
-        var index = firstIndex(notBelow: RecordID(firstOfBucket: bucket))
-        var entries: [ManifestEntry] = []
-        while index < ids.count, ids[index].bucket == bucket {
-            entries.append(ManifestEntry(id: ids[index], version: versions[index], tag: tags[index]))
-            index += 1
-        }
-        return entries
-    }
-
-    /// The same records with new tags (after a rekey re-sealed every one), in this order.
-    func replacingTags(_ newTags: [RecordTag]) -> RecordStore {
-        precondition(newTags.count == tags.count)
-        var copy = self
-        copy.tags = newTags
-        return copy
-    }
-
-    /// This store with `changes` applied (in id order, one per id; a nil record deletes).
-    func merging(_ changes: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)]) -> RecordStore {
-        var merged = RecordStore(reservingCapacity: count + changes.count)
-        merged.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.written?.record.payload.count ?? 0) })
-        var next = changes.startIndex
-        func take(_ change: (id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)) {
-            guard let (record, tag) = change.written else { return }
-            record.payload.withUnsafeBytes {
-                merged.append(id: record.id, version: record.version, tag: tag, payload: $0)
-            }
-        }
+    /// This store with `changes` applied (one per id; nil deletes): the records no change names,
+    /// then the written ones.
+    func replacing(_ changes: [(id: RecordID, written: PageRecord?)]) -> RecordStore {
+        let changed = Set(changes.map(\.id))
+        var result = RecordStore(reservingCapacity: count + changes.count)
+        result.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.written?.payload.count ?? 0) })
         bytes.withUnsafeBytes { all in
-            for index in ids.indices {
-                while next < changes.endIndex, changes[next].id < ids[index] {
-                    take(changes[next])
-                    next += 1
-                }
-                if next < changes.endIndex, changes[next].id == ids[index] {
-                    take(changes[next])
-                    next += 1
-                } else {
-                    merged.append(
-                        id: ids[index], version: versions[index], tag: tags[index],
-                        payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
-                }
+            for index in ids.indices where !changed.contains(ids[index]) {
+                result.append(
+                    id: ids[index], version: versions[index],
+                    payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
             }
         }
-        for change in changes[next...] { take(change) }
-        return merged
+        for case (_, let written?) in changes {
+            written.payload.withUnsafeBytes {
+                result.append(id: written.id, version: written.version, payload: $0)
+            }
+        }
+        return result
     }
 }
 

@@ -29,7 +29,31 @@ enum Schema {
                     );
                     """)
         }
+        migrator.registerMigration(pagedMigration) { db in try db.execute(sql: pagedSchema) }
         return migrator
+    }
+
+    /// Format 3 keeps records in sealed pages (Specs/vault-format.md, "Format 3"). A file is
+    /// never brought to it by opening: `Vault.upgrade` runs it inside the transaction that
+    /// rewrites the records, so the old tables go only with their contents moved.
+    static let pagedMigration = "v2-pages"
+    private static let pagedSchema = """
+        DROP TABLE record;
+        DROP TABLE manifest;
+        CREATE TABLE page (
+            locator BLOB PRIMARY KEY NOT NULL,
+            sealed BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE page_index (
+            locator BLOB PRIMARY KEY NOT NULL,
+            sealed BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    /// The paged migration inside the caller's transaction, recorded as GRDB records it.
+    static func migrateToPages(_ db: Database) throws {
+        try db.execute(sql: pagedSchema)
+        try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [pagedMigration])
     }
 
     /// WAL for crash safety and concurrent readers; `secure_delete` so freed pages are zeroed,

@@ -80,18 +80,88 @@ public final class UnlockedVaultFile {
     }
 
     /// One record, read without the others: the commit record opened (and checked against the
-    /// header and the high-water mark, which it then raises), the manifest bucket that lists
-    /// `id` checked against the commit record's digest, and the record checked against that
-    /// bucket's entry (version and tag) before it is opened. Damage anywhere else in the file is
-    /// not looked for: that is `open()`'s work.
-    public func peek(_ id: RecordID) throws -> Peek {
-        let operational = keys.operational
-        let vaultID = header.vaultID
+    /// header and the high-water mark, which it then raises), the index of `group` (format 3;
+    /// the manifest bucket that lists `id` in formats 1 and 2) checked against the commit
+    /// record's digest, and the page (or record) checked against that index's tag before it is
+    /// opened. Damage anywhere else in the file is not looked for: that is `open()`'s work.
+    public func peek(_ id: RecordID, in group: PageGroup = .unsorted) throws -> Peek {
         func damaged(_ detail: String) -> VaultError {
             VaultError(
                 .integrityFailure, "The vault is damaged or has been tampered with: 1 problem found.",
                 problems: [IntegrityProblem(kind: .structureDamaged, recordID: id, detail: detail)])
         }
+        let (peek, commitSealed) =
+            header.formatVersion >= PageLayout.formatVersion
+            ? try peekPage(id, in: group, damaged: damaged) : try peekLegacy(id, damaged: damaged)
+        if let rollbackGuard {
+            let path = url.standardizedFileURL.path, state = CommitRecord.stateDigest(ofSealed: commitSealed)
+            try rollbackGuard.checkState(
+                vaultID: header.vaultID, device: peek.deviceID, counter: peek.commitCounter, state: state, path: path)
+            rollbackGuard.record(
+                vaultID: header.vaultID, format: header.formatVersion, generation: header.generation,
+                device: peek.deviceID, counter: peek.commitCounter, state: state, path: path)
+        }
+        return peek
+    }
+
+    private func peekPage(_ id: RecordID, in group: PageGroup, damaged: (String) -> VaultError) throws -> (Peek, Data) {
+        let operational = keys.operational
+        let vaultID = header.vaultID
+        return try withStorageErrors {
+            try database.read { db -> (Peek, Data) in
+                guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1"),
+                    let commit = PagedCommit.open(commitSealed, key: operational.integrity, vaultID: vaultID)
+                else { throw damaged("the commit record is missing or does not authenticate") }
+                guard constantTimeEqual(commit.headerDigest, BLAKE2b.hash(headerBytes)) else {
+                    throw VaultError(
+                        .headerTampered,
+                        "The vault header is not the one its commit record names: an older or edited header was put back."
+                    )
+                }
+                let absent = Peek(commitCounter: commit.counter, deviceID: commit.deviceID, payload: nil)
+                guard let digest = commit.indexDigests[group] else { return (absent, commitSealed) }
+                let indexLocator = PageLayout.locator(.index, group: group, key: operational.locator)
+                guard
+                    let sealedIndex = try Data.fromDatabaseValue(
+                        DatabaseValue.fetchOne(
+                            db, sql: "SELECT sealed FROM page_index WHERE locator = ?", arguments: [indexLocator])
+                            ?? .null),
+                    constantTimeEqual(BLAKE2b.hash(sealedIndex), digest),
+                    let index = GroupIndex.open(
+                        sealedIndex, group: group, key: operational.integrity, locator: indexLocator, vaultID: vaultID)
+                else { throw damaged("its page index is missing, damaged or does not match the commit record") }
+                guard let page = index.pages.first(where: { $0.ids.contains(id) }) else {
+                    return (absent, commitSealed)
+                }
+                let locator = PageLayout.locator(.page, group: group, number: page.number, key: operational.locator)
+                guard
+                    let value = try DatabaseValue.fetchOne(
+                        db, sql: "SELECT sealed FROM page WHERE locator = ?", arguments: [locator])
+                else { throw damaged("is listed in a page index but its page is missing from the file (deleted)") }
+                guard let sealed = Data.fromDatabaseValue(value), sealed.count >= XChaCha20Poly1305.tagByteCount,
+                    sealed.withUnsafeBytes({ RecordCipher.tag(of: $0) }).constantTimeEquals(page.tag)
+                else {
+                    throw damaged(
+                        "is in a page that is not the copy its index lists (replaced, rolled back or replayed)")
+                }
+                guard var plain = PageCodec.openAll([(locator, sealed)], key: operational.records, vaultID: vaultID)[0]
+                else { throw damaged("is in a page that does not authenticate (its bytes were altered)") }
+                defer { secureWipe(&plain) }
+                let payload = plain.withUnsafeBytes { bytes -> [UInt8]? in
+                    guard let entries = PageCodec.entries(of: bytes), entries.map(\.id) == page.ids,
+                        let entry = entries.first(where: { $0.id == id })
+                    else { return nil }
+                    return Array(bytes[entry.payload])
+                }
+                guard let payload else { throw damaged("is in a page whose records are not the ones its index lists") }
+                return (Peek(commitCounter: commit.counter, deviceID: commit.deviceID, payload: payload), commitSealed)
+            }
+        }
+    }
+
+    private func peekLegacy(_ id: RecordID, damaged: (String) -> VaultError) throws -> (Peek, Data) {
+        let operational = keys.operational
+        let vaultID = header.vaultID
         let (commit, commitSealed, payload) = try withStorageErrors {
             try database.read { db -> (CommitRecord, Data, [UInt8]?) in
                 guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1"),
@@ -143,14 +213,6 @@ public final class UnlockedVaultFile {
                 return (commit, commitSealed, Array(plain[range]))
             }
         }
-        if let rollbackGuard {
-            let path = url.standardizedFileURL.path, state = CommitRecord.stateDigest(ofSealed: commitSealed)
-            try rollbackGuard.checkState(
-                vaultID: vaultID, device: commit.deviceID, counter: commit.counter, state: state, path: path)
-            rollbackGuard.record(
-                vaultID: vaultID, format: header.formatVersion, generation: header.generation,
-                device: commit.deviceID, counter: commit.counter, state: state, path: path)
-        }
-        return Peek(commitCounter: commit.counter, deviceID: commit.deviceID, payload: payload)
+        return (Peek(commitCounter: commit.counter, deviceID: commit.deviceID, payload: payload), commitSealed)
     }
 }

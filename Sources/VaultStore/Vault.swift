@@ -49,41 +49,17 @@ public struct KeyChangeReport: Sendable, Equatable {
     public let recoveryKeyDropped: Bool
 }
 
-/// The decrypted, verified contents of a vault and the manifest that vouches for them.
+/// The decrypted, verified contents of a vault and what vouches for them.
 struct VaultState {
-    var commit: CommitRecord
+    var counter: UInt64
+    /// Which copy of the vault the file is (nil only in a format 1 file).
+    var deviceID: DeviceID?
     /// The sealed commit record as last read or written, to notice another process's writes.
     var commitSealed: Data
-    /// The records, which also hold what the manifest lists for each (id, version, tag).
     var records: RecordStore
-
-    func record(_ id: RecordID) -> VaultRecord? { records.index(of: id).map { records.record(at: $0) } }
-}
-
-/// Walks the manifest's buckets in order, entry by entry.
-struct ManifestCursor {
-    private let buckets: [[ManifestEntry]]
-    private var bucket = 0
-    private var entry = 0
-
-    init(buckets: [[ManifestEntry]]) {
-        self.buckets = buckets
-        skipEmpty()
-    }
-
-    var current: ManifestEntry? { bucket < buckets.count ? buckets[bucket][entry] : nil }
-
-    mutating func advance() {
-        entry += 1
-        skipEmpty()
-    }
-
-    private mutating func skipEmpty() {
-        while bucket < buckets.count, entry >= buckets[bucket].count {
-            bucket += 1
-            entry = 0
-        }
-    }
+    /// Format 3's commit record and page indexes; nil for a format 1 or 2 file, which is only
+    /// read: its first write upgrades it.
+    var paged: PagedLayout?
 }
 
 /// Keys a credential unlocked: always the operational ones; the master key (and what only it
@@ -114,7 +90,7 @@ public final class Vault {
     private var headerBytes: [UInt8]
     private var header: VaultHeader
     private var keys: UnlockedKeys
-    private var state: VaultState
+    private var state: VaultState { didSet { lookupCache = nil } }
     private let rollbackGuard: RollbackGuard?
 
     private init(
@@ -135,14 +111,14 @@ public final class Vault {
     public var formatVersion: Int { Int(header.formatVersion) }
     public var kdfParameters: Argon2idParameters { header.passphraseSlot.parameters }
     public var hasRecoveryKey: Bool { header.recoverySlot != nil }
-    public var commitCounter: UInt64 { state.commit.counter }
+    public var commitCounter: UInt64 { state.counter }
     public var recordCount: Int { state.records.count }
     /// BLAKE2b-256 of the sealed commit record: names this exact state of the file.
     public var stateDigest: [UInt8] { CommitRecord.stateDigest(ofSealed: state.commitSealed) }
     public var keyGeneration: UInt32 { header.generation }
     /// This copy of the vault (nil until a format 1 vault's first write): archives name it so
     /// two copies backing up to one folder are told apart.
-    public var deviceID: DeviceID? { state.commit.deviceID }
+    public var deviceID: DeviceID? { state.deviceID }
     /// Whether this open holds the master key (opened with the passphrase or recovery key).
     public var canChangeKeys: Bool { keys.master != nil }
 
@@ -158,9 +134,41 @@ public final class Vault {
     public var signingPublicKey: SigningPublicKey { keys.operational.signing.publicKey }
 
     /// Every record, ordered by id.
-    public var records: [VaultRecord] { (0..<state.records.count).map { state.records.record(at: $0) } }
+    public var records: [VaultRecord] {
+        (0..<state.records.count).map { state.records.record(at: $0) }.sorted { $0.id < $1.id }
+    }
 
-    public func record(_ id: RecordID) -> VaultRecord? { state.record(id) }
+    public func record(_ id: RecordID) -> VaultRecord? { lookup[id].map { state.records.record(at: $0) } }
+
+    /// Where each record is in `state.records`: built when first asked, dropped when the records change.
+    private var lookupCache: [RecordID: Int]?
+    var lookup: [RecordID: Int] {
+        if let lookupCache { return lookupCache }
+        let built = state.records.lookup()
+        lookupCache = built
+        return built
+    }
+
+    /// Which group a record is stored in (Specs/vault-format.md, "Format 3"): the layer above
+    /// sets it so that what one command reads sits together. Used by writes, and by the upgrade
+    /// of a format 1 or 2 file. Without it a record stays in its group, and a new one goes to
+    /// `.unsorted`.
+    public var grouping: PageGrouping?
+
+    /// The row holding `id`'s page, and the row of its group's index (format 3): what an attack
+    /// on one page aims at.
+    func pageLocators(of id: RecordID) -> (page: Data, index: Data)? {
+        guard let place = state.paged?.places()[id] else { return nil }
+        let key = keys.operational.locator
+        return (
+            PageLayout.locator(.page, group: place.group, number: place.number, key: key),
+            PageLayout.locator(.index, group: place.group, key: key)
+        )
+    }
+
+    /// Whether the file is in a format this Coffer reads but does not write: its first write
+    /// (or `upgrade()`) rewrites it in format 3, which needs the passphrase.
+    public var needsUpgrade: Bool { state.paged == nil }
 
     /// The file this vault was opened from, unlocked with the keys this open holds: what a
     /// later process unlocking it would have before reading any record. For checking that an
@@ -190,7 +198,9 @@ public final class Vault {
         let header = VaultHeader(
             vaultID: vaultID, keys: keys, generation: 1, passphraseSlot: slot, recoverySlot: nil,
             keyHistory: [KeyGeneration.first(signedBy: keys.operational.signing, vaultID: vaultID)])
-        try build(at: url, header: header, keys: keys, records: [], replacing: false, keepingOldAt: nil)
+        try build(
+            at: url, header: header, keys: keys, records: [], grouping: { _, _ in .unsorted }, replacing: false,
+            keepingOldAt: nil)
         let (database, headerBytes, storedHeader) = try connect(url)
         return try finishOpening(
             url: url, database: database, headerBytes: headerBytes, header: storedHeader,
@@ -198,12 +208,13 @@ public final class Vault {
             rollbackGuard: rollbackGuard)
     }
 
-    /// Writes a complete vault (header, records at version 1, manifest, a commit record with a
-    /// new device id) under a temporary name, checks it, and moves it to `url`: linked when
-    /// nothing is there, renamed over the old file with `replacing` (kept as `oldCopy` first).
+    /// Writes a complete vault (header, records at version 1 in pages grouped by `grouping`,
+    /// their indexes, a commit record with a new device id) under a temporary name, checks it,
+    /// and moves it to `url`: linked when nothing is there, renamed over the old file with
+    /// `replacing` (kept as `oldCopy` first).
     static func build(
-        at url: URL, header: VaultHeader, keys: MasterKeys, records: [(RecordID, Data)], replacing: Bool,
-        keepingOldAt oldCopy: URL?
+        at url: URL, header: VaultHeader, keys: MasterKeys, records: [(RecordID, Data)], grouping: PageGrouping,
+        replacing: Bool, keepingOldAt oldCopy: URL?
     ) throws {
         let fileManager = FileManager.default
         let exists = fileManager.fileExists(atPath: url.path)
@@ -229,30 +240,12 @@ public final class Vault {
             try Schema.migrator.migrate(database)
             try database.write { db in
                 try db.execute(sql: "INSERT INTO header (id, body) VALUES (1, ?)", arguments: [Data(headerBytes)])
-                var buckets = [[ManifestEntry]](repeating: [], count: Manifest.bucketCount)
-                for (index, (id, payload)) in records.sorted(by: { $0.0 < $1.0 }).enumerated() {
-                    let (sealed, tag) = RecordCipher.seal(
-                        payload, id: id, version: 1, key: operational.records, vaultID: vaultID)
-                    try db.execute(
-                        sql: "INSERT INTO record (id, version, sealed) VALUES (?, 1, ?)",
-                        arguments: [Data(id.bytes), sealed])
-                    buckets[id.bucket].append(ManifestEntry(id: id, version: 1, tag: tag))
-                    WorkProgress.report(.encrypting, index + 1, of: records.count)
-                }
-                var digests: [[UInt8]] = []
-                for bucket in 0..<Manifest.bucketCount {
-                    let sealed = Manifest.seal(
-                        buckets[bucket], bucket: bucket, key: operational.integrity, vaultID: vaultID)
-                    digests.append(Manifest.digest(ofSealed: sealed))
-                    try db.execute(
-                        sql: "INSERT INTO manifest (bucket, sealed) VALUES (?, ?)", arguments: [bucket, sealed])
-                }
-                let commit = CommitRecord(
-                    counter: 0, recordCount: UInt64(records.count), bucketDigests: digests,
-                    headerDigest: BLAKE2b.hash(headerBytes), deviceID: .random())
+                let layout = try writeAllPages(
+                    db, records: records.map { PageRecord(id: $0.0, version: 1, payload: $0.1) }, grouping: grouping,
+                    keys: operational, vaultID: vaultID, headerBytes: headerBytes, counter: 0, deviceID: .random())
                 try db.execute(
                     sql: "INSERT INTO commit_record (id, sealed) VALUES (1, ?)",
-                    arguments: [commit.sealed(key: operational.integrity, vaultID: vaultID)])
+                    arguments: [layout.commit.sealed(key: operational.integrity, vaultID: vaultID)])
             }
             try database.close()
         }
@@ -372,7 +365,12 @@ public final class Vault {
     public static func summary(at url: URL) throws -> VaultSummary {
         let (database, _, header) = try connect(url)
         let rows = try withStorageErrors {
-            try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM record") ?? 0 }
+            try database.read {
+                try Int.fetchOne(
+                    $0,
+                    sql: header.formatVersion >= PageLayout.formatVersion
+                        ? "SELECT COUNT(*) FROM page" : "SELECT COUNT(*) FROM record") ?? 0
+            }
         }
         return VaultSummary(
             formatVersion: Int(header.formatVersion), vaultID: header.vaultID,
@@ -410,7 +408,7 @@ public final class Vault {
         return try withStorageErrors {
             let database = try DatabaseQueue(path: url.path, configuration: Schema.configuration())
             let migrator = Schema.migrator
-            let (bytes, upToDate) = try database.read { db -> ([UInt8], Bool) in
+            let (bytes, paged) = try database.read { db -> ([UInt8], Bool) in
                 guard try db.tableExists("header"), try db.tableExists("grdb_migrations") else {
                     throw VaultError(.notAVault, "\(url.path) is an SQLite database but not a Coffer vault.")
                 }
@@ -422,10 +420,17 @@ public final class Vault {
                 guard let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1") else {
                     throw VaultError(.headerDamaged, "The vault header is damaged: it is missing.")
                 }
-                return (Array(body), try migrator.hasCompletedMigrations(db))
+                return (Array(body), try migrator.appliedIdentifiers(db).contains(Schema.pagedMigration))
             }
             let header = try VaultHeader.decode(bytes)
-            if !upToDate { try migrator.migrate(database) }
+            // Format 3 lives in the page tables, formats 1 and 2 in the record table: a header
+            // that names the other layout was put into this file from elsewhere.
+            guard paged == (header.formatVersion >= PageLayout.formatVersion) else {
+                throw VaultError(
+                    .headerTampered,
+                    "The vault header does not belong with this file's data: it names format \(header.formatVersion), the file holds \(paged ? "pages (format 3)" : "records of format 1 or 2")."
+                )
+            }
             return (database, bytes, header)
         }
     }
@@ -443,7 +448,7 @@ public final class Vault {
         if let rollbackGuard {
             let check = { (state: VaultState) throws in
                 try rollbackGuard.checkState(
-                    vaultID: header.vaultID, device: state.commit.deviceID, counter: state.commit.counter,
+                    vaultID: header.vaultID, device: state.deviceID, counter: state.counter,
                     state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
             }
             // Other processes may write, and raise the mark, after this one read the file (again
@@ -475,11 +480,20 @@ public final class Vault {
         return vault
     }
 
+    /// Reads and verifies the records as the header's format stores them.
+    static func loadState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws
+        -> VaultState
+    {
+        header.formatVersion >= PageLayout.formatVersion
+            ? try loadPagedState(db: db, header: header, headerBytes: headerBytes, keys: keys)
+            : try loadLegacyState(db: db, header: header, headerBytes: headerBytes, keys: keys)
+    }
+
     /// Raises this machine's high-water mark to the state this process holds.
     private func recordMark() {
         rollbackGuard?.record(
-            vaultID: id, format: header.formatVersion, generation: header.generation, device: state.commit.deviceID,
-            counter: state.commit.counter, state: stateDigest, path: url.standardizedFileURL.path)
+            vaultID: id, format: header.formatVersion, generation: header.generation, device: state.deviceID,
+            counter: state.counter, state: stateDigest, path: url.standardizedFileURL.path)
     }
 
     // MARK: Verification
@@ -519,301 +533,78 @@ public final class Vault {
         headerBytes = current
         header = parsed
         state = fresh
-        return VerificationReport(recordCount: fresh.records.count, commitCounter: fresh.commit.counter)
+        return VerificationReport(recordCount: fresh.records.count, commitCounter: fresh.counter)
     }
 
-    /// Reads the commit record, manifest and records and checks each against the others.
-    /// Collects every problem instead of stopping at the first, so `verify` can name them all.
-    private static func loadState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws
-        -> VaultState
-    {
-        let vaultID = header.vaultID
-        func failure(_ problems: [IntegrityProblem]) -> VaultError {
-            VaultError(
-                .integrityFailure,
-                "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
-                problems: problems)
-        }
-        guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") else {
-            throw failure([
-                IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")
-            ])
-        }
-        guard
-            let commit = CommitRecord.open(
-                commitSealed, key: keys.integrity, vaultID: vaultID, formatVersion: header.formatVersion)
-        else {
-            throw failure([
-                IntegrityProblem(
-                    kind: .structureDamaged, recordID: nil,
-                    detail: header.formatVersion >= 2
-                        ? "the commit record does not authenticate under this header's keys (altered, from another vault, or the header is older or newer than the data)"
-                        : "the commit record does not authenticate (altered, or from another vault)")
-            ])
-        }
-        if let digest = commit.headerDigest, !constantTimeEqual(digest, BLAKE2b.hash(headerBytes)) {
-            throw VaultError(
-                .headerTampered,
-                "The vault header is not the one its commit record names: an older or edited header was put back.")
-        }
-
-        var problems: [IntegrityProblem] = []
-        var buckets = [[ManifestEntry]](repeating: [], count: Manifest.bucketCount)
-        var trusted = [Bool](repeating: false, count: Manifest.bucketCount)
-        var seen = [Bool](repeating: false, count: Manifest.bucketCount)
-        // Buckets are read in order, then checked and opened on all cores.
-        var sealedBuckets: [(index: Int, sealed: Data)] = []
-        let bucketRows = try Row.fetchCursor(db, sql: "SELECT bucket, sealed FROM manifest ORDER BY bucket")
-        while let row = try bucketRows.next() {
-            let index: Int = row[0]
-            guard (0..<Manifest.bucketCount).contains(index), !seen[index] else {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil, detail: "the manifest has an extra bucket \(index)"))
-                continue
-            }
-            seen[index] = true
-            sealedBuckets.append((index, row[1]))
-        }
-        let checked = Manifest.openAll(
-            sealedBuckets, digests: commit.bucketDigests, key: keys.integrity, vaultID: vaultID)
-        for ((index, _), result) in zip(sealedBuckets, checked) {
-            switch result {
-            case .digestMismatch:
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil,
-                        detail: "manifest bucket \(index) does not match the commit record (altered or rolled back)"))
-            case .damaged:
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is damaged"))
-            case .opened(let entries):
-                buckets[index] = entries
-                trusted[index] = true
-            }
-        }
-        for index in 0..<Manifest.bucketCount where !seen[index] {
-            problems.append(
-                IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "manifest bucket \(index) is missing"))
-        }
-        let listed = buckets.reduce(0) { $0 + $1.count }
-        if problems.isEmpty, UInt64(listed) != commit.recordCount {
-            problems.append(
-                IntegrityProblem(
-                    kind: .structureDamaged, recordID: nil,
-                    detail: "the manifest lists \(listed) records but the commit record counts \(commit.recordCount)"))
-        }
-
-        // Merge the id-ordered rows with the id-ordered manifest (buckets 0...255 in turn are in
-        // id order too), so every record is matched in one pass without a lookup table.
-        // A cursor over the buckets in turn (no flattened copy: a million entries are 40 MB).
-        var expected = ManifestCursor(buckets: buckets)
-        var previous: RecordID?
-        func reportMissing(upTo id: RecordID?) {
-            while let listedEntry = expected.current, id.map({ listedEntry.id < $0 }) ?? true {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .recordMissing, recordID: listedEntry.id,
-                        detail: "is listed in the commit record but missing from the file (deleted)"))
-                expected.advance()
-            }
-        }
-        // First pass, in SQLite's id order: structure checks, and every sealed record copied
-        // into one buffer. Decryption, the expensive part, then runs in parallel.
-        // Rows are opened in batches, so the sealed copies never all sit in memory at once.
-        let batchSize = 16_384
-        var pending: [SealedRow] = []
-        pending.reserveCapacity(min(listed, batchSize))
-        var sealedBytes: [UInt8] = []
-        sealedBytes.reserveCapacity(min(listed, batchSize) * 160)
-        // Payloads are shorter than their sealed form by at least the nonce and tag: reserving
-        // that bound once avoids copying the whole buffer as it grows (untouched capacity costs
-        // no memory).
-        let sealedTotal = try Int.fetchOne(db, sql: "SELECT sum(length(sealed)) FROM record") ?? 0
-        var records = RecordStore(
-            reservingCapacity: listed,
-            payloadBytes: max(0, sealedTotal - listed * XChaCha20Poly1305.SealedBox.overheadByteCount))
-        var plain: [UInt8] = []
-        func openPending() {
-            let opened = RecordCipher.openAll(
-                sealedBytes, rows: pending, into: &plain, key: keys.records, vaultID: vaultID)
-            defer { secureWipe(&plain) }
-            for (row, payload) in zip(pending, opened) {
-                let id = row.id, version = UInt64(clamping: row.storedVersion)
-                guard let entry = row.entry else {
-                    problems.append(
-                        IntegrityProblem(
-                            kind: .recordUnexpected, recordID: id,
-                            detail: payload == nil
-                                ? "is not listed in the commit record and does not authenticate (injected, or copied from another vault)"
-                                : "is not listed in the commit record (a deleted record put back, or injected)"))
-                    continue
-                }
-                guard let payload else {
-                    problems.append(
-                        IntegrityProblem(
-                            kind: .recordDamaged, recordID: id,
-                            detail: version == entry.version
-                                ? "does not authenticate (its bytes were altered, or swapped with another record's)"
-                                : "does not authenticate, and its version \(row.storedVersion) differs from the committed version \(entry.version)"
-                        ))
-                    continue
-                }
-                let tagMatches = sealedBytes.withUnsafeBytes {
-                    RecordCipher.tag(of: UnsafeRawBufferPointer(rebasing: $0[row.range])).constantTimeEquals(entry.tag)
-                }
-                guard version == entry.version, tagMatches else {
-                    let detail: String
-                    if version == entry.version {
-                        detail = "is authentic but not the copy the commit record lists (replaced by another copy)"
-                    } else if version < entry.version {
-                        detail =
-                            "is an older version (\(version)) than the committed version \(entry.version) (this record was rolled back or replayed)"
-                    } else {
-                        detail =
-                            "is newer (version \(version)) than the commit record lists (version \(entry.version)): the commit record and manifest were rolled back, not this record"
-                    }
-                    problems.append(IntegrityProblem(kind: .recordStale, recordID: id, detail: detail))
-                    continue
-                }
-                plain.withUnsafeBytes {
-                    records.append(
-                        id: id, version: version, tag: entry.tag, payload: UnsafeRawBufferPointer(rebasing: $0[payload])
-                    )
-                }
-            }
-            pending.removeAll(keepingCapacity: true)
-            sealedBytes.removeAll(keepingCapacity: true)
-        }
-        // Straight through SQLite's C API: the sealed blob is copied once, from SQLite's page
-        // into the shared buffer, with no object per row.
-        let statement = try db.makeStatement(sql: "SELECT id, version, sealed FROM record ORDER BY id")
-        let handle = statement.sqliteStatement
-        defer { sqlite3_reset(handle) }
-        while true {
-            let step = sqlite3_step(handle)
-            if step == SQLITE_DONE { break }
-            // Mapped by withStorageErrors.
-            guard step == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: step)) }
-            let idLength = Int(sqlite3_column_bytes(handle, 0))
-            guard idLength == RecordID.byteCount, sqlite3_column_type(handle, 0) == SQLITE_BLOB,
-                let idBytes = sqlite3_column_blob(handle, 0)
-            else {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .recordUnexpected, recordID: nil,
-                        detail: "a record with a malformed \(idLength)-byte id is in the file (injected)"))
-                continue
-            }
-            let id = RecordID(unsafe: idBytes)
-            if id == previous {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .recordDuplicated, recordID: id, detail: "appears more than once (duplicated)"))
-                continue
-            }
-            previous = id
-            reportMissing(upTo: id)
-            let storedVersion = sqlite3_column_int64(handle, 1)
-            let entry: ManifestEntry? = expected.current?.id == id ? expected.current : nil
-            if entry != nil { expected.advance() }
-            guard trusted[id.bucket] else { continue }  // its bucket is already reported
-            let start = sealedBytes.count
-            let length = Int(sqlite3_column_bytes(handle, 2))
-            if length > 0, let blob = sqlite3_column_blob(handle, 2) {
-                sealedBytes.append(contentsOf: UnsafeRawBufferPointer(start: blob, count: length))
-            }
-            pending.append(
-                SealedRow(id: id, storedVersion: storedVersion, entry: entry, range: start..<sealedBytes.count))
-            if pending.count == batchSize { openPending() }
-        }
-        reportMissing(upTo: nil)
-
-        openPending()
-        guard problems.isEmpty else { throw failure(problems) }
-        return VaultState(commit: commit, commitSealed: commitSealed, records: records)
-    }
     // MARK: Writing records
 
-    /// Puts and deletes records in one transaction that also re-seals the affected manifest
-    /// buckets and the commit record. Either all of it is written or none.
+    /// Puts and deletes records in one transaction that re-seals the pages they leave or join,
+    /// those pages' group indexes and the commit record. Either all of it is written or none. A
+    /// format 1 or 2 file is upgraded to format 3 first (`upgrade()`).
     public func apply(_ changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }
-        if header.formatVersion < VaultHeader.currentFormatVersion { try upgradeFormat() }
+        if state.paged == nil { try upgrade() }
         let keys = self.keys.operational
         let vaultID = id
+        let grouping = self.grouping
         var updated = state
+        let current = lookup
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            // Everything walks the changes in id order (a stable sort keeps each id's own order):
-            // SQLite then appends to its B-tree, and the record store takes the changes in one
-            // linear merge; the touched manifest buckets are then rebuilt from it.
-            let order = changes.indices.sorted { (changes[$0].id, $0) < (changes[$1].id, $1) }
-            var versions = [UInt64](repeating: 0, count: changes.count)
-            var previous: (id: RecordID, version: UInt64?)?  // an id's state after its earlier change in this batch
-            for position in order {
-                let change = changes[position]
-                let current = previous?.id == change.id ? previous!.version : updated.record(change.id)?.version
-                if change.isDelete, current == nil {
-                    throw VaultError(.recordNotFound, "Record \(change.id.hex) does not exist; nothing was changed.")
-                }
-                versions[position] = change.isDelete ? 0 : (current ?? 0) + 1
-                previous = (change.id, change.isDelete ? nil : versions[position])
-            }
-            // Sealed on all cores, then written.
-            let sealed = RecordCipher.sealAll(changes, versions: versions, key: keys.records, vaultID: vaultID)
-            let upsert = try db.makeStatement(
-                sql: """
-                    INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET version = excluded.version, sealed = excluded.sealed
-                    """)
-            // Id order, last change per id.
-            var finalStates: [(id: RecordID, written: (record: VaultRecord, tag: RecordTag)?)] = []
-            finalStates.reserveCapacity(changes.count)
-            var changedBuckets = Set<Int>()
-            for (step, position) in order.enumerated() {
-                WorkProgress.report(.writing, step + 1, of: order.count)
-                let written: (record: VaultRecord, tag: RecordTag)?
-                switch changes[position] {
+            let lookup =
+                updated.records.count == self.state.records.count && updated.commitSealed == self.state.commitSealed
+                ? current : updated.records.lookup()
+            guard var layout = updated.paged else { throw Self.replacedMeanwhile }
+            // One final state per id, in the order ids were first named; each put one version
+            // past the record's last.
+            var final: [(id: RecordID, written: PageRecord?)] = []
+            var position: [RecordID: Int] = [:]
+            for change in changes {
+                let known =
+                    position[change.id].map { final[$0].written?.version }
+                    ?? lookup[change.id].map {
+                        updated.records.versions[$0]
+                    }
+                switch change {
                 case .put(let id, let payload):
-                    let (bytes, tag) = sealed[position]!
-                    try Self.upsert(upsert.sqliteStatement, id: id, version: versions[position], sealed: bytes)
-                    written = (VaultRecord(id: id, version: versions[position], payload: payload), tag)
+                    let written = PageRecord(id: id, version: (known ?? 0) + 1, payload: payload)
+                    if let at = position[id] {
+                        final[at].written = written
+                    } else {
+                        position[id] = final.count
+                        final.append((id, written))
+                    }
                 case .delete(let id):
-                    try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(id.bytes)])
-                    try Self.expectOneChange(db, "deleting a record")
-                    written = nil
+                    guard known != nil else {
+                        throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
+                    }
+                    if let at = position[id] {
+                        final[at].written = nil
+                    } else {
+                        position[id] = final.count
+                        final.append((id, nil))
+                    }
                 }
-                let id = changes[position].id
-                if finalStates.last?.id == id { finalStates.removeLast() }
-                finalStates.append((id, written))
-                changedBuckets.insert(id.bucket)
             }
-            updated.records = updated.records.merging(finalStates)
-            try self.writeManifest(
-                db, state: &updated, buckets: changedBuckets, keys: keys, headerBytes: self.headerBytes)
+            // A record put and deleted again in one batch, and never stored, leaves no trace.
+            final.removeAll { $0.written == nil && lookup[$0.id] == nil }
+            try Self.writeChangedPages(
+                db, layout: &layout, final: final, store: updated.records, lookup: lookup, grouping: grouping,
+                keys: keys, vaultID: vaultID)
+            WorkProgress.report(.writing, changes.count, of: changes.count)
+            updated.records = updated.records.replacing(final)
+            updated.paged = layout
+            try self.writeCommit(db, state: &updated, keys: keys, headerBytes: self.headerBytes)
         }
         state = updated
         recordMark()
     }
 
-    /// One row through SQLite's C API: a bulk import writes many, and GRDB's argument handling
-    /// would cost more than the write itself.
-    private static func upsert(_ handle: SQLiteStatement, id: RecordID, version: UInt64, sealed: Data) throws {
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        sqlite3_reset(handle)
-        var result = withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) {
-            sqlite3_bind_blob(handle, 1, $0.baseAddress, Int32($0.count), transient)
-        }
-        if result == SQLITE_OK { result = sqlite3_bind_int64(handle, 2, Int64(version)) }
-        if result == SQLITE_OK {
-            result = sealed.withUnsafeBytes { sqlite3_bind_blob(handle, 3, $0.baseAddress, Int32($0.count), transient) }
-        }
-        if result == SQLITE_OK { result = sqlite3_step(handle) }
-        // Mapped by withStorageErrors.
-        guard result == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: result)) }
-        guard sqlite3_changes(sqlite3_db_handle(handle)) == 1 else { throw Self.writeVanished("writing a record") }
+    private static var replacedMeanwhile: VaultError {
+        VaultError(
+            .storageFailure,
+            "Another process changed this vault's format or keys while it was open here. Nothing was written; try again."
+        )
     }
 
     /// What a planted trigger (`RAISE(IGNORE)`) or rule would do is make a write vanish while
@@ -844,23 +635,20 @@ public final class Vault {
         return try Self.loadState(db: db, header: header, headerBytes: headerBytes, keys: keys.operational)
     }
 
-    /// Re-seals `buckets` and the commit record (counter + 1, naming `headerBytes` in format 2),
-    /// then reads the commit record back inside the transaction: what was written must be what
-    /// is there.
-    private func writeManifest(
-        _ db: Database, state: inout VaultState, buckets: Set<Int>, keys: OperationalKeys, headerBytes: [UInt8]
-    ) throws {
-        for bucket in buckets.sorted() {
-            let sealed = Manifest.seal(
-                state.records.manifestEntries(inBucket: bucket), bucket: bucket, key: keys.integrity, vaultID: id)
-            state.commit.bucketDigests[bucket] = Manifest.digest(ofSealed: sealed)
-            try db.execute(sql: "UPDATE manifest SET sealed = ? WHERE bucket = ?", arguments: [sealed, bucket])
-            try Self.expectOneChange(db, "a manifest bucket")
-        }
-        state.commit.counter += 1
-        state.commit.recordCount = UInt64(state.records.count)
-        if state.commit.deviceID != nil { state.commit.headerDigest = BLAKE2b.hash(headerBytes) }
-        state.commitSealed = state.commit.sealed(key: keys.integrity, vaultID: id)
+    /// Re-seals the commit record (counter + 1, the record count, naming `headerBytes`), then
+    /// reads it back inside the transaction: what was written must be what is there.
+    private func writeCommit(_ db: Database, state: inout VaultState, keys: OperationalKeys, headerBytes: [UInt8])
+        throws
+    {
+        guard var layout = state.paged else { throw Self.replacedMeanwhile }
+        layout.commit.counter += 1
+        layout.commit.recordCount = UInt64(state.records.count)
+        layout.commit.headerDigest = BLAKE2b.hash(headerBytes)
+        if let device = state.deviceID { layout.commit.deviceID = device }
+        state.paged = layout
+        state.counter = layout.commit.counter
+        state.deviceID = layout.commit.deviceID
+        state.commitSealed = layout.commit.sealed(key: keys.integrity, vaultID: id)
         try db.execute(sql: "UPDATE commit_record SET sealed = ? WHERE id = 1", arguments: [state.commitSealed])
         try Self.expectOneChange(db, "the commit record")
         guard try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") == state.commitSealed else {
@@ -894,6 +682,14 @@ public final class Vault {
     // A vault opened with a session has no master key, so none of this is possible with one,
     // whatever the caller does.
 
+    /// The master key, for a change of keys: a format 1 or 2 file is upgraded first, since only
+    /// format 3 is written.
+    private func requireWritable(_ action: String) throws -> MasterKeys {
+        let master = try requireMaster(action)
+        if state.paged == nil { try upgrade() }
+        return master
+    }
+
     private func requireMaster(_ action: String) throws -> MasterKeys {
         guard let master = keys.master else {
             throw VaultError(
@@ -903,25 +699,97 @@ public final class Vault {
         return master
     }
 
-    /// Rewrites a format 1 vault in format 2 in one transaction: the same master key and slots,
-    /// a key history of one generation, and a commit record that names the header and a new
-    /// device id. No record is re-sealed.
-    private func upgradeFormat() throws {
-        let master = try requireMaster("Upgrading the vault's format")
+    /// Rewrites a format 1 or 2 file in format 3 (pages), in place and in one transaction: the
+    /// same master key, slots and key history; every record at its version, grouped by
+    /// `grouping`; the same device id (a new one for format 1) and the next commit counter. A
+    /// consistent copy of the old file is kept beside it until the new one verifies, then removed.
+    /// Needs the master key: the header changes.
+    public func upgrade() throws {
+        guard state.paged == nil else { return }
+        let master = try requireMaster("Upgrading this vault to the current format")
         let newHeader = header.replacingSlots(
             passphrase: header.passphraseSlot, recovery: header.recoverySlot, keys: master)
-        try writeHeader(newHeader, keys: master, device: state.commit.deviceID ?? .random())
+        let newBytes = newHeader.encoded()
+        let aside = URL(fileURLWithPath: url.path + ".format\(header.formatVersion)-copy")
+        try Self.copyConsistently(database, to: aside)
+        let grouping = self.grouping
+        var updated = state
+        do {
+            try inImmediateTransaction { db in
+                updated = try self.currentState(db)
+                guard updated.paged == nil else { throw Self.replacedMeanwhile }
+                // The copy must hold the state being upgraded: a write that came between the
+                // copy and this transaction would be missing from it.
+                let copied = try DatabaseQueue(path: aside.path, configuration: Schema.configuration(readOnly: true))
+                let copiedCommit = try copied.read {
+                    try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1")
+                }
+                try copied.close()
+                guard copiedCommit == updated.commitSealed else {
+                    throw VaultError(
+                        .busy,
+                        "Another process wrote to the vault while it was being upgraded. Nothing was changed; try again."
+                    )
+                }
+                try Schema.migrateToPages(db)
+                try Self.writeHeader(db, newBytes)
+                let records = (0..<updated.records.count).map { index in
+                    let record = updated.records.record(at: index)
+                    return PageRecord(id: record.id, version: record.version, payload: record.payload)
+                }
+                let device = updated.deviceID ?? .random()
+                updated.paged = try Self.writeAllPages(
+                    db, records: records, grouping: grouping ?? { _, _ in .unsorted }, keys: master.operational,
+                    vaultID: self.id,
+                    headerBytes: newBytes, counter: updated.counter, deviceID: device)
+                updated.deviceID = device
+                try self.writeCommit(db, state: &updated, keys: master.operational, headerBytes: newBytes)
+            }
+        } catch {
+            Self.removeVaultFile(aside)
+            throw error
+        }
+        header = newHeader
+        headerBytes = newBytes
+        state = updated
+        recordMark()
+        let report = try verify()
+        guard report.recordCount == updated.records.count else {
+            throw VaultError(
+                .integrityFailure,
+                "The upgraded vault did not verify; the vault as it was before is kept at \(aside.path).")
+        }
+        Self.removeVaultFile(aside)
+    }
+
+    /// A copy of the vault as of one committed state (SQLite's `VACUUM INTO`), made 0600.
+    private static func copyConsistently(_ database: DatabaseQueue, to copy: URL) throws {
+        removeVaultFile(copy)
+        let descriptor = Glibc.open(copy.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else {
+            throw VaultError(
+                .storageFailure,
+                "Could not keep a copy of the vault at \(copy.path) before upgrading it: \(String(cString: strerror(errno))). Nothing was changed."
+            )
+        }
+        Glibc.close(descriptor)
+        try withStorageErrors {
+            try database.writeWithoutTransaction { try $0.execute(sql: "VACUUM INTO ?", arguments: [copy.path]) }
+        }
+    }
+
+    static func removeVaultFile(_ url: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(url.path + suffix) }
     }
 
     /// Writes `newHeader` (same master key) and a commit record naming it, in one transaction.
-    private func writeHeader(_ newHeader: VaultHeader, keys master: MasterKeys, device: DeviceID) throws {
+    private func writeHeader(_ newHeader: VaultHeader, keys master: MasterKeys) throws {
         let newBytes = newHeader.encoded()
         var updated = state
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            updated.commit.deviceID = device
             try Self.writeHeader(db, newBytes)
-            try self.writeManifest(db, state: &updated, buckets: [], keys: master.operational, headerBytes: newBytes)
+            try self.writeCommit(db, state: &updated, keys: master.operational, headerBytes: newBytes)
         }
         header = newHeader
         headerBytes = newBytes
@@ -938,7 +806,7 @@ public final class Vault {
     public func changePassphrase(
         to newPassphrase: Passphrase, parameters: Argon2idParameters? = nil, keepMasterKey: Bool = false
     ) throws -> KeyChangeReport {
-        let master = try requireMaster("Changing the passphrase")
+        let master = try requireWritable("Changing the passphrase")
         let parameters = parameters ?? kdfParameters
         let salt = Salt.random()
         let kek = try MasterKeys.deriveKEK(passphrase: newPassphrase, salt: salt, parameters: parameters)
@@ -946,7 +814,7 @@ public final class Vault {
             let slot = PassphraseSlot.wrapping(master.master, kek: kek, parameters: parameters, salt: salt, vaultID: id)
             try writeHeader(
                 header.replacingSlots(passphrase: slot, recovery: header.recoverySlot, keys: master),
-                keys: master, device: state.commit.deviceID ?? .random())
+                keys: master)
             keys = UnlockedKeys(
                 operational: keys.operational, master: master, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
             return KeyChangeReport(
@@ -959,7 +827,7 @@ public final class Vault {
     /// Adds a recovery key, shown once. Replacing an existing one replaces the master key too,
     /// so the old recovery key loses its power over this vault and every later archive.
     public func createRecoveryKey() throws -> (RecoveryKey, KeyChangeReport) {
-        let master = try requireMaster("Creating a recovery key")
+        let master = try requireWritable("Creating a recovery key")
         let recoveryKey = RecoveryKey.generate()
         let recipient = recoveryKey.agreementKey(vaultID: id).publicKey
         if hasRecoveryKey {
@@ -973,7 +841,7 @@ public final class Vault {
         let slot = try RecoverySlot.sealing(master.master, to: recipient, vaultID: id)
         try writeHeader(
             header.replacingSlots(passphrase: header.passphraseSlot, recovery: slot, keys: master),
-            keys: master, device: state.commit.deviceID ?? .random())
+            keys: master)
         return (
             recoveryKey,
             KeyChangeReport(
@@ -989,7 +857,7 @@ public final class Vault {
         guard hasRecoveryKey else {
             throw VaultError(.noRecoveryKey, "This vault has no recovery key; nothing was changed.")
         }
-        _ = try requireMaster("Removing the recovery key")
+        _ = try requireWritable("Removing the recovery key")
         guard let kek = keys.passphraseKEK else {
             throw VaultError(
                 .passphraseRequired, "Removing the recovery key needs the passphrase, which keeps working after it.")
@@ -1012,7 +880,7 @@ public final class Vault {
     /// (format 1 recovery keys only when this vault was opened with it). Needs the passphrase.
     @discardableResult
     public func rekey() throws -> KeyChangeReport {
-        _ = try requireMaster("Rekeying")
+        _ = try requireWritable("Rekeying")
         guard let kek = keys.passphraseKEK else {
             throw VaultError(
                 .passphraseRequired,
@@ -1031,7 +899,7 @@ public final class Vault {
     private func replaceMasterKey(
         kek: SymmetricKey, parameters: Argon2idParameters, salt: Salt, recovery plan: RecoveryPlan
     ) throws -> KeyChangeReport {
-        let old = try requireMaster("Replacing the master key")
+        let old = try requireWritable("Replacing the master key")
         let newKeys = MasterKeys(master: .random())
         let vaultID = id
         let passphraseSlot = PassphraseSlot.wrapping(
@@ -1071,28 +939,28 @@ public final class Vault {
             vaultID: vaultID, keys: newKeys, generation: generation, passphraseSlot: passphraseSlot,
             recoverySlot: recoverySlot, keyHistory: history)
         let newHeaderBytes = newHeader.encoded()
-        let device = state.commit.deviceID ?? .random()
         var updated = state
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            updated.commit.deviceID = device
-            let records = updated.records
-            let newTags = try (0..<records.count).map { index in
-                let record = records.record(at: index)
-                let (sealed, tag) = RecordCipher.seal(
-                    record.payload, id: record.id, version: record.version,
-                    key: newKeys.operational.records, vaultID: vaultID)
-                try db.execute(
-                    sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(record.id.bytes)])
-                try Self.expectOneChange(db, "re-sealing a record")
-                WorkProgress.report(.reencrypting, index + 1, of: records.count)
-                return tag
+            guard let layout = updated.paged else { throw Self.replacedMeanwhile }
+            // Every page and index is sealed again under the new keys; the new locator key names
+            // every row anew, so the old rows go and each record keeps its group and version.
+            let places = layout.places()
+            let records = (0..<updated.records.count).map { index in
+                let record = updated.records.record(at: index)
+                return PageRecord(id: record.id, version: record.version, payload: record.payload)
             }
-            updated.records = records.replacingTags(newTags)
+            try db.execute(sql: "DELETE FROM page")
+            try db.execute(sql: "DELETE FROM page_index")
             try Self.writeHeader(db, newHeaderBytes)
-            try self.writeManifest(
-                db, state: &updated, buckets: Set(0..<Manifest.bucketCount), keys: newKeys.operational,
-                headerBytes: newHeaderBytes)
+            var rebuilt = try Self.writeAllPages(
+                db, records: records, grouping: { id, _ in places[id]?.group ?? .unsorted },
+                keys: newKeys.operational, vaultID: vaultID, headerBytes: newHeaderBytes,
+                counter: layout.commit.counter,
+                deviceID: layout.commit.deviceID, progress: .reencrypting)
+            rebuilt.commit.counter = layout.commit.counter
+            updated.paged = rebuilt
+            try self.writeCommit(db, state: &updated, keys: newKeys.operational, headerBytes: newHeaderBytes)
         }
         keys = UnlockedKeys(
             operational: newKeys.operational, master: newKeys, passphraseKEK: kek, recoveryKey: keys.recoveryKey)
@@ -1116,7 +984,7 @@ public final class Vault {
     public func createSession(
         lifetime: TimeInterval, idleTimeout: TimeInterval? = nil, directory: URL, now: Date = Date()
     ) throws -> SessionToken {
-        if header.formatVersion < VaultHeader.currentFormatVersion { try upgradeFormat() }
+        if state.paged == nil { try upgrade() }
         return try SessionStore.create(
             keys: keys.operational, vaultID: id, generation: header.generation, lifetime: lifetime,
             idleTimeout: idleTimeout, directory: directory, clock: .system(now: now))

@@ -260,7 +260,7 @@ public struct KeyGeneration: Equatable, Sendable {
 /// passphrase alike notice an older header put back.
 struct VaultHeader {
     static let magic = Array("CFRVAULT".utf8)
-    static let currentFormatVersion: UInt16 = 2
+    static let currentFormatVersion: UInt16 = 3
     static let digestByteCount = 32
 
     let formatVersion: UInt16

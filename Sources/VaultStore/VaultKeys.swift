@@ -27,6 +27,8 @@ struct OperationalKeys {
     /// The seed of the vault's Ed25519 key pair: archives are signed by the vault itself.
     let signingSeed: SymmetricKey
     let signing: SigningKey
+    /// Names the rows of format 3's pages and indexes (derived from `integrity`).
+    let locator: SymmetricKey
     /// A keyed fingerprint of the master key these came from (the header names it).
     let masterKeyID: [UInt8]
 
@@ -39,6 +41,7 @@ struct OperationalKeys {
         self.backup = backup
         self.signingSeed = signingSeed
         self.signing = SigningKey(seed: signingSeed)
+        self.locator = PageLayout.locatorKey(integrity: integrity)
         self.masterKeyID = masterKeyID
     }
 

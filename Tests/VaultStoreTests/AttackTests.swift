@@ -126,7 +126,7 @@ func expectRefused(
         try withRawDatabase(url) { db in
             try db.execute(
                 sql: """
-                    CREATE TRIGGER t1 BEFORE INSERT ON record BEGIN SELECT RAISE(IGNORE); END;
+                    CREATE TRIGGER t1 BEFORE INSERT ON page BEGIN SELECT RAISE(IGNORE); END;
                     CREATE TRIGGER t4 BEFORE UPDATE ON commit_record BEGIN SELECT RAISE(IGNORE); END;
                     """)
         }
@@ -135,8 +135,8 @@ func expectRefused(
         }
         #expect((error?.errorDescription ?? "").contains("trigger"))
         for plant in [
-            "CREATE VIEW v AS SELECT * FROM record", "CREATE INDEX i ON record(version)",
-            "ALTER TABLE record ADD COLUMN extra",
+            "CREATE VIEW v AS SELECT * FROM page", "CREATE INDEX i ON page(sealed)",
+            "ALTER TABLE page ADD COLUMN extra",
         ] {
             let copy = directory.path("plant-\(UUID().uuidString).coffer")
             _ = try makeVault(at: copy, payloads: ["x"])

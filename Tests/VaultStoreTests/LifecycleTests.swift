@@ -29,9 +29,13 @@ import VaultCrypto
         let vault = try Vault.create(at: url, passphrase: passphrase(), parameters: testParameters)
         let kept = RecordID.random()
         try vault.apply([.put(kept, Data("kept".utf8))])
-        let before = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
+        let before = try withRawDatabase(url) {
+            try Row.fetchAll($0, sql: "SELECT * FROM page UNION ALL SELECT * FROM page_index")
+        }
         expectVaultError(.recordNotFound) { try vault.apply([.put(.random(), Data("new".utf8)), .delete(.random())]) }
-        let after = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
+        let after = try withRawDatabase(url) {
+            try Row.fetchAll($0, sql: "SELECT * FROM page UNION ALL SELECT * FROM page_index")
+        }
         #expect(before == after)
         #expect(try Vault.open(at: url, with: .passphrase(passphrase())).records.map(\.id) == [kept])
     }
@@ -71,24 +75,29 @@ import VaultCrypto
     @Test func passphraseChangeWithTheMasterKeyKeptRewrapsOnly() throws {
         _ = try makeVault(at: url, payloads: ["a", "b", "c"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
-        let recordsBefore = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") }
+        let recordsBefore = try withRawDatabase(url) {
+            try Row.fetchAll($0, sql: "SELECT * FROM page UNION ALL SELECT * FROM page_index")
+        }
         let report = try vault.changePassphrase(to: passphrase("new passphrase"), keepMasterKey: true)
         #expect(!report.replacedMasterKey)
         expectVaultError(.wrongPassphrase) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase("new passphrase")))
         #expect(payloads(reopened) == payloads(vault))
-        #expect(try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT * FROM record") } == recordsBefore)
+        #expect(
+            try withRawDatabase(url) {
+                try Row.fetchAll($0, sql: "SELECT * FROM page UNION ALL SELECT * FROM page_index")
+            } == recordsBefore)
     }
 
     @Test func passphraseChangeReplacesTheMasterKeyByDefault() throws {
         _ = try makeVault(at: url, payloads: ["a", "b", "c"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
-        let recordsBefore = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT id, sealed FROM record") }
+        let recordsBefore = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT locator, sealed FROM page") }
         let generation = vault.keyGeneration
         let report = try vault.changePassphrase(to: passphrase("new passphrase"))
         #expect(report.replacedMasterKey)
         #expect(report.generation == generation + 1)
-        let recordsAfter = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT id, sealed FROM record") }
+        let recordsAfter = try withRawDatabase(url) { try Row.fetchAll($0, sql: "SELECT locator, sealed FROM page") }
         #expect(
             Set(recordsAfter.map { $0["sealed"] as Data }).isDisjoint(
                 with: Set(recordsBefore.map { $0["sealed"] as Data })))
@@ -105,8 +114,8 @@ import VaultCrypto
         let (recoveryKey, _) = try vault.createRecoveryKey()
         let before = try withRawDatabase(url) {
             try Dictionary(
-                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map {
-                    ($0["id"] as Data, $0["sealed"] as Data)
+                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT locator, sealed FROM page").map {
+                    ($0["locator"] as Data, $0["sealed"] as Data)
                 })
         }
         let expected = payloads(vault)
@@ -117,12 +126,14 @@ import VaultCrypto
 
         let after = try withRawDatabase(url) {
             try Dictionary(
-                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT id, sealed FROM record").map {
-                    ($0["id"] as Data, $0["sealed"] as Data)
+                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT locator, sealed FROM page").map {
+                    ($0["locator"] as Data, $0["sealed"] as Data)
                 })
         }
-        #expect(Set(after.keys) == Set(before.keys))
-        for (id, sealed) in after { #expect(before[id] != sealed) }
+        // Every page is sealed anew, at a row named by the new keys.
+        #expect(after.count == before.count)
+        #expect(Set(after.keys).isDisjoint(with: before.keys))
+        #expect(Set(after.values).isDisjoint(with: before.values))
         let reopened = try Vault.open(at: url, with: .passphrase(passphrase()))
         #expect(payloads(reopened) == expected)
         #expect(reopened.records.map(\.id) == ids.sorted())

@@ -17,71 +17,75 @@ import VaultCrypto
         try UnlockedVaultFile.unlock(at: url, with: .passphrase(passphrase()), guard: rollbackGuard)
     }
 
-    func expectRefused(_ id: RecordID, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    /// The group `makeVault` puts a payload starting with `letter` in.
+    func group(_ letter: Character) -> PageGroup { PageGroup(rawValue: UInt64(letter.asciiValue!)) }
+
+    func expectRefused(_ id: RecordID, in letter: Character, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let file = try unlocked()
-        #expect(throws: VaultError.self, sourceLocation: sourceLocation) { try file.peek(id) }
+        #expect(throws: VaultError.self, sourceLocation: sourceLocation) { try file.peek(id, in: group(letter)) }
     }
 
     @Test func readsOneRecordAsTheFullOpenDoes() throws {
         let ids = try makeVault(at: url, payloads: ["alpha", "beta", "gamma"])
         let file = try unlocked()
         let vault = try file.open()
-        for id in ids {
-            let peek = try file.peek(id)
+        for (id, letter) in zip(ids, "abg") {
+            let peek = try file.peek(id, in: group(letter))
             #expect(peek.payload == Array(vault.record(id)!.payload))
             #expect(peek.commitCounter == vault.commitCounter)
             #expect(peek.deviceID == vault.deviceID)
         }
-        #expect(try file.peek(.random()).payload == nil, "an id the commit record does not list is absent")
+        #expect(try file.peek(.random(), in: group("a")).payload == nil, "an id no index lists is absent")
+        #expect(try file.peek(ids[0], in: group("z")).payload == nil, "a group the commit does not list is empty")
+    }
+
+    func replacePage(of id: RecordID, with sealed: Data) throws {
+        let locator = try locators(url, id).page
+        try withRawDatabase(url) {
+            try $0.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [sealed, locator])
+        }
     }
 
     @Test func aFlippedByteIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
-        var sealed = try sealedBytes(url, ids[1])
+        var sealed = try sealedPage(url, ids[1])
         sealed[40] ^= 0x01
-        try withRawDatabase(url) {
-            try $0.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(ids[1].bytes)])
-        }
-        try expectRefused(ids[1])
-        #expect(try unlocked().peek(ids[0]).payload == Array("alpha".utf8), "the other record still reads")
+        try replacePage(of: ids[1], with: sealed)
+        try expectRefused(ids[1], in: "b")
+        #expect(
+            try unlocked().peek(ids[0], in: group("a")).payload == Array("alpha".utf8), "the other page still reads")
     }
 
-    @Test func anOlderVersionPutBackIsRefused() throws {
+    @Test func anOlderPagePutBackIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["balance 100"])
-        let old = try withRawDatabase(url) { try Row.fetchOne($0, sql: "SELECT version, sealed FROM record")! }
+        let old = try sealedPage(url, ids[0])
         try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[0], Data("balance 250".utf8))])
-        try withRawDatabase(url) {
-            try $0.execute(
-                sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
-                arguments: [old["version"] as Int64, old["sealed"] as Data, Data(ids[0].bytes)])
-        }
-        try expectRefused(ids[0])
+        try replacePage(of: ids[0], with: old)
+        try expectRefused(ids[0], in: "b")
     }
 
-    @Test func aDeletedRecordIsRefused() throws {
+    @Test func aDeletedPageIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["alpha"])
-        try withRawDatabase(url) {
-            try $0.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])
-        }
-        try expectRefused(ids[0])
+        let locator = try locators(url, ids[0]).page
+        try withRawDatabase(url) { try $0.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [locator]) }
+        try expectRefused(ids[0], in: "a")
     }
 
-    @Test func anOlderManifestBucketIsRefused() throws {
+    @Test func anOlderIndexIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["balance 100"])
-        let bucket = ids[0].bucket
-        let oldBucket = try withRawDatabase(url) {
-            try Data.fetchOne($0, sql: "SELECT sealed FROM manifest WHERE bucket = ?", arguments: [bucket])!
+        let (pageLocator, indexLocator) = try locators(url, ids[0])
+        let oldIndex = try withRawDatabase(url) {
+            try Data.fetchOne($0, sql: "SELECT sealed FROM page_index WHERE locator = ?", arguments: [indexLocator])!
         }
-        let old = try withRawDatabase(url) { try Row.fetchOne($0, sql: "SELECT version, sealed FROM record")! }
+        let oldPage = try sealedPage(url, ids[0])
         try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[0], Data("balance 250".utf8))])
-        // The record and its bucket both put back as they were: only the commit record's digest tells.
+        // The page and its index both put back as they were: only the commit record's digest tells.
         try withRawDatabase(url) {
-            try $0.execute(sql: "UPDATE manifest SET sealed = ? WHERE bucket = ?", arguments: [oldBucket, bucket])
             try $0.execute(
-                sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
-                arguments: [old["version"] as Int64, old["sealed"] as Data, Data(ids[0].bytes)])
+                sql: "UPDATE page_index SET sealed = ? WHERE locator = ?", arguments: [oldIndex, indexLocator])
+            try $0.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [oldPage, pageLocator])
         }
-        try expectRefused(ids[0])
+        try expectRefused(ids[0], in: "b")
     }
 
     @Test func anAlteredCommitRecordIsRefused() throws {
@@ -91,7 +95,7 @@ import VaultCrypto
             sealed[30] ^= 0x01
             try db.execute(sql: "UPDATE commit_record SET sealed = ? WHERE id = 1", arguments: [Data(sealed)])
         }
-        try expectRefused(ids[0])
+        try expectRefused(ids[0], in: "a")
     }
 
     /// After a passphrase change that keeps the master key, the older header is put back: the
@@ -107,16 +111,17 @@ import VaultCrypto
         }
         let file = try unlocked()
         #expect {
-            try file.peek(ids[0])
+            try file.peek(ids[0], in: group("a"))
         } throws: { ($0 as? VaultError)?.code == .headerTampered }
     }
 
     @Test func aWrongTypeInARowIsDamageNotACrash() throws {
         let ids = try makeVault(at: url, payloads: ["alpha"])
+        let locator = try locators(url, ids[0]).page
         try withRawDatabase(url) {
-            try $0.execute(sql: "UPDATE record SET version = X'00' WHERE id = ?", arguments: [Data(ids[0].bytes)])
+            try $0.execute(sql: "UPDATE page SET sealed = 42 WHERE locator = ?", arguments: [locator])
         }
-        try expectRefused(ids[0])
+        try expectRefused(ids[0], in: "a")
     }
 
     @Test func aWholeFileRolledBackIsRefusedByTheHighWaterMark() throws {
@@ -130,7 +135,7 @@ import VaultCrypto
         try FileManager.default.copyItem(at: older, to: url)
         let file = try unlocked(guard: marks)
         #expect {
-            try file.peek(ids[0])
+            try file.peek(ids[0], in: group("b"))
         } throws: { ($0 as? VaultError)?.code == .rolledBack }
     }
 
@@ -140,7 +145,7 @@ import VaultCrypto
         let older = directory.path("older.coffer")
         try FileManager.default.copyItem(at: url, to: older)
         try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[0], Data("balance 250".utf8))])
-        _ = try unlocked(guard: marks).peek(ids[0])  // the first this machine sees of the file
+        _ = try unlocked(guard: marks).peek(ids[0], in: group("b"))  // the first this machine sees of the file
         try FileManager.default.removeItem(at: url)
         try FileManager.default.copyItem(at: older, to: url)
         #expect {

@@ -15,6 +15,7 @@ func makeVault(at url: URL, payloads: [String], passphrase text: String = "corre
     -> [RecordID]
 {
     let vault = try Vault.create(at: url, passphrase: passphrase(text), parameters: testParameters)
+    vault.grouping = byFirstLetter
     let ids = payloads.map { _ in RecordID.random() }
     try vault.apply(zip(ids, payloads).map { .put($0, Data($1.utf8)) })
     return ids
@@ -26,6 +27,24 @@ func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throws -> T 
     return try queue.write(body)
 }
 
+/// Test vaults keep payloads that start with the same letter in one group, so a test can put
+/// records in one page or in different ones.
+let byFirstLetter: PageGrouping = { _, payload in PageGroup(rawValue: UInt64(payload.first ?? 0)) }
+
+/// The rows of the page holding `id` and of its group's index.
+func locators(_ url: URL, _ id: RecordID) throws -> (page: Data, index: Data) {
+    try Vault.open(at: url, with: .passphrase(passphrase())).pageLocators(of: id)!
+}
+
+/// The sealed page holding `id`, as stored.
+func sealedPage(_ url: URL, _ id: RecordID) throws -> Data {
+    let locator = try locators(url, id).page
+    return try withRawDatabase(url) {
+        try Data.fetchOne($0, sql: "SELECT sealed FROM page WHERE locator = ?", arguments: [locator])!
+    }
+}
+
+/// The sealed record `id` in a format 1 or 2 file.
 func sealedBytes(_ url: URL, _ id: RecordID) throws -> Data {
     try withRawDatabase(url) {
         try Data.fetchOne($0, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)])!

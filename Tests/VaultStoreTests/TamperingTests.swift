@@ -7,127 +7,172 @@ import VaultCrypto
 @testable import VaultStore
 
 /// Each attack is made with SQLite directly on the file, then must be caught both when the vault
-/// is opened and by `verify()` on a vault that was already open, naming the record concerned.
+/// is opened and by `verify()` on a vault that was already open, naming every record concerned.
+/// Records whose payloads start with the same letter share a page (`byFirstLetter`).
 @Suite struct TamperingTests {
     let directory = TemporaryDirectory()
     var url: URL { directory.path("vault.coffer") }
 
     /// Opens the vault cleanly, runs `attack` on the file, then checks both detection paths.
     func expectDetected(
-        _ kind: IntegrityProblem.Kind, naming id: () -> RecordID?, sourceLocation: SourceLocation = #_sourceLocation,
+        _ kind: IntegrityProblem.Kind, naming ids: [RecordID?], sourceLocation: SourceLocation = #_sourceLocation,
         attack: (Database) throws -> Void
     ) throws {
         let openBefore = try Vault.open(at: url, with: .passphrase(passphrase()))
         try withRawDatabase(url, attack)
-        expectIntegrityFailure(naming: id(), kind: kind, sourceLocation: sourceLocation) { _ = try openBefore.verify() }
-        expectIntegrityFailure(naming: id(), kind: kind, sourceLocation: sourceLocation) {
-            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
+        for id in ids {
+            expectIntegrityFailure(naming: id, kind: kind, sourceLocation: sourceLocation) {
+                _ = try openBefore.verify()
+            }
+            expectIntegrityFailure(naming: id, kind: kind, sourceLocation: sourceLocation) {
+                _ = try Vault.open(at: url, with: .passphrase(passphrase()))
+            }
         }
     }
 
-    @Test func flippedCiphertextByteIsNamed() throws {
-        let ids = try makeVault(at: url, payloads: ["alpha", "beta", "gamma"])
-        var sealed = try sealedBytes(url, ids[1])
+    func problems(_ body: () throws -> Void) -> [IntegrityProblem] {
+        do {
+            try body()
+        } catch let error as VaultError {
+            return error.problems
+        } catch {}
+        return []
+    }
+
+    @Test func aFlippedByteNamesEveryRecordOfItsPageAndNoOther() throws {
+        let ids = try makeVault(at: url, payloads: ["apple", "avocado", "banana"])
+        var sealed = try sealedPage(url, ids[0])
+        let locator = try locators(url, ids[0]).page
         sealed[40] ^= 0x01
-        try expectDetected(.recordDamaged, naming: { ids[1] }) { db in
-            try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(ids[1].bytes)])
+        try expectDetected(.recordDamaged, naming: [ids[0], ids[1]]) { db in
+            try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [sealed, locator])
         }
+        let found = problems { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
+        #expect(!found.contains { $0.recordID == ids[2] })
     }
 
-    @Test func swappedCiphertextsAreBothNamed() throws {
+    @Test func swappedPagesAreBothNamed() throws {
         let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
-        let (first, second) = (try sealedBytes(url, ids[0]), try sealedBytes(url, ids[1]))
-        let attack = { (db: Database) in
-            try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [second, Data(ids[0].bytes)])
-            try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [first, Data(ids[1].bytes)])
-        }
-        try expectDetected(.recordDamaged, naming: { ids[0] }, attack: attack)
-        expectIntegrityFailure(naming: ids[1], kind: .recordDamaged) {
-            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
+        let (first, second) = (try locators(url, ids[0]).page, try locators(url, ids[1]).page)
+        let (firstSealed, secondSealed) = (try sealedPage(url, ids[0]), try sealedPage(url, ids[1]))
+        try expectDetected(.recordDamaged, naming: [ids[0], ids[1]]) { db in
+            try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [secondSealed, first])
+            try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [firstSealed, second])
         }
     }
 
-    @Test func olderVersionPutBackIsNamed() throws {
-        let ids = try makeVault(at: url, payloads: ["balance 100"])
-        let old = try withRawDatabase(url) { try Row.fetchOne($0, sql: "SELECT version, sealed FROM record")! }
-        let oldVersion: Int64 = old["version"]
-        let oldSealed: Data = old["sealed"]
+    @Test func anOlderPagePutBackNamesItsRecords() throws {
+        let ids = try makeVault(at: url, payloads: ["balance 100", "budget"])
+        let locator = try locators(url, ids[0]).page
+        let old = try sealedPage(url, ids[0])
         try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[0], Data("balance 250".utf8))])
-        try expectDetected(.recordStale, naming: { ids[0] }) { db in
-            try db.execute(
-                sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
-                arguments: [oldVersion, oldSealed, Data(ids[0].bytes)])
+        try expectDetected(.recordStale, naming: [ids[0], ids[1]]) { db in
+            try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [old, locator])
         }
     }
 
-    @Test func olderCopyAtTheSameVersionIsNamed() throws {
-        // Same id and version, but a ciphertext sealed earlier: only the manifest's tag tells.
+    @Test func aPageSealedAgainWithOtherContentIsStale() throws {
+        // Authentic, at its own row, but not the ciphertext the index lists: only the tag tells.
         let ids = try makeVault(at: url, payloads: ["one"])
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
-        let record = vault.record(ids[0])!
-        let replacement = RecordCipher.seal(
-            Data("forged".utf8), id: ids[0], version: record.version,
-            key: vault.operationalKeys.records, vaultID: vault.id)
-        try expectDetected(.recordStale, naming: { ids[0] }) { db in
-            try db.execute(
-                sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [replacement.sealed, Data(ids[0].bytes)])
+        let locator = vault.pageLocators(of: ids[0])!.page
+        let forged = PageCodec.seal(
+            PageCodec.encode([PageRecord(id: ids[0], version: 1, payload: Data("forged".utf8))]),
+            key: vault.operationalKeys.records, locator: locator, vaultID: vault.id
+        ).0
+        try expectDetected(.recordStale, naming: [ids[0]]) { db in
+            try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [forged, locator])
         }
     }
 
-    @Test func deletedRecordIsNamed() throws {
-        let ids = try makeVault(at: url, payloads: ["alpha", "beta", "gamma"])
-        try expectDetected(.recordMissing, naming: { ids[2] }) { db in
-            try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(ids[2].bytes)])
+    @Test func aDeletedPageNamesItsRecords() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha", "gamma", "gold"])
+        let locator = try locators(url, ids[1]).page
+        try expectDetected(.recordMissing, naming: [ids[1], ids[2]]) { db in
+            try db.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [locator])
         }
     }
 
-    @Test func copiedRecordUnderANewIDIsNamed() throws {
+    @Test func aPageCopiedToAnotherRowIsFound() throws {
         let ids = try makeVault(at: url, payloads: ["alpha"])
-        let copyID = RecordID.random()
-        try expectDetected(.recordUnexpected, naming: { copyID }) { db in
+        let sealed = try sealedPage(url, ids[0])
+        try expectDetected(.recordUnexpected, naming: [nil]) { db in
             try db.execute(
-                sql: "INSERT INTO record (id, version, sealed) SELECT ?, version, sealed FROM record WHERE id = ?",
-                arguments: [Data(copyID.bytes), Data(ids[0].bytes)])
+                sql: "INSERT INTO page (locator, sealed) VALUES (?, ?)",
+                arguments: [Data(SecureRandom.bytes(count: 16)), sealed])
         }
+    }
+
+    @Test func aPageMovedToAnotherRowIsMissingAndUnexpected() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha"])
+        let locator = try locators(url, ids[0]).page
+        try expectDetected(.recordMissing, naming: [ids[0]]) { db in
+            try db.execute(
+                sql: "UPDATE page SET locator = ? WHERE locator = ?",
+                arguments: [Data(SecureRandom.bytes(count: 16)), locator])
+        }
+        #expect(
+            problems { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }.contains {
+                $0.kind == .recordUnexpected
+            })
     }
 
     @Test func aTableRebuiltToHoldDuplicatesIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
+        let locator = try locators(url, ids[0]).page
         // The primary key forbids a duplicate, so the attacker rebuilds the table without it:
-        // the schema is no longer Coffer's, and the file is refused before any record is read.
+        // the schema is no longer Coffer's, and the file is refused before any page is read.
         try withRawDatabase(url) { db in
             try db.execute(
                 sql: """
-                    CREATE TABLE loose AS SELECT * FROM record;
-                    DROP TABLE record;
-                    ALTER TABLE loose RENAME TO record;
-                    INSERT INTO record SELECT * FROM record WHERE id = ?;
-                    """, arguments: [Data(ids[0].bytes)])
+                    CREATE TABLE loose AS SELECT * FROM page;
+                    DROP TABLE page;
+                    ALTER TABLE loose RENAME TO page;
+                    INSERT INTO page SELECT * FROM page WHERE locator = ?;
+                    """, arguments: [locator])
         }
         expectVaultError(.schemaTampered) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }
 
-    @Test func recordFromAnotherVaultIsNamed() throws {
+    @Test func aPageFromAnotherVaultIsFound() throws {
         _ = try makeVault(at: url, payloads: ["mine"])
         let otherURL = directory.path("other.coffer")
-        let foreign = try makeVault(at: otherURL, payloads: ["theirs"])
-        let foreignRow = try withRawDatabase(otherURL) { try Row.fetchOne($0, sql: "SELECT * FROM record")! }
-        try expectDetected(.recordUnexpected, naming: { foreign[0] }) { db in
+        _ = try makeVault(at: otherURL, payloads: ["theirs"])
+        let foreign = try withRawDatabase(otherURL) { try Row.fetchOne($0, sql: "SELECT * FROM page")! }
+        try expectDetected(.recordUnexpected, naming: [nil]) { db in
             try db.execute(
-                sql: "INSERT INTO record (id, version, sealed) VALUES (?, ?, ?)",
-                arguments: [foreignRow["id"] as Data, foreignRow["version"] as Int64, foreignRow["sealed"] as Data])
+                sql: "INSERT INTO page (locator, sealed) VALUES (?, ?)",
+                arguments: [foreign["locator"] as Data, foreign["sealed"] as Data])
         }
     }
 
-    @Test func rolledBackManifestBucketIsDetected() throws {
+    @Test func aRolledBackIndexIsDetected() throws {
         let ids = try makeVault(at: url, payloads: ["alpha"])
-        let bucket = Int(ids[0].bytes[0])
-        let oldBucket = try withRawDatabase(url) {
-            try Data.fetchOne($0, sql: "SELECT sealed FROM manifest WHERE bucket = ?", arguments: [bucket])!
+        let locator = try locators(url, ids[0]).index
+        let old = try withRawDatabase(url) {
+            try Data.fetchOne($0, sql: "SELECT sealed FROM page_index WHERE locator = ?", arguments: [locator])!
         }
         try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[0], Data("changed".utf8))])
-        try expectDetected(.structureDamaged, naming: { nil }) { db in
-            try db.execute(sql: "UPDATE manifest SET sealed = ? WHERE bucket = ?", arguments: [oldBucket, bucket])
+        try expectDetected(.structureDamaged, naming: [nil]) { db in
+            try db.execute(sql: "UPDATE page_index SET sealed = ? WHERE locator = ?", arguments: [old, locator])
+        }
+    }
+
+    @Test func aDeletedOrPlantedIndexIsDetected() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
+        let locator = try locators(url, ids[0]).index
+        try expectDetected(.structureDamaged, naming: [nil]) { db in
+            try db.execute(sql: "DELETE FROM page_index WHERE locator = ?", arguments: [locator])
+        }
+        let planted = directory.path("planted.coffer")
+        _ = try makeVault(at: planted, payloads: ["x"])
+        try withRawDatabase(planted) { db in
+            try db.execute(
+                sql: "INSERT INTO page_index (locator, sealed) VALUES (?, zeroblob(80))",
+                arguments: [Data(SecureRandom.bytes(count: 16))])
+        }
+        expectIntegrityFailure(naming: nil, kind: .structureDamaged) {
+            _ = try Vault.open(at: planted, with: .passphrase(passphrase()))
         }
     }
 
@@ -136,17 +181,17 @@ import VaultCrypto
         let otherURL = directory.path("other.coffer")
         _ = try makeVault(at: otherURL, payloads: ["beta"])
         let foreign = try withRawDatabase(otherURL) { try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record")! }
-        try expectDetected(.structureDamaged, naming: { nil }) { db in
+        try expectDetected(.structureDamaged, naming: [nil]) { db in
             try db.execute(sql: "UPDATE commit_record SET sealed = ?", arguments: [foreign])
         }
     }
 
     @Test func everyProblemIsReportedNotJustTheFirst() throws {
         let ids = try makeVault(at: url, payloads: ["a", "b", "c", "d"])
+        let (deleted, zeroed) = (try locators(url, ids[0]).page, try locators(url, ids[3]).page)
         try withRawDatabase(url) { db in
-            try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])
-            try db.execute(
-                sql: "UPDATE record SET sealed = zeroblob(120) WHERE id = ?", arguments: [Data(ids[3].bytes)])
+            try db.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [deleted])
+            try db.execute(sql: "UPDATE page SET sealed = zeroblob(1064) WHERE locator = ?", arguments: [zeroed])
         }
         do {
             _ = try Vault.open(at: url, with: .passphrase(passphrase()))
@@ -157,6 +202,93 @@ import VaultCrypto
         }
     }
 
+    @Test func writesReSealOnlyThePagesTheyTouch() throws {
+        let ids = try makeVault(at: url, payloads: ["apple", "banana", "cherry"])
+        func rows() throws -> [Data: Data] {
+            try withRawDatabase(url) { db in
+                Dictionary(
+                    uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT locator, sealed FROM page").map {
+                        ($0[0] as Data, $0[1] as Data)
+                    })
+            }
+        }
+        let before = try rows()
+        try Vault.open(at: url, with: .passphrase(passphrase())).apply([.put(ids[1], Data("blueberry".utf8))])
+        let after = try rows()
+        #expect(Set(before.keys) == Set(after.keys))
+        #expect(before.filter { after[$0.key] != $0.value }.map(\.key) == [try locators(url, ids[1]).page])
+    }
+
+    @Test func aFullPageSpillsIntoANewOneAndAnEmptiedPageGoes() throws {
+        let big = String(repeating: "x", count: 6_000)
+        let ids = try makeVault(at: url, payloads: ["x1" + big, "x2" + big, "x3" + big])
+        let pages = try withRawDatabase(url) { try Int.fetchOne($0, sql: "SELECT count(*) FROM page")! }
+        #expect(pages == 2)
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
+        try vault.apply([.delete(ids[2])])
+        #expect(try withRawDatabase(url) { try Int.fetchOne($0, sql: "SELECT count(*) FROM page")! } == 1)
+        #expect(try Vault.open(at: url, with: .passphrase(passphrase())).verify().recordCount == 2)
+    }
+}
+
+/// The same attacks on a format 2 file (the committed fixture), which is read, never written:
+/// one sealed row per record, 256 manifest buckets.
+@Suite struct LegacyTamperingTests {
+    let directory = TemporaryDirectory()
+    var url: URL { directory.path("vault.coffer") }
+    let fixture = SpecFixtureTests.vectorsDirectory.appendingPathComponent("vault-v2.coffer")
+    let fixturePassphrase = "fixture passphrase two"
+
+    func legacyVault() throws -> [RecordID] {
+        try FileManager.default.copyItem(at: fixture, to: url)
+        return try withRawDatabase(url) {
+            try Data.fetchAll($0, sql: "SELECT id FROM record ORDER BY id").map { try RecordID($0) }
+        }
+    }
+
+    func expectDetected(_ kind: IntegrityProblem.Kind, naming id: RecordID?, attack: (Database) throws -> Void) throws {
+        let openBefore = try Vault.open(at: url, with: .passphrase(passphrase(fixturePassphrase)))
+        try withRawDatabase(url, attack)
+        expectIntegrityFailure(naming: id, kind: kind) { _ = try openBefore.verify() }
+        expectIntegrityFailure(naming: id, kind: kind) {
+            _ = try Vault.open(at: url, with: .passphrase(passphrase(fixturePassphrase)))
+        }
+    }
+
+    @Test func aFlippedByteIsNamed() throws {
+        let ids = try legacyVault()
+        var sealed = try sealedBytes(url, ids[1])
+        sealed[40] ^= 0x01
+        try expectDetected(.recordDamaged, naming: ids[1]) { db in
+            try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [sealed, Data(ids[1].bytes)])
+        }
+    }
+
+    @Test func aDeletedRecordIsNamed() throws {
+        let ids = try legacyVault()
+        try expectDetected(.recordMissing, naming: ids[0]) { db in
+            try db.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])
+        }
+    }
+
+    @Test func aRecordCopiedUnderANewIDIsNamed() throws {
+        let ids = try legacyVault()
+        let copyID = RecordID.random()
+        try expectDetected(.recordUnexpected, naming: copyID) { db in
+            try db.execute(
+                sql: "INSERT INTO record (id, version, sealed) SELECT ?, version, sealed FROM record WHERE id = ?",
+                arguments: [Data(copyID.bytes), Data(ids[0].bytes)])
+        }
+    }
+
+    @Test func aRolledBackManifestBucketIsDetected() throws {
+        let ids = try legacyVault()
+        try expectDetected(.structureDamaged, naming: nil) { db in
+            try db.execute(
+                sql: "UPDATE manifest SET sealed = (SELECT sealed FROM manifest WHERE bucket = ?) WHERE bucket = ?",
+                arguments: [(Int(ids[0].bytes[0]) + 1) % 256, Int(ids[0].bytes[0])])
+        }
+    }
 }
 
 @Suite struct HeaderTests {
@@ -242,7 +374,7 @@ import VaultCrypto
     @Test func newerFormatIsRefused() throws {
         _ = try makeVault(at: url, payloads: [])
         var bytes = try headerBytes()
-        bytes[8] = 3
+        bytes[8] = 4
         try writeHeader(bytes, fixChecksum: true)
         expectVaultError(.unsupportedVersion) { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }
     }

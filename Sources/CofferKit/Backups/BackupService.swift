@@ -432,7 +432,9 @@ public enum BackupService {
         }
         let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
         let vault = try Vault.restore(
-            at: target, unlocked: opened.unlock, records: records, replacing: replacing, keepingOldAt: oldCopy,
+            at: target, unlocked: opened.unlock, records: records, grouping: RecordGrouping.grouping,
+            replacing: replacing,
+            keepingOldAt: oldCopy,
             guard: rollbackGuard)
         if let newest, let generation = opened.info.generation, generation < newest {
             notice(.restoredFromSupersededKey(generation: generation, newest: newest))

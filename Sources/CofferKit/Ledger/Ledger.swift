@@ -47,6 +47,7 @@ public final class Ledger {
 
     public init(vault: Vault) throws {
         self.vault = vault
+        vault.grouping = RecordGrouping.grouping
         try reload()
     }
 

@@ -74,7 +74,8 @@ extension SyncService {
             fresh.vault.backupKeys.headerBytes, credential: credential, now: now)
         let records = fresh.vault.records.map { ($0.id, $0.payload) }
         let vault = try Vault.restore(
-            at: url, unlocked: unlocked, records: records, replacing: true, keepingOldAt: keptAt, guard: rollbackGuard)
+            at: url, unlocked: unlocked, records: records, grouping: RecordGrouping.grouping, replacing: true,
+            keepingOldAt: keptAt, guard: rollbackGuard)
         removeFiles(of: state.device, before: fresh.vault.keyGeneration, in: SyncFolder(url: folder, epoch: 0))
         return (try Ledger(vault: vault), report, merged)
     }

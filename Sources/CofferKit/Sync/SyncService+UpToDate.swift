@@ -12,7 +12,8 @@ extension SyncService {
     {
         let backupKeys = file.backupKeys
         let keys = SyncKeys(backupKeys)
-        guard let peek = try? file.peek(keys.stateRecordID), let payload = peek.payload,
+        guard let peek = try? file.peek(keys.stateRecordID, in: RecordGrouping.group(.local)),
+            let payload = peek.payload,
             case .syncState(let state)? = try? RecordCodec.decode(payload, id: keys.stateRecordID.uuid),
             state.syncedCommit != 0, state.syncedCommit == peek.commitCounter,
             !state.syncedFile.isEmpty, state.syncedFile == peek.deviceID?.bytes

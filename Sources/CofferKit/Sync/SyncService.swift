@@ -119,7 +119,8 @@ public enum SyncService {
             records.append((RecordID.random(), Data(RecordCodec.encode(.syncConflict(conflict)))))
         }
         let vault = try Vault.restore(
-            at: url, unlocked: unlocked, records: records, replacing: false, keepingOldAt: nil, guard: rollbackGuard)
+            at: url, unlocked: unlocked, records: records, grouping: RecordGrouping.grouping, replacing: false,
+            keepingOldAt: nil, guard: rollbackGuard)
         let ledger = try Ledger(vault: vault)
         var report = merge.report
         report.conflicts = merge.conflicts.count

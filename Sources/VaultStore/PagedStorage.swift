@@ -1,0 +1,454 @@
+import Foundation
+import GRDB
+internal import GRDBSQLite
+import VaultCrypto
+
+/// Format 3 in memory: the commit record and every group's index. The records themselves are in
+/// `VaultState.records`, in page order.
+struct PagedLayout {
+    var commit: PagedCommit
+    var indexes: [PageGroup: GroupIndex]
+
+    /// Where each record is, for writes: built when a write first needs it.
+    func places() -> [RecordID: PagePlace] {
+        var places: [RecordID: PagePlace] = [:]
+        places.reserveCapacity(Int(commit.recordCount))
+        for (group, index) in indexes {
+            for page in index.pages {
+                for id in page.ids { places[id] = PagePlace(group: group, number: page.number) }
+            }
+        }
+        return places
+    }
+}
+
+/// A record to be written into a page: its id, version and payload.
+struct PageRecord {
+    let id: RecordID
+    let version: UInt64
+    let payload: Data
+}
+
+extension Vault {
+    // MARK: Reading pages
+
+    /// Reads the commit record, every group's index and every page, and checks each against the
+    /// others. Every problem is collected, and a page that cannot be read still has its records
+    /// named, from its index.
+    static func loadPagedState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws
+        -> VaultState
+    {
+        let vaultID = header.vaultID
+        let locatorKey = keys.locator
+        func failure(_ problems: [IntegrityProblem]) -> VaultError {
+            VaultError(
+                .integrityFailure,
+                "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
+                problems: problems)
+        }
+        guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") else {
+            throw failure([
+                IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")
+            ])
+        }
+        guard let commit = PagedCommit.open(commitSealed, key: keys.integrity, vaultID: vaultID) else {
+            throw failure([
+                IntegrityProblem(
+                    kind: .structureDamaged, recordID: nil,
+                    detail:
+                        "the commit record does not authenticate under this header's keys (altered, from another vault, or the header is older or newer than the data)"
+                )
+            ])
+        }
+        guard constantTimeEqual(commit.headerDigest, BLAKE2b.hash(headerBytes)) else {
+            throw VaultError(
+                .headerTampered,
+                "The vault header is not the one its commit record names: an older or edited header was put back.")
+        }
+
+        var problems: [IntegrityProblem] = []
+        let groups = commit.indexDigests.keys.sorted()
+        func name(_ group: PageGroup) -> String { "page group \(groups.firstIndex(of: group).map { $0 + 1 } ?? 0)" }
+        var expectedIndexes: [Data: PageGroup] = [:]
+        for group in groups { expectedIndexes[PageLayout.locator(.index, group: group, key: locatorKey)] = group }
+        var indexes: [PageGroup: GroupIndex] = [:]
+        var seenIndexes = Set<PageGroup>()
+        let indexRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page_index")
+        while let row = try indexRows.next() {
+            let locator: Data = row[0]
+            guard let group = expectedIndexes[locator] else {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil,
+                        detail:
+                            "a page index the commit record does not list is in the file (planted, or left from another state)"
+                    ))
+                continue
+            }
+            seenIndexes.insert(group)
+            let sealed: Data = row[1]
+            guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil,
+                        detail: "the index of \(name(group)) does not match the commit record (altered or rolled back)")
+                )
+                continue
+            }
+            guard
+                let index = GroupIndex.open(
+                    sealed, group: group, key: keys.integrity, locator: locator, vaultID: vaultID)
+            else {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is damaged"))
+                continue
+            }
+            indexes[group] = index
+        }
+        for group in groups where !seenIndexes.contains(group) {
+            problems.append(
+                IntegrityProblem(
+                    kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is missing"))
+        }
+        let listed = indexes.values.reduce(0) { $0 + $1.recordCount }
+        if problems.isEmpty, UInt64(listed) != commit.recordCount {
+            problems.append(
+                IntegrityProblem(
+                    kind: .structureDamaged, recordID: nil,
+                    detail: "the page indexes list \(listed) records but the commit record counts \(commit.recordCount)"
+                ))
+        }
+
+        // Every page the indexes list, by its locator.
+        struct Expected {
+            let group: PageGroup
+            let page: Int
+        }
+        var expectedPages: [Data: Expected] = [:]
+        var seenIDs = Set<RecordID>()
+        seenIDs.reserveCapacity(listed)
+        for (group, index) in indexes {
+            for (position, page) in index.pages.enumerated() {
+                expectedPages[PageLayout.locator(.page, group: group, number: page.number, key: locatorKey)] =
+                    Expected(group: group, page: position)
+                for id in page.ids where !seenIDs.insert(id).inserted {
+                    problems.append(
+                        IntegrityProblem(
+                            kind: .recordDuplicated, recordID: id,
+                            detail: "is listed in more than one page (duplicated)"))
+                }
+            }
+        }
+        let allIndexesRead = indexes.count == groups.count
+
+        var records = RecordStore(reservingCapacity: listed)
+        var found = Set<Data>()
+        // Pages are read in batches and opened on all cores; each batch's plaintext is wiped.
+        var batch: [(locator: Data, sealed: Data, expected: Expected)] = []
+        func openBatch() {
+            let opened = PageCodec.openAll(batch.map { ($0.locator, $0.sealed) }, key: keys.records, vaultID: vaultID)
+            for (item, result) in zip(batch, opened) {
+                let page = indexes[item.expected.group]!.pages[item.expected.page]
+                let where_ = "page \(page.number) of \(name(item.expected.group))"
+                let tagMatches = item.sealed.withUnsafeBytes { RecordCipher.tag(of: $0) }.constantTimeEquals(page.tag)
+                guard var plain = result else {
+                    for id in page.ids {
+                        problems.append(
+                            IntegrityProblem(
+                                kind: .recordDamaged, recordID: id,
+                                detail:
+                                    "is in \(where_), which does not authenticate (its bytes were altered, or swapped with another page's)"
+                            ))
+                    }
+                    continue
+                }
+                defer { secureWipe(&plain) }
+                guard tagMatches else {
+                    for id in page.ids {
+                        problems.append(
+                            IntegrityProblem(
+                                kind: .recordStale, recordID: id,
+                                detail:
+                                    "is in \(where_), which is authentic but not the copy its index lists (an older or newer copy put back)"
+                            ))
+                    }
+                    continue
+                }
+                let entries = plain.withUnsafeBytes { PageCodec.entries(of: $0) }
+                guard let entries, entries.map(\.id) == page.ids else {
+                    for id in page.ids {
+                        problems.append(
+                            IntegrityProblem(
+                                kind: .recordDamaged, recordID: id,
+                                detail: "is in \(where_), whose records are not the ones its index lists"))
+                    }
+                    continue
+                }
+                plain.withUnsafeBytes { bytes in
+                    for (entry, version) in zip(entries, page.versions) {
+                        records.append(
+                            id: entry.id, version: version,
+                            payload: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]))
+                    }
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+        var unlisted = 0
+        let pageRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page")
+        while let row = try pageRows.next() {
+            let locator: Data = row[0]
+            guard let expected = expectedPages[locator] else {
+                unlisted += 1
+                continue
+            }
+            found.insert(locator)
+            batch.append((locator, row[1], expected))
+            if batch.count == 256 { openBatch() }
+        }
+        openBatch()
+        if unlisted > 0, allIndexesRead {
+            problems.append(
+                IntegrityProblem(
+                    kind: .recordUnexpected, recordID: nil,
+                    detail:
+                        "\(unlisted) page\(unlisted == 1 ? " that no index lists is" : "s that no index lists are") in the file (injected, a deleted page put back, or from another vault)"
+                ))
+        }
+        for (locator, expected) in expectedPages where !found.contains(locator) {
+            let page = indexes[expected.group]!.pages[expected.page]
+            for id in page.ids {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .recordMissing, recordID: id,
+                        detail:
+                            "is in page \(page.number) of \(name(expected.group)), which is missing from the file (deleted)"
+                    ))
+            }
+        }
+        guard problems.isEmpty else { throw failure(problems) }
+        return VaultState(
+            counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed, records: records,
+            paged: PagedLayout(commit: commit, indexes: indexes))
+    }
+
+    // MARK: Writing pages
+
+    /// Writes `records` (every record of the vault) as pages and indexes into empty page tables,
+    /// grouped by `grouping`, and returns the layout with a commit record (not yet written) at
+    /// `counter`.
+    static func writeAllPages(
+        _ db: Database, records: [PageRecord], grouping: PageGrouping, keys: OperationalKeys, vaultID: VaultID,
+        headerBytes: [UInt8], counter: UInt64, deviceID: DeviceID, progress: WorkProgress.Stage = .encrypting
+    ) throws -> PagedLayout {
+        var byGroup: [PageGroup: [Int]] = [:]
+        for (position, record) in records.enumerated() {
+            let group = record.payload.withUnsafeBytes { grouping(record.id, $0) }
+            byGroup[group, default: []].append(position)
+        }
+        var indexes: [PageGroup: GroupIndex] = [:]
+        var written = 0
+        for group in byGroup.keys.sorted() {
+            var index = GroupIndex(group: group, pages: [])
+            var current: [Int] = []
+            var size = PageLayout.pageHeader
+            func flush() throws {
+                guard !current.isEmpty else { return }
+                let number = UInt32(index.pages.count)
+                let plain = PageCodec.encode(current.map { records[$0] })
+                let locator = PageLayout.locator(.page, group: group, number: number, key: keys.locator)
+                let (sealed, tag) = PageCodec.seal(plain, key: keys.records, locator: locator, vaultID: vaultID)
+                try insert(db, table: "page", locator: locator, sealed: sealed)
+                index.pages.append(
+                    PageEntry(
+                        number: number, tag: tag, ids: current.map { records[$0].id },
+                        versions: current.map { records[$0].version }))
+                written += current.count
+                WorkProgress.report(progress, written, of: records.count)
+                current.removeAll()
+                size = PageLayout.pageHeader
+            }
+            for position in byGroup[group]! {
+                let entry = PageLayout.entryOverhead + records[position].payload.count
+                if size + entry > PageLayout.fillLimit { try flush() }
+                current.append(position)
+                size += entry
+            }
+            try flush()
+            indexes[group] = index
+        }
+        var commit = PagedCommit(
+            counter: counter, recordCount: UInt64(records.count), headerDigest: BLAKE2b.hash(headerBytes),
+            deviceID: deviceID, indexDigests: [:])
+        for (group, index) in indexes {
+            let locator = PageLayout.locator(.index, group: group, key: keys.locator)
+            let sealed = index.sealed(key: keys.integrity, locator: locator, vaultID: vaultID)
+            try insert(db, table: "page_index", locator: locator, sealed: sealed)
+            commit.indexDigests[group] = BLAKE2b.hash(sealed)
+        }
+        return PagedLayout(commit: commit, indexes: indexes)
+    }
+
+    private static func insert(_ db: Database, table: String, locator: Data, sealed: Data) throws {
+        try db.execute(sql: "INSERT INTO \(table) (locator, sealed) VALUES (?, ?)", arguments: [locator, sealed])
+        try expectOneChange(db, "a page")
+    }
+
+    /// Applies `final` (one entry per id: the record as written, or nil for a delete) to the
+    /// pages: every page a record leaves or joins is re-sealed, every group whose pages changed
+    /// gets a new index, and the layout's commit names them. `store` is the records before the
+    /// change, `lookup` where each of them is in it.
+    static func writeChangedPages(
+        _ db: Database, layout: inout PagedLayout, final: [(id: RecordID, written: PageRecord?)],
+        store: RecordStore, lookup: [RecordID: Int], grouping: PageGrouping?, keys: OperationalKeys, vaultID: VaultID
+    ) throws {
+        let places = layout.places()
+        var changedPayloads: [RecordID: Data] = [:]
+        for (id, written) in final { if let written { changedPayloads[id] = written.payload } }
+        var dirtyPages = Set<PagePlace>()
+        var dirtyGroups = Set<PageGroup>()
+        func pagePosition(_ place: PagePlace) -> Int? {
+            layout.indexes[place.group]?.pages.firstIndex { $0.number == place.number }
+        }
+        func payloadSize(_ id: RecordID) -> Int {
+            if let payload = changedPayloads[id] { return payload.count }
+            return store.range(at: lookup[id]!).count
+        }
+        func contentSize(_ page: PageEntry) -> Int {
+            page.ids.reduce(PageLayout.pageHeader) { $0 + PageLayout.entryOverhead + payloadSize($1) }
+        }
+        // Take every changed record out of its page, then put each written one where it fits.
+        for (id, _) in final {
+            guard let place = places[id], let position = pagePosition(place) else { continue }
+            var page = layout.indexes[place.group]!.pages[position]
+            let at = page.ids.firstIndex(of: id)!
+            page.ids.remove(at: at)
+            page.versions.remove(at: at)
+            layout.indexes[place.group]!.pages[position] = page
+            dirtyPages.insert(place)
+            dirtyGroups.insert(place.group)
+        }
+        for (id, written) in final {
+            guard let written else { continue }
+            let group =
+                grouping.map { grouping in written.payload.withUnsafeBytes { grouping(id, $0) } } ?? places[id]?.group
+                ?? .unsorted
+            let entrySize = PageLayout.entryOverhead + written.payload.count
+            var index = layout.indexes[group] ?? GroupIndex(group: group, pages: [])
+            var candidates: [Int] = []
+            if let place = places[id], place.group == group,
+                let position = index.pages.firstIndex(where: {
+                    $0.number == place.number
+                })
+            {
+                candidates.append(position)
+            }
+            if let last = index.pages.indices.last { candidates.append(last) }
+            var target = candidates.first { contentSize(index.pages[$0]) + entrySize <= PageLayout.fillLimit }
+            if target == nil {
+                // A new page, or the empty page this record left, takes it; a record larger than
+                // a page gets a page of its own.
+                if let empty = candidates.first(where: { index.pages[$0].ids.isEmpty }) {
+                    target = empty
+                } else {
+                    let number = index.pages.last.map { $0.number + 1 } ?? 0
+                    index.pages.append(PageEntry(number: number, tag: RecordTag.unset, ids: [], versions: []))
+                    target = index.pages.count - 1
+                }
+            }
+            index.pages[target!].ids.append(id)
+            index.pages[target!].versions.append(written.version)
+            dirtyPages.insert(PagePlace(group: group, number: index.pages[target!].number))
+            dirtyGroups.insert(group)
+            layout.indexes[group] = index
+        }
+        for place in dirtyPages.sorted(by: { ($0.group, $0.number) < ($1.group, $1.number) }) {
+            guard let position = pagePosition(place) else { continue }
+            let page = layout.indexes[place.group]!.pages[position]
+            let locator = PageLayout.locator(.page, group: place.group, number: place.number, key: keys.locator)
+            // Only a page a record left can be empty: new pages are made for a record.
+            if page.ids.isEmpty {
+                try db.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [locator])
+                try expectOneChange(db, "deleting a page")
+                layout.indexes[place.group]!.pages.remove(at: position)
+                continue
+            }
+            let plain = PageCodec.encode(
+                zip(page.ids, page.versions).map { id, version in
+                    PageRecord(
+                        id: id, version: version,
+                        payload: changedPayloads[id]
+                            ?? store.bytes.withUnsafeBytes { Data($0[store.range(at: lookup[id]!)]) })
+                })
+            let (sealed, tag) = PageCodec.seal(plain, key: keys.records, locator: locator, vaultID: vaultID)
+            try upsert(db, table: "page", locator: locator, sealed: sealed)
+            layout.indexes[place.group]!.pages[position].tag = tag
+        }
+        for group in dirtyGroups.sorted() {
+            let locator = PageLayout.locator(.index, group: group, key: keys.locator)
+            guard let index = layout.indexes[group], !index.pages.isEmpty else {
+                try db.execute(sql: "DELETE FROM page_index WHERE locator = ?", arguments: [locator])
+                try expectOneChange(db, "deleting a page index")
+                layout.indexes[group] = nil
+                layout.commit.indexDigests[group] = nil
+                continue
+            }
+            let sealed = index.sealed(key: keys.integrity, locator: locator, vaultID: vaultID)
+            try upsert(db, table: "page_index", locator: locator, sealed: sealed)
+            layout.commit.indexDigests[group] = BLAKE2b.hash(sealed)
+        }
+    }
+
+    private static func upsert(_ db: Database, table: String, locator: Data, sealed: Data) throws {
+        try db.execute(
+            sql:
+                "INSERT INTO \(table) (locator, sealed) VALUES (?, ?) ON CONFLICT (locator) DO UPDATE SET sealed = excluded.sealed",
+            arguments: [locator, sealed])
+        try expectOneChange(db, "a page")
+    }
+}
+
+extension PageCodec {
+    static func encode(_ records: [PageRecord]) -> [UInt8] {
+        var writer = ByteWriter(capacity: PageLayout.fillLimit)
+        writer.append(UInt32(records.count))
+        for record in records {
+            writer.append(record.id.bytes)
+            writer.append(UInt32(record.payload.count))
+            writer.append(record.payload)
+        }
+        return writer.bytes
+    }
+
+    /// Opens sealed pages on all cores; each result is the unpadded plaintext, or nil if the
+    /// page does not authenticate at its locator or its padding is malformed.
+    static func openAll(_ pages: [(locator: Data, sealed: Data)], key: SymmetricKey, vaultID: VaultID) -> [[UInt8]?] {
+        var results = [[UInt8]?](repeating: nil, count: pages.count)
+        results.withUnsafeMutableBufferPointer { output in
+            nonisolated(unsafe) let output = output  // each iteration writes only its own index
+            DispatchQueue.concurrentPerform(iterations: pages.count) { position in
+                let (locator, sealed) = pages[position]
+                let ad = PageLayout.associatedData(vaultID: vaultID, purpose: PageLayout.pagePurpose, locator: locator)
+                guard sealed.count > XChaCha20Poly1305.SealedBox.overheadByteCount else { return }
+                var plain = [UInt8](repeating: 0, count: sealed.count - XChaCha20Poly1305.SealedBox.overheadByteCount)
+                let opened = sealed.withUnsafeBytes { combined in
+                    ad.withUnsafeBytes { ad in
+                        plain.withUnsafeMutableBytes {
+                            XChaCha20Poly1305.open(combined: combined, key: key, associatedData: ad, into: $0)
+                        }
+                    }
+                }
+                guard opened,
+                    let length = plain.withUnsafeBytes({ try? Padding.unpaddedLength(of: $0, blockSize: $0.count) })
+                else {
+                    secureWipe(&plain)
+                    return
+                }
+                plain.removeLast(plain.count - length)
+                output[position] = plain
+            }
+        }
+        return results
+    }
+}
