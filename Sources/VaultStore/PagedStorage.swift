@@ -229,7 +229,8 @@ extension Vault {
         }
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(
-            counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed, records: records,
+            counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
+            records: records.sortedByID(),
             paged: PagedLayout(commit: commit, indexes: indexes))
     }
 
@@ -298,10 +299,10 @@ extension Vault {
     /// Applies `final` (one entry per id: the record as written, or nil for a delete) to the
     /// pages: every page a record leaves or joins is re-sealed, every group whose pages changed
     /// gets a new index, and the layout's commit names them. `store` is the records before the
-    /// change, `lookup` where each of them is in it.
+    /// change.
     static func writeChangedPages(
         _ db: Database, layout: inout PagedLayout, final: [(id: RecordID, written: PageRecord?)],
-        store: RecordStore, lookup: [RecordID: Int], grouping: PageGrouping?, keys: OperationalKeys, vaultID: VaultID
+        store: RecordStore, grouping: PageGrouping?, keys: OperationalKeys, vaultID: VaultID
     ) throws {
         let places = layout.places()
         var changedPayloads: [RecordID: Data] = [:]
@@ -313,7 +314,7 @@ extension Vault {
         }
         func payloadSize(_ id: RecordID) -> Int {
             if let payload = changedPayloads[id] { return payload.count }
-            return store.range(at: lookup[id]!).count
+            return store.range(at: store.index(of: id)!).count
         }
         func contentSize(_ page: PageEntry) -> Int {
             page.ids.reduce(PageLayout.pageHeader) { $0 + PageLayout.entryOverhead + payloadSize($1) }
@@ -379,7 +380,7 @@ extension Vault {
                     PageRecord(
                         id: id, version: version,
                         payload: changedPayloads[id]
-                            ?? store.bytes.withUnsafeBytes { Data($0[store.range(at: lookup[id]!)]) })
+                            ?? store.bytes.withUnsafeBytes { Data($0[store.range(at: store.index(of: id)!)]) })
                 })
             let (sealed, tag) = PageCodec.seal(plain, key: keys.records, locator: locator, vaultID: vaultID)
             try upsert(db, table: "page", locator: locator, sealed: sealed)

@@ -1,8 +1,7 @@
 import Foundation
 
-/// Every decrypted record of an open vault, with all payloads in one buffer: a million records
-/// cost their own bytes plus 32 bytes each, not an object apiece. In id order when read from a
-/// format 1 or 2 file, in page order from format 3.
+/// Every decrypted record of an open vault, sorted by id, with all payloads in one buffer: a
+/// million records cost their own bytes plus 32 bytes each, not an object apiece.
 struct RecordStore {
     private(set) var ids: [RecordID] = []
     private(set) var versions: [UInt64] = []
@@ -19,7 +18,7 @@ struct RecordStore {
 
     var count: Int { ids.count }
 
-    /// Appends a record (after every one already here).
+    /// Appends a record whose id sorts after every one already here.
     mutating func append(id: RecordID, version: UInt64, payload: UnsafeRawBufferPointer) {
         ids.append(id)
         versions.append(version)
@@ -33,33 +32,60 @@ struct RecordStore {
         VaultRecord(id: ids[index], version: versions[index], payload: Data(bytes[range(at: index)]))
     }
 
-    /// Where each record is, by id.
-    func lookup() -> [RecordID: Int] {
-        var lookup: [RecordID: Int] = [:]
-        lookup.reserveCapacity(ids.count)
-        for (index, id) in ids.enumerated() { lookup[id] = index }
-        return lookup
+    /// Binary search by id.
+    func index(of id: RecordID) -> Int? {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
     }
 
-    /// This store with `changes` applied (one per id; nil deletes): the records no change names,
-    /// then the written ones.
-    func replacing(_ changes: [(id: RecordID, written: PageRecord?)]) -> RecordStore {
-        let changed = Set(changes.map(\.id))
-        var result = RecordStore(reservingCapacity: count + changes.count)
-        result.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.written?.payload.count ?? 0) })
+    /// The same records in id order (pages hold them in the order they were written).
+    func sortedByID() -> RecordStore {
+        let order = ids.indices.sorted { ids[$0] < ids[$1] }
+        if order.elementsEqual(ids.indices) { return self }
+        var sorted = RecordStore(reservingCapacity: count)
+        sorted.bytes.reserveCapacity(bytes.count)
         bytes.withUnsafeBytes { all in
-            for index in ids.indices where !changed.contains(ids[index]) {
-                result.append(
+            for index in order {
+                sorted.append(
                     id: ids[index], version: versions[index],
                     payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
             }
         }
-        for case (_, let written?) in changes {
-            written.payload.withUnsafeBytes {
-                result.append(id: written.id, version: written.version, payload: $0)
+        return sorted
+    }
+
+    /// This store with `changes` applied (one per id, in id order; nil deletes), in one linear
+    /// merge that keeps id order.
+    func merging(_ changes: [(id: RecordID, written: PageRecord?)]) -> RecordStore {
+        var merged = RecordStore(reservingCapacity: count + changes.count)
+        merged.bytes.reserveCapacity(bytes.count + changes.reduce(0) { $0 + ($1.written?.payload.count ?? 0) })
+        var next = changes.startIndex
+        func take(_ change: (id: RecordID, written: PageRecord?)) {
+            guard let record = change.written else { return }
+            record.payload.withUnsafeBytes { merged.append(id: record.id, version: record.version, payload: $0) }
+        }
+        bytes.withUnsafeBytes { all in
+            for index in ids.indices {
+                while next < changes.endIndex, changes[next].id < ids[index] {
+                    take(changes[next])
+                    next += 1
+                }
+                if next < changes.endIndex, changes[next].id == ids[index] {
+                    take(changes[next])
+                    next += 1
+                } else {
+                    merged.append(
+                        id: ids[index], version: versions[index],
+                        payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
+                }
             }
         }
-        return result
+        for change in changes[next...] { take(change) }
+        return merged
     }
 }
 

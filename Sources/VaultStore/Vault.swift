@@ -90,7 +90,7 @@ public final class Vault {
     private var headerBytes: [UInt8]
     private var header: VaultHeader
     private var keys: UnlockedKeys
-    private var state: VaultState { didSet { lookupCache = nil } }
+    private var state: VaultState
     private let rollbackGuard: RollbackGuard?
 
     private init(
@@ -134,19 +134,10 @@ public final class Vault {
     public var signingPublicKey: SigningPublicKey { keys.operational.signing.publicKey }
 
     /// Every record, ordered by id.
-    public var records: [VaultRecord] {
-        (0..<state.records.count).map { state.records.record(at: $0) }.sorted { $0.id < $1.id }
-    }
+    public var records: [VaultRecord] { (0..<state.records.count).map { state.records.record(at: $0) } }
 
-    public func record(_ id: RecordID) -> VaultRecord? { lookup[id].map { state.records.record(at: $0) } }
-
-    /// Where each record is in `state.records`: built when first asked, dropped when the records change.
-    private var lookupCache: [RecordID: Int]?
-    var lookup: [RecordID: Int] {
-        if let lookupCache { return lookupCache }
-        let built = state.records.lookup()
-        lookupCache = built
-        return built
+    public func record(_ id: RecordID) -> VaultRecord? {
+        state.records.index(of: id).map { state.records.record(at: $0) }
     }
 
     /// Which group a record is stored in (Specs/vault-format.md, "Format 3"): the layer above
@@ -157,7 +148,7 @@ public final class Vault {
 
     /// The row holding `id`'s page, and the row of its group's index (format 3): what an attack
     /// on one page aims at.
-    func pageLocators(of id: RecordID) -> (page: Data, index: Data)? {
+    package func pageLocators(of id: RecordID) -> (page: Data, index: Data)? {
         guard let place = state.paged?.places()[id] else { return nil }
         let key = keys.operational.locator
         return (
@@ -548,23 +539,16 @@ public final class Vault {
         let vaultID = id
         let grouping = self.grouping
         var updated = state
-        let current = lookup
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
-            let lookup =
-                updated.records.count == self.state.records.count && updated.commitSealed == self.state.commitSealed
-                ? current : updated.records.lookup()
             guard var layout = updated.paged else { throw Self.replacedMeanwhile }
-            // One final state per id, in the order ids were first named; each put one version
-            // past the record's last.
+            // One final state per id; each put one version past the record's last.
             var final: [(id: RecordID, written: PageRecord?)] = []
             var position: [RecordID: Int] = [:]
             for change in changes {
                 let known =
                     position[change.id].map { final[$0].written?.version }
-                    ?? lookup[change.id].map {
-                        updated.records.versions[$0]
-                    }
+                    ?? updated.records.index(of: change.id).map { updated.records.versions[$0] }
                 switch change {
                 case .put(let id, let payload):
                     let written = PageRecord(id: id, version: (known ?? 0) + 1, payload: payload)
@@ -587,12 +571,13 @@ public final class Vault {
                 }
             }
             // A record put and deleted again in one batch, and never stored, leaves no trace.
-            final.removeAll { $0.written == nil && lookup[$0.id] == nil }
+            final.removeAll { $0.written == nil && updated.records.index(of: $0.id) == nil }
+            final.sort { $0.id < $1.id }
             try Self.writeChangedPages(
-                db, layout: &layout, final: final, store: updated.records, lookup: lookup, grouping: grouping,
-                keys: keys, vaultID: vaultID)
+                db, layout: &layout, final: final, store: updated.records, grouping: grouping, keys: keys,
+                vaultID: vaultID)
             WorkProgress.report(.writing, changes.count, of: changes.count)
-            updated.records = updated.records.replacing(final)
+            updated.records = updated.records.merging(final)
             updated.paged = layout
             try self.writeCommit(db, state: &updated, keys: keys, headerBytes: self.headerBytes)
         }

@@ -157,7 +157,7 @@ import VaultStore
         let url = pair.a.vault.url
         let stateID = SyncKeys(pair.a.vault.backupKeys).stateRecordID
         #expect(pair.a.syncState?.id == stateID.uuid, "the state lives at its keyed id")
-        try flipStoredByte(url, record: stateID, fromEnd: 20)
+        try flipStoredByte(url, page: pair.a.vault.pageLocators(of: stateID)!.page, fromEnd: 20)
         #expect(upToDate(pair.a) == nil)
         #expect(throws: VaultError.self) { try Vault.open(at: url, with: .passphrase(try Passphrase(passphrase))) }
     }

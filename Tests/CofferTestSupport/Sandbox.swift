@@ -266,13 +266,14 @@ public func withRawDatabase<T>(_ url: URL, _ body: (Database) throws -> T) throw
     return try DatabaseQueue(path: url.path, configuration: configuration).write(body)
 }
 
-/// Flips one bit of a record's stored ciphertext, as an attacker with the file can.
-public func flipStoredByte(_ url: URL, record id: RecordID, fromEnd offset: Int) throws {
+/// Flips one bit of a stored page's ciphertext (the row `locator` names), as an attacker with
+/// the file can.
+public func flipStoredByte(_ url: URL, page locator: Data, fromEnd offset: Int) throws {
     try withRawDatabase(url) { db in
         var sealed = [UInt8](
-            try Data.fetchOne(db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(id.bytes)])!)
+            try Data.fetchOne(db, sql: "SELECT sealed FROM page WHERE locator = ?", arguments: [locator])!)
         sealed[sealed.count - offset] ^= 0x01
-        try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [Data(sealed), Data(id.bytes)])
+        try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [Data(sealed), locator])
     }
 }
 
@@ -282,11 +283,11 @@ public func fileMode(_ url: URL) -> mode_t {
     return info.st_mode & 0o777
 }
 
-/// A digest of every stored row: changes if any record, the manifest, commit or header do.
+/// A digest of every stored row: changes if any page, index, commit or header do.
 public func storedRowsDigest(_ vault: URL) throws -> [UInt8] {
     try withRawDatabase(vault) { db in
         var bytes: [UInt8] = []
-        for table in ["header", "record", "manifest", "commit_record"] {
+        for table in ["header", "page", "page_index", "commit_record"] {
             for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") {
                 for value in row.databaseValues { bytes += Array(value.description.utf8) }
             }

@@ -225,9 +225,12 @@ import VaultCrypto
         let pages = try withRawDatabase(url) { try Int.fetchOne($0, sql: "SELECT count(*) FROM page")! }
         #expect(pages == 2)
         let vault = try Vault.open(at: url, with: .passphrase(passphrase()))
-        try vault.apply([.delete(ids[2])])
-        #expect(try withRawDatabase(url) { try Int.fetchOne($0, sql: "SELECT count(*) FROM page")! } == 1)
-        #expect(try Vault.open(at: url, with: .passphrase(passphrase())).verify().recordCount == 2)
+        try vault.apply(ids.map { .delete($0) })
+        #expect(
+            try withRawDatabase(url) {
+                try Int.fetchOne($0, sql: "SELECT (SELECT count(*) FROM page) + (SELECT count(*) FROM page_index)")!
+            } == 0)
+        #expect(try Vault.open(at: url, with: .passphrase(passphrase())).verify().recordCount == 0)
     }
 }
 
