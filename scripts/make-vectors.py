@@ -535,3 +535,122 @@ expected.update({rid: account(f"Account {n:02d}") for n, rid in enumerate(accoun
     "bodies": {"laptop #1": a1.hex(), "laptop #2": a2.hex(), "desktop #1": b1.hex()},
     "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in sorted(expected.items())]}, indent=2) + "\n")
 print(f"wrote {OUT / 'sync-v1.json'} and {SYNC_DIR}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Format 3 (Specs/vault-format.md §8): records sealed in pages of one group, a sealed index per
+# group, rows named by keyed locators, and a commit record listing the indexes' digests.
+
+def size_class(n):
+    """The padded size of n plaintext bytes: at least one byte more, 1 KiB to 16 KiB by doubling,
+    then whole multiples of 16 KiB."""
+    needed = n + 1
+    if needed <= 16384:
+        size = 1024
+        while size < needed:
+            size *= 2
+        return size
+    return (needed + 16383) // 16384 * 16384
+
+
+def pad_to_class(data):
+    return pad(data, size_class(len(data)))
+
+
+V3 = {"description": "Coffer vault format 3 test vectors (Specs/vault-format.md §8): pages, group indexes and the "
+                     "format 3 commit record, built from the spec alone. All byte strings are hex."}
+vault_id3 = fixed("v3 vault id", 16)
+passphrase3 = "fixture passphrase three"
+master3 = fixed("v3 master key", 32)
+created3 = 1_796_000_000
+gen_key3 = signing_key(master3)
+gen_pk3 = raw_public(gen_key3)
+history3 = struct.pack("<IQ", 1, created3) + gen_pk3 + gen_key3.sign(
+    b"coffer-key-generation-v1" + vault_id3 + struct.pack("<IQ", 1, created3) + gen_pk3)
+slot_salt3, slot_nonce3 = fixed("v3 slot salt", 16), fixed("v3 slot nonce", 24)
+slot_params3 = bytes([1, 1]) + struct.pack("<QQ", ops2, mem2) + slot_salt3
+passphrase_slot3 = slot_params3 + slot_nonce3 + xchacha_seal(
+    argon2id(passphrase3, slot_salt3, ops2, mem2), slot_nonce3, b"coffer-slot-v1" + vault_id3 + slot_params3, master3)
+body3 = (b"CFRVAULT" + struct.pack("<H", 3) + vault_id3 + blake2b(b"coffer-master-key-id-v1", 16, master3)
+         + struct.pack("<I", 1) + bytes([1]) + passphrase_slot3 + struct.pack("<H", 1) + history3)
+header3 = body3 + blake2b(body3, 32, kdf_subkey(master3, 3))
+header3 += blake2b(header3)
+
+record_key3, integrity_key3 = kdf_subkey(master3, 1), kdf_subkey(master3, 2)
+locator_key3 = kdf_subkey(integrity_key3, 1, b"CofferPg")
+
+
+def locator(role, group, number):
+    return blake2b(bytes([role]) + struct.pack("<QI", group, number), 16, locator_key3)
+
+
+setup_group, november_group = 1 << 56, 4 << 56 | (2026 * 12 + 10)
+# (group, page number, [(record label, version, payload)]): page numbers may have gaps, and a
+# record larger than a page gets one of its own (here padded to 32 KiB).
+layout3 = [
+    (setup_group, 0, [("settings", 1, b"settings payload"), ("account", 3, "\u20ac canary CANARY-FIXTURE-3".encode())]),
+    (november_group, 0, [("coffee", 2, b"flat white 3.20")]),
+    (november_group, 2, [("large", 5, bytes(i % 251 for i in range(20000)))]),
+]
+pages3, indexes3, records3 = [], {}, []
+for group, number, records in layout3:
+    ids = [fixed(f"v3 record id {label}", 16) for label, _, _ in records]
+    plain = struct.pack("<I", len(records)) + b"".join(
+        rid + struct.pack("<I", len(payload)) + payload for rid, (_, _, payload) in zip(ids, records))
+    page_locator = locator(1, group, number)
+    nonce = fixed(f"v3 page nonce {group} {number}", 24)
+    sealed = nonce + xchacha_seal(record_key3, nonce, vault_id3 + bytes([4]) + struct.pack("<H", 3) + page_locator,
+                                  pad_to_class(plain))
+    pages3.append((page_locator, sealed))
+    indexes3.setdefault(group, []).append(struct.pack("<I", number) + sealed[-16:] + struct.pack("<I", len(records))
+                                          + b"".join(rid + struct.pack("<Q", version)
+                                                     for rid, (_, version, _) in zip(ids, records)))
+    records3 += [{"id": rid.hex(), "version": version, "payload": payload.hex(), "group": group, "page": number,
+                  "pageLocator": page_locator.hex()} for rid, (_, version, payload) in zip(ids, records)]
+index_rows3, group_entries3 = [], []
+for group in sorted(indexes3):
+    index_locator = locator(2, group, 0)
+    plain = struct.pack("<QI", group, len(indexes3[group])) + b"".join(indexes3[group])
+    nonce = fixed(f"v3 index nonce {group}", 24)
+    sealed = nonce + xchacha_seal(integrity_key3, nonce, vault_id3 + bytes([5]) + struct.pack("<H", 3) + index_locator,
+                                  pad_to_class(plain))
+    index_rows3.append((index_locator, sealed))
+    group_entries3.append(struct.pack("<Q", group) + blake2b(sealed))
+device_id3 = fixed("v3 device id", 16)
+commit_counter3 = 13
+commit_plain3 = (struct.pack("<QQ", commit_counter3, len(records3)) + blake2b(header3) + device_id3
+                 + struct.pack("<I", len(group_entries3)) + b"".join(group_entries3))
+commit_nonce3 = fixed("v3 commit nonce", 24)
+commit3 = commit_nonce3 + xchacha_seal(integrity_key3, commit_nonce3, vault_id3 + bytes([3]) + struct.pack("<H", 3),
+                                       pad_to_class(commit_plain3))
+
+V3["vault"] = {"file": "vault-v3.coffer", "passphrase": passphrase3, "vaultId": vault_id3.hex(), "masterKey": master3.hex(),
+               "header": header3.hex(), "deviceId": device_id3.hex(), "commitCounter": commit_counter3,
+               "locatorKey": locator_key3.hex(), "signingKey": gen_pk3.hex(),
+               "indexLocators": {str(group): locator(2, group, 0).hex() for group in sorted(indexes3)},
+               "pages": len(pages3), "records": records3}
+(OUT / "vault-v3.json").write_text(json.dumps(V3, indent=2) + "\n")
+
+path3 = OUT / "vault-v3.coffer"
+if path3.exists():
+    path3.unlink()
+db = sqlite3.connect(path3)
+db.executescript("""
+    PRAGMA journal_mode = DELETE;
+    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+    INSERT INTO grdb_migrations VALUES ('v1');
+    INSERT INTO grdb_migrations VALUES ('v2-pages');
+    CREATE TABLE header (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL);
+    CREATE TABLE commit_record (id INTEGER PRIMARY KEY CHECK (id = 1), sealed BLOB NOT NULL);
+    CREATE TABLE page (locator BLOB PRIMARY KEY NOT NULL, sealed BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE page_index (locator BLOB PRIMARY KEY NOT NULL, sealed BLOB NOT NULL) WITHOUT ROWID;
+""")
+db.execute("INSERT INTO header VALUES (1, ?)", (header3,))
+db.executemany("INSERT INTO page VALUES (?, ?)", pages3)
+db.executemany("INSERT INTO page_index VALUES (?, ?)", index_rows3)
+db.execute("INSERT INTO commit_record VALUES (1, ?)", (commit3,))
+db.commit()
+db.execute("VACUUM")
+db.close()
+os.chmod(path3, 0o600)
+print(f"wrote {OUT / 'vault-v3.json'} and {path3}")

@@ -40,7 +40,7 @@ public struct Coffer: ParsableCommand {
             Log.self, Undo.self, Redo.self, Demo.self, BackupCommands.self, Restore.self, SyncCommands.self,
             DeviceCommands.self,
             MergeCopy.self,
-            Init.self, Unlock.self, Lock.self, Status.self, Verify.self,
+            Init.self, Unlock.self, Lock.self, Status.self, Verify.self, Upgrade.self,
             PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self, Shell.self, Batch.self,
         ],
         defaultSubcommand: Overview.self

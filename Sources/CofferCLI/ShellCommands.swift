@@ -157,7 +157,7 @@ enum CommandSession {
     /// Commands that replace the vault's keys or files, or open another shell: run them outside.
     static let refused: Set<String> = [
         "shell", "batch", "init", "demo", "unlock", "lock", "rekey", "passphrase", "recovery-key", "restore",
-        "device", "merge",
+        "device", "merge", "upgrade",
     ]
 
     /// Runs one line as `coffer WORDS`; reports its error in the usual style and returns its

@@ -32,7 +32,11 @@ struct Status: ParsableCommand {
         let keyGeneration: UInt32
         let vaultId: String
         let kdf: KDF
-        let records: Int
+        /// Authenticated when a session is open; otherwise the rows of a format 1 or 2 file, and
+        /// null for format 3, whose file does not show its records.
+        @NullEncoded var records: Int?
+        /// Sealed pages: format 3 only.
+        let pages: Int?
         let recoveryKey: Bool
         let session: SessionState
         /// Only when a session is unlocked: backup state is inside the encrypted vault.
@@ -60,7 +64,8 @@ struct Status: ParsableCommand {
             kdf: .init(
                 algorithm: "argon2id13", profile: summary.kdfParameters.profile?.rawValue ?? "custom",
                 opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
-            records: summary.storedRecordCount, recoveryKey: summary.hasRecoveryKey, session: session,
+            records: unlocked?.vault.recordCount ?? summary.storedRecordCount, pages: summary.storedPageCount,
+            recoveryKey: summary.hasRecoveryKey, session: session,
             backups: unlocked.map { BackupCommands.ages(ledger: $0) })
         if json { return try Output.json(report) }
 
@@ -77,7 +82,12 @@ struct Status: ParsableCommand {
         Output.line("Vault         \(VaultOptions.display(url))")
         Output.line("Format        version \(summary.formatVersion), key generation \(summary.keyGeneration)")
         Output.line("Key           \(summary.kdfParameters.humanDescription)")
-        Output.line("Records       \(summary.storedRecordCount)")
+        switch (report.records, summary.storedPageCount) {
+        case (let records?, _): Output.line("Records       \(records)")
+        case (nil, let pages?):
+            Output.line("Records       sealed in \(pages) page\(pages == 1 ? "" : "s"); unlock to count them")
+        case (nil, nil): Output.line("Records       unknown")
+        }
         Output.line("Recovery key  \(summary.hasRecoveryKey ? "set" : "none")")
         Output.line("Session       \(sessionText)")
         if let ledger = unlocked {
@@ -109,6 +119,50 @@ struct Status: ParsableCommand {
         case .notFound: return .init(state: "locked", expiresAt: nil)
         case .invalid: return .init(state: "invalid", expiresAt: nil)
         }
+    }
+}
+
+/// `coffer upgrade`: rewrites a vault of an earlier format in the current one, which its first
+/// write would otherwise do.
+struct Upgrade: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rewrite a vault made by an earlier Coffer in the current format (records in sealed pages).",
+        discussion: """
+            An earlier format is read as it is and upgraded by the first command that writes; this does it \
+            now. Needs the passphrase (or recovery key), not a session: the header changes. One atomic \
+            step: a copy of the file is kept beside it until the upgraded vault verifies. Does nothing to a \
+            vault already in the current format.
+            """
+    )
+
+    @OptionGroup var options: VaultOptions
+    @Flag(help: "Print the result as JSON.") var json = false
+
+    struct Report: Encodable {
+        let upgraded: Bool
+        let from: Int
+        let to: Int
+        let records: Int
+        let pages: Int?
+    }
+
+    func run() throws {
+        try options.requireVault()
+        let vault = try Vault.open(
+            at: options.vaultURL, with: options.credential(allowSession: false), guard: options.rollbackGuard)
+        let from = vault.formatVersion
+        if vault.needsUpgrade { try vault.upgrade() }
+        let report = Report(
+            upgraded: from != vault.formatVersion, from: from, to: vault.formatVersion, records: vault.recordCount,
+            pages: vault.pageCount)
+        if json { return try Output.json(report) }
+        guard report.upgraded else {
+            return Output.line("The vault is already in format \(report.to); nothing was changed.")
+        }
+        Output.line(
+            "Upgraded \(VaultOptions.display(options.vaultURL)) from format \(from) to format \(report.to): \(report.records) record\(report.records == 1 ? "" : "s") in \(report.pages ?? 0) sealed page\(report.pages == 1 ? "" : "s"), verified."
+        )
+        Output.line("Coffer versions before this one can no longer open it; backups made before stay readable.")
     }
 }
 

@@ -29,8 +29,11 @@ public struct VaultSummary: Sendable {
     public let hasRecoveryKey: Bool
     /// Key generation (1 for the first master key; each rekey adds one). Unauthenticated.
     public let keyGeneration: UInt32
-    /// Rows in the record table, unauthenticated: a hint until the vault is unlocked and verified.
-    public let storedRecordCount: Int
+    /// Rows in the record table of a format 1 or 2 file, unauthenticated: a hint until the
+    /// vault is unlocked and verified. Nil in format 3, whose file does not show its records.
+    public let storedRecordCount: Int?
+    /// Sealed pages in a format 3 file (nil in formats 1 and 2): all the file shows of its size.
+    public let storedPageCount: Int?
     /// The key history as the header states it (empty in format 1). Each entry's certificate is
     /// checked against the one before, but nothing here is authenticated by a vault key: an
     /// unlocked vault's `keyHistory` is the one to trust.
@@ -113,6 +116,8 @@ public final class Vault {
     public var hasRecoveryKey: Bool { header.recoverySlot != nil }
     public var commitCounter: UInt64 { state.counter }
     public var recordCount: Int { state.records.count }
+    /// Sealed pages in a format 3 file (nil for formats 1 and 2).
+    public var pageCount: Int? { state.paged.map { $0.indexes.values.reduce(0) { $0 + $1.pages.count } } }
     /// BLAKE2b-256 of the sealed commit record: names this exact state of the file.
     public var stateDigest: [UInt8] { CommitRecord.stateDigest(ofSealed: state.commitSealed) }
     public var keyGeneration: UInt32 { header.generation }
@@ -355,18 +360,17 @@ public final class Vault {
     /// Reads what needs no key: format, KDF profile, recovery slot, row count.
     public static func summary(at url: URL) throws -> VaultSummary {
         let (database, _, header) = try connect(url)
+        let paged = header.formatVersion >= PageLayout.formatVersion
         let rows = try withStorageErrors {
             try database.read {
-                try Int.fetchOne(
-                    $0,
-                    sql: header.formatVersion >= PageLayout.formatVersion
-                        ? "SELECT COUNT(*) FROM page" : "SELECT COUNT(*) FROM record") ?? 0
+                try Int.fetchOne($0, sql: paged ? "SELECT COUNT(*) FROM page" : "SELECT COUNT(*) FROM record") ?? 0
             }
         }
         return VaultSummary(
             formatVersion: Int(header.formatVersion), vaultID: header.vaultID,
             kdfParameters: header.passphraseSlot.parameters,
-            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation, storedRecordCount: rows,
+            hasRecoveryKey: header.recoverySlot != nil, keyGeneration: header.generation,
+            storedRecordCount: paged ? nil : rows, storedPageCount: paged ? rows : nil,
             keyHistory: header.keyHistory)
     }
 
@@ -691,7 +695,7 @@ public final class Vault {
     /// Needs the master key: the header changes.
     public func upgrade() throws {
         guard state.paged == nil else { return }
-        let master = try requireMaster("Upgrading this vault to the current format")
+        let master = try requireMaster("Upgrading this vault to the current format (coffer upgrade)")
         let newHeader = header.replacingSlots(
             passphrase: header.passphraseSlot, recovery: header.recoverySlot, keys: master)
         let newBytes = newHeader.encoded()

@@ -160,7 +160,7 @@ import VaultStore
     @Test func invalidInputExits64AndChangesNothing() throws {
         try enterJanuary()
         let before = try withRawDatabase(sandbox.vault) { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM record ORDER BY id").map { $0.description }
+            try Row.fetchAll(db, sql: "SELECT * FROM page ORDER BY locator").map { $0.description }
         }
         let attempts: [[String]] = [
             ["spend", "", "Groceries"], ["spend", "abc", "Groceries"], ["spend", "-5", "Groceries"],
@@ -180,7 +180,7 @@ import VaultStore
             #expect(result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
         }
         let after = try withRawDatabase(sandbox.vault) { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM record ORDER BY id").map { $0.description }
+            try Row.fetchAll(db, sql: "SELECT * FROM page ORDER BY locator").map { $0.description }
         }
         #expect(before == after, "refused commands leave every record as it was")
     }

@@ -15,16 +15,20 @@ import VaultStore
         let status = try sandbox.run(["status"])
         #expect(status.status == 0)
         #expect(status.stdout.contains("~/data/coffer/vault.coffer"), "the path as a person reads it: \(status.stdout)")
-        #expect(status.stdout.contains("version 2"))
+        #expect(status.stdout.contains("version 3"))
         #expect(status.stdout.contains("key generation 1"))
         #expect(status.stdout.contains("Argon2id interactive"))
-        #expect(status.stdout.contains("Records       19"), "the settings record and the 18 default budget categories")
+        #expect(
+            status.stdout.contains("Records       sealed in 1 page; unlock to count them"),
+            "the file shows pages, not records: \(status.stdout)")
         #expect(status.stdout.contains("locked"))
         #expect(!status.stdout.contains("Next:"), "advice goes to a terminal's stderr only")
 
         let json = try sandbox.run(["status", "--json"])
         let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
-        #expect(decoded["formatVersion"] as? Int == 2)
+        #expect(decoded["formatVersion"] as? Int == 3)
+        #expect(decoded["records"] is NSNull)
+        #expect(decoded["pages"] as? Int == 1)
         #expect(decoded["keyGeneration"] as? Int == 1)
         #expect((decoded["kdf"] as? [String: Any])?["profile"] as? String == "interactive")
         #expect((decoded["session"] as? [String: Any])?["state"] as? String == "locked")
@@ -178,76 +182,67 @@ import VaultStore
 
 @Suite struct DamageTests {
     enum Attack: String, CaseIterable, Sendable {
-        case flipByte, swap, olderVersion, delete, duplicate, foreign
+        case flipByte, swap, olderPage, delete, duplicate, foreign
     }
 
-    /// A vault with three records made through the library, then attacked with SQLite.
+    /// A vault with its records made through the library, three of them in a group of their own
+    /// (one page), then attacked with SQLite: every record of the attacked page must be named.
     @Test(arguments: Attack.allCases)
     func verifyNamesTheDamagedRecord(attack: Attack) throws {
         let sandbox = Sandbox()
         let passphraseFile = try sandbox.initVault()
         let ids = (0..<3).map { _ in RecordID.random() }
-        do {
-            let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
-            try vault.apply(ids.enumerated().map { .put($1, Data("record \($0)".utf8)) })
+        let passphrase = try Passphrase("old passphrase")
+        func open() throws -> Vault {
+            let vault = try Vault.open(at: sandbox.vault, with: .passphrase(passphrase))
+            vault.grouping = { id, _ in ids.contains(id) ? PageGroup(rawValue: 7) : .unsorted }
+            return vault
         }
-        let target = ids[1]
-        var named = [target]
+        try open().apply(ids.enumerated().map { .put($1, Data("record \($0)".utf8)) })
+        let target = try open().pageLocators(of: ids[0])!.page
+        let other = try withRawDatabase(sandbox.vault) {
+            try Data.fetchOne($0, sql: "SELECT locator FROM page WHERE locator != ?", arguments: [target])!
+        }
+        var named = ids
         switch attack {
         case .flipByte:
-            try withRawDatabase(sandbox.vault) { db in
-                try db.execute(
-                    sql:
-                        "UPDATE record SET sealed = CAST(substr(sealed, 1, 40) || X'FF' || substr(sealed, 42) AS BLOB) WHERE id = ?",
-                    arguments: [Data(target.bytes)])
-            }
+            try flipStoredByte(sandbox.vault, page: target, fromEnd: 100)
         case .swap:
             try withRawDatabase(sandbox.vault) { db in
-                let a = try Data.fetchOne(
-                    db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(ids[0].bytes)])!
-                let b = try Data.fetchOne(
-                    db, sql: "SELECT sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])!
-                try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [b, Data(ids[0].bytes)])
-                try db.execute(sql: "UPDATE record SET sealed = ? WHERE id = ?", arguments: [a, Data(target.bytes)])
+                let a = try Data.fetchOne(db, sql: "SELECT sealed FROM page WHERE locator = ?", arguments: [target])!
+                let b = try Data.fetchOne(db, sql: "SELECT sealed FROM page WHERE locator = ?", arguments: [other])!
+                try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [b, target])
+                try db.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [a, other])
             }
-            named.append(ids[0])
-        case .olderVersion:
+        case .olderPage:
             let old = try withRawDatabase(sandbox.vault) {
-                try Row.fetchOne(
-                    $0, sql: "SELECT version, sealed FROM record WHERE id = ?", arguments: [Data(target.bytes)])!
+                try Data.fetchOne($0, sql: "SELECT sealed FROM page WHERE locator = ?", arguments: [target])!
             }
-            try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase"))).apply([
-                .put(target, Data("newer".utf8))
-            ])
-            try withRawDatabase(sandbox.vault) { db in
-                try db.execute(
-                    sql: "UPDATE record SET version = ?, sealed = ? WHERE id = ?",
-                    arguments: [old["version"] as Int64, old["sealed"] as Data, Data(target.bytes)])
+            try open().apply([.put(ids[1], Data("newer".utf8))])
+            try withRawDatabase(sandbox.vault) {
+                try $0.execute(sql: "UPDATE page SET sealed = ? WHERE locator = ?", arguments: [old, target])
             }
         case .delete:
             try withRawDatabase(sandbox.vault) {
-                try $0.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [Data(target.bytes)])
+                try $0.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [target])
             }
         case .duplicate:
-            let copy = RecordID.random()
             try withRawDatabase(sandbox.vault) { db in
                 try db.execute(
-                    sql: "INSERT INTO record SELECT ?, version, sealed FROM record WHERE id = ?",
-                    arguments: [Data(copy.bytes), Data(target.bytes)])
+                    sql: "INSERT INTO page SELECT ?, sealed FROM page WHERE locator = ?",
+                    arguments: [Data(SecureRandom.bytes(count: 16)), target])
             }
-            named = [copy]
+            named = []
         case .foreign:
-            let other = sandbox.directory.path("other.coffer")
-            let foreignID = RecordID.random()
-            try Vault.create(at: other, passphrase: try Passphrase("old passphrase"), parameters: testParameters)
-                .apply([.put(foreignID, Data("theirs".utf8))])
-            let row = try withRawDatabase(other) { try Row.fetchOne($0, sql: "SELECT * FROM record")! }
+            let foreign = sandbox.directory.path("other.coffer")
+            try Vault.create(at: foreign, passphrase: passphrase, parameters: testParameters)
+                .apply([.put(.random(), Data("theirs".utf8))])
+            let row = try withRawDatabase(foreign) { try Row.fetchOne($0, sql: "SELECT * FROM page")! }
             try withRawDatabase(sandbox.vault) { db in
                 try db.execute(
-                    sql: "INSERT INTO record VALUES (?, ?, ?)",
-                    arguments: [row["id"] as Data, row["version"] as Int64, row["sealed"] as Data])
+                    sql: "INSERT INTO page VALUES (?, ?)", arguments: [row["locator"] as Data, row["sealed"] as Data])
             }
-            named = [foreignID]
+            named = []
         }
         let result = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
         #expect(result.status == 65, "\(attack): \(result.stderr)")
@@ -255,6 +250,7 @@ import VaultStore
         for id in named {
             #expect(result.stderr.contains("record \(id.hex)"), "\(attack) should name \(id.hex): \(result.stderr)")
         }
+        if named.isEmpty { #expect(result.stderr.contains("that no index lists"), "\(result.stderr)") }
 
         let json = try sandbox.run(["verify", "--json", "--passphrase-file", passphraseFile])
         #expect(json.status == 65)
@@ -454,7 +450,7 @@ import VaultStore
             .apply(payloads.map { .put(.random(), $0) })
         let token = try #require(
             exportedToken(try sandbox.run(["unlock", "--passphrase-file", passphraseFile]).stdout))
-        let before = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
+        let before = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM page") }
 
         let rekey = try sandbox.run(["rekey", "--passphrase-file", passphraseFile])
         #expect(rekey.status == 0, "\(rekey.stderr)")
@@ -462,7 +458,7 @@ import VaultStore
             rekey.stdout.contains("39 records"),
             "20 test records, and the settings and 18 default categories made by init")
 
-        let after = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM record") }
+        let after = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM page") }
         #expect(Set(after).isDisjoint(with: Set(before)))
         let reopened = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
         #expect(reopened.recordCount == 39)

@@ -156,7 +156,7 @@ import VaultStore
     @Test func invalidInputExits64AndChangesNothing() throws {
         try setUp()
         let before = try withRawDatabase(sandbox.vault) {
-            try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY id").map(\.description)
+            try Row.fetchAll($0, sql: "SELECT * FROM page ORDER BY locator").map(\.description)
         }
         let attempts: [[String]] = [
             ["client", "add", "Acme Ltd"], ["client", "add", ""], ["client", "add", "X", "--terms", "-3"],
@@ -176,7 +176,7 @@ import VaultStore
             #expect(result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
         }
         let after = try withRawDatabase(sandbox.vault) {
-            try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY id").map(\.description)
+            try Row.fetchAll($0, sql: "SELECT * FROM page ORDER BY locator").map(\.description)
         }
         #expect(before == after)
     }

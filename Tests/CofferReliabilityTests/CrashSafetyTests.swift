@@ -96,7 +96,7 @@ import VaultStore
         let sandbox = Sandbox()
         let (base, payloads) = try makeBaseVault(in: sandbox)
         let passphraseFile = sandbox.directory.secretFile("old", "old passphrase\n")
-        let baseCiphertexts = try withRawDatabase(base) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM record")) }
+        let baseCiphertexts = try withRawDatabase(base) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM page")) }
         var rekeyed = 0
         let outcome = try killRepeatedly(
             sandbox, base: base, arguments: ["rekey", "--passphrase-file", passphraseFile]
@@ -104,10 +104,10 @@ import VaultStore
             let vault = try Vault.open(at: url, with: .passphrase(try Passphrase("old passphrase")))
             #expect(Set(vault.records.map(\.payload)) == payloads)
             _ = try vault.verify()
-            // All old ciphertexts or all new ones: never a mixture.
-            let ciphertexts = try withRawDatabase(url) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM record")) }
+            // All old pages or all new ones: never a mixture.
+            let ciphertexts = try withRawDatabase(url) { try Set(Data.fetchAll($0, sql: "SELECT sealed FROM page")) }
             let unchanged = ciphertexts.intersection(baseCiphertexts).count
-            #expect(unchanged == 0 || unchanged == Self.recordCount)
+            #expect(unchanged == 0 || unchanged == baseCiphertexts.count)
             if unchanged == 0 { rekeyed += 1 }
         }
         #expect(outcome.interrupted > 0)
