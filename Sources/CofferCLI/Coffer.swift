@@ -70,7 +70,20 @@ public struct Coffer: ParsableCommand {
 
     /// Runs one command line (the words after `coffer`) and returns its exit status, its error
     /// reported on stderr: the process's one command, or each line of a shell or batch.
+    /// Output that could not be written (stdout on a full disk) fails the command with 74: a
+    /// script must not take a lost report or export for a good one. A command that failed anyway
+    /// keeps its own error and status.
     static func execute(_ arguments: [String]) -> Int32 {
+        let status = parseAndRun(arguments)
+        do {
+            try Output.flush()
+        } catch {
+            return status == ExitStatus.ok.rawValue ? report(CLIError(error)) : status
+        }
+        return status
+    }
+
+    private static func parseAndRun(_ arguments: [String]) -> Int32 {
         var given = arguments
         let quiet = Output.quiet, color = Style.choice
         Output.quiet = GlobalOptionPlacement.takeQuiet(from: &given) || quiet
