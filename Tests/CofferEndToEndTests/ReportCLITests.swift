@@ -163,6 +163,30 @@ import Testing
                 "XDG_CONFIG_HOME": sandbox.directory.path("config").path,
             ])
         #expect(configured.status == 0 && configured.stdout.contains("\"year\" : \"2026/27\""), "\(configured)")
+
+        // Any range of months, as every report takes: the figures agree with cashflow's for it.
+        let range = try json(["report", "year", "--from", "2026-02", "--to", "2026-04"])
+        #expect(range["year"] is NSNull && range["startMonth"] is NSNull, "\(range)")
+        #expect(range["from"] as? String == "2026-02" && range["to"] as? String == "2026-04")
+        let cashflow = try json(["report", "cashflow", "--from", "2026-02", "--to", "2026-04"])
+        let total = cashflow["total"] as? [String: Any]
+        #expect(range["income"] as? String == "4100.00" && range["income"] as? String == total?["income"] as? String)
+        #expect(
+            range["spent"] as? String == total?["spent"] as? String
+                && range["net"] as? String == total?["net"] as? String)
+        // Net worth the day before the range and on its last day, as the overview gives it then.
+        let rangeWorth = range["netWorth"] as? [String: Any]
+        #expect(rangeWorth?["start"] as? String == "800.00", "\(range)")
+        for (key, day) in [("start", "2026-01-31"), ("end", "2026-04-30")] {
+            let overview = try json(["overview", "--as-of", day])
+            #expect(rangeWorth?[key] as? String == overview["netWorth"] as? String, "\(key): \(range)")
+        }
+        let lastThree = try json(["report", "year", "--months", "3"])
+        #expect(lastThree["from"] as? String == "2026-03" && lastThree["to"] as? String == "2026-05")
+        #expect(try coffer(["report", "year", "--months", "3"]).stdout.hasPrefix("3 months  March 2026 to May 2026"))
+        let both = try sandbox.run(
+            ["report", "year", "--year", "2026", "--months", "3"], environment: ["COFFER_PASSPHRASE": passphrase])
+        #expect(both.status == 64 && both.stderr.hasPrefix("error: Give --year/--start-month or --from/--to/--months"))
     }
 
     @Test func rangesAreCheckedAndChartsStayOffInAPipe() throws {
