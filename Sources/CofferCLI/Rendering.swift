@@ -110,6 +110,17 @@ enum Render {
     /// "45.3%" from tenths of a percent.
     static func percent(perMille: Int) -> String { PerMille.text(perMille) }
 
+    /// A change as two cells, `+£649.63` and `+0.4%` (a rise marked +, a fall -; blank when there
+    /// is nothing to compare with): the account list and the net worth report's accounts use it,
+    /// with the change as it counts in net worth, so the two screens read alike.
+    static func changeCells(_ change: Portfolio.Change?, currency: Currency) -> [String] {
+        guard let change else { return ["", ""] }
+        return [
+            (change.amount.isNegative || change.amount == .zero ? "" : "+") + currency.format(change.amount),
+            change.perMille.map { ($0 > 0 ? "+" : "") + percent(perMille: $0) } ?? "",
+        ]
+    }
+
     /// A bar of `width` cells filled in proportion; the percentage beside it carries the value.
     static func bar(perMille: Int, width: Int) -> String {
         let filled = Int((Double(max(0, min(perMille, 1000))) * Double(width) / 1000).rounded())

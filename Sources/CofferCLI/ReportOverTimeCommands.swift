@@ -400,18 +400,18 @@ struct ReportCommands: ParsableCommand {
             ).forEach { Output.line($0) }
             guard !result.accounts.isEmpty else { return }
             Output.line()
+            // As the account list shows them: a liability negative, so paying it down is a rise.
             Output.line("Each account, \(result.months.first!.date) to \(result.months.last!.date)")
             Render.table(
                 [["Account", "Category", "Start", "End", "Change", "%"]]
-                    + result.accounts.map { line in
-                        [
+                    + (try result.accounts.map { line in
+                        let kind = line.account.kind
+                        return [
                             line.account.name, line.account.category,
-                            line.values.first.flatMap { $0 }.map(currency.format) ?? "—",
-                            line.values.last.flatMap { $0 }.map(currency.format) ?? "—",
-                            currency.formatSigned(line.change.amount),
-                            line.change.perMille.map { Render.percent(perMille: $0) } ?? "",
-                        ]
-                    }, rightAligned: [2, 3, 4, 5], droppable: [1, 2, 5]
+                            line.values.first.flatMap { $0 }.map { currency.format(kind.counted($0)) } ?? "—",
+                            line.values.last.flatMap { $0 }.map { currency.format(kind.counted($0)) } ?? "—",
+                        ] + Render.changeCells(try line.change.counted(as: kind), currency: currency)
+                    }), rightAligned: [2, 3, 4, 5], droppable: [1, 2, 5]
             ).forEach { Output.line($0) }
             let distribution = try ledger.netWorth.distribution(on: result.months.last!.date)
             if Chart.drawn(json: false, plain: noChart), !distribution.isEmpty {
