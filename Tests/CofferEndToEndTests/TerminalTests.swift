@@ -408,18 +408,23 @@ struct TerminalTests {
 
     /// At 40 columns every screen still reads: no line is wider than the terminal (tmux joins
     /// what the terminal wrapped, so a wrapped line shows as a long one), tables cut names not
-    /// amounts, and CJK and emoji notes keep the columns aligned.
+    /// amounts, and CJK and emoji notes keep the columns aligned. The ids and invoice numbers
+    /// that `Next:` hints ask for stay whole: other columns go first.
     @Test func everyScreenReadsAtFortyColumns() throws {
         let environment = ["COFFER_PASSPHRASE": "narrow passphrase", "COFFER_TODAY": "2026-11-22"]
         #expect(try sandbox.run(["demo", "--vault", sandbox.vault.path], environment: environment).status == 0)
-        #expect(
-            try sandbox.run(["spend", "12", "Groceries", "--note", "ユニクロ 銀座 😀"], environment: environment).status == 0)
+        for command in [
+            ["spend", "12", "Groceries", "--note", "ユニクロ 銀座 😀"], ["client", "add", "Northwind Traders International"],
+            ["invoice", "new", "Northwind", "--item", "Design work", "2.5", "1200", "--send"],
+        ] {
+            #expect(try sandbox.run(command, environment: environment).status == 0, "\(command)")
+        }
         try startShell(environment, width: 40, height: 200)
         defer { _ = try? tmux("kill-server") }
         for (step, command) in [
             "overview", "account list", "transaction list", "budget", "budget savings", "goal list", "status",
             "search groceries", "report networth --months 12", "report cashflow", "report categories --months 3",
-            "report year",
+            "report year", "invoices",
         ].enumerated() {
             // A marker per step as well, in case a step's screen is not cleared.
             try typeOnClearScreen("\(cofferBinary.path) \(command); echo DONE-\(step)-$?")
@@ -443,6 +448,16 @@ struct TerminalTests {
                 }
                 #expect(rows.contains { $0.contains("ユニクロ") } || rows.contains { $0.contains("…") })
                 #expect(Set(amountEnds).count == 1, "aligned: \(rows.joined(separator: "\n"))")
+            }
+            if ["transaction list", "budget", "budget savings", "search groceries"].contains(command) {
+                // Every transaction row ends in its whole id (8 hex digits), for `transaction edit ID`.
+                let rows = lines.filter { line in [" -£", " +£", " →£"].contains { line.contains($0) } }
+                #expect(!rows.isEmpty, "coffer \(command): \(joined)")
+                let cut = rows.filter { $0.range(of: #" [0-9a-f]{8}$"#, options: .regularExpression) == nil }
+                #expect(cut.isEmpty, "coffer \(command) keeps the ids:\n\(cut.joined(separator: "\n"))")
+            }
+            if command == "invoices" {
+                #expect(lines.contains { $0.contains("INV-0001") }, "the invoice number whole: \(joined)")
             }
         }
     }
