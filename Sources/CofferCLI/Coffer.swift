@@ -58,7 +58,8 @@ public struct Coffer: ParsableCommand {
         // Past a file-size limit (`ulimit -f`) the kernel would kill us with SIGXFSZ mid-write;
         // ignored, the write fails with EFBIG instead, and the error path reports it and rolls back.
         signal(SIGXFSZ, SIG_IGN)
-        Currency.userLocale = DisplayLocale.fromEnvironment()
+        Currency.userLocale = PersonLocale.fromEnvironment(for: "LC_MONETARY")
+        Currency.userNumericLocale = PersonLocale.fromEnvironment(for: "LC_NUMERIC")
         do {
             // A known-compromised liblzma is refused before anything else runs.
             try XZ.checkLibrary()
@@ -128,11 +129,14 @@ public struct Coffer: ParsableCommand {
     }
 }
 
-/// The person's locale for amounts, as the C library would choose it (`LC_ALL`, then
-/// `LC_MONETARY`, then `LANG`); none for C and POSIX, where each currency's own conventions apply.
-enum DisplayLocale {
-    static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Locale? {
-        let value = ["LC_ALL", "LC_MONETARY", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+/// The person's locale for one category, as the C library would choose it (`LC_ALL`, then the
+/// category — `LC_MONETARY` for amounts shown, `LC_NUMERIC` for numbers typed — then `LANG`);
+/// none for C and POSIX, where each currency's own conventions apply.
+enum PersonLocale {
+    static func fromEnvironment(
+        for category: String, _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Locale? {
+        let value = ["LC_ALL", category, "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         guard let value else { return nil }
         let name = String(value.prefix { $0 != "." && $0 != "@" })
         guard !["C", "POSIX"].contains(name), Locale.availableIdentifiers.contains(name) else { return nil }
