@@ -151,7 +151,7 @@ enum ErrorReport {
         Terminal.note("error: \(message)")
         for detail in details { Terminal.note("  - \(detail)") }
         for line in (hint ?? "").split(separator: "\n", omittingEmptySubsequences: true) {
-            Terminal.note(line.hasPrefix("hint: ") ? String(line) : "hint: \(line)")
+            Terminal.note(CommandSession.asTypedHere(line.hasPrefix("hint: ") ? String(line) : "hint: \(line)"))
         }
     }
 
@@ -190,7 +190,7 @@ enum Output {
     /// carries only the data, whatever reads it.
     static func advice(_ text: String) {
         guard !quiet, Terminal.standardErrorIsTerminal else { return }
-        Terminal.note(text)
+        Terminal.note(CommandSession.asTypedHere(text))
     }
 
     static func json<Value: Encodable>(_ value: Value) throws {

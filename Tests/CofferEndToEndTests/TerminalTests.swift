@@ -82,6 +82,15 @@ struct TerminalTests {
             "env -i TERM=xterm \(environment) /bin/sh")
     }
 
+    /// A new vault, and `coffer shell` on it in a tmux session at its prompt; the shell prints
+    /// `SHELL-EXIT=N` when coffer ends.
+    func openCofferShell(_ environment: [String: String]) throws {
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        try startShell(environment)
+        try tmux("send-keys", "-t", session, "\(cofferBinary.path) shell; echo SHELL-EXIT=$?", "Enter")
+        _ = try waitFor("coffer>")
+    }
+
     /// The default wait is long because a loaded CI machine runs many key derivations at once;
     /// a screen that shows the text early returns at once.
     func waitFor(_ text: String, timeout: TimeInterval = 90) throws -> String {
@@ -305,6 +314,39 @@ struct TerminalTests {
             let data = FileManager.default.contents(atPath: sandbox.directory.url.appendingPathComponent(name).path)
             #expect(data.map { !String(decoding: $0, as: UTF8.self).contains(canary) } ?? true, "\(name) holds it")
         }
+    }
+
+    /// Inside the shell commands take no `coffer` word, and neither do the hints: `Undo with:
+    /// undo`, `Next: update "Spare" AMOUNT`; a command the shell refuses keeps it (run outside).
+    @Test func theShellsHintsLeaveOutTheCofferWord() throws {
+        defer { _ = try? tmux("kill-server") }
+        try openCofferShell(["COFFER_PASSPHRASE": "hint passphrase", "COFFER_TODAY": "2026-11-24"])
+        try tmux("send-keys", "-t", session, "account add Spare --category Cash", "Enter")
+        var shown = try waitFor("Next: ")
+        #expect(shown.contains("Next: update \"Spare\" AMOUNT"), "\(shown)")
+        try tmux("send-keys", "-t", session, "spend 4 Groceries", "Enter")
+        shown = try waitFor("Undo with: ")
+        #expect(shown.contains("Undo with: undo"), "\(shown)")
+        try tmux("send-keys", "-t", session, "spnd 4 Groceries", "Enter")
+        _ = try waitFor("did you mean")
+        try tmux("send-keys", "-t", session, "rekey", "Enter")
+        shown = try waitFor("Leave it (exit)")
+        #expect(shown.contains("Leave it (exit) and run: coffer rekey"), "refused here, so run outside: \(shown)")
+        #expect(!shown.contains(": coffer undo") && !shown.contains("Next: coffer"), "\(shown)")
+        try tmux("send-keys", "-t", session, "exit", "Enter")
+        _ = try waitFor("SHELL-EXIT=0")
+        // Outside the shell the word stays.
+        try typeOnClearScreen("\(cofferBinary.path) spend 1 Groceries; echo OUTSIDE=$?")
+        shown = try waitFor("OUTSIDE=0")
+        #expect(shown.contains("Undo with: coffer undo"), "\(shown)")
+    }
+
+    /// Ctrl-D at the shell's prompt leaves it, as in any shell, with exit 0.
+    @Test func ctrlDLeavesTheShell() throws {
+        defer { _ = try? tmux("kill-server") }
+        try openCofferShell(["COFFER_PASSPHRASE": "eof passphrase", "COFFER_TODAY": "2026-11-24"])
+        try tmux("send-keys", "-t", session, "C-d")
+        _ = try waitFor("SHELL-EXIT=0")
     }
 
     /// A session that was ended (`coffer lock`) is no way in; at a terminal the passphrase is
