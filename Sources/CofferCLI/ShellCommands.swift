@@ -47,7 +47,7 @@ struct Shell: ParsableCommand {
             }
         }
         while true {
-            FileHandle.standardError.write(Data("coffer> ".utf8))
+            Terminal.writeError("coffer> ")
             guard CommandSession.inputArrives(within: idle) else {
                 Terminal.note("\nNo input for \(Duration.format(idle)): the vault is closed.")
                 return

@@ -136,12 +136,17 @@ import VaultStore
             ["export", "json"], ["export", "csv"], ["export", "json", "--out", "-"], ["report", "html", "--out", "-"],
             ["import", "rules", "export", "bank"], ["overview"], ["account", "list", "--json"], ["--help"],
         ] {
-            let result = try sandbox.run(arguments, environment: environment, standardOutput: "/dev/full")
+            let result = try sandbox.run(arguments, environment: environment, redirected: [1: "/dev/full"])
             expectCleanFailure(result, arguments.joined(separator: " "), status: 74)
             #expect(
                 result.stderr.hasPrefix("error: Cannot write to standard output: the disk is full."),
                 "\(arguments): \(result.stderr)")
         }
         #expect(try storedRowsDigest(sandbox.vault) == before, "the vault is untouched")
+        // Stderr on a full disk has nowhere to report to: the exit status still tells, no crash.
+        for (arguments, status) in [(["spnd", "4", "Groceries"], Int32(64)), (["overview"], 0)] {
+            let result = try sandbox.run(arguments, environment: environment, redirected: [2: "/dev/full"])
+            #expect(result.status == status, "\(arguments) with stderr on /dev/full")
+        }
     }
 }
