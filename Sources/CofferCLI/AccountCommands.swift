@@ -150,26 +150,19 @@ struct AccountCommands: ParsableCommand {
                 return
             }
             // A liability reads as a negative amount here, so its changes are turned the same way:
-            // a debt paid down shows as a rise (↑), as it raises net worth.
-            func shown(_ money: Money, _ kind: AccountKind) -> Money { kind == .liability ? money.negated : money }
-            func changeCells(_ change: Portfolio.Change?, _ kind: AccountKind) -> [String] {
-                guard let change else { return ["", ""] }
-                let amount = shown(change.amount, kind)
-                let percent = change.perMille.map { kind == .liability ? -$0 : $0 }
-                return [
-                    (amount.isNegative || amount == .zero ? "" : "+") + currency.format(amount),
-                    percent.map { ($0 > 0 ? "+" : "") + Render.percent(perMille: $0) } ?? "",
-                ]
+            // a debt paid down shows as a rise, as it raises net worth.
+            func changeCells(_ change: Portfolio.Change?, _ kind: AccountKind) throws -> [String] {
+                Render.changeCells(try change?.counted(as: kind), currency: currency)
             }
             var table = [
                 ["Account", "Category", "Value", "1m change", "1m %", "1y change", "1y %", "Updated", "Status"]
             ]
             for (row, (account, change)) in zip(rows, zip(ledger.accounts, accountChanges)) {
                 let value =
-                    portfolio.value(of: account, on: today).map { currency.format(shown($0, account.kind)) } ?? "—"
+                    portfolio.value(of: account, on: today).map { currency.format(account.kind.counted($0)) } ?? "—"
                 table.append(
-                    [row.name, row.category, value] + changeCells(change.0, account.kind)
-                        + changeCells(change.1, account.kind) + [
+                    [row.name, row.category, value] + (try changeCells(change.0, account.kind))
+                        + (try changeCells(change.1, account.kind)) + [
                             row.updated ?? "never",
                             row.closed ? "closed" : (account.kind == .liability ? "owed" : "open"),
                         ])
@@ -183,8 +176,8 @@ struct AccountCommands: ParsableCommand {
                 var totals = [["Category", "Value", "1m change", "1m %", "1y change", "1y %"]]
                 for (category, change) in zip(categories, categoryChanges) {
                     totals.append(
-                        [category.name, currency.format(shown(category.total, category.kind))]
-                            + changeCells(change.0, category.kind) + changeCells(change.1, category.kind))
+                        [category.name, currency.format(category.kind.counted(category.total))]
+                            + (try changeCells(change.0, category.kind)) + (try changeCells(change.1, category.kind)))
                 }
                 Render.table(totals, rightAligned: [1, 2, 3, 4, 5], droppable: [5, 4, 3, 2]).forEach {
                     Output.line($0)

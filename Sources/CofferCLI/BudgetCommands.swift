@@ -98,10 +98,11 @@ struct BudgetCommands: ParsableCommand {
         }
     }
 
-    /// Recent transactions grouped by day, newest first.
-    static func recentLines(_ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12)
-        -> [String]
-    {
+    /// Recent transactions grouped by day, newest first; the rows indented by `indent` (a day's
+    /// title two cells less), fitted to the screen with it.
+    static func recentLines(
+        _ transactions: [Transaction], ledger: Ledger, today: CalendarDate, limit: Int = 12, indent: String = "  "
+    ) -> [String] {
         // One table for every day, so amounts line up down the whole list; day titles go between.
         var titles: [(beforeRow: Int, title: String)] = []
         var currentDay: CalendarDate?
@@ -110,7 +111,7 @@ struct BudgetCommands: ParsableCommand {
         for transaction in transactions.prefix(limit) {
             if transaction.date != currentDay {
                 currentDay = transaction.date
-                titles.append((rows.count, dayTitle(transaction.date, today: today)))
+                titles.append((rows.count, String(indent.dropFirst(2)) + dayTitle(transaction.date, today: today)))
             }
             let sign = transaction.type == .income ? "+" : (transaction.type == .savings ? "→" : "-")
             let kind =
@@ -122,7 +123,9 @@ struct BudgetCommands: ParsableCommand {
             ])
         }
         var lines: [String] = []
-        for (index, line) in Render.table(rows, rightAligned: [1], droppable: [3, 2]).enumerated() {
+        for (index, line) in Render.table(rows, rightAligned: [1], droppable: [2], whole: [3], indent: indent)
+            .enumerated()
+        {
             if let title = titles.first(where: { $0.beforeRow == index }) { lines.append(title.title) }
             lines.append(line)
         }
@@ -178,8 +181,8 @@ struct BudgetCommands: ParsableCommand {
             }
             if !summary.transactions.isEmpty {
                 Output.line(style.bold("Recent"))
-                BudgetCommands.recentLines(summary.transactions, ledger: ledger, today: today).forEach {
-                    Output.line("  " + $0)
+                BudgetCommands.recentLines(summary.transactions, ledger: ledger, today: today, indent: "    ").forEach {
+                    Output.line($0)
                 }
             }
             Output.advice("Next: coffer spend AMOUNT CATEGORY · coffer budget needs|wants|savings")
@@ -248,7 +251,9 @@ struct BudgetCommands: ParsableCommand {
                 Output.line("No \(type.rawValue) \(type == .savings ? "contributions" : "expenses") this month")
             } else {
                 Output.line(style.bold("Recent in \(type.title)"))
-                BudgetCommands.recentLines(recent, ledger: ledger, today: today).forEach { Output.line("  " + $0) }
+                BudgetCommands.recentLines(recent, ledger: ledger, today: today, indent: "    ").forEach {
+                    Output.line($0)
+                }
             }
             Output.advice(
                 type == .savings

@@ -58,7 +58,8 @@ public struct Coffer: ParsableCommand {
         // Past a file-size limit (`ulimit -f`) the kernel would kill us with SIGXFSZ mid-write;
         // ignored, the write fails with EFBIG instead, and the error path reports it and rolls back.
         signal(SIGXFSZ, SIG_IGN)
-        Currency.userLocale = DisplayLocale.fromEnvironment()
+        Currency.userLocale = PersonLocale.fromEnvironment(for: "LC_MONETARY")
+        Currency.userNumericLocale = PersonLocale.fromEnvironment(for: "LC_NUMERIC")
         do {
             // A known-compromised liblzma is refused before anything else runs.
             try XZ.checkLibrary()
@@ -70,7 +71,20 @@ public struct Coffer: ParsableCommand {
 
     /// Runs one command line (the words after `coffer`) and returns its exit status, its error
     /// reported on stderr: the process's one command, or each line of a shell or batch.
+    /// Output that could not be written (stdout on a full disk) fails the command with 74: a
+    /// script must not take a lost report or export for a good one. A command that failed anyway
+    /// keeps its own error and status.
     static func execute(_ arguments: [String]) -> Int32 {
+        let status = parseAndRun(arguments)
+        do {
+            try Output.flush()
+        } catch {
+            return status == ExitStatus.ok.rawValue ? report(CLIError(error)) : status
+        }
+        return status
+    }
+
+    private static func parseAndRun(_ arguments: [String]) -> Int32 {
         var given = arguments
         let quiet = Output.quiet, color = Style.choice
         Output.quiet = GlobalOptionPlacement.takeQuiet(from: &given) || quiet
@@ -115,11 +129,14 @@ public struct Coffer: ParsableCommand {
     }
 }
 
-/// The person's locale for amounts, as the C library would choose it (`LC_ALL`, then
-/// `LC_MONETARY`, then `LANG`); none for C and POSIX, where each currency's own conventions apply.
-enum DisplayLocale {
-    static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Locale? {
-        let value = ["LC_ALL", "LC_MONETARY", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+/// The person's locale for one category, as the C library would choose it (`LC_ALL`, then the
+/// category — `LC_MONETARY` for amounts shown, `LC_NUMERIC` for numbers typed — then `LANG`);
+/// none for C and POSIX, where each currency's own conventions apply.
+enum PersonLocale {
+    static func fromEnvironment(
+        for category: String, _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Locale? {
+        let value = ["LC_ALL", category, "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         guard let value else { return nil }
         let name = String(value.prefix { $0 != "." && $0 != "@" })
         guard !["C", "POSIX"].contains(name), Locale.availableIdentifiers.contains(name) else { return nil }
@@ -134,7 +151,7 @@ enum ErrorReport {
         Terminal.note("error: \(message)")
         for detail in details { Terminal.note("  - \(detail)") }
         for line in (hint ?? "").split(separator: "\n", omittingEmptySubsequences: true) {
-            Terminal.note(line.hasPrefix("hint: ") ? String(line) : "hint: \(line)")
+            Terminal.note(CommandSession.asTypedHere(line.hasPrefix("hint: ") ? String(line) : "hint: \(line)"))
         }
     }
 
@@ -173,7 +190,7 @@ enum Output {
     /// carries only the data, whatever reads it.
     static func advice(_ text: String) {
         guard !quiet, Terminal.standardErrorIsTerminal else { return }
-        Terminal.note(text)
+        Terminal.note(CommandSession.asTypedHere(text))
     }
 
     static func json<Value: Encodable>(_ value: Value) throws {

@@ -482,10 +482,8 @@ struct RulesCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let set = try ledger.ruleSet(named: name)
             let text = RuleSetFile.encode(set, currency: ledger.currency, describe: ledger.describe)
-            if OutputFile.isStandardOutput(out) {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            } else {
-                try OutputFile.write(Data(text.utf8), to: out)
+            try OutputFile.write(Data(text.utf8), to: out)
+            if !OutputFile.isStandardOutput(out) {
                 Output.line("Wrote \(set.rules.count) rule\(set.rules.count == 1 ? "" : "s") of \(set.name) to \(out).")
             }
         }

@@ -12,7 +12,8 @@ struct InvoiceCommands: ParsableCommand {
             Export.self, Sender.self,
         ])
 
-    /// Amount first, client second, status as a word and a symbol, relative due text.
+    /// Amount first, client second, status as a word and a symbol, relative due text, and the
+    /// invoice number, which stays whole on a narrow screen (the due text goes first).
     static func rows(_ invoices: [Invoice], ledger: Ledger, today: CalendarDate) -> [String] {
         let table = invoices.map { invoice -> [String] in
             let client = ledger.client(of: invoice)?.name ?? "(removed client)"
@@ -22,7 +23,7 @@ struct InvoiceCommands: ParsableCommand {
                 (try? invoice.relativeDue(on: today)) ?? "", invoice.reference,
             ]
         }
-        return Render.table(table, rightAligned: [0])
+        return Render.table(table, rightAligned: [0], droppable: [3], whole: [4])
     }
 
     struct New: ParsableCommand {

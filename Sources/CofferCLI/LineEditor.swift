@@ -136,7 +136,7 @@ final class LineEditor {
             return UInt8(CC_REFRESH)
         }
         let list = candidates.sorted().map { $0.contains(" ") ? "\"\($0)\"" : $0 }.joined(separator: "  ")
-        FileHandle.standardError.write(Data(("\n" + TextSafety.printable(list) + "\n").utf8))
+        Terminal.writeError("\n" + TextSafety.printable(list) + "\n")
         return UInt8(CC_REDISPLAY)
     }
 

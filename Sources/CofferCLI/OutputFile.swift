@@ -19,10 +19,7 @@ enum OutputFile {
     static func isStandardOutput(_ path: String) -> Bool { path == "-" }
 
     static func write(_ data: Data, to path: String) throws {
-        guard !isStandardOutput(path) else {
-            FileHandle.standardOutput.write(data)
-            return
-        }
+        guard !isStandardOutput(path) else { return try Output.data(data) }
         var link = stat()
         let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
         if isLink, !ownedByUsOrRoot(link) {
@@ -89,9 +86,14 @@ enum OutputFile {
     /// 73 when the file cannot be made where asked (no such folder, no permission, read-only),
     /// 74 when writing it failed (a full disk, an I/O error).
     private static func failure(_ path: String, code: Int32 = errno) -> CLIError {
-        let reason = code == ENOSPC || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
         let cannotCreate = [ENOENT, ENOTDIR, EACCES, EPERM, EROFS, EISDIR].contains(code)
         return CLIError(
-            cannotCreate ? .cannotCreate : .ioError, "Cannot write \(path): \(reason). Nothing was written there.")
+            cannotCreate ? .cannotCreate : .ioError, "Cannot write \(path): \(reason(code)). Nothing was written there."
+        )
+    }
+
+    /// A failed write's cause in words; a full disk or quota is named plainly.
+    static func reason(_ code: Int32) -> String {
+        code == ENOSPC || code == EDQUOT ? "the disk is full" : String(cString: strerror(code))
     }
 }

@@ -35,7 +35,7 @@ final class ProgressMeter: @unchecked Sendable {
     func clearLine() {
         lock.withLock {
             guard showing else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            Terminal.writeError("\r\u{1B}[K")
             showing = false
         }
     }
@@ -55,7 +55,7 @@ final class ProgressMeter: @unchecked Sendable {
             guard line != lastLine || !showing else { return }
             lastDrawn = now
             lastLine = line
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            Terminal.writeError("\r\u{1B}[K" + line)
             showing = true
         }
     }

@@ -65,12 +65,13 @@ enum Render {
     /// Columns padded to their widest cell by display width (CJK and emoji take two cells);
     /// `rightAligned` columns (amounts) align on the right so digits line up. Fitted to `width`
     /// (the terminal's): first the `droppable` columns go, in the order given (details such as
-    /// an id or a date); then text columns are cut with `…` (the widest first, to no less than
-    /// 6 cells); then text columns after the first are dropped from the right. Amounts are never
-    /// cut or split.
+    /// a date); then text columns are cut with `…` (the widest first, to no less than 6 cells);
+    /// then text columns after the first are dropped from the right. Amounts are never cut or
+    /// split, nor are the `whole` columns: an id or invoice number that a `Next:` hint asks the
+    /// reader to type is no use cut to `INV-00…`.
     static func table(
-        _ rows: [[String]], rightAligned: Set<Int> = [], droppable: [Int] = [], indent: String = "  ",
-        width: Int = Style.current().fitWidth
+        _ rows: [[String]], rightAligned: Set<Int> = [], droppable: [Int] = [], whole: Set<Int> = [],
+        indent: String = "  ", width: Int = Style.current().fitWidth
     ) -> [String] {
         guard let columnCount = rows.map(\.count).max() else { return [] }
         var rows = rows.map { $0 + Array(repeating: "", count: columnCount - $0.count) }
@@ -81,13 +82,14 @@ enum Render {
         for column in droppable where total() > width { kept.removeAll { $0 == column } }
         while total() > width {
             let current = widths()
-            let text = kept.indices.filter { !rightAligned.contains(kept[$0]) && current[$0] > 6 }
+            let cuttable = kept.indices.filter { !rightAligned.contains(kept[$0]) && !whole.contains(kept[$0]) }
+            let text = cuttable.filter { current[$0] > 6 }
             if let widest = text.max(by: { current[$0] < current[$1] }) {
                 let target = max(6, current[widest] - (total() - width))
                 for index in rows.indices {
                     rows[index][kept[widest]] = DisplayWidth.truncated(rows[index][kept[widest]], to: target)
                 }
-            } else if let last = kept.indices.last(where: { $0 > 0 && !rightAligned.contains(kept[$0]) }) {
+            } else if let last = cuttable.last(where: { $0 > 0 }) {
                 kept.remove(at: last)
             } else {
                 break
@@ -109,6 +111,17 @@ enum Render {
 
     /// "45.3%" from tenths of a percent.
     static func percent(perMille: Int) -> String { PerMille.text(perMille) }
+
+    /// A change as two cells, `+£649.63` and `+0.4%` (a rise marked +, a fall -; blank when there
+    /// is nothing to compare with): the account list and the net worth report's accounts use it,
+    /// with the change as it counts in net worth, so the two screens read alike.
+    static func changeCells(_ change: Portfolio.Change?, currency: Currency) -> [String] {
+        guard let change else { return ["", ""] }
+        return [
+            (change.amount.isNegative || change.amount == .zero ? "" : "+") + currency.format(change.amount),
+            change.perMille.map { ($0 > 0 ? "+" : "") + percent(perMille: $0) } ?? "",
+        ]
+    }
 
     /// A bar of `width` cells filled in proportion; the percentage beside it carries the value.
     static func bar(perMille: Int, width: Int) -> String {

@@ -209,14 +209,18 @@ struct ReportCommands: ParsableCommand {
     struct Year: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A year in one screen: income, spending, saving rate, top categories, net worth, invoices.",
-            discussion:
-                "A calendar year by default; --start-month 4 (or report.year_start = 4 in the configuration file) for a tax year from April."
+            discussion: """
+                A calendar year by default; --start-month 4 (or report.year_start = 4 in the configuration file) \
+                for a tax year from April. --from/--to or --months N sum up any range of months the same way, \
+                as every other report takes.
+                """
         )
         @OptionGroup var options: VaultOptions
         @Option(help: ArgumentHelp("The year (the one it starts in; default: the year under way).", valueName: "year"))
         var year: Int?
         @Option(help: ArgumentHelp("The month the year starts in, 1 to 12 (default 1).", valueName: "month"))
         var startMonth: Int?
+        @OptionGroup var range: ReportRangeOptions
         @OptionGroup var report: ReportOptions
 
         struct Category: Encodable { let name, total: String }
@@ -226,8 +230,10 @@ struct ReportCommands: ParsableCommand {
         }
         struct InvoiceLine: Encodable { let invoiced, received: String }
         struct Shown: Encodable {
-            let year, from, to: String
-            let startMonth: Int
+            /// Null, as is the start month, for a range given with --from/--to/--months.
+            @NullEncoded var year: String?
+            let from, to: String
+            @NullEncoded var startMonth: Int?
             let currency, income, spent, net, savings: String
             @NullEncoded var savingsRate: Decimal?
             let months: [Cashflow.Row]
@@ -239,13 +245,25 @@ struct ReportCommands: ParsableCommand {
         func run() throws {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
-            let start = startMonth ?? Configuration.current.yearStartMonth ?? 1
-            guard (1...12).contains(start) else {
-                throw CLIError(.invalidInput, "--start-month is a month, 1 to 12 (4 for April).")
+            let summary: Ledger.YearSummary, start: Int?
+            if range.isGiven {
+                guard year == nil, startMonth == nil else {
+                    throw CLIError(
+                        .invalidInput, "Give --year/--start-month or --from/--to/--months, not both.",
+                        hint:
+                            "coffer report year --year 2025 --start-month 4 · coffer report year --from 2025-06 --to 2026-05"
+                    )
+                }
+                (summary, start) = (try ledger.summary(of: range.resolved(), today: today), nil)
+            } else {
+                let month = startMonth ?? Configuration.current.yearStartMonth ?? 1
+                guard (1...12).contains(month) else {
+                    throw CLIError(.invalidInput, "--start-month is a month, 1 to 12 (4 for April).")
+                }
+                // The year under way: the one whose start is the latest on or before today.
+                let chosen = year ?? (today.month >= month ? today.year : today.year - 1)
+                (summary, start) = (try ledger.yearSummary(chosen, startMonth: month, today: today), month)
             }
-            // The year under way: the one whose start is the latest on or before today.
-            let chosen = year ?? (today.month >= start ? today.year : today.year - 1)
-            let summary = try ledger.yearSummary(chosen, startMonth: start, today: today)
             let currency = ledger.currency
             let money = currency.decimalString
             if report.json {
@@ -265,7 +283,8 @@ struct ReportCommands: ParsableCommand {
             }
             let style = Style.current()
             Output.line(
-                style.bold("Year \(summary.title)") + "  \(summary.range.first.title) to \(summary.range.last.title)")
+                style.bold(summary.title.map { "Year \($0)" } ?? "\(summary.range.months.count) months")
+                    + "  \(summary.range.first.title) to \(summary.range.last.title)")
             Render.table(
                 [
                     ["Income", currency.format(summary.income)],
@@ -381,18 +400,18 @@ struct ReportCommands: ParsableCommand {
             ).forEach { Output.line($0) }
             guard !result.accounts.isEmpty else { return }
             Output.line()
+            // As the account list shows them: a liability negative, so paying it down is a rise.
             Output.line("Each account, \(result.months.first!.date) to \(result.months.last!.date)")
             Render.table(
                 [["Account", "Category", "Start", "End", "Change", "%"]]
-                    + result.accounts.map { line in
-                        [
+                    + (try result.accounts.map { line in
+                        let kind = line.account.kind
+                        return [
                             line.account.name, line.account.category,
-                            line.values.first.flatMap { $0 }.map(currency.format) ?? "—",
-                            line.values.last.flatMap { $0 }.map(currency.format) ?? "—",
-                            currency.formatSigned(line.change.amount),
-                            line.change.perMille.map { Render.percent(perMille: $0) } ?? "",
-                        ]
-                    }, rightAligned: [2, 3, 4, 5], droppable: [1, 2, 5]
+                            line.values.first.flatMap { $0 }.map { currency.format(kind.counted($0)) } ?? "—",
+                            line.values.last.flatMap { $0 }.map { currency.format(kind.counted($0)) } ?? "—",
+                        ] + Render.changeCells(try line.change.counted(as: kind), currency: currency)
+                    }), rightAligned: [2, 3, 4, 5], droppable: [1, 2, 5]
             ).forEach { Output.line($0) }
             let distribution = try ledger.netWorth.distribution(on: result.months.last!.date)
             if Chart.drawn(json: false, plain: noChart), !distribution.isEmpty {
@@ -517,6 +536,9 @@ struct ReportRangeOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp("How many months (default 12), ending with --to or starting with --from.", valueName: "n"))
     var months: Int?
+
+    /// Whether any of the three was given (`report year` takes a year or a range, not both).
+    var isGiven: Bool { from != nil || to != nil || months != nil }
 
     func resolved() throws -> ReportRange {
         let today = try CommandContext.today()

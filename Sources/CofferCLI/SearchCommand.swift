@@ -70,15 +70,16 @@ struct Search: ParsableCommand {
         for group in results.groups where group.total > 0 {
             let shown = group.hits.count < group.total ? ", \(group.hits.count) shown" : ""
             Output.line(style.bold("\(group.kind.rawValue.capitalized) (\(group.total)\(shown))"))
-            // Columns: what, where it matched, the text around it, then the details that go first
-            // on a narrow screen (date, amount, id).
+            // Columns: what, where it matched, the text around it, then the details (date, amount,
+            // id); on a narrow screen the date and where it matched go first, the id stays whole
+            // (the hints ask for it).
             let rows = group.hits.map { hit in
                 [
                     hit.title, hit.field, hit.snippet, hit.date?.description ?? "",
                     hit.amount.map(currency.format) ?? "", hit.id == hit.title ? "" : hit.id,
                 ]
             }
-            Render.table(rows, rightAligned: [4], droppable: [5, 3, 1]).forEach { Output.line($0) }
+            Render.table(rows, rightAligned: [4], droppable: [3, 1], whole: [5]).forEach { Output.line($0) }
         }
         Output.advice("Next: coffer transaction list --text TEXT · coffer invoices --text TEXT")
     }

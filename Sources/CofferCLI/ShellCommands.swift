@@ -47,7 +47,7 @@ struct Shell: ParsableCommand {
             }
         }
         while true {
-            FileHandle.standardError.write(Data("coffer> ".utf8))
+            Terminal.writeError("coffer> ")
             guard CommandSession.inputArrives(within: idle) else {
                 Terminal.note("\nNo input for \(Duration.format(idle)): the vault is closed.")
                 return
@@ -160,17 +160,43 @@ enum CommandSession {
         "device", "merge", "upgrade",
     ]
 
+    /// Advice and hints as they are typed inside a shell or batch, where commands take no
+    /// `coffer` word: `Undo with: coffer undo` reads `Undo with: undo`. Only a command the shell
+    /// runs loses the word; one it refuses (`coffer rekey`: leave and run it) and a path such as
+    /// `~/.local/share/coffer/vault.coffer` keep it. Outside a shell the text is as given.
+    static func asTypedHere(_ text: String) -> String {
+        guard current != nil else { return text }
+        let commands = Set(Coffer.configuration.subcommands.map { $0.configuration.commandName ?? $0._commandName })
+            .union(["help"])
+        var result = ""
+        var rest = Substring(text)
+        while let found = rest.range(of: "coffer ") {
+            let before = rest[..<found.lowerBound]
+            let previous = before.last ?? result.last
+            let startsWord = previous.map { " `('\"".contains($0) } ?? true
+            let words = rest[found.upperBound...].prefix { $0 != "·" && $0 != "`" }.split(separator: " ").map(
+                String.init)
+            let runsHere = words.first.map(commands.contains) == true && refusal(of: words) == nil
+            result += before + (startsWord && runsHere ? "" : "coffer ")
+            rest = rest[found.upperBound...]
+        }
+        return result + rest
+    }
+
+    /// The command `words` name when the shell refuses it (`rekey`, `sync compact`); nil when it runs here.
+    private static func refusal(of words: [String]) -> String? {
+        guard let first = words.first(where: { !$0.hasPrefix("-") }) else { return nil }
+        if refused.contains(first) { return first }
+        return first == "sync" && words.contains("compact") ? "sync compact" : nil
+    }
+
     /// Runs one line as `coffer WORDS`; reports its error in the usual style and returns its
     /// exit status (the process goes on).
     static func run(line: String) -> Int32 {
         do {
             var words = try self.words(line)
             if words.first == "coffer" { words.removeFirst() }
-            if let first = words.first(where: { !$0.hasPrefix("-") }),
-                refused.contains(first)
-                    || (first == "sync" && words.contains("compact"))
-            {
-                let command = refused.contains(first) ? first : "\(first) compact"
+            if let command = refusal(of: words) {
                 throw CLIError(
                     .invalidInput, "'\(command)' is not available inside a shell or batch.",
                     hint: "Leave it (exit) and run: coffer \(command) …")

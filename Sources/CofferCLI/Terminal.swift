@@ -1,6 +1,7 @@
 import FinanceCore
 import Foundation
 import VaultCrypto
+import VaultStore
 
 #if canImport(Glibc)
     import Glibc
@@ -12,6 +13,13 @@ enum Terminal {
     static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// Writes `text` as it is to stderr. A failure there (stderr on a full disk) is let go: there
+    /// is nowhere left to report it, and the command's exit status still tells. (Foundation's
+    /// `FileHandle.write` would crash the process instead.)
+    static func writeError(_ text: String) {
+        try? DurableFile.writeAll(Data(text.utf8), to: STDERR_FILENO)
+    }
+
     /// Writes to stderr, which keeps stdout clean for `eval "$(coffer unlock)"` and `--json`.
     static func note(_ text: String) {
         ProgressMeter.shared.clearLine()
@@ -21,7 +29,7 @@ enum Terminal {
                 DisplayWidth.wrapped(String($0), to: width)
             }
         }
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        writeError(lines.joined(separator: "\n") + "\n")
     }
 
     /// The width of the terminal on standard output; nil when it is not a terminal.
@@ -43,7 +51,7 @@ enum Terminal {
                 .invalidInput, "\(refusal) needs confirmation. Nothing was changed.",
                 hint: "Add --yes to go ahead without asking.")
         }
-        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        writeError("\(question) [y/N] ")
         guard let answer = readLine() else { return false }
         return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }
@@ -54,7 +62,7 @@ enum Terminal {
     /// Reads one line from the terminal on stdin with echo off. The bytes are returned in an
     /// ordinary array that the caller must wipe.
     static func readSecretLine(prompt: String) throws -> [UInt8] {
-        FileHandle.standardError.write(Data(prompt.utf8))
+        writeError(prompt)
         var settings = termios()
         guard tcgetattr(STDIN_FILENO, &settings) == 0 else {
             throw CLIError(.failure, "Cannot read from the terminal.")
@@ -71,7 +79,7 @@ enum Terminal {
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &settings)
             signal(SIGINT, previousHandler)
-            FileHandle.standardError.write(Data("\n".utf8))
+            writeError("\n")
         }
         var line: [UInt8] = []
         var byte: UInt8 = 0

@@ -11,7 +11,9 @@ struct TransactionCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List a month's transactions (or a --from/--to range's), newest first.")
+            abstract:
+                "List a month's transactions, newest first; a --from/--to range's, or with --text, --min or --max every month's (unless --month is given)."
+        )
         @OptionGroup var options: VaultOptions
         @OptionGroup var monthOptions: BudgetCommands.MonthOptions
         @OptionGroup var filter: FilterOptions
@@ -28,8 +30,10 @@ struct TransactionCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let within = try filter.resolve(ledger)
             let summary = try ledger.budget.summary(for: try monthOptions.resolve(today: today))
-            // One month unless a range is given, or --uncategorised without --month (any month).
-            let spansMonths = within.hasDates || (uncategorised && monthOptions.month == nil)
+            // One month unless a range is given; a filter (--text, --min, --max) or --uncategorised
+            // without --month looks at every month, as hledger's queries do: a search that quietly
+            // looked at this month only would say "no match" about tacos bought in March.
+            let spansMonths = monthOptions.month == nil && (!filter.isEmpty || uncategorised)
             var transactions =
                 spansMonths
                 ? ledger.transactions.sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) } : summary.transactions
@@ -48,7 +52,7 @@ struct TransactionCommands: ParsableCommand {
             }
             guard !transactions.isEmpty else {
                 if !filter.isEmpty {
-                    Output.line("No transactions match.")
+                    Output.line("No transactions\(spansMonths ? "" : " in \(summary.month.title)") match.")
                 } else if uncategorised {
                     Output.line("No uncategorised transactions.")
                 } else {

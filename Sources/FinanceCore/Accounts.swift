@@ -3,6 +3,11 @@ import Foundation
 public enum AccountKind: String, Sendable, Codable, CaseIterable {
     case asset
     case liability
+
+    /// A value as it counts in net worth: a liability's is what is owed, so it counts negative.
+    /// Screens show accounts this way (the account list, the net worth report), so a debt paid
+    /// down reads as a rise there, as it raises net worth.
+    public func counted(_ value: Money) -> Money { self == .liability ? value.negated : value }
 }
 
 /// An annual growth rate in basis points (hundredths of a percent): 4.5% is 450. Exact, so a

@@ -7,18 +7,26 @@ public struct Currency: Hashable, Sendable, CustomStringConvertible {
     public let minorDigits: Int
     public let symbol: String
 
-    /// The person's locale, when the front end found one in the environment (`LC_ALL`,
-    /// `LC_MONETARY`, `LANG`, not C or POSIX): amounts are then shown, and decimal commas read,
-    /// by its conventions. Nil: each currency's own (`homeLocale`). Set once at start-up.
+    /// The person's locale for money shown, when the front end found one in the environment
+    /// (`LC_ALL`, `LC_MONETARY`, `LANG`, not C or POSIX): amounts are then shown by its
+    /// conventions. Nil: each currency's own (`homeLocale`). Set once at start-up.
     nonisolated(unsafe) public static var userLocale: Locale?
+
+    /// The person's locale for numbers typed (`LC_ALL`, `LC_NUMERIC`, `LANG`, as the C library
+    /// picks `LC_NUMERIC`): where its decimal mark is a comma, `parse` reads `12,50` as twelve
+    /// fifty in any currency. Set once at start-up.
+    nonisolated(unsafe) public static var userNumericLocale: Locale?
 
     /// A locale for the code run inside `$scopedLocale.withValue(.some(locale)) { … }` only,
     /// before `userLocale`: how tests show amounts in a locale without changing the process's,
     /// which other tests running at the same time read.
     @TaskLocal public static var scopedLocale: Locale?? = nil
 
-    /// The locale amounts are shown and read in, when the person has one (`userLocale`, unless scoped).
+    /// The locale amounts are shown in, when the person has one (`userLocale`, unless scoped).
     static var personLocale: Locale? { scopedLocale ?? userLocale }
+
+    /// The locale numbers are typed in, when the person has one (`userNumericLocale`, unless scoped).
+    static var personNumericLocale: Locale? { scopedLocale ?? userNumericLocale }
 
     /// The symbol amounts are shown with in the display locale (Foundation's: `£`, `€`, `CHF`).
     public var displaySymbol: String { CurrencyFormatters.shared.symbol(for: self) }

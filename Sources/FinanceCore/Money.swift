@@ -100,10 +100,13 @@ extension Currency {
             throw FinanceError(.invalidAmount, "Enter an amount such as 1234.56: \(quoted) is not a number.")
         }
         // With a decimal comma, the last separator, when a comma, is the decimal mark and points
-        // group thousands: read it as the point-decimal form below reads it.
+        // group thousands: read it as the point-decimal form below reads it, the messages naming
+        // the marks as typed.
+        var (mark, markName, groupMark, groupName) = (".", "decimal point", ",", "comma")
         if text.last(where: { $0 == "," || $0 == "." }) == ",",
-            decimalComma ?? (writesDecimalComma || Self.personLocale?.decimalSeparator == ",")
+            decimalComma ?? (writesDecimalComma || Self.personNumericLocale?.decimalSeparator == ",")
         {
+            (mark, markName, groupMark, groupName) = (",", "decimal comma", ".", "point")
             let decimals = text.split(separator: ",", omittingEmptySubsequences: false).last!
             if decimals.count == 3, !text.contains("."), minorDigits < 3 {
                 throw FinanceError(
@@ -116,20 +119,22 @@ extension Currency {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= 2 else {
             throw FinanceError(
-                .invalidAmount, "Enter an amount with at most one decimal point: \(quoted) has \(parts.count - 1).")
+                .invalidAmount, "Enter an amount with at most one \(markName): \(quoted) has \(parts.count - 1).")
         }
         let whole = parts[0]
         let fraction = parts.count == 2 ? parts[1] : ""
         guard !fraction.contains(",") else {
             throw FinanceError(
-                .invalidAmount, "Enter an amount such as 1234.56: \(quoted) has a comma after the decimal point.")
+                .invalidAmount,
+                "Enter an amount such as 1234\(mark)56: \(quoted) has a \(groupName) after the \(markName).")
         }
         if parts.count == 2, fraction.isEmpty {
-            throw FinanceError(.invalidAmount, "Enter digits after the decimal point: \(quoted) ends with '.'.")
+            throw FinanceError(.invalidAmount, "Enter digits after the \(markName): \(quoted) ends with '\(mark)'.")
         }
         guard !whole.isEmpty else {
+            let typed = mark + fraction
             throw FinanceError(
-                .invalidAmount, "Enter a digit before the decimal point: write 0\(text) rather than \(text).")
+                .invalidAmount, "Enter a digit before the \(markName): write 0\(typed) rather than \(typed).")
         }
         let groups = whole.split(separator: ",", omittingEmptySubsequences: false)
         if groups.count > 1 {
@@ -143,7 +148,8 @@ extension Currency {
                 }
                 throw FinanceError(
                     .invalidAmount,
-                    "Enter an amount such as 1,234.56: the thousands separators in \(quoted) are misplaced.")
+                    "Enter an amount such as 1\(groupMark)234\(mark)56: the thousands separators in \(quoted) are misplaced."
+                )
             }
         }
         guard fraction.count <= minorDigits else {

@@ -73,6 +73,12 @@ public struct Portfolio: Sendable {
             amount = try now.subtracting(then)
             perMille = PerMille.of(amount, in: then)
         }
+
+        /// The change of the value as it counts in net worth (`AccountKind.counted`): a
+        /// liability's turns, so paying down a debt is a rise in amount and percentage.
+        public func counted(as kind: AccountKind) throws -> Change {
+            try Change(then: kind.counted(then), now: kind.counted(now))
+        }
     }
 
     /// The account's change from `earlier` to `date`; nil when it had no value on either day

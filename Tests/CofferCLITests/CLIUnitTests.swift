@@ -203,10 +203,18 @@ import VaultStore
                 #expect(try euro.parse("1.234,00") == Money(minorUnits: 123_400))
             }
         }
-        #expect(DisplayLocale.fromEnvironment(["LANG": "C.UTF-8"]) == nil)
-        #expect(DisplayLocale.fromEnvironment(["LANG": "de_DE.UTF-8"])?.identifier == "de_DE")
-        #expect(
-            DisplayLocale.fromEnvironment(["LANG": "de_DE.UTF-8", "LC_MONETARY": "fr_FR.UTF-8"])?.identifier == "fr_FR")
-        #expect(DisplayLocale.fromEnvironment(["LC_ALL": "POSIX", "LANG": "de_DE.UTF-8"]) == nil)
+        for category in ["LC_MONETARY", "LC_NUMERIC"] {
+            #expect(PersonLocale.fromEnvironment(for: category, ["LANG": "C.UTF-8"]) == nil)
+            #expect(PersonLocale.fromEnvironment(for: category, ["LANG": "de_DE.UTF-8"])?.identifier == "de_DE")
+            #expect(
+                PersonLocale.fromEnvironment(for: category, ["LANG": "de_DE.UTF-8", category: "fr_FR.UTF-8"])?
+                    .identifier == "fr_FR")
+            #expect(
+                PersonLocale.fromEnvironment(for: category, ["LC_ALL": "en_GB.UTF-8", category: "fr_FR.UTF-8"])?
+                    .identifier == "en_GB")
+            #expect(PersonLocale.fromEnvironment(for: category, ["LC_ALL": "POSIX", "LANG": "de_DE.UTF-8"]) == nil)
+        }
+        // Each category is its own: LC_NUMERIC does not change how amounts are shown.
+        #expect(PersonLocale.fromEnvironment(for: "LC_MONETARY", ["LC_NUMERIC": "de_DE.UTF-8"]) == nil)
     }
 }

@@ -76,6 +76,26 @@ import Testing
         #expect(ambiguous.stderr.contains("could be a thousands comma or a decimal comma"), "\(ambiguous.stderr)")
     }
 
+    /// LC_NUMERIC alone says how numbers are typed (a decimal comma in a GBP vault), as the C
+    /// library reads it (LC_ALL before it, LANG after); LC_MONETARY says how amounts are shown,
+    /// and no longer how they are typed.
+    @Test func theNumericLocaleReadsADecimalComma() throws {
+        try coffer("init", "--kdf", "interactive")
+        func spend(_ amount: String, _ locale: [String: String]) throws -> RunResult {
+            try sandbox.run(["spend", amount, "Groceries"], environment: environment.merging(locale) { $1 })
+        }
+        let numeric = try spend("12,50", ["LC_NUMERIC": "de_DE.UTF-8"])
+        #expect(numeric.status == 0 && numeric.stdout.contains("£12.50"), "shown as GBP is: \(numeric)")
+        #expect(try spend("1,50", ["LC_ALL": "en_GB.UTF-8", "LC_NUMERIC": "de_DE.UTF-8"]).status == 64)
+        #expect(try spend("1,50", ["LC_NUMERIC": "en_GB.UTF-8", "LANG": "de_DE.UTF-8"]).status == 64)
+        #expect(try spend("1,50", ["LC_MONETARY": "de_DE.UTF-8"]).status == 64)
+        #expect(try spend("2,50", ["LANG": "de_DE.UTF-8"]).status == 0)
+        #expect(try coffer("budget", "--json").stdout.contains(#""spent" : "15.00""#))
+        // Read with a decimal comma, a refusal names decimal commas.
+        let refused = try spend("12,5,0", ["LC_NUMERIC": "de_DE.UTF-8"])
+        #expect(refused.stderr.contains("at most one decimal comma: '12,5,0' has 2."), "\(refused.stderr)")
+    }
+
     /// A vault used for its budget alone: the overview still shows the budget line.
     @Test func aBudgetOnlyVaultShowsItsBudget() throws {
         try coffer("init", "--kdf", "interactive")

@@ -163,6 +163,30 @@ import Testing
                 "XDG_CONFIG_HOME": sandbox.directory.path("config").path,
             ])
         #expect(configured.status == 0 && configured.stdout.contains("\"year\" : \"2026/27\""), "\(configured)")
+
+        // Any range of months, as every report takes: the figures agree with cashflow's for it.
+        let range = try json(["report", "year", "--from", "2026-02", "--to", "2026-04"])
+        #expect(range["year"] is NSNull && range["startMonth"] is NSNull, "\(range)")
+        #expect(range["from"] as? String == "2026-02" && range["to"] as? String == "2026-04")
+        let cashflow = try json(["report", "cashflow", "--from", "2026-02", "--to", "2026-04"])
+        let total = cashflow["total"] as? [String: Any]
+        #expect(range["income"] as? String == "4100.00" && range["income"] as? String == total?["income"] as? String)
+        #expect(
+            range["spent"] as? String == total?["spent"] as? String
+                && range["net"] as? String == total?["net"] as? String)
+        // Net worth the day before the range and on its last day, as the overview gives it then.
+        let rangeWorth = range["netWorth"] as? [String: Any]
+        #expect(rangeWorth?["start"] as? String == "800.00", "\(range)")
+        for (key, day) in [("start", "2026-01-31"), ("end", "2026-04-30")] {
+            let overview = try json(["overview", "--as-of", day])
+            #expect(rangeWorth?[key] as? String == overview["netWorth"] as? String, "\(key): \(range)")
+        }
+        let lastThree = try json(["report", "year", "--months", "3"])
+        #expect(lastThree["from"] as? String == "2026-03" && lastThree["to"] as? String == "2026-05")
+        #expect(try coffer(["report", "year", "--months", "3"]).stdout.hasPrefix("3 months  March 2026 to May 2026"))
+        let both = try sandbox.run(
+            ["report", "year", "--year", "2026", "--months", "3"], environment: ["COFFER_PASSPHRASE": passphrase])
+        #expect(both.status == 64 && both.stderr.hasPrefix("error: Give --year/--start-month or --from/--to/--months"))
     }
 
     @Test func rangesAreCheckedAndChartsStayOffInAPipe() throws {
@@ -184,6 +208,49 @@ import Testing
             let shown = try coffer(command + ["--from", "2026-01"]).stdout
             #expect(!shown.contains("█") && !shown.contains("│"), "\(command): \(shown)")
         }
+    }
+
+    /// A liability's change reads the same in the account list and the net worth report over the
+    /// same month (today a month end, so the list's month and the report's two month ends meet):
+    /// on screen both show it as it counts in net worth, negative, so paying down the demo's
+    /// mortgage is a rise; in JSON both give the amount owed and its change.
+    @Test func aLiabilitysChangeAgreesBetweenAccountListAndNetWorth() throws {
+        let environment = ["COFFER_PASSPHRASE": "demo", "COFFER_TODAY": "2026-10-31"]
+        #expect(try sandbox.run(["demo", "--vault", sandbox.vault.path], environment: environment).status == 0)
+        func run(_ arguments: [String]) throws -> String {
+            let result = try sandbox.run(arguments, environment: environment)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout
+        }
+        /// The mortgage's row: its signed amounts and percentages, in order.
+        func mortgage(_ text: String, after heading: String = "") throws -> [String] {
+            let section = text.components(separatedBy: heading).last ?? text
+            let row = try #require(section.split(separator: "\n").first { $0.contains("Nationwide Mortgage") })
+            return row.split(separator: " ").map(String.init).filter {
+                $0.range(of: #"^[+-](£[\d,.]+|[\d.]+%)$"#, options: .regularExpression) != nil
+            }
+        }
+        let list = try mortgage(run(["account", "list"]))
+        let report = try mortgage(run(["report", "networth", "--months", "2"]), after: "Each account")
+        // The list: value, 1m change, 1m %; the report: start, end, change, %.
+        #expect(list.count == 3 && report.count == 4, "\(list) \(report)")
+        #expect(list[0].hasPrefix("-£") && report[1] == list[0], "the same value owed, negative: \(list) \(report)")
+        #expect(report[2] == list[1] && report[3] == list[2], "the same change: \(list) \(report)")
+        #expect(list[1].hasPrefix("+£") && list[2].hasPrefix("+"), "paying down is a rise: \(list)")
+
+        func account(_ json: String, _ key: String) throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            let accounts = object?[key] as? [[String: Any]] ?? []
+            return try #require(accounts.first { $0["name"] as? String == "Nationwide Mortgage" })
+        }
+        let listed = try account(run(["account", "list", "--json"]), "accounts")
+        let reported = try account(run(["report", "networth", "--months", "2", "--json"]), "accounts")
+        #expect(listed["change1m"] as? String == reported["change"] as? String, "\(listed) \(reported)")
+        #expect(listed["changePercent1m"] as? Double == reported["changePercent"] as? Double)
+        #expect(listed["value"] as? String == (reported["values"] as? [String])?.last)
+        #expect(
+            "+£" + (listed["change1m"] as? String ?? "").dropFirst() == list[1],
+            "JSON gives the amount owed, the screen what it counts for: \(listed) \(list)")
     }
 
     /// One page: written 0600, said to be plaintext, parsed as XML with the same figures as the

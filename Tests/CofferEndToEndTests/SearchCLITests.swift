@@ -164,7 +164,7 @@ import Testing
         #expect(try dates("--to", "2026-10-31") == ["2026-10-31"])
         let ranged = try json(["transaction", "list", "--from", "2026-11-01"], today: "2026-12-05")
         #expect(ranged["month"] is NSNull && ranged["from"] as? String == "2026-11-01" && ranged["to"] is NSNull)
-        // Sizes, inclusive, across every month with a range; within the month without.
+        // Sizes, inclusive, across every month with a range; within the month with --month.
         #expect(
             try dates("--from", "2026-01-01", "--min", "10", "--max", "20") == [
                 "2026-11-15", "2026-11-01", "2026-10-31",
@@ -173,9 +173,17 @@ import Testing
         // Text as search finds it: in the note (accents ignored) or the category.
         #expect(try dates("--month", "2026-11", "--text", "CAFE") == ["2026-11-15"])
         #expect(try dates("--month", "2026-11", "--text", "grocer").count == 3)
+        // Without --month or a range, a filter looks at every month, as hledger does: October's
+        // and November's bakery are found from December.
+        #expect(try dates("--text", "bakery") == ["2026-12-01", "2026-11-30", "2026-11-01", "2026-10-31"])
+        #expect(try dates("--min", "15", "--max", "20") == ["2026-11-15", "2026-11-01"])
+        #expect(try json(["transaction", "list", "--text", "bakery"], today: "2026-12-05")["month"] is NSNull)
         #expect(
             try run(["transaction", "list", "--text", "zebra"], today: "2026-12-05").stdout
                 == "No transactions match.\n")
+        #expect(
+            try run(["transaction", "list", "--month", "2026-10", "--text", "café"], today: "2026-12-05").stdout
+                == "No transactions in October 2026 match.\n")
         for bad in [
             ["--from", "2026-02-30"], ["--to", "yesterday"], ["--month", "2026-11", "--from", "2026-11-01"],
             ["--from", "2026-12-01", "--to", "2026-11-01"], ["--min", "20", "--max", "10"], ["--min", "-5"],

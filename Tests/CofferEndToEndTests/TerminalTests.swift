@@ -82,6 +82,15 @@ struct TerminalTests {
             "env -i TERM=xterm \(environment) /bin/sh")
     }
 
+    /// A new vault, and `coffer shell` on it in a tmux session at its prompt; the shell prints
+    /// `SHELL-EXIT=N` when coffer ends.
+    func openCofferShell(_ environment: [String: String]) throws {
+        #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
+        try startShell(environment)
+        try tmux("send-keys", "-t", session, "\(cofferBinary.path) shell; echo SHELL-EXIT=$?", "Enter")
+        _ = try waitFor("coffer>")
+    }
+
     /// The default wait is long because a loaded CI machine runs many key derivations at once;
     /// a screen that shows the text early returns at once.
     func waitFor(_ text: String, timeout: TimeInterval = 90) throws -> String {
@@ -307,6 +316,39 @@ struct TerminalTests {
         }
     }
 
+    /// Inside the shell commands take no `coffer` word, and neither do the hints: `Undo with:
+    /// undo`, `Next: update "Spare" AMOUNT`; a command the shell refuses keeps it (run outside).
+    @Test func theShellsHintsLeaveOutTheCofferWord() throws {
+        defer { _ = try? tmux("kill-server") }
+        try openCofferShell(["COFFER_PASSPHRASE": "hint passphrase", "COFFER_TODAY": "2026-11-24"])
+        try tmux("send-keys", "-t", session, "account add Spare --category Cash", "Enter")
+        var shown = try waitFor("Next: ")
+        #expect(shown.contains("Next: update \"Spare\" AMOUNT"), "\(shown)")
+        try tmux("send-keys", "-t", session, "spend 4 Groceries", "Enter")
+        shown = try waitFor("Undo with: ")
+        #expect(shown.contains("Undo with: undo"), "\(shown)")
+        try tmux("send-keys", "-t", session, "spnd 4 Groceries", "Enter")
+        _ = try waitFor("did you mean")
+        try tmux("send-keys", "-t", session, "rekey", "Enter")
+        shown = try waitFor("Leave it (exit)")
+        #expect(shown.contains("Leave it (exit) and run: coffer rekey"), "refused here, so run outside: \(shown)")
+        #expect(!shown.contains(": coffer undo") && !shown.contains("Next: coffer"), "\(shown)")
+        try tmux("send-keys", "-t", session, "exit", "Enter")
+        _ = try waitFor("SHELL-EXIT=0")
+        // Outside the shell the word stays.
+        try typeOnClearScreen("\(cofferBinary.path) spend 1 Groceries; echo OUTSIDE=$?")
+        shown = try waitFor("OUTSIDE=0")
+        #expect(shown.contains("Undo with: coffer undo"), "\(shown)")
+    }
+
+    /// Ctrl-D at the shell's prompt leaves it, as in any shell, with exit 0.
+    @Test func ctrlDLeavesTheShell() throws {
+        defer { _ = try? tmux("kill-server") }
+        try openCofferShell(["COFFER_PASSPHRASE": "eof passphrase", "COFFER_TODAY": "2026-11-24"])
+        try tmux("send-keys", "-t", session, "C-d")
+        _ = try waitFor("SHELL-EXIT=0")
+    }
+
     /// A session that was ended (`coffer lock`) is no way in; at a terminal the passphrase is
     /// asked for instead, as sudo does, and the command goes on.
     @Test func anEndedSessionFallsBackToThePrompt() throws {
@@ -408,18 +450,23 @@ struct TerminalTests {
 
     /// At 40 columns every screen still reads: no line is wider than the terminal (tmux joins
     /// what the terminal wrapped, so a wrapped line shows as a long one), tables cut names not
-    /// amounts, and CJK and emoji notes keep the columns aligned.
+    /// amounts, and CJK and emoji notes keep the columns aligned. The ids and invoice numbers
+    /// that `Next:` hints ask for stay whole: other columns go first.
     @Test func everyScreenReadsAtFortyColumns() throws {
         let environment = ["COFFER_PASSPHRASE": "narrow passphrase", "COFFER_TODAY": "2026-11-22"]
         #expect(try sandbox.run(["demo", "--vault", sandbox.vault.path], environment: environment).status == 0)
-        #expect(
-            try sandbox.run(["spend", "12", "Groceries", "--note", "ユニクロ 銀座 😀"], environment: environment).status == 0)
+        for command in [
+            ["spend", "12", "Groceries", "--note", "ユニクロ 銀座 😀"], ["client", "add", "Northwind Traders International"],
+            ["invoice", "new", "Northwind", "--item", "Design work", "2.5", "1200", "--send"],
+        ] {
+            #expect(try sandbox.run(command, environment: environment).status == 0, "\(command)")
+        }
         try startShell(environment, width: 40, height: 200)
         defer { _ = try? tmux("kill-server") }
         for (step, command) in [
             "overview", "account list", "transaction list", "budget", "budget savings", "goal list", "status",
             "search groceries", "report networth --months 12", "report cashflow", "report categories --months 3",
-            "report year",
+            "report year", "invoices",
         ].enumerated() {
             // A marker per step as well, in case a step's screen is not cleared.
             try typeOnClearScreen("\(cofferBinary.path) \(command); echo DONE-\(step)-$?")
@@ -443,6 +490,16 @@ struct TerminalTests {
                 }
                 #expect(rows.contains { $0.contains("ユニクロ") } || rows.contains { $0.contains("…") })
                 #expect(Set(amountEnds).count == 1, "aligned: \(rows.joined(separator: "\n"))")
+            }
+            if ["transaction list", "budget", "budget savings", "search groceries"].contains(command) {
+                // Every transaction row ends in its whole id (8 hex digits), for `transaction edit ID`.
+                let rows = lines.filter { line in [" -£", " +£", " →£"].contains { line.contains($0) } }
+                #expect(!rows.isEmpty, "coffer \(command): \(joined)")
+                let cut = rows.filter { $0.range(of: #" [0-9a-f]{8}$"#, options: .regularExpression) == nil }
+                #expect(cut.isEmpty, "coffer \(command) keeps the ids:\n\(cut.joined(separator: "\n"))")
+            }
+            if command == "invoices" {
+                #expect(lines.contains { $0.contains("INV-0001") }, "the invoice number whole: \(joined)")
             }
         }
     }

@@ -119,4 +119,34 @@ import VaultStore
         let result = try sandbox.run(["export", "json", "--out", "/dev/full"], environment: environment)
         expectCleanFailure(result, "export json", status: 74)
     }
+
+    /// Standard output on a full disk (`> /dev/full`): every command says so and exits 74 — an
+    /// export or a page written as bytes, and the text every command prints — never crashing,
+    /// never exiting 0 as if its output had been read, and never touching the vault.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func standardOutputOnAFullDiskIsAnError() throws {
+        try makeDemoVault()
+        #expect(
+            try sandbox.run(
+                ["import", "rules", "add", "bank", "TESCO", "--category", "Groceries"], environment: environment
+            )
+            .status == 0)
+        let before = try storedRowsDigest(sandbox.vault)
+        for arguments in [
+            ["export", "json"], ["export", "csv"], ["export", "json", "--out", "-"], ["report", "html", "--out", "-"],
+            ["import", "rules", "export", "bank"], ["overview"], ["account", "list", "--json"], ["--help"],
+        ] {
+            let result = try sandbox.run(arguments, environment: environment, redirected: [1: "/dev/full"])
+            expectCleanFailure(result, arguments.joined(separator: " "), status: 74)
+            #expect(
+                result.stderr.hasPrefix("error: Cannot write to standard output: the disk is full."),
+                "\(arguments): \(result.stderr)")
+        }
+        #expect(try storedRowsDigest(sandbox.vault) == before, "the vault is untouched")
+        // Stderr on a full disk has nowhere to report to: the exit status still tells, no crash.
+        for (arguments, status) in [(["spnd", "4", "Groceries"], Int32(64)), (["overview"], 0)] {
+            let result = try sandbox.run(arguments, environment: environment, redirected: [2: "/dev/full"])
+            #expect(result.status == status, "\(arguments) with stderr on /dev/full")
+        }
+    }
 }

@@ -173,12 +173,14 @@ public struct Sandbox {
     /// terminal; `input`, when given, is read from a file instead) and stdout/stderr into files. Foundation's Process is not used: under many
     /// parallel children it can miss an exit and wait for ever.
     /// `fileSizeLimit` (bytes, in 512-byte blocks as `ulimit -f` counts) runs it under that limit.
+    /// `redirected` opens those descriptors (1: stdout, 2: stderr) on the paths given instead
+    /// (`/dev/full`, where every write fails); the result's text for them is then empty.
     /// `peakMemoryReport` writes the child's peak RSS in bytes to that file: a small Python parent
     /// forks it and reads wait4's figure (spawned straight from this large test process, the
     /// kernel would count our own peak as the child's).
     public func start(
         _ arguments: [String], environment: [String: String] = [:], fileSizeLimit: Int? = nil,
-        peakMemoryReport: URL? = nil, input: String? = nil
+        peakMemoryReport: URL? = nil, input: String? = nil, redirected: [Int32: String] = [:]
     ) throws -> Child {
         try? FileManager.default.createDirectory(at: directory.path("tmp"), withIntermediateDirectories: true)
         let id = UUID().uuidString
@@ -194,8 +196,14 @@ public struct Sandbox {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, err.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        for (descriptor, file) in [(Int32(1), out), (2, err)] {
+            if let path = redirected[descriptor] {
+                FileManager.default.createFile(atPath: file.path, contents: nil)
+                posix_spawn_file_actions_addopen(&actions, descriptor, path, O_WRONLY, 0)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, descriptor, file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            }
+        }
         var command = [cofferBinary.path] + arguments
         if let peakMemoryReport {
             let measure =
@@ -220,9 +228,11 @@ public struct Sandbox {
     @discardableResult
     public func run(
         _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60,
-        fileSizeLimit: Int? = nil, input: String? = nil
+        fileSizeLimit: Int? = nil, input: String? = nil, redirected: [Int32: String] = [:]
     ) throws -> RunResult {
-        let child = try start(arguments, environment: environment, fileSizeLimit: fileSizeLimit, input: input)
+        let child = try start(
+            arguments, environment: environment, fileSizeLimit: fileSizeLimit, input: input,
+            redirected: redirected)
         let deadline = Date().addingTimeInterval(timeout)
         while child.isRunning, Date() < deadline { usleep(2_000) }
         if child.isRunning {

@@ -151,6 +151,23 @@ import Testing
         }
     }
 
+    /// Read with a decimal comma, a refused amount is explained in the marks it was typed with:
+    /// `12,5,0` has two decimal commas, not "2 decimal points".
+    @Test(arguments: [
+        ("12,5,0", "at most one decimal comma: '12,5,0' has 2."), ("12,", "Enter digits after the decimal comma"),
+        ("12,", "ends with ','."), (",5", "before the decimal comma: write 0,5 rather than ,5."),
+        ("1.23,45", "such as 1.234,56: the thousands separators in '1.23,45' are misplaced."),
+    ])
+    func aDecimalCommaIsNamedAsTyped(input: String, expected: String) throws {
+        do {
+            let parsed = try Currency.named("EUR").parse(input)
+            Issue.record("'\(input)' parsed as \(parsed)")
+        } catch let error as FinanceError {
+            #expect(error.errorDescription?.contains(expected) == true, "\(error.errorDescription ?? "")")
+            #expect(error.errorDescription?.contains("decimal point") == false, "\(error.errorDescription ?? "")")
+        }
+    }
+
     @Test func anImpossibleDateSaysWhatIsWrongWithIt() {
         func message(_ text: String) -> String {
             do {

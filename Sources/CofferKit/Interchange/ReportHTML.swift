@@ -97,13 +97,16 @@ public enum ReportHTML {
                         table(
                             caption: "Each account over the period",
                             header: ["Account", "Category", "Start", "End", "Change", "%"],
-                            rows: worth.accounts.map { line in
-                                [
+                            // As the CLI shows them: a liability negative, so paying it down is a rise.
+                            rows: try worth.accounts.map { line in
+                                let kind = line.account.kind
+                                let change = try line.change.counted(as: kind)
+                                return [
                                     line.account.name, line.account.category,
-                                    line.values.first.flatMap { $0 }.map(money) ?? "—",
-                                    line.values.last.flatMap { $0 }.map(money) ?? "—",
-                                    currency.formatSigned(line.change.amount),
-                                    line.change.perMille.map(PerMille.text) ?? "",
+                                    line.values.first.flatMap { $0 }.map { money(kind.counted($0)) } ?? "—",
+                                    line.values.last.flatMap { $0 }.map { money(kind.counted($0)) } ?? "—",
+                                    currency.formatSigned(change.amount),
+                                    change.perMille.map(PerMille.text) ?? "",
                                 ]
                             }))
                 ),

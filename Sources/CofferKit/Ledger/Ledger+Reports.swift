@@ -126,8 +126,9 @@ extension Ledger {
     // MARK: The year
 
     public struct YearSummary: Sendable {
-        /// `2025` for a calendar year, `2025/26` for one that starts in another month.
-        public let title: String
+        /// `2025` for a calendar year, `2025/26` for one that starts in another month; nil for a
+        /// range of months that is no year (`report year --from 2025-06 --to 2026-05`).
+        public let title: String?
         public let range: ReportRange
         public let income: Money
         public let spent: Money
@@ -141,21 +142,27 @@ extension Ledger {
         public let netWorthStart: Money
         public let netWorthEnd: Money
         public let netWorthChange: Portfolio.Change
-        /// Invoices sent and money received for them in the year.
+        /// Invoices sent and money received for them in the year (or range).
         public let invoiced: Money
         public let received: Money
     }
 
     /// The year starting in month `startMonth` of `year` (1: the calendar year; 4: a UK tax
-    /// year, April to March). Net worth is taken the day before it starts and on its last day
-    /// (or `today`, when the year is not over).
+    /// year, April to March).
     public func yearSummary(_ year: Int, startMonth: Int, today: CalendarDate) throws -> YearSummary {
         guard (1...12).contains(startMonth) else {
             throw CofferError(.invalidInput, "A year starts in month 1 to 12.")
         }
         guard (1...9998).contains(year) else { throw CofferError(.invalidInput, "\(year) is not a year Coffer keeps.") }
         let first = BudgetMonth(containing: try CalendarDate(year: year, month: startMonth, day: 1))
-        let range = try ReportRange(first: first, last: first.adding(months: 11))
+        let title = startMonth == 1 ? "\(year)" : "\(year)/\(String(format: "%02d", (year + 1) % 100))"
+        return try summary(of: ReportRange(first: first, last: first.adding(months: 11)), title: title, today: today)
+    }
+
+    /// Any range of months summed up the way a year is, so `report year` answers for the range
+    /// every other report takes. Net worth is taken the day before the range starts and on its
+    /// last day (or `today`, when the range is not over).
+    public func summary(of range: ReportRange, title: String? = nil, today: CalendarDate) throws -> YearSummary {
         let months = try cashflow(range)
         let income = try Money.sum(months.map(\.income)), spent = try Money.sum(months.map(\.spent))
         let net = try income.subtracting(spent)
@@ -166,7 +173,6 @@ extension Ledger {
         let startValue = try netWorth.totals(on: range.first.first.adding(days: -1)).netWorth
         let endValue = try netWorth.totals(on: end).netWorth
         let invoicing = try invoiceMonths(range)
-        let title = startMonth == 1 ? "\(year)" : "\(year)/\(String(format: "%02d", (year + 1) % 100))"
         return YearSummary(
             title: title, range: range, income: income, spent: spent, net: net,
             savings: try Money.sum(months.map(\.savings)),
