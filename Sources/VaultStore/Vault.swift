@@ -968,8 +968,8 @@ public final class Vault {
     /// secret and returns the token that opens them (the only copy of the secret). The session
     /// lasts `idleTimeout` after each use (as sudo's does), and never beyond `now + lifetime`, by
     /// the wall clock and by the time since boot; with no idle timeout it lasts `lifetime`. A
-    /// format 1 vault is upgraded first, so every session has a commit record that authenticates
-    /// the header.
+    /// vault of an earlier format is upgraded first (this is the passphrase's moment: a session
+    /// could not upgrade it), so every session's writes go to format 3.
     public func createSession(
         lifetime: TimeInterval, idleTimeout: TimeInterval? = nil, directory: URL, now: Date = Date()
     ) throws -> SessionToken {

@@ -293,11 +293,15 @@ public func fileMode(_ url: URL) -> mode_t {
     return info.st_mode & 0o777
 }
 
-/// A digest of every stored row: changes if any page, index, commit or header do.
-public func storedRowsDigest(_ vault: URL) throws -> [UInt8] {
+/// A digest of every stored row: changes if any page, index, commit or header do (or, with
+/// `legacyTables`, any record, manifest bucket, commit or header of a format 1 or 2 file).
+public func storedRowsDigest(_ vault: URL, legacyTables: Bool = false) throws -> [UInt8] {
     try withRawDatabase(vault) { db in
         var bytes: [UInt8] = []
-        for table in ["header", "page", "page_index", "commit_record"] {
+        let tables =
+            legacyTables
+            ? ["header", "record", "manifest", "commit_record"] : ["header", "page", "page_index", "commit_record"]
+        for table in tables {
             for row in try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1") {
                 for value in row.databaseValues { bytes += Array(value.description.utf8) }
             }

@@ -284,6 +284,36 @@ import VaultCrypto
         }
     }
 
+    /// Upgrading rewrites the header, which needs the master key: a session (made by an earlier
+    /// Coffer, before the upgrade) can read a format 2 file but not write it, and changes nothing.
+    @Test func aSessionReadsButCannotUpgrade() throws {
+        _ = try legacyVault()
+        let vault = try Vault.open(at: url, with: .passphrase(passphrase(fixturePassphrase)))
+        let sessions = directory.path("sessions")
+        let token = try SessionStore.create(
+            keys: vault.operationalKeys, vaultID: vault.id, generation: vault.keyGeneration, lifetime: 600,
+            directory: sessions, clock: .system())
+        let before = try Data(contentsOf: url)
+        let opened = try Vault.open(at: url, with: .session(token, directory: sessions))
+        #expect(opened.recordCount == vault.recordCount)
+        expectVaultError(.passphraseRequired) { try opened.apply([.put(.random(), Data("x".utf8))]) }
+        #expect(try Data(contentsOf: url) == before)
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".format2-copy"))
+    }
+
+    @Test func anUpgradeKeepsEveryRecordAndVersion() throws {
+        _ = try legacyVault()
+        let before = try Vault.open(at: url, with: .passphrase(passphrase(fixturePassphrase)))
+        let records = before.records
+        try before.upgrade()
+        let after = try Vault.open(at: url, with: .passphrase(passphrase(fixturePassphrase)))
+        #expect(after.formatVersion == 3)
+        #expect(after.records == records)
+        #expect(after.commitCounter == before.commitCounter)
+        #expect(after.deviceID != nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".format2-copy"))
+    }
+
     @Test func aRolledBackManifestBucketIsDetected() throws {
         let ids = try legacyVault()
         try expectDetected(.structureDamaged, naming: nil) { db in
