@@ -138,7 +138,12 @@ struct GroupIndex: Equatable, Sendable {
                     vaultID: vaultID, purpose: PageLayout.indexPurpose, locator: locator)),
             let length = padded.withUnsafeBytes({ try? Padding.unpaddedLength(of: $0, blockSize: padded.count) })
         else { return nil }
-        var reader = ByteReader(padded.prefix(length), onTruncation: { VaultError(.integrityFailure, "truncated") })
+        return parse(padded.prefix(length), group: group)
+    }
+
+    /// An index's plaintext, unpadded; nil if malformed.
+    static func parse<Bytes: Collection>(_ plain: Bytes, group: PageGroup) -> GroupIndex? where Bytes.Element == UInt8 {
+        var reader = ByteReader(plain, onTruncation: { VaultError(.integrityFailure, "truncated") })
         guard let raw = try? reader.readUInt64(), raw == group.rawValue, let count = try? reader.readUInt32() else {
             return nil
         }
@@ -242,7 +247,12 @@ struct PagedCommit: Equatable {
             let padded = try? XChaCha20Poly1305.open(box, key: key, associatedData: associatedData(vaultID: vaultID)),
             let length = padded.withUnsafeBytes({ try? Padding.unpaddedLength(of: $0, blockSize: padded.count) })
         else { return nil }
-        var reader = ByteReader(padded.prefix(length), onTruncation: { VaultError(.integrityFailure, "truncated") })
+        return parse(padded.prefix(length))
+    }
+
+    /// A commit record's plaintext, unpadded; nil if malformed.
+    static func parse<Bytes: Collection>(_ plain: Bytes) -> PagedCommit? where Bytes.Element == UInt8 {
+        var reader = ByteReader(plain, onTruncation: { VaultError(.integrityFailure, "truncated") })
         guard let counter = try? reader.readUInt64(), let count = try? reader.readUInt64(),
             let header = try? reader.read(32), let device = try? reader.read(DeviceID.byteCount),
             let groupCount = try? reader.readUInt32(), Int(groupCount) <= reader.remaining / groupEntryByteCount
@@ -261,4 +271,18 @@ struct PagedCommit: Equatable {
             counter: counter, recordCount: count, headerDigest: header, deviceID: DeviceID(unchecked: device),
             indexDigests: digests)
     }
+}
+
+/// Fuzzing's way in: what format 3 reads once a page, an index or a commit record has
+/// authenticated (so only a bug in a writer, or a broken key, could feed them hostile bytes):
+/// the padding, then each parser, on the same bytes. Package-only, like the header's.
+package func fuzzPageDecoders(_ bytes: [UInt8]) {
+    let plain =
+        bytes.withUnsafeBytes { raw in
+            (try? Padding.unpaddedLength(of: raw, blockSize: max(1, raw.count))).map { Array(bytes.prefix($0)) }
+        } ?? bytes
+    plain.withUnsafeBytes { _ = PageCodec.entries(of: $0) }
+    let group = plain.count >= 8 ? plain.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self).littleEndian } : 0
+    if let index = GroupIndex.parse(plain, group: PageGroup(rawValue: group)) { _ = index.encoded() }
+    if let commit = PagedCommit.parse(plain) { _ = commit.encoded() }
 }

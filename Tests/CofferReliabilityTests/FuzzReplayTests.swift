@@ -8,7 +8,7 @@ import Testing
     static let fuzzRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fuzz")
         .standardized
 
-    @Test(arguments: ["archive", "payload", "header", "csv", "sync"]) func savedInputsReplayWithoutACrash(
+    @Test(arguments: ["archive", "payload", "header", "csv", "sync", "page"]) func savedInputsReplayWithoutACrash(
         target: String
     ) throws {
         let replay = cofferBinary.deletingLastPathComponent().appendingPathComponent("CofferFuzz")
