@@ -316,17 +316,22 @@ extension Vault {
             if let payload = changedPayloads[id] { return payload.count }
             return store.range(at: store.index(of: id)!).count
         }
-        func contentSize(_ page: PageEntry) -> Int {
-            page.ids.reduce(PageLayout.pageHeader) { $0 + PageLayout.entryOverhead + payloadSize($1) }
+        // Each touched page's plaintext size, counted once and then kept up to date.
+        var sizes: [PagePlace: Int] = [:]
+        func size(of place: PagePlace, _ page: PageEntry) -> Int {
+            if let known = sizes[place] { return known }
+            let counted = page.ids.reduce(PageLayout.pageHeader) { $0 + PageLayout.entryOverhead + payloadSize($1) }
+            sizes[place] = counted
+            return counted
         }
         // Take every changed record out of its page, then put each written one where it fits.
         for (id, _) in final {
             guard let place = places[id], let position = pagePosition(place) else { continue }
-            var page = layout.indexes[place.group]!.pages[position]
-            let at = page.ids.firstIndex(of: id)!
-            page.ids.remove(at: at)
-            page.versions.remove(at: at)
-            layout.indexes[place.group]!.pages[position] = page
+            let current = size(of: place, layout.indexes[place.group]!.pages[position])
+            sizes[place] = current - PageLayout.entryOverhead - store.range(at: store.index(of: id)!).count
+            let at = layout.indexes[place.group]!.pages[position].ids.firstIndex(of: id)!
+            layout.indexes[place.group]!.pages[position].ids.remove(at: at)
+            layout.indexes[place.group]!.pages[position].versions.remove(at: at)
             dirtyPages.insert(place)
             dirtyGroups.insert(place.group)
         }
@@ -336,33 +341,40 @@ extension Vault {
                 grouping.map { grouping in written.payload.withUnsafeBytes { grouping(id, $0) } } ?? places[id]?.group
                 ?? .unsorted
             let entrySize = PageLayout.entryOverhead + written.payload.count
-            var index = layout.indexes[group] ?? GroupIndex(group: group, pages: [])
-            var candidates: [Int] = []
-            if let place = places[id], place.group == group,
-                let position = index.pages.firstIndex(where: {
-                    $0.number == place.number
-                })
-            {
-                candidates.append(position)
-            }
-            if let last = index.pages.indices.last { candidates.append(last) }
-            var target = candidates.first { contentSize(index.pages[$0]) + entrySize <= PageLayout.fillLimit }
-            if target == nil {
-                // A new page, or the empty page this record left, takes it; a record larger than
-                // a page gets a page of its own.
-                if let empty = candidates.first(where: { index.pages[$0].ids.isEmpty }) {
-                    target = empty
-                } else {
-                    let number = index.pages.last.map { $0.number + 1 } ?? 0
-                    index.pages.append(PageEntry(number: number, tag: RecordTag.unset, ids: [], versions: []))
-                    target = index.pages.count - 1
+            if layout.indexes[group] == nil { layout.indexes[group] = GroupIndex(group: group, pages: []) }
+            // The page it was in (same group), else the group's last; read before any page of
+            // the group is changed, so no copy of its pages outlives the choice.
+            func choose(_ pages: [PageEntry]) -> (target: Int?, emptied: Int?) {
+                var candidates: [Int] = []
+                if let place = places[id], place.group == group,
+                    let position = pages.firstIndex(where: { $0.number == place.number })
+                {
+                    candidates.append(position)
                 }
+                if let last = pages.indices.last { candidates.append(last) }
+                let fits = candidates.first {
+                    size(of: PagePlace(group: group, number: pages[$0].number), pages[$0]) + entrySize
+                        <= PageLayout.fillLimit
+                }
+                return (fits, candidates.first { pages[$0].ids.isEmpty })
             }
-            index.pages[target!].ids.append(id)
-            index.pages[target!].versions.append(written.version)
-            dirtyPages.insert(PagePlace(group: group, number: index.pages[target!].number))
+            let choice = choose(layout.indexes[group]!.pages)
+            // A new page, or the empty page this record left, takes it when it fits nowhere; a
+            // record larger than a page gets a page of its own.
+            var target = choice.target ?? choice.emptied
+            if target == nil {
+                let number = layout.indexes[group]!.pages.last.map { $0.number + 1 } ?? 0
+                layout.indexes[group]!.pages.append(
+                    PageEntry(number: number, tag: RecordTag.unset, ids: [], versions: []))
+                sizes[PagePlace(group: group, number: number)] = PageLayout.pageHeader
+                target = layout.indexes[group]!.pages.count - 1
+            }
+            let place = PagePlace(group: group, number: layout.indexes[group]!.pages[target!].number)
+            sizes[place] = size(of: place, layout.indexes[group]!.pages[target!]) + entrySize
+            layout.indexes[group]!.pages[target!].ids.append(id)
+            layout.indexes[group]!.pages[target!].versions.append(written.version)
+            dirtyPages.insert(place)
             dirtyGroups.insert(group)
-            layout.indexes[group] = index
         }
         for place in dirtyPages.sorted(by: { ($0.group, $0.number) < ($1.group, $1.number) }) {
             guard let position = pagePosition(place) else { continue }
