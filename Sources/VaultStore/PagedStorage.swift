@@ -9,13 +9,16 @@ struct PagedLayout {
     var commit: PagedCommit
     var indexes: [PageGroup: GroupIndex]
 
-    /// Where each record is, for writes: built when a write first needs it.
-    func places() -> [RecordID: PagePlace] {
+    /// Where each record is (each of `only`, when given: a small write looks up its own records
+    /// without a table of every one).
+    func places(of only: Set<RecordID>? = nil) -> [RecordID: PagePlace] {
         var places: [RecordID: PagePlace] = [:]
-        places.reserveCapacity(Int(commit.recordCount))
+        places.reserveCapacity(only?.count ?? Int(commit.recordCount))
         for (group, index) in indexes {
             for page in index.pages {
-                for id in page.ids { places[id] = PagePlace(group: group, number: page.number) }
+                for id in page.ids where only?.contains(id) ?? true {
+                    places[id] = PagePlace(group: group, number: page.number)
+                }
             }
         }
         return places
@@ -304,7 +307,7 @@ extension Vault {
         _ db: Database, layout: inout PagedLayout, final: [(id: RecordID, written: PageRecord?)],
         store: RecordStore, grouping: PageGrouping?, keys: OperationalKeys, vaultID: VaultID
     ) throws {
-        let places = layout.places()
+        let places = layout.places(of: Set(final.map(\.id)))
         var changedPayloads: [RecordID: Data] = [:]
         for (id, written) in final { if let written { changedPayloads[id] = written.payload } }
         var dirtyPages = Set<PagePlace>()

@@ -154,7 +154,7 @@ public final class Vault {
     /// The row holding `id`'s page, and the row of its group's index (format 3): what an attack
     /// on one page aims at.
     package func pageLocators(of id: RecordID) -> (page: Data, index: Data)? {
-        guard let place = state.paged?.places()[id] else { return nil }
+        guard let place = state.paged?.places(of: [id])[id] else { return nil }
         let key = keys.operational.locator
         return (
             PageLayout.locator(.page, group: place.group, number: place.number, key: key),
