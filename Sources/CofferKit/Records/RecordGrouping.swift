@@ -37,6 +37,10 @@ public enum RecordGrouping {
     public static func group(of record: FinanceRecord) -> PageGroup {
         switch record {
         case .update(let update): group(.values, month: month(update.date))
+        // A transaction that moves an account's value is part of that value's history, which the
+        // net worth reads in every month: it goes with the values, not with its month's spending.
+        case .transaction(let transaction) where transaction.flow != nil:
+            group(.values, month: month(transaction.date))
         case .transaction(let transaction): group(.transactions, month: month(transaction.date))
         case .invoice(let invoice): group(.invoices, month: month(invoice.issued))
         case .change(let change): group(.changes, month: monthOf(timestamp: change.timestamp))
