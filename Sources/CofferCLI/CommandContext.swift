@@ -47,9 +47,11 @@ extension CommandContext {
 }
 
 extension VaultOptions {
-    func openLedger() throws -> Ledger {
+    /// The ledger of the vault; with `reading`, of the groups it selects only (a view that needs
+    /// less than the whole vault; it cannot write). Inside a shell, the vault already open.
+    func openLedger(reading: (@Sendable (PageGroup) -> Bool)? = nil) throws -> Ledger {
         if let open = CommandSession.ledger(at: vaultURL) { return open }
-        return try Ledger(vault: openVault())
+        return try Ledger(vault: openVault(reading: reading))
     }
 }
 

@@ -46,7 +46,8 @@ struct Overview: ParsableCommand {
 
     func run() throws {
         let date = try CommandContext.date(asOf, default: try CommandContext.today())
-        try render(ledger: try options.openLedger(), date: date, json: report.json)
+        try render(
+            ledger: try options.openLedger(reading: RecordGrouping.overview(on: date)), date: date, json: report.json)
     }
 
     func render(ledger: Ledger, date: CalendarDate, json: Bool) throws {
@@ -171,7 +172,7 @@ extension Overview {
     /// The lines for the vault's other parts: this month's budget, invoices, backups.
     func showOtherParts(ledger: Ledger, date: CalendarDate) throws {
         let currency = ledger.currency
-        if !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty {
+        if !ledger.incomeSources.isEmpty || ledger.hasTransactions {
             let month = try ledger.budget.summary(for: BudgetMonth(containing: date))
             Output.line()
             Output.line("Budget: \(currency.format(month.remaining)) remaining in \(month.month.title) (coffer budget)")
@@ -193,7 +194,7 @@ extension Overview {
     }
 
     func budgetLine(ledger: Ledger, date: CalendarDate) throws -> Report.BudgetLine? {
-        guard !ledger.incomeSources.isEmpty || !ledger.transactions.isEmpty else { return nil }
+        guard !ledger.incomeSources.isEmpty || ledger.hasTransactions else { return nil }
         let summary = try ledger.budget.summary(for: BudgetMonth(containing: date))
         let money = ledger.currency.decimalString
         return .init(

@@ -244,7 +244,8 @@ extension Vault {
         openPending()
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(
-            counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed, records: records, paged: nil
+            partial: false, counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
+            records: records, paged: nil
         )
     }
 }

@@ -35,12 +35,14 @@ struct PageRecord {
 extension Vault {
     // MARK: Reading pages
 
-    /// Reads the commit record, every group's index and every page, and checks each against the
-    /// others. Every problem is collected, and a page that cannot be read still has its records
-    /// named, from its index.
-    static func loadPagedState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws
-        -> VaultState
-    {
+    /// Reads the commit record, every group's index and every page (of the groups `reading`
+    /// selects, when given), and checks each against the others. Every problem is collected, and a
+    /// page that cannot be read still has its records named, from its index. A partial read looks
+    /// up its rows by locator and cannot see rows nobody lists: that is the whole read's work.
+    static func loadPagedState(
+        db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys,
+        reading: ((PageGroup) -> Bool)? = nil
+    ) throws -> VaultState {
         let vaultID = header.vaultID
         let locatorKey = keys.locator
         func failure(_ problems: [IntegrityProblem]) -> VaultError {
@@ -76,9 +78,19 @@ extension Vault {
         for group in groups { expectedIndexes[PageLayout.locator(.index, group: group, key: locatorKey)] = group }
         var indexes: [PageGroup: GroupIndex] = [:]
         var seenIndexes = Set<PageGroup>()
-        let indexRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page_index")
-        while let row = try indexRows.next() {
-            let locator: Data = row[0]
+        let selected = reading.map { groups.filter($0) } ?? groups
+        let indexRows: [(Data, Data)]
+        if reading == nil {
+            indexRows = try Row.fetchAll(db, sql: "SELECT locator, sealed FROM page_index").map { ($0[0], $0[1]) }
+        } else {
+            indexRows = try selected.compactMap { group in
+                let locator = PageLayout.locator(.index, group: group, key: locatorKey)
+                return try Data.fetchOne(
+                    db, sql: "SELECT sealed FROM page_index WHERE locator = ?", arguments: [locator]
+                ).map { (locator, $0) }
+            }
+        }
+        for (locator, sealed) in indexRows {
             guard let group = expectedIndexes[locator] else {
                 problems.append(
                     IntegrityProblem(
@@ -89,7 +101,6 @@ extension Vault {
                 continue
             }
             seenIndexes.insert(group)
-            let sealed: Data = row[1]
             guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
                 problems.append(
                     IntegrityProblem(
@@ -109,13 +120,13 @@ extension Vault {
             }
             indexes[group] = index
         }
-        for group in groups where !seenIndexes.contains(group) {
+        for group in selected where !seenIndexes.contains(group) {
             problems.append(
                 IntegrityProblem(
                     kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is missing"))
         }
         let listed = indexes.values.reduce(0) { $0 + $1.recordCount }
-        if problems.isEmpty, UInt64(listed) != commit.recordCount {
+        if problems.isEmpty, reading == nil, UInt64(listed) != commit.recordCount {
             problems.append(
                 IntegrityProblem(
                     kind: .structureDamaged, recordID: nil,
@@ -199,16 +210,26 @@ extension Vault {
             batch.removeAll(keepingCapacity: true)
         }
         var unlisted = 0
-        let pageRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page")
-        while let row = try pageRows.next() {
-            let locator: Data = row[0]
-            guard let expected = expectedPages[locator] else {
-                unlisted += 1
-                continue
+        if reading == nil {
+            let pageRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page")
+            while let row = try pageRows.next() {
+                let locator: Data = row[0]
+                guard let expected = expectedPages[locator] else {
+                    unlisted += 1
+                    continue
+                }
+                found.insert(locator)
+                batch.append((locator, row[1], expected))
+                if batch.count == 256 { openBatch() }
             }
-            found.insert(locator)
-            batch.append((locator, row[1], expected))
-            if batch.count == 256 { openBatch() }
+        } else {
+            let statement = try db.makeStatement(sql: "SELECT sealed FROM page WHERE locator = ?")
+            for (locator, expected) in expectedPages {
+                guard let sealed = try Data.fetchOne(statement, arguments: [locator]) else { continue }
+                found.insert(locator)
+                batch.append((locator, sealed, expected))
+                if batch.count == 256 { openBatch() }
+            }
         }
         openBatch()
         if unlisted > 0, allIndexesRead {
@@ -232,7 +253,7 @@ extension Vault {
         }
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(
-            counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
+            partial: reading != nil, counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
             records: records.sortedByID(),
             paged: PagedLayout(commit: commit, indexes: indexes))
     }

@@ -55,11 +55,12 @@ public final class UnlockedVaultFile {
             rollbackGuard: rollbackGuard)
     }
 
-    /// Reads and verifies every record: the vault, open.
-    public func open() throws -> Vault {
+    /// Reads and verifies every record, or with `reading` the records of the groups it selects
+    /// (format 3; earlier formats are read whole): the vault, open.
+    public func open(reading: ((PageGroup) -> Bool)? = nil) throws -> Vault {
         try Vault.finishOpening(
             url: url, database: database, headerBytes: headerBytes, header: header, keys: keys,
-            rollbackGuard: rollbackGuard)
+            rollbackGuard: rollbackGuard, reading: reading)
     }
 
     /// The keys a backup or a sync folder of this vault is sealed and signed with.

@@ -54,6 +54,8 @@ public struct KeyChangeReport: Sendable, Equatable {
 
 /// The decrypted, verified contents of a vault and what vouches for them.
 struct VaultState {
+    /// Only some groups were read (`Vault.open(reading:)`): nothing may be written from it.
+    var partial: Bool
     var counter: UInt64
     /// Which copy of the vault the file is (nil only in a format 1 file).
     var deviceID: DeviceID?
@@ -118,6 +120,11 @@ public final class Vault {
     public var recordCount: Int { state.records.count }
     /// Sealed pages in a format 3 file (nil for formats 1 and 2).
     public var pageCount: Int? { state.paged.map { $0.indexes.values.reduce(0) { $0 + $1.pages.count } } }
+    /// Every group the vault holds records in (format 3; empty for formats 1 and 2), read or not:
+    /// the commit record lists them all.
+    public var groups: [PageGroup] { state.paged.map { $0.commit.indexDigests.keys.sorted() } ?? [] }
+    /// Whether only some groups were read (`open(reading:)`); such a vault cannot be written.
+    public var isPartial: Bool { state.partial }
     /// BLAKE2b-256 of the sealed commit record: names this exact state of the file.
     public var stateDigest: [UInt8] { CommitRecord.stateDigest(ofSealed: state.commitSealed) }
     public var keyGeneration: UInt32 { header.generation }
@@ -296,11 +303,12 @@ public final class Vault {
     /// checked against this machine's high-water mark (older, or forked: `.rolledBack`), and the
     /// mark raised to what was found.
     public static func open(
-        at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil
+        at url: URL, with credential: Credential, now: Date = Date(), guard rollbackGuard: RollbackGuard? = nil,
+        reading: ((PageGroup) -> Bool)? = nil
     ) throws -> Vault {
-        try open(at: url, guard: rollbackGuard) {
+        try UnlockedVaultFile.unlock(at: url, guard: rollbackGuard) {
             try unlock(header: $0, credential: credential, clock: .system(now: now))
-        }
+        }.open(reading: reading)
     }
 
     /// Opening with the keys `unlocking` gives for the header found: from a credential, or
@@ -432,12 +440,13 @@ public final class Vault {
 
     static func finishOpening(
         url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
-        rollbackGuard: RollbackGuard?
+        rollbackGuard: RollbackGuard?, reading: ((PageGroup) -> Bool)? = nil
     ) throws -> Vault {
         try checkHeaderMAC(header, keys: keys)
         var state = try withStorageErrors {
             try database.read {
-                try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational)
+                try loadState(
+                    db: $0, header: header, headerBytes: headerBytes, keys: keys.operational, reading: reading)
             }
         }
         if let rollbackGuard {
@@ -462,7 +471,9 @@ public final class Vault {
                     guard now != state.commitSealed else { throw error }
                     state = try withStorageErrors {
                         try database.read {
-                            try loadState(db: $0, header: header, headerBytes: headerBytes, keys: keys.operational)
+                            try loadState(
+                                db: $0, header: header, headerBytes: headerBytes, keys: keys.operational,
+                                reading: reading)
                         }
                     }
                 }
@@ -476,11 +487,13 @@ public final class Vault {
     }
 
     /// Reads and verifies the records as the header's format stores them.
-    static func loadState(db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys) throws
-        -> VaultState
-    {
+    /// A format 1 or 2 file is always read whole: it has no groups.
+    static func loadState(
+        db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys,
+        reading: ((PageGroup) -> Bool)? = nil
+    ) throws -> VaultState {
         header.formatVersion >= PageLayout.formatVersion
-            ? try loadPagedState(db: db, header: header, headerBytes: headerBytes, keys: keys)
+            ? try loadPagedState(db: db, header: header, headerBytes: headerBytes, keys: keys, reading: reading)
             : try loadLegacyState(db: db, header: header, headerBytes: headerBytes, keys: keys)
     }
 
@@ -538,6 +551,7 @@ public final class Vault {
     /// format 1 or 2 file is upgraded to format 3 first (`upgrade()`).
     public func apply(_ changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }
+        try requireWhole()
         if state.paged == nil { try upgrade() }
         let keys = self.keys.operational
         let vaultID = id
@@ -671,9 +685,20 @@ public final class Vault {
     // A vault opened with a session has no master key, so none of this is possible with one,
     // whatever the caller does.
 
+    /// A vault opened to read some groups holds only their records: a write from it could not
+    /// know what it overwrites, so every write needs the whole vault open.
+    private func requireWhole() throws {
+        guard !state.partial else {
+            throw VaultError(
+                .storageFailure,
+                "This vault was opened to read part of it; open it whole to change it. Nothing was changed.")
+        }
+    }
+
     /// The master key, for a change of keys: a format 1 or 2 file is upgraded first, since only
     /// format 3 is written.
     private func requireWritable(_ action: String) throws -> MasterKeys {
+        try requireWhole()
         let master = try requireMaster(action)
         if state.paged == nil { try upgrade() }
         return master

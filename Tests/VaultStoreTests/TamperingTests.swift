@@ -421,3 +421,45 @@ import VaultCrypto
         #expect(try Data(contentsOf: url) == before)
     }
 }
+
+/// `open(reading:)` reads only the groups it selects: what it does not read costs nothing and
+/// cannot fail it, what it reads is checked as the whole open checks it, and nothing can be
+/// written from it.
+@Suite struct PartialReadTests {
+    let directory = TemporaryDirectory()
+    var url: URL { directory.path("vault.coffer") }
+    func onlyA(_ group: PageGroup) -> Bool { group.rawValue == UInt64(Character("a").asciiValue!) }
+
+    @Test func readsTheSelectedGroupsAndChecksThem() throws {
+        let ids = try makeVault(at: url, payloads: ["apple", "avocado", "banana", "cherry"])
+        let partial = try Vault.open(at: url, with: .passphrase(passphrase()), reading: onlyA)
+        #expect(partial.isPartial)
+        #expect(Set(partial.records.map(\.id)) == [ids[0], ids[1]])
+        #expect(partial.groups.count == 3, "every group is listed, read or not")
+
+        // Damage outside the selection is not read; inside it, it is found as by the whole open.
+        let (outside, inside) = (try locators(url, ids[2]).page, try locators(url, ids[0]).page)
+        try flipStoredByte(url, page: outside, fromEnd: 30)
+        #expect(try Vault.open(at: url, with: .passphrase(passphrase()), reading: onlyA).recordCount == 2)
+        expectIntegrityFailure(naming: ids[2], kind: .recordDamaged) {
+            _ = try Vault.open(at: url, with: .passphrase(passphrase()))
+        }
+        try flipStoredByte(url, page: inside, fromEnd: 30)
+        expectIntegrityFailure(naming: ids[1], kind: .recordDamaged) {
+            _ = try Vault.open(at: url, with: .passphrase(passphrase()), reading: onlyA)
+        }
+    }
+
+    @Test func aPartialOpenWritesNothingAndVerifiesEverything() throws {
+        let ids = try makeVault(at: url, payloads: ["apple", "banana"])
+        let partial = try Vault.open(at: url, with: .passphrase(passphrase()), reading: onlyA)
+        let before = try Data(contentsOf: url)
+        expectVaultError(.storageFailure) { try partial.apply([.put(ids[0], Data("apricot".utf8))]) }
+        expectVaultError(.storageFailure) { try partial.rekey() }
+        #expect(try Data(contentsOf: url) == before)
+        // A deleted page of an unread group: verify reads the whole vault.
+        let locator = try locators(url, ids[1]).page
+        try withRawDatabase(url) { try $0.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [locator]) }
+        expectIntegrityFailure(naming: ids[1], kind: .recordMissing) { _ = try partial.verify() }
+    }
+}

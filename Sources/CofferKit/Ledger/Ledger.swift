@@ -30,6 +30,9 @@ public final class Ledger {
     public private(set) var budgetCategories: [BudgetCategory] = []
     public private(set) var incomeSources: [IncomeSource] = []
     public private(set) var transactions: [Transaction] = []
+    /// Whether the vault holds any spending or income: also those not read when the vault was
+    /// opened for one view (`Vault.open(reading:)`, `RecordGrouping.overview`).
+    public var hasTransactions: Bool { !transactions.isEmpty || RecordGrouping.holdsTransactions(vault.groups) }
     public private(set) var goals: [SavingsGoal] = []
     public private(set) var clients: [Client] = []
     public private(set) var invoices: [Invoice] = []

@@ -52,6 +52,25 @@ public enum RecordGrouping {
         }
     }
 
+    /// What the overview reads: everything but the spending and income of months other than
+    /// `date`'s (which only the budget of those months and the reports use), the change log and
+    /// the notes.
+    public static func overview(on date: CalendarDate) -> @Sendable (PageGroup) -> Bool {
+        let thisMonth = group(.transactions, month: month(date))
+        return { group in
+            switch Class(rawValue: UInt8(group.rawValue >> 56)) {
+            case .transactions: group == thisMonth
+            case .changes, .notes: false
+            case .setup, .local, .values, .invoices, nil: true
+            }
+        }
+    }
+
+    /// Whether the vault holds any spending or income, read or not.
+    static func holdsTransactions(_ groups: [PageGroup]) -> Bool {
+        groups.contains { $0.rawValue >> 56 == UInt64(Class.transactions.rawValue) }
+    }
+
     /// The UTC month of a Unix time, without Foundation's calendar (Howard Hinnant's civil date).
     static func monthOf(timestamp: Int64) -> Int {
         let days = timestamp >= 0 ? timestamp / 86_400 : (timestamp - 86_399) / 86_400
