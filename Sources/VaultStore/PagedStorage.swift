@@ -81,12 +81,21 @@ extension Vault {
         let selected = reading.map { groups.filter($0) } ?? groups
         let indexRows: [(Data, Data)]
         if reading == nil {
-            indexRows = try Row.fetchAll(db, sql: "SELECT locator, sealed FROM page_index").map { ($0[0], $0[1]) }
+            // Only bytes are rows: SQLite would keep a text copy of a blob key as another key.
+            indexRows = try Row.fetchAll(db, sql: "SELECT locator, sealed FROM page_index WHERE \(Self.bothBlobs)")
+                .map { ($0[0], $0[1]) }
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM page_index WHERE NOT (\(Self.bothBlobs))")! > 0 {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil,
+                        detail: "page index rows that are not stored as bytes are in the file (planted)"))
+            }
         } else {
             indexRows = try selected.compactMap { group in
                 let locator = PageLayout.locator(.index, group: group, key: locatorKey)
                 return try Data.fetchOne(
-                    db, sql: "SELECT sealed FROM page_index WHERE locator = ?", arguments: [locator]
+                    db, sql: "SELECT sealed FROM page_index WHERE locator = ? AND \(Self.bothBlobs)",
+                    arguments: [locator]
                 ).map { (locator, $0) }
             }
         }
@@ -100,7 +109,12 @@ extension Vault {
                     ))
                 continue
             }
-            seenIndexes.insert(group)
+            guard seenIndexes.insert(group).inserted else {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is stored twice"))
+                continue
+            }
             guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
                 problems.append(
                     IntegrityProblem(
@@ -211,19 +225,27 @@ extension Vault {
         }
         var unlisted = 0
         if reading == nil {
-            let pageRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page")
+            unlisted = try Int.fetchOne(db, sql: "SELECT count(*) FROM page WHERE NOT (\(Self.bothBlobs))")!
+            let pageRows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page WHERE \(Self.bothBlobs)")
             while let row = try pageRows.next() {
                 let locator: Data = row[0]
                 guard let expected = expectedPages[locator] else {
                     unlisted += 1
                     continue
                 }
-                found.insert(locator)
+                guard found.insert(locator).inserted else {
+                    for id in indexes[expected.group]!.pages[expected.page].ids {
+                        problems.append(
+                            IntegrityProblem(kind: .recordDuplicated, recordID: id, detail: "is in a page stored twice")
+                        )
+                    }
+                    continue
+                }
                 batch.append((locator, row[1], expected))
                 if batch.count == 256 { openBatch() }
             }
         } else {
-            let statement = try db.makeStatement(sql: "SELECT sealed FROM page WHERE locator = ?")
+            let statement = try db.makeStatement(sql: "SELECT sealed FROM page WHERE locator = ? AND \(Self.bothBlobs)")
             for (locator, expected) in expectedPages {
                 guard let sealed = try Data.fetchOne(statement, arguments: [locator]) else { continue }
                 found.insert(locator)
@@ -251,12 +273,22 @@ extension Vault {
                     ))
             }
         }
+        if problems.isEmpty, reading == nil, UInt64(records.count) != commit.recordCount {
+            problems.append(
+                IntegrityProblem(
+                    kind: .structureDamaged, recordID: nil,
+                    detail: "the pages hold \(records.count) records but the commit record counts \(commit.recordCount)"
+                ))
+        }
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(
             partial: reading != nil, counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
             records: records.sortedByID(),
             paged: PagedLayout(commit: commit, indexes: indexes))
     }
+
+    /// A row Coffer wrote: both columns bytes.
+    static let bothBlobs = "typeof(locator) = 'blob' AND typeof(sealed) = 'blob'"
 
     // MARK: Writing pages
 

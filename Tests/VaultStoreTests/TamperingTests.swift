@@ -117,6 +117,36 @@ import VaultCrypto
             })
     }
 
+    /// A primary key of BLOB affinity takes a text copy of a key as another key: every page
+    /// copied that way must be found, not read twice (the review of format 3 found it was).
+    @Test func pagesAndIndexesCopiedAsTextAreFound() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
+        try expectDetected(.recordUnexpected, naming: [nil]) { db in
+            try db.execute(sql: "INSERT INTO page SELECT CAST(locator AS TEXT), sealed FROM page")
+        }
+        #expect(
+            problems { _ = try Vault.open(at: url, with: .passphrase(passphrase())) }.contains {
+                $0.detail.contains("2 pages that no index lists")
+            }, "the copies are counted, never read as the pages they copy")
+        let other = directory.path("other.coffer")
+        _ = try makeVault(at: other, payloads: ["alpha"])
+        try withRawDatabase(other) { db in
+            try db.execute(sql: "INSERT INTO page_index SELECT CAST(locator AS TEXT), sealed FROM page_index")
+        }
+        expectIntegrityFailure(naming: nil, kind: .structureDamaged) {
+            _ = try Vault.open(at: other, with: .passphrase(passphrase()))
+        }
+        let moved = directory.path("moved.coffer")
+        let movedIDs = try makeVault(at: moved, payloads: ["alpha"])
+        try withRawDatabase(moved) { try $0.execute(sql: "UPDATE page SET locator = CAST(locator AS TEXT)") }
+        expectIntegrityFailure(naming: movedIDs[0], kind: .recordMissing) {
+            _ = try Vault.open(at: moved, with: .passphrase(passphrase()))
+        }
+        expectIntegrityFailure(naming: movedIDs[0], kind: .recordMissing) {
+            _ = try Vault.open(at: moved, with: .passphrase(passphrase()), reading: { _ in true })
+        }
+    }
+
     @Test func aTableRebuiltToHoldDuplicatesIsRefused() throws {
         let ids = try makeVault(at: url, payloads: ["alpha", "beta"])
         let locator = try locators(url, ids[0]).page
