@@ -39,12 +39,6 @@ extension Vault {
         -> VaultState
     {
         let vaultID = header.vaultID
-        func failure(_ problems: [IntegrityProblem]) -> VaultError {
-            VaultError(
-                .integrityFailure,
-                "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
-                problems: problems)
-        }
         guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") else {
             throw failure([
                 IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")

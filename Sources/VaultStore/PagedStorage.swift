@@ -45,12 +45,6 @@ extension Vault {
     ) throws -> VaultState {
         let vaultID = header.vaultID
         let locatorKey = keys.locator
-        func failure(_ problems: [IntegrityProblem]) -> VaultError {
-            VaultError(
-                .integrityFailure,
-                "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
-                problems: problems)
-        }
         guard let commitSealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1") else {
             throw failure([
                 IntegrityProblem(kind: .structureDamaged, recordID: nil, detail: "the commit record is missing")
@@ -109,12 +103,7 @@ extension Vault {
                     ))
                 continue
             }
-            guard seenIndexes.insert(group).inserted else {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is stored twice"))
-                continue
-            }
+            seenIndexes.insert(group)
             guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
                 problems.append(
                     IntegrityProblem(
@@ -233,14 +222,7 @@ extension Vault {
                     unlisted += 1
                     continue
                 }
-                guard found.insert(locator).inserted else {
-                    for id in indexes[expected.group]!.pages[expected.page].ids {
-                        problems.append(
-                            IntegrityProblem(kind: .recordDuplicated, recordID: id, detail: "is in a page stored twice")
-                        )
-                    }
-                    continue
-                }
+                found.insert(locator)
                 batch.append((locator, row[1], expected))
                 if batch.count == 256 { openBatch() }
             }
@@ -287,7 +269,8 @@ extension Vault {
             paged: PagedLayout(commit: commit, indexes: indexes))
     }
 
-    /// A row Coffer wrote: both columns bytes.
+    /// A row Coffer wrote: both columns bytes. With the primary key, no locator can then be met
+    /// twice (the records read are also counted against the commit record).
     static let bothBlobs = "typeof(locator) = 'blob' AND typeof(sealed) = 'blob'"
 
     // MARK: Writing pages

@@ -497,6 +497,14 @@ public final class Vault {
             : try loadLegacyState(db: db, header: header, headerBytes: headerBytes, keys: keys)
     }
 
+    /// What a load that found problems throws: every problem, counted.
+    static func failure(_ problems: [IntegrityProblem]) -> VaultError {
+        VaultError(
+            .integrityFailure,
+            "The vault is damaged or has been tampered with: \(problems.count) problem\(problems.count == 1 ? "" : "s") found.",
+            problems: problems)
+    }
+
     /// Raises this machine's high-water mark to the state this process holds.
     private func recordMark() {
         rollbackGuard?.record(

@@ -30,6 +30,8 @@ import VaultStore
         #expect(RecordGrouping.group(of: .transaction(moving)).rawValue == 3 << 56 | novemberMonth)
         #expect(RecordGrouping.monthOf(timestamp: 1_795_564_800) == 2026 * 12 + 10, "2026-11-24T00:00:00Z")
         #expect(RecordGrouping.monthOf(timestamp: -1) == 1969 * 12 + 11, "the second before 1970")
+        #expect(RecordGrouping.monthOf(timestamp: .min) == 1 * 12, "a hostile time is clamped, never a crash")
+        #expect(RecordGrouping.monthOf(timestamp: .max) == 9999 * 12 + 11)
         let unreadable: [UInt8] = [0xFF, 0x01]
         #expect(
             unreadable.withUnsafeBytes { RecordGrouping.grouping(.random(), $0) }.rawValue == 1 << 56,

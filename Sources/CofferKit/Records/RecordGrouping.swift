@@ -71,17 +71,14 @@ public enum RecordGrouping {
         groups.contains { $0.rawValue >> 56 == UInt64(Class.transactions.rawValue) }
     }
 
-    /// The UTC month of a Unix time, without Foundation's calendar (Howard Hinnant's civil date).
+    /// The UTC month of a Unix time, through `CalendarDate`'s civil-date arithmetic (clamped to
+    /// the years a calendar date holds, since a payload's time is not to be trusted).
     static func monthOf(timestamp: Int64) -> Int {
-        let days = timestamp >= 0 ? timestamp / 86_400 : (timestamp - 86_399) / 86_400
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return Int(year) * 12 + Int(month) - 1
+        let seconds = min(max(timestamp, -400_000_000_000), 400_000_000_000)  // ±12,700 years: no overflow
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        return month(CalendarDate(dayNumber: min(max(days, firstDay), lastDay)))
     }
+
+    private static let firstDay = try! CalendarDate(year: 1, month: 1, day: 1).dayNumber
+    private static let lastDay = try! CalendarDate(year: 9999, month: 12, day: 31).dayNumber
 }
