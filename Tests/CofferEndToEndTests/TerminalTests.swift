@@ -133,7 +133,8 @@ struct TerminalTests {
         try tmux("send-keys", "-t", session, "one", "Enter")
         _ = try waitFor("Repeat it:")
         try tmux("send-keys", "-t", session, "two", "Enter")
-        shown = try waitFor("MISMATCH-EXIT=")
+        // The typed command shows "MISMATCH-EXIT=$?": wait for the status itself, not the echo of the line.
+        shown = try waitFor("MISMATCH-EXIT=6")
         #expect(shown.contains("do not match"))
         #expect(shown.contains("MISMATCH-EXIT=64"))
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.path("second.coffer").path))
