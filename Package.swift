@@ -107,7 +107,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "CofferCLITests",
-            dependencies: ["CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore"]),
+            dependencies: [
+                "CofferCLI", "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(
             name: "CofferEndToEndTests",
             dependencies: [

@@ -14,6 +14,7 @@ struct AccountCommands: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add an account.",
             discussion: """
                 Categories are free text; suggested: \(Account.defaultAssetCategories.joined(separator: ", ")); \
@@ -56,6 +57,7 @@ struct AccountCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List accounts with their current values and change over a month and a year, and each category's."
         )
         @OptionGroup var options: VaultOptions
@@ -188,7 +190,8 @@ struct AccountCommands: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one account: value, change, history.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show one account: value, change, history.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         @Argument(help: "The account (a unique prefix is enough).") var name: String
@@ -277,7 +280,8 @@ struct AccountCommands: ParsableCommand {
     }
 
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename an account.")
+        static let configuration = CommandConfiguration(
+            commandName: "rename", abstract: "Rename an account.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Argument(help: "The new name.") var newName: String
@@ -292,6 +296,7 @@ struct AccountCommands: ParsableCommand {
 
     struct Close: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "close",
             abstract: "Close an account: it leaves the totals from that date but stays in history.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
@@ -310,7 +315,8 @@ struct AccountCommands: ParsableCommand {
     }
 
     struct Reopen: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Reopen a closed account.")
+        static let configuration = CommandConfiguration(
+            commandName: "reopen", abstract: "Reopen a closed account.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
 
@@ -324,6 +330,7 @@ struct AccountCommands: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete an account and its history (undoable with coffer undo).",
             discussion:
                 "Asks for confirmation on a terminal; pass --yes otherwise. To keep the history, close it instead."
@@ -354,6 +361,7 @@ struct AccountCommands: ParsableCommand {
 /// `coffer update NAME AMOUNT`: the 30-second job.
 struct Update: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "update",
         abstract: "Record an account's value (today, or on --date).",
         discussion:
             "NAME matches exactly, else by a unique case-insensitive prefix. For a liability, enter the amount owed."
@@ -373,7 +381,7 @@ struct Update: ParsableCommand {
     func run() throws {
         let today = try CommandContext.today()
         let day = try CommandContext.date(date, default: today)
-        let ledger = try options.openLedger()
+        let ledger = try options.openLedger(for: .recordingValue(on: day, today: today))
         let amount = try CommandContext.input { try ledger.currency.parse(self.amount) }
         let account = try ledger.account(named: name)
         let previous = ledger.portfolio.value(of: account, on: day)

@@ -159,6 +159,7 @@ struct BackupCommands: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Back up the vault to each destination, then read each archive back and fully verify it.",
             discussion: """
                 Destinations: every --to DIR, else the saved targets (coffer backup target add DIR) \
@@ -376,6 +377,7 @@ struct BackupCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List archives in a folder (default: every saved target) with their signature status.",
             discussion:
                 "Identity comes from the signed content: copies a sync tool made are listed as copies, and two archives signed with one sequence number as a fork."
@@ -488,6 +490,7 @@ struct BackupCommands: ParsableCommand {
 
     struct Prune: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prune",
             abstract: "Delete old archives from a folder by keep rules, using only signed dates and sequence numbers.",
             discussion:
                 "Touches only distinct archives signed by this vault (any key generation); never the newest one, nor the newest fully verified one. Copies, forks and anything unsigned are never touched."
@@ -639,7 +642,8 @@ struct BackupCommands: ParsableCommand {
             subcommands: [Add.self, Remove.self, List.self])
 
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Save a folder as a default backup destination.")
+            static let configuration = CommandConfiguration(
+                commandName: "add", abstract: "Save a folder as a default backup destination.")
             @OptionGroup var options: VaultOptions
             @Argument var directory: String
             func run() throws {
@@ -652,6 +656,7 @@ struct BackupCommands: ParsableCommand {
 
         struct Remove: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "remove",
                 abstract: "Stop backing up to a folder (its archives stay).")
             @OptionGroup var options: VaultOptions
             @Argument var directory: String
@@ -664,6 +669,7 @@ struct BackupCommands: ParsableCommand {
 
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "list",
                 abstract: "List backup destinations and their last verified backup.")
             @OptionGroup var options: VaultOptions
             @OptionGroup var report: ReportOptions
@@ -703,6 +709,7 @@ struct BackupCommands: ParsableCommand {
 /// `coffer restore FILE --to PATH [--replace]`.
 struct Restore: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "restore",
         abstract: "Restore an archive into a vault: fully verified, built aside, checked, then moved into place.",
         discussion:
             "Refuses to overwrite a vault without --replace; with it the old one is kept as PATH.before-restore-TIME.")

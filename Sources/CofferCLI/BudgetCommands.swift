@@ -386,6 +386,7 @@ enum FlowAccountOption {
 /// `coffer spend AMOUNT CATEGORY`.
 struct Spend: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "spend",
         abstract: "Log spending in a category (its type — needs, wants or savings — comes from the category).")
     @OptionGroup var options: VaultOptions
     @Argument(help: "How much, e.g. 12.50.") var amount: String
@@ -412,7 +413,8 @@ struct Spend: ParsableCommand {
 
 /// `coffer earn AMOUNT SOURCE`.
 struct Earn: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Log income received from one of your income sources.")
+    static let configuration = CommandConfiguration(
+        commandName: "earn", abstract: "Log income received from one of your income sources.")
     @OptionGroup var options: VaultOptions
     @Argument(help: "How much.") var amount: String
     @Argument(help: "The income source (a unique prefix is enough).") var source: String
@@ -438,7 +440,8 @@ struct Earn: ParsableCommand {
 
 /// `coffer save AMOUNT GOAL`.
 struct Save: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Set money aside towards a savings goal.")
+    static let configuration = CommandConfiguration(
+        commandName: "save", abstract: "Set money aside towards a savings goal.")
     @OptionGroup var options: VaultOptions
     @Argument(help: "How much.") var amount: String
     @Argument(help: "The goal (a unique prefix is enough).") var goal: String

@@ -10,7 +10,8 @@ struct CategoryCommands: ParsableCommand {
         subcommands: [Add.self, List.self, Edit.self, Rename.self, Hide.self, Unhide.self, Delete.self, Move.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a category.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add a category.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(help: "needs, wants or savings.") var type: BudgetType
@@ -28,6 +29,7 @@ struct CategoryCommands: ParsableCommand {
 
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Set or clear the account spending in a category comes from by default.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
@@ -47,7 +49,8 @@ struct CategoryCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List categories by type, in order.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List categories by type, in order.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         struct Row: Encodable {
@@ -78,7 +81,8 @@ struct CategoryCommands: ParsableCommand {
     }
 
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename a category.")
+        static let configuration = CommandConfiguration(
+            commandName: "rename", abstract: "Rename a category.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Argument var newName: String
@@ -92,6 +96,7 @@ struct CategoryCommands: ParsableCommand {
 
     struct Hide: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "hide",
             abstract: "Hide a category: not offered for new spending; still counted where used.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
@@ -99,7 +104,8 @@ struct CategoryCommands: ParsableCommand {
     }
 
     struct Unhide: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a hidden category again.")
+        static let configuration = CommandConfiguration(
+            commandName: "unhide", abstract: "Show a hidden category again.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         func run() throws { try CategoryCommands.setHidden(false, name, options) }
@@ -117,6 +123,7 @@ struct CategoryCommands: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a custom category; its transactions move to that type's \"Other\".",
             discussion: "Default categories can be hidden, not deleted. Asks on a terminal; --yes otherwise. Undoable.")
         @OptionGroup var options: VaultOptions
@@ -142,6 +149,7 @@ struct CategoryCommands: ParsableCommand {
 
     struct Move: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "move",
             abstract: "Move a category to another position in its type's list.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String

@@ -10,7 +10,8 @@ struct ClientCommands: ParsableCommand {
         subcommands: [Add.self, List.self, Show.self, Edit.self, Remove.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a client.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add a client.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option var email: String?
@@ -29,7 +30,8 @@ struct ClientCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List clients with what they owe.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List clients with what they owe.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         struct Row: Encodable {
@@ -68,7 +70,8 @@ struct ClientCommands: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a client and their invoices.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show a client and their invoices.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @OptionGroup var report: ReportOptions
@@ -108,7 +111,8 @@ struct ClientCommands: ParsableCommand {
     }
 
     struct Edit: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a client's name, email, address or terms.")
+        static let configuration = CommandConfiguration(
+            commandName: "edit", abstract: "Change a client's name, email, address or terms.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(name: .customLong("name")) var newName: String?
@@ -135,7 +139,8 @@ struct ClientCommands: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a client who has no invoices.")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove a client who has no invoices.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         func run() throws {

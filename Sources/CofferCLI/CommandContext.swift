@@ -47,11 +47,17 @@ extension CommandContext {
 }
 
 extension VaultOptions {
-    /// The ledger of the vault; with `reading`, of the groups it selects only (a view that needs
-    /// less than the whole vault; it cannot write). Inside a shell, the vault already open.
-    func openLedger(reading: (@Sendable (PageGroup) -> Bool)? = nil) throws -> Ledger {
+    /// The ledger of the vault. Inside a shell, the vault already open.
+    func openLedger() throws -> Ledger {
         if let open = CommandSession.ledger(at: vaultURL) { return open }
-        return try Ledger(vault: openVault(reading: reading))
+        return try Ledger(vault: openVault())
+    }
+
+    /// The ledger of the vault for `view`: only the records it needs, when the vault allows
+    /// (`Ledger.open(_:for:)`); it cannot write. Inside a shell, the vault already open.
+    func openLedger(for view: LedgerView) throws -> Ledger {
+        if let open = CommandSession.ledger(at: vaultURL) { return open }
+        return try Ledger.open(unlockVaultFile(), for: view)
     }
 }
 

@@ -8,6 +8,7 @@ import VaultStore
 /// `coffer demo`: a vault shaped like the Plain Text Wealth test set 1, then its overview.
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demo",
         abstract: "Create a demo vault (7 accounts, six months of monthly values) and show its overview.",
         discussion: """
             Without --vault or COFFER_VAULT it goes to demo.coffer beside the default vault, never the \

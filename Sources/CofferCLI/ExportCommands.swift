@@ -6,6 +6,7 @@ import Foundation
 /// `coffer export json [--only SECTION] [--out FILE|-]`.
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract:
             "Export your data in an open format: JSON (imported back with coffer import json), CSV, or a ledger journal.",
         discussion: "Writing to a file warns that the file is not encrypted; files are created 0600.")

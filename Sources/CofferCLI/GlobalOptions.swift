@@ -78,11 +78,11 @@ struct VaultOptions: ParsableArguments {
     }
 
     /// Opens, unlocks and verifies the vault, checked against this machine's high-water mark.
-    func openVault(allowSession: Bool = true, reading: ((PageGroup) -> Bool)? = nil) throws -> Vault {
+    func openVault(allowSession: Bool = true) throws -> Vault {
         if let open = CommandSession.ledger(at: vaultURL) { return open.vault }
         try requireVault()
         return try withSessionFallback(credential(allowSession: allowSession)) {
-            try Vault.open(at: vaultURL, with: $0, guard: rollbackGuard, reading: reading)
+            try Vault.open(at: vaultURL, with: $0, guard: rollbackGuard)
         }
     }
 

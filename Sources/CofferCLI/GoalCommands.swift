@@ -10,7 +10,8 @@ struct GoalCommands: ParsableCommand {
         subcommands: [Add.self, List.self, Edit.self, Remove.self])
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a savings goal.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add a savings goal.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(help: ArgumentHelp("How much you want to reach.", valueName: "amount")) var target: String?
@@ -38,6 +39,7 @@ struct GoalCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List goals with this month, total, target and projected completion.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
@@ -71,7 +73,8 @@ struct GoalCommands: ParsableCommand {
     }
 
     struct Edit: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a goal's name, target or date.")
+        static let configuration = CommandConfiguration(
+            commandName: "edit", abstract: "Change a goal's name, target or date.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Option(name: .customLong("name"), help: "A new name.") var newName: String?
@@ -95,7 +98,8 @@ struct GoalCommands: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a goal that has no contributions.")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove a goal that has no contributions.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         func run() throws {

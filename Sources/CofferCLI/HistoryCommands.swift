@@ -6,7 +6,8 @@ import VaultStore
 
 /// `coffer log`: what changed when.
 struct Log: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List recent changes, newest first.")
+    static let configuration = CommandConfiguration(
+        commandName: "log", abstract: "List recent changes, newest first.")
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions
     @Option(help: "How many changes to show.") var limit: Int = 20
@@ -36,6 +37,7 @@ struct Log: ParsableCommand {
 /// `coffer undo`: revert the last change; repeat to go further back.
 struct Undo: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "undo",
         abstract: "Revert the most recent change (repeat to go further back).")
     @OptionGroup var options: VaultOptions
 
@@ -57,6 +59,7 @@ struct Undo: ParsableCommand {
 /// `coffer redo`: make again what `undo` took back, most recent first, until a new change.
 struct Redo: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "redo",
         abstract: "Make again the change the last undo reverted (repeat to go further).",
         discussion: """
             Any new change forgets what could be redone, as in an editor. Refused (nothing changes) \

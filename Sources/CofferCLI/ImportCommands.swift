@@ -472,6 +472,7 @@ struct RulesCommands: ParsableCommand {
     /// `coffer import rules export NAME [--out FILE]`: the set as a tab-separated text file.
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write a rule set as a text file (one rule a line: pattern, category|goal|source, name).",
             discussion: "The file is plaintext: it shows the merchants your rules name.")
         @OptionGroup var options: VaultOptions
@@ -523,6 +524,7 @@ struct RulesCommands: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a rule to a rule set (created if new): PATTERN → --category, --goal or --source.",
             discussion:
                 "Also accepted: the pattern as --pattern or --match, and the place as a third argument (a category, else a goal, else an income source)."
@@ -592,7 +594,8 @@ struct RulesCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List rule sets.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List rule sets.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
         struct Row: Encodable { let name: String; let rules: Int }
@@ -612,6 +615,7 @@ struct RulesCommands: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show a rule set's rules, in the order they are tried.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
@@ -658,6 +662,7 @@ struct RulesCommands: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove a rule set, or one rule of it with --rule N (undoable).")
         @OptionGroup var options: VaultOptions
         @Argument var name: String

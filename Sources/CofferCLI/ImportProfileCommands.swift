@@ -184,6 +184,7 @@ struct ImportProfileCommands: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Save statement settings under NAME (or, with --replace, in place of the saved ones).",
             discussion: "Or save them from a first import: coffer import csv FILE ... --save-profile NAME")
         @OptionGroup var options: VaultOptions
@@ -216,7 +217,8 @@ struct ImportProfileCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the saved import profiles.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the saved import profiles.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
 
@@ -240,7 +242,8 @@ struct ImportProfileCommands: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show every setting of one import profile.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show every setting of one import profile.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @OptionGroup var report: ReportOptions
@@ -263,7 +266,8 @@ struct ImportProfileCommands: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an import profile (undoable).")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove an import profile (undoable).")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
 

@@ -26,7 +26,8 @@ struct IncomeCommands: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add an income source.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add an income source.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         @Argument(help: "How much each payment is (a variable source: a typical month).") var amount: String
@@ -51,6 +52,7 @@ struct IncomeCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List income sources and this month's expected total.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
@@ -97,6 +99,7 @@ struct IncomeCommands: ParsableCommand {
 
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change an income source's name, amount or frequency.")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
@@ -135,6 +138,7 @@ struct IncomeCommands: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove an income source (income already recorded stays).")
         @OptionGroup var options: VaultOptions
         @Argument var name: String

@@ -8,6 +8,7 @@ import VaultStore
 /// `coffer init`: creates a new, empty vault.
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "init",
         abstract: "Create a new vault.",
         discussion:
             "Asks for the new passphrase twice on a terminal, or reads it from --passphrase-file, --passphrase-command or COFFER_PASSPHRASE."

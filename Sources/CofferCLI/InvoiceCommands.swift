@@ -28,6 +28,7 @@ struct InvoiceCommands: ParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Create an invoice (a draft, or sent with --send).",
             discussion:
                 "Items: --item \"DESCRIPTION\" QUANTITY PRICE, repeated; --discount \"DESCRIPTION\" AMOUNT|PERCENT% off before tax; --credit \"DESCRIPTION\" AMOUNT off after tax. Due date from --due, else --terms, else the client's terms."
@@ -80,6 +81,7 @@ struct InvoiceCommands: ParsableCommand {
 
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "send",
             abstract: "Mark a draft as sent (its items and amounts are then frozen).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
@@ -95,6 +97,7 @@ struct InvoiceCommands: ParsableCommand {
 
     struct Void: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "void",
             abstract: "Void an invoice with no payments (its number is never reused).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
@@ -108,6 +111,7 @@ struct InvoiceCommands: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show an invoice: amount first, client second, dates as text.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
@@ -182,6 +186,7 @@ struct InvoiceCommands: ParsableCommand {
 
     struct Pay: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "pay",
             abstract: "Record a payment (the full outstanding amount by default).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
@@ -222,6 +227,7 @@ struct InvoiceCommands: ParsableCommand {
 
     struct Remind: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remind",
             abstract: "Print a polite, ready-to-send payment reminder, signed by the sender, and record it.",
             discussion: "The reminder's date is kept on the invoice (coffer undo takes it back); --dry-run only prints."
         )
@@ -267,7 +273,8 @@ struct InvoiceCommands: ParsableCommand {
     }
 
     struct Export: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write a printable, self-contained HTML invoice.")
+        static let configuration = CommandConfiguration(
+            commandName: "export", abstract: "Write a printable, self-contained HTML invoice.")
         @OptionGroup var options: VaultOptions
         @Argument var id: String
         @Option(help: ArgumentHelp("The HTML file to write.", valueName: "file")) var html: String

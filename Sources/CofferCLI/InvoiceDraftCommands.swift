@@ -81,6 +81,7 @@ struct LineOptions: ParsableArguments {
 extension InvoiceCommands {
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change a draft: its lines, tax, due date, notes or client.",
             discussion:
                 "Each of --item, --discount and --credit replaces all the lines of its kind. Sent and void invoices are frozen (64)."
@@ -136,6 +137,7 @@ extension InvoiceCommands {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a draft (its number is never reused; undoable).",
             discussion: "Asks for confirmation on a terminal; pass --yes otherwise. Sent invoices are voided instead.")
         @OptionGroup var options: VaultOptions
@@ -160,6 +162,7 @@ extension InvoiceCommands {
 
     struct Duplicate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "duplicate",
             abstract: "Make a new draft with the same client, lines, tax and notes under the next number.")
         @OptionGroup var options: VaultOptions
         @Argument var id: String

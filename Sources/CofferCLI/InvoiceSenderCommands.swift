@@ -12,6 +12,7 @@ extension InvoiceCommands {
 
         struct Set: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "set",
                 abstract: "Set the sender's details (an empty value clears a field).",
                 discussion:
                     "Name, email and tax number are one line each; the address, payment instructions and bank details may span lines. Only the options given change."
@@ -67,7 +68,8 @@ extension InvoiceCommands {
         }
 
         struct Show: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Show the sender's details.")
+            static let configuration = CommandConfiguration(
+                commandName: "show", abstract: "Show the sender's details.")
             @OptionGroup var options: VaultOptions
             @OptionGroup var report: ReportOptions
 

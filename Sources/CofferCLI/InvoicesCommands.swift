@@ -87,6 +87,7 @@ struct InvoicesCommands: ParsableCommand {
 
     struct Dashboard: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "dashboard",
             abstract: "Outstanding, overdue, paid this month, ageing, per client.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions

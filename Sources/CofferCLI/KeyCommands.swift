@@ -13,6 +13,7 @@ struct PassphraseCommands: ParsableCommand {
 
     struct Change: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "change",
             abstract: "Change the passphrase, and replace the master key so the old passphrase is revoked.",
             discussion: """
                 Needs the current passphrase (or the recovery key: --recovery-key, --recovery-key-file), never just a session. The new one is \
@@ -108,6 +109,7 @@ enum KeyChangeMessages {
 /// `coffer rekey`.
 struct Rekey: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rekey",
         abstract: "Replace the master key and re-encrypt every record, in one atomic step.",
         discussion: """
             Use it when the master key may have leaked (a session file or memory copied). Needs the current \
@@ -177,6 +179,7 @@ struct RecoveryKeyCommands: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a recovery key (shown once) or replace the existing one.",
             discussion: """
                 Needs the passphrase, never just a session. Open the vault with it later by typing it (--recovery-key) or from a file (--recovery-key-file FILE). \
@@ -221,6 +224,7 @@ struct RecoveryKeyCommands: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove the recovery key and replace the master key, so the removed key is revoked.",
             discussion: "Needs the passphrase, which keeps working.")
 

@@ -67,6 +67,7 @@ struct NoteCommands: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a note: its text from $EDITOR, or from standard input with --stdin.",
             discussion: "The text is never taken as an argument: shell history and ps would keep it.")
         @OptionGroup var options: VaultOptions
@@ -111,6 +112,7 @@ struct NoteCommands: ParsableCommand {
 
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change a note's text in $EDITOR (or from --stdin), or what it is attached to.",
             discussion:
                 "Given only --account, --client, --invoice or --detach, only the attachment changes. In $EDITOR every save is kept as it happens."
@@ -173,7 +175,8 @@ struct NoteCommands: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a note's text.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show a note's text.")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The note (its title, or a unique prefix of at least 3 letters).") var title: String
         @OptionGroup var report: ReportOptions
@@ -192,6 +195,7 @@ struct NoteCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the notes: titles, what each is attached to, when it changed (never the text).")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions

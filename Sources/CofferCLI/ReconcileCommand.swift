@@ -6,6 +6,7 @@ import Foundation
 /// `coffer reconcile ACCOUNT [--balance AMOUNT] [--json]`.
 struct Reconcile: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reconcile",
         abstract: "List the flows since an account's value was last typed, and what they leave unexplained.",
         discussion: """
             Spending, income, saving and invoice payments recorded with an account (--from, --into, --to, \

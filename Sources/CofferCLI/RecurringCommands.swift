@@ -16,6 +16,7 @@ struct RecurringCommands: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a recurring item: spending in a category, income, saving, or a retainer invoice.")
         @OptionGroup var options: VaultOptions
         @Argument(help: "Its name (an invoice's line description).") var name: String
@@ -94,7 +95,8 @@ struct RecurringCommands: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List recurring items with their next due date.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List recurring items with their next due date.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
 
@@ -141,6 +143,7 @@ struct RecurringCommands: ParsableCommand {
 
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change a recurring item's amount, accounts, end date or note (from its next occurrence on).")
         @OptionGroup var options: VaultOptions
         @Argument(help: "Its name or id.") var name: String
@@ -187,7 +190,8 @@ struct RecurringCommands: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a recurring item (what it recorded stays).")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove a recurring item (what it recorded stays).")
         @OptionGroup var options: VaultOptions
         @Argument var name: String
         func run() throws {
@@ -248,6 +252,7 @@ struct RecurringCommands: ParsableCommand {
 /// `coffer upcoming [--days N]`, `upcoming confirm [ID|--all]`, `upcoming skip ID`.
 struct Upcoming: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "upcoming",
         abstract: "What recurring items are due: missed, today, and the next days; confirm records them.",
         subcommands: [List.self, Confirm.self, Skip.self], defaultSubcommand: List.self)
 
@@ -314,6 +319,7 @@ struct Upcoming: ParsableCommand {
 
     struct Confirm: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "confirm",
             abstract: "Record what is due (each occurrence its own undoable change, dated its due date).")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
@@ -361,6 +367,7 @@ struct Upcoming: ParsableCommand {
 
     struct Skip: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "skip",
             abstract: "Pass over the oldest due occurrence of an item without recording it.")
         @OptionGroup var options: VaultOptions
         @Argument(help: "A recurring item's name or id.") var id: String

@@ -7,6 +7,7 @@ import VaultStore
 /// `coffer overview` (and `coffer` alone): where am I, in one screen.
 struct Overview: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "overview",
         abstract: "Net worth, change since last month, one projection, where it sits, top assets.")
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions
@@ -47,7 +48,7 @@ struct Overview: ParsableCommand {
     func run() throws {
         let date = try CommandContext.date(asOf, default: try CommandContext.today())
         try render(
-            ledger: try options.openLedger(reading: RecordGrouping.overview(on: date)), date: date, json: report.json)
+            ledger: try options.openLedger(for: .overview(on: date)), date: date, json: report.json)
     }
 
     func render(ledger: Ledger, date: CalendarDate, json: Bool) throws {
@@ -68,7 +69,7 @@ struct Overview: ParsableCommand {
                     liabilities: money(totals.liabilities),
                     changeSinceLastMonth: netWorth.hasAMonthOfHistory(on: date) ? money(change) : nil,
                     invoicesReceivable: money(totals.receivable),
-                    invoices: ledger.invoices.isEmpty
+                    invoices: !ledger.hasInvoices
                         ? nil
                         : try {
                             let receivables = try Receivables(invoices: ledger.invoices, today: date)
@@ -177,7 +178,7 @@ extension Overview {
             Output.line()
             Output.line("Budget: \(currency.format(month.remaining)) remaining in \(month.month.title) (coffer budget)")
         }
-        if !ledger.invoices.isEmpty {
+        if ledger.hasInvoices {
             let receivables = try Receivables(invoices: ledger.invoices, today: date)
             Output.line(
                 "Invoices: \(currency.format(receivables.outstanding)) outstanding"
@@ -206,6 +207,7 @@ extension Overview {
 /// `coffer assets [CATEGORY]`: categories, then the accounts in one.
 struct Assets: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "assets",
         abstract: "Categories with totals and shares; or the accounts in one category.")
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions
@@ -305,6 +307,7 @@ struct GrowthCommands: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Set a category's or an account's yearly rate, e.g. coffer growth set Pensions 5%.",
             discussion: "An account's own rate wins over its category's; without either, 0%.")
         @OptionGroup var options: VaultOptions
@@ -324,6 +327,7 @@ struct GrowthCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "Show the rate each account grows at, and where it comes from.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var report: ReportOptions
@@ -364,6 +368,7 @@ struct GrowthCommands: ParsableCommand {
 /// `coffer projection [--years N]`.
 struct Projection: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "projection",
         abstract: "Where your net worth heads at your growth rates: 1, 5 and 10 years (or --years N).")
     @OptionGroup var options: VaultOptions
     @OptionGroup var report: ReportOptions

@@ -18,6 +18,7 @@ struct ReportCommands: ParsableCommand {
 
     struct Cashflow: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "cashflow",
             abstract: "Income, spending and the net for each month.")
         @OptionGroup var options: VaultOptions
         @OptionGroup var range: ReportRangeOptions
@@ -95,6 +96,7 @@ struct ReportCommands: ParsableCommand {
 
     struct Categories: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "categories",
             abstract: "Each category's spending month by month, with Needs, Wants and Savings subtotals.",
             discussion: "Like hledger bal -M. --category keeps one category; --type one budget type.")
         @OptionGroup var options: VaultOptions
@@ -208,6 +210,7 @@ struct ReportCommands: ParsableCommand {
 
     struct Year: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "year",
             abstract: "A year in one screen: income, spending, saving rate, top categories, net worth, invoices.",
             discussion: """
                 A calendar year by default; --start-month 4 (or report.year_start = 4 in the configuration file) \
@@ -434,6 +437,7 @@ struct ReportCommands: ParsableCommand {
 
     struct Invoices: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "invoices",
             abstract: "Invoiced and received per month, and per client: owed, and days to pay (slowest first).")
         @OptionGroup var options: VaultOptions
         @OptionGroup var range: ReportRangeOptions

@@ -15,6 +15,7 @@ extension SearchKind: ExpressibleByArgument {
 /// `coffer search TEXT [--kind K]... [--limit N] [--json]`.
 struct Search: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "search",
         abstract: "Find text in accounts, transactions, clients, invoices and notes, and say where it is.",
         discussion: """
             Case and accents are ignored ("cafe" finds "Café"). Transactions and invoices are listed \

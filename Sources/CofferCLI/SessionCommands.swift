@@ -6,6 +6,7 @@ import VaultStore
 /// `coffer unlock`: pays the Argon2id cost once and starts a session.
 struct Unlock: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "unlock",
         abstract: "Unlock the vault for a while, so later commands need no passphrase.",
         discussion: """
             Prints `export COFFER_SESSION=...` on standard output; run it as eval "$(coffer unlock)". \
@@ -73,6 +74,7 @@ struct Unlock: ParsableCommand {
 /// `coffer lock`: ends sessions.
 struct Lock: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "lock",
         abstract: "End the unlocked session (and every other session for this vault).",
         discussion: """
             Sessions are found by the vault id in the vault's header; for a vault that was moved or \

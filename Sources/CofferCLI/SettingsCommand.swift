@@ -5,7 +5,8 @@ import Foundation
 
 /// `coffer settings [--receivables on|off]`.
 struct Settings: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show or change vault settings.")
+    static let configuration = CommandConfiguration(
+        commandName: "settings", abstract: "Show or change vault settings.")
     @OptionGroup var options: VaultOptions
     @Option(help: "Count unpaid sent invoices in net worth as \"Invoices receivable\": on or off.") var receivables:
         Toggle?

@@ -12,6 +12,7 @@ import VaultStore
 /// `/proc/PID/cmdline`, which every local user can read.
 struct Shell: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "shell",
         abstract:
             "A prompt that unlocks once and takes commands without `coffer`; nothing typed reaches shell history.",
         discussion: """
@@ -104,6 +105,7 @@ enum ShellCompletion {
 
 struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "batch",
         abstract: "Run commands from standard input, one per line without `coffer`, for one unlock: for scripts.",
         discussion: """
             Blank lines and lines starting with # are skipped. It stops at the first command that fails and \

@@ -7,6 +7,7 @@ import VaultStore
 /// `coffer status`: what the vault is and whether it is unlocked, without asking for anything.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the vault's path, format, key derivation, records and session state.")
 
     @OptionGroup var options: VaultOptions
@@ -126,6 +127,7 @@ struct Status: ParsableCommand {
 /// write would otherwise do.
 struct Upgrade: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "upgrade",
         abstract: "Rewrite a vault made by an earlier Coffer in the current format (records in sealed pages).",
         discussion: """
             An earlier format is read as it is and upgraded by the first command that writes; this does it \
@@ -169,6 +171,7 @@ struct Upgrade: ParsableCommand {
 /// `coffer verify`: the full integrity check.
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Check every record, the manifest, the commit record and the header; name anything damaged.",
         discussion:
             "Exit status 65 when anything fails, with each damaged, missing, injected or rolled-back record named."

@@ -11,6 +11,7 @@ struct TransactionCommands: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract:
                 "List a month's transactions, newest first; a --from/--to range's, or with --text, --min or --max every month's (unless --month is given)."
         )
@@ -74,6 +75,7 @@ struct TransactionCommands: ParsableCommand {
 
     struct Edit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Correct a transaction's amount, date, note or category.")
         @OptionGroup var options: VaultOptions
         @Argument(help: "The id shown by coffer transaction list (its first characters are enough).") var id: String
@@ -121,6 +123,7 @@ struct TransactionCommands: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a transaction (asks on a terminal; --yes otherwise; undoable).")
         @OptionGroup var options: VaultOptions
         @Argument var id: String

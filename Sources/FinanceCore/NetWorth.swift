@@ -11,11 +11,47 @@ public struct NetWorth: Sendable {
     public let portfolio: Portfolio
     public let invoices: [Invoice]
     public let includesReceivables: Bool
+    /// Where month ends up to a month come from when the records before them were not read.
+    public let earlier: Earlier?
 
-    public init(portfolio: Portfolio, invoices: [Invoice], includeReceivables: Bool) {
+    /// Month ends up to and including month `through` (`CalendarDate.monthNumber`) answered from
+    /// `monthEnds`; the portfolio and invoices then need to hold only what changes later days
+    /// (each account's value at the end of `through` as its first value).
+    public struct Earlier: Sendable {
+        public let monthEnds: MonthEnds
+        public let through: Int
+        /// Every account's value and the receivable at the end of each month listed up to
+        /// `through`, added up once: a chart asks for every month end.
+        let figures: [(month: Int, values: [UUID: Money], receivable: Money)]
+
+        public init(monthEnds: MonthEnds, through: Int) {
+            self.monthEnds = monthEnds
+            self.through = through
+            var figures: [(month: Int, values: [UUID: Money], receivable: Money)] = []
+            var values: [UUID: Money] = [:]
+            for entry in monthEnds.months where entry.month <= through {
+                for item in entry.values { values[item.accountID] = item.value }
+                figures.append((entry.month, values, entry.receivable))
+            }
+            self.figures = figures
+        }
+
+        /// The figures at the end of `month`: those of the last month listed up to it.
+        public func figures(atEndOf month: Int) -> (values: [UUID: Money], receivable: Money) {
+            var low = 0, high = figures.count
+            while low < high {
+                let middle = (low + high) / 2
+                if figures[middle].month <= month { low = middle + 1 } else { high = middle }
+            }
+            return low == 0 ? ([:], .zero) : (figures[low - 1].values, figures[low - 1].receivable)
+        }
+    }
+
+    public init(portfolio: Portfolio, invoices: [Invoice], includeReceivables: Bool, earlier: Earlier? = nil) {
         self.portfolio = portfolio
         self.invoices = includeReceivables ? invoices : []
         self.includesReceivables = includeReceivables
+        self.earlier = earlier
     }
 
     public struct Totals: Equatable, Sendable {
@@ -27,11 +63,32 @@ public struct NetWorth: Sendable {
     }
 
     public func totals(on date: CalendarDate) throws -> Totals {
+        if let earlier, date.monthNumber <= earlier.through { return try totals(atMonthEnd: date, from: earlier) }
         let accounts = try portfolio.totals(on: date)
         let receivable = try receivable(on: date)
         return Totals(
             assets: try accounts.assets.adding(receivable), liabilities: accounts.liabilities, receivable: receivable,
             netWorth: try accounts.netWorth.adding(receivable))
+    }
+
+    private func totals(atMonthEnd date: CalendarDate, from earlier: Earlier) throws -> Totals {
+        guard date == date.endOfMonth else {
+            throw FinanceError(.invalidDate, "Net worth on \(date) needs records that were not read.")
+        }
+        let figures = earlier.figures(atEndOf: date.monthNumber)
+        var assets = Money.zero, liabilities = Money.zero
+        for account in portfolio.accounts where account.isOpen(on: date) {
+            guard let value = figures.values[account.id] else { continue }
+            switch account.kind {
+            case .asset: assets = try assets.adding(value)
+            case .liability: liabilities = try liabilities.adding(value)
+            }
+        }
+        let receivable = includesReceivables ? figures.receivable : .zero
+        assets = try assets.adding(receivable)
+        return Totals(
+            assets: assets, liabilities: liabilities, receivable: receivable,
+            netWorth: try assets.subtracting(liabilities))
     }
 
     /// Unpaid sent invoices on `date` (zero when receivables are left out).
@@ -50,11 +107,24 @@ public struct NetWorth: Sendable {
         firstDate.map { $0 <= date.adding(months: -1) } ?? false
     }
 
-    /// The first account value or sent invoice (counted in net worth), if any.
+    /// The first account value or sent invoice (counted in net worth), if any. From month-end
+    /// figures, the first day of its month: both uses ask only which month it was in, or whether
+    /// it was at least a month before a day after that month.
     private var firstDate: CalendarDate? {
         let firstAccountDate = portfolio.accounts.compactMap { portfolio.updates(of: $0).first?.date }.min()
         let firstInvoiceDate = invoices.compactMap(\.sentOn).min()
-        return [firstAccountDate, firstInvoiceDate].compactMap { $0 }.min()
+        var earliest = [firstAccountDate, firstInvoiceDate].compactMap { $0 }.min()
+        if let earlier {
+            let months = [
+                earlier.monthEnds.firstValueMonth(of: Set(portfolio.accounts.map(\.id))),
+                includesReceivables ? earlier.monthEnds.firstSentMonth : nil,
+            ].compactMap { $0 }.filter { $0 <= earlier.through }
+            if let month = months.min() {
+                let firstDay = CalendarDate.firstOfMonth(number: month)
+                earliest = min(earliest ?? firstDay, firstDay)
+            }
+        }
+        return earliest
     }
 
     public struct Point: Equatable, Sendable {

@@ -158,6 +158,26 @@ public final class Vault {
     /// `.unsorted`.
     public var grouping: PageGrouping?
 
+    /// The records stored in another group than `grouping` gives them (it changed since they were
+    /// written): putting them again moves them. Empty without a grouping, before format 3, or
+    /// when only some groups were read.
+    public func recordsOutsideTheirGroup() -> [RecordID] {
+        guard let grouping, let layout = state.paged, !state.partial else { return [] }
+        var found: [RecordID] = []
+        state.records.withView { view in
+            for (group, index) in layout.indexes {
+                for page in index.pages {
+                    for id in page.ids {
+                        guard let at = state.records.index(of: id), grouping(id, view.payload(at: at)) != group
+                        else { continue }
+                        found.append(id)
+                    }
+                }
+            }
+        }
+        return found.sorted()
+    }
+
     /// The row holding `id`'s page, and the row of its group's index (format 3): what an attack
     /// on one page aims at.
     package func pageLocators(of id: RecordID) -> (page: Data, index: Data)? {
@@ -557,9 +577,13 @@ public final class Vault {
     /// Puts and deletes records in one transaction that re-seals the pages they leave or join,
     /// those pages' group indexes and the commit record. Either all of it is written or none. A
     /// format 1 or 2 file is upgraded to format 3 first (`upgrade()`).
+    ///
+    /// A vault opened for some groups (`open(reading:)`) writes to those groups and to new ones
+    /// only, and deletes only records it read; a record it puts that it did not read must be a
+    /// new one (a fresh random id): one already in a group not read would be there twice, which
+    /// the next whole read reports as a duplicated record.
     public func apply(_ changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }
-        try requireWhole()
         if state.paged == nil { try upgrade() }
         let keys = self.keys.operational
         let vaultID = id
@@ -599,6 +623,24 @@ public final class Vault {
             // A record put and deleted again in one batch, and never stored, leaves no trace.
             final.removeAll { $0.written == nil && updated.records.index(of: $0.id) == nil }
             final.sort { $0.id < $1.id }
+            let added = final.count { $0.written != nil && updated.records.index(of: $0.id) == nil }
+            let removed = final.count { $0.written == nil }
+            if updated.partial {
+                // Only into groups read whole, or new: an index not read would be written over.
+                let places = layout.places(of: Set(final.map(\.id)))
+                for case (let id, let written?) in final {
+                    let group =
+                        grouping.map { grouping in written.payload.withUnsafeBytes { grouping(id, $0) } }
+                        ?? places[id]?.group ?? .unsorted
+                    guard layout.indexes[group] != nil || layout.commit.indexDigests[group] == nil else {
+                        throw VaultError(
+                            .storageFailure,
+                            "This vault was opened to read part of it, and the change reaches records it did not read; open it whole to change it. Nothing was changed."
+                        )
+                    }
+                }
+                layout.commit.recordCount = UInt64(Int(layout.commit.recordCount) + added - removed)
+            }
             try Self.writeChangedPages(
                 db, layout: &layout, final: final, store: updated.records, grouping: grouping, keys: keys,
                 vaultID: vaultID)
@@ -653,7 +695,7 @@ public final class Vault {
     {
         guard var layout = state.paged else { throw Self.replacedMeanwhile }
         layout.commit.counter += 1
-        layout.commit.recordCount = UInt64(state.records.count)
+        if !state.partial { layout.commit.recordCount = UInt64(state.records.count) }
         layout.commit.headerDigest = BLAKE2b.hash(headerBytes)
         if let device = state.deviceID { layout.commit.deviceID = device }
         state.paged = layout

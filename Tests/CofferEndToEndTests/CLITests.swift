@@ -19,7 +19,8 @@ import VaultStore
         #expect(status.stdout.contains("key generation 1"))
         #expect(status.stdout.contains("Argon2id interactive"))
         #expect(
-            status.stdout.contains("Records       sealed in 1 page; unlock to count them"),
+            // The setup's page and the summary's.
+            status.stdout.contains("Records       sealed in 2 pages; unlock to count them"),
             "the file shows pages, not records: \(status.stdout)")
         #expect(status.stdout.contains("locked"))
         #expect(!status.stdout.contains("Next:"), "advice goes to a terminal's stderr only")
@@ -28,14 +29,14 @@ import VaultStore
         let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
         #expect(decoded["formatVersion"] as? Int == 3)
         #expect(decoded["records"] is NSNull)
-        #expect(decoded["pages"] as? Int == 1)
+        #expect(decoded["pages"] as? Int == 2)
         #expect(decoded["keyGeneration"] as? Int == 1)
         #expect((decoded["kdf"] as? [String: Any])?["profile"] as? String == "interactive")
         #expect((decoded["session"] as? [String: Any])?["state"] as? String == "locked")
 
         let verify = try sandbox.run(["verify", "--passphrase-file", passphraseFile])
         #expect(verify.status == 0)
-        #expect(verify.stdout.contains("Vault OK: 19 records verified"))
+        #expect(verify.stdout.contains("Vault OK: 20 records verified"))
     }
 
     @Test func initRefusesAnExistingVaultAndEmptyPassphrases() throws {
@@ -455,13 +456,13 @@ import VaultStore
         let rekey = try sandbox.run(["rekey", "--passphrase-file", passphraseFile])
         #expect(rekey.status == 0, "\(rekey.stderr)")
         #expect(
-            rekey.stdout.contains("39 records"),
-            "20 test records, and the settings and 18 default categories made by init")
+            rekey.stdout.contains("40 records"),
+            "20 test records, the settings and 18 default categories made by init, and the ledger's summary")
 
         let after = try withRawDatabase(sandbox.vault) { try Data.fetchAll($0, sql: "SELECT sealed FROM page") }
         #expect(Set(after).isDisjoint(with: Set(before)))
         let reopened = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase("old passphrase")))
-        #expect(reopened.recordCount == 39)
+        #expect(reopened.recordCount == 40)
         #expect(Set(payloads).isSubset(of: Set(reopened.records.map(\.payload))))
         #expect(try sandbox.run(["verify"], environment: ["COFFER_SESSION": token]).status == 77)
         #expect(try sandbox.run(["rekey"], environment: ["COFFER_PASSPHRASE": "wrong"]).status == 77)

@@ -361,6 +361,26 @@ import Testing
             hex:
                 "170101084a616e6520446f65010e32204c6f772052640a4c65656473000105474231323300011f536f727420636f64652031322d33342d35360a4163636f756e7420313233340111494e562d7b595959597d2d7b303030307d"
         ),
+        // 24 ledger summary: commit 7, grouping 2, last change 5, value order 9, transaction 3, 2
+        // transactions,
+        // first invoice sent in 2026-01; two months.
+        Pin(
+            version: 1, id: idA,
+            record: .summary(
+                LedgerSummary(
+                    commit: 7, grouping: 2, lastChange: 5, lastValueOrder: 9, lastTransaction: 3, transactions: 2,
+                    monthEnds: MonthEnds(
+                        months: [
+                            .init(
+                                month: 2026 * 12, values: [.init(accountID: idB, value: Money(minorUnits: 120_000))],
+                                receivable: .zero),
+                            .init(
+                                month: 2026 * 12 + 1, values: [.init(accountID: idC, value: Money(minorUnits: -5))],
+                                receivable: Money(minorUnits: 50_000)),
+                        ], firstSentMonth: 2026 * 12))),
+            hex:
+                "180107020509030201f0fb0202f0fb0200010f1e2d3c4b5a69788796a5b4c3d2e1f080d30ef2fb02a08d0601ffeeddccbbaa9988776655443322110009"
+        ),
         // 19 undone change (the redo stack).
         Pin(
             version: 1, id: idA,
@@ -441,6 +461,7 @@ import Testing
             .client: (12, 2), .invoice: (13, 3), .invoiceCounter: (14, 1), .categoryRuleSet: (15, 2),
             .syncState: (16, 2), .syncIndex: (17, 1), .syncConflict: (18, 1), .undoneChange: (19, 1),
             .importProfile: (20, 3), .note: (21, 1), .recurring: (22, 1), .invoiceSender: (23, 1),
+            .summary: (24, 1),
         ]
         #expect(RecordKind.allCases.count == pinned.count)
         for kind in RecordKind.allCases {

@@ -100,8 +100,12 @@ import VaultStore
     /// aside by an interrupted upgrade is itself the old vault whole.
     @Test func killedUpgradeLeavesTheOldVaultOrTheNewOne() throws {
         let sandbox = Sandbox()
-        let base = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Fixtures/vault-format2/demo.coffer").standardized
+        // A copy: even opening a file lets SQLite touch its header, and the committed one stays as it is.
+        let base = sandbox.directory.path("demo-format2.coffer")
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../Fixtures/vault-format2/demo.coffer").standardized,
+            to: base)
         let passphrase = try Passphrase("demo")
         let records = try Vault.open(at: base, with: .passphrase(passphrase)).records
         var formats = (old: 0, new: 0)

@@ -480,13 +480,33 @@ import VaultCrypto
         }
     }
 
-    @Test func aPartialOpenWritesNothingAndVerifiesEverything() throws {
+    @Test func aPartialOpenWritesOnlyWhatItReadAndVerifiesEverything() throws {
         let ids = try makeVault(at: url, payloads: ["apple", "banana"])
         let partial = try Vault.open(at: url, with: .passphrase(passphrase()), reading: onlyA)
+        partial.grouping = byFirstLetter
         let before = try Data(contentsOf: url)
-        expectVaultError(.storageFailure) { try partial.apply([.put(ids[0], Data("apricot".utf8))]) }
+        // Into a group it did not read: that group's index would be written over.
+        expectVaultError(.storageFailure) { try partial.apply([.put(ids[1], Data("blueberry".utf8))]) }
+        expectVaultError(.storageFailure) { try partial.apply([.put(.random(), Data("blackberry".utf8))]) }
+        expectVaultError(.storageFailure) {
+            try partial.apply([.put(.random(), Data("apricot".utf8)), .put(ids[0], Data("bilberry".utf8))])
+        }
+        expectVaultError(.recordNotFound) { try partial.apply([.delete(ids[1])]) }
         expectVaultError(.storageFailure) { try partial.rekey() }
         #expect(try Data(contentsOf: url) == before)
+
+        // Into the group it read, and a new one: the whole vault then counts and holds them.
+        let (almond, cherry) = (RecordID.random(), RecordID.random())
+        try partial.apply([
+            .put(ids[0], Data("apricot".utf8)), .put(almond, Data("almond".utf8)), .put(cherry, Data("cherry".utf8)),
+        ])
+        let whole = try Vault.open(at: url, with: .passphrase(passphrase()))
+        #expect(whole.recordCount == 4)
+        #expect(whole.record(ids[0])?.payload == Data("apricot".utf8))
+        #expect(whole.record(ids[1])?.payload == Data("banana".utf8))
+        #expect(whole.record(almond)?.payload == Data("almond".utf8))
+        #expect(whole.record(cherry)?.payload == Data("cherry".utf8))
+        #expect(try whole.verify().recordCount == 4)
         // A deleted page of an unread group: verify reads the whole vault.
         let locator = try locators(url, ids[1]).page
         try withRawDatabase(url) { try $0.execute(sql: "DELETE FROM page WHERE locator = ?", arguments: [locator]) }

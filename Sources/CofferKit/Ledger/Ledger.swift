@@ -31,11 +31,15 @@ public final class Ledger {
     public private(set) var incomeSources: [IncomeSource] = []
     public private(set) var transactions: [Transaction] = []
     /// Whether the vault holds any spending or income: also those not read when the vault was
-    /// opened for one view (`Vault.open(reading:)`, `RecordGrouping.overview`).
-    public var hasTransactions: Bool { !transactions.isEmpty || RecordGrouping.holdsTransactions(vault.groups) }
+    /// opened for a view (`LedgerView`).
+    public var hasTransactions: Bool {
+        readsPartially ? summaryRecord!.summary.transactions > 0 : !transactions.isEmpty
+    }
     public private(set) var goals: [SavingsGoal] = []
     public private(set) var clients: [Client] = []
     public private(set) var invoices: [Invoice] = []
+    /// Whether the vault holds any invoice: also those not read when it was opened for a view.
+    public var hasInvoices: Bool { !invoices.isEmpty || RecordGrouping.holds(.invoices, vault.groups) }
     public private(set) var invoiceCounter: (id: UUID, counter: InvoiceCounter)?
     /// Who sends the invoices (`coffer invoice sender`), once set.
     public private(set) var invoiceSenderRecord: (id: UUID, sender: InvoiceSender)?
@@ -45,24 +49,47 @@ public final class Ledger {
     public private(set) var syncIndex: (id: UUID, data: SyncIndexData)?
     /// Values that lost concurrent edits, oldest first.
     public private(set) var syncConflicts: [(id: UUID, conflict: SyncConflict)] = []
+    /// What a view needs of the records it does not read (`LedgerSummary`), refreshed by every write.
+    public internal(set) var summaryRecord: (id: UUID, summary: LedgerSummary)?
+    /// The view the vault was opened for, if only part of it was read.
+    let view: LedgerView?
+    /// Whether the views were built from part of the vault and its summary: only when
+    /// that record describes the vault's current commit (`Ledger.open(_:for:)`).
+    public private(set) var readsPartially = false
     /// Every record by kind, in the vault's id order: what the views above are built from.
-    private var parts = Parts()
+    var parts = Parts()
 
     public init(vault: Vault) throws {
         self.vault = vault
+        self.view = nil
         vault.grouping = RecordGrouping.grouping
         try reload()
     }
 
-    private func reload() throws {
-        install(try vault.withPayloads { try Parts.decoding($0) })
+    /// A ledger of a vault opened for `view` (`Ledger.open(_:for:)`).
+    init(vault: Vault, view: LedgerView) throws {
+        self.vault = vault
+        self.view = vault.isPartial ? view : nil
+        vault.grouping = RecordGrouping.grouping
+        try reload()
     }
 
-    /// After a small write, the records it touched are replaced in place rather than every
-    /// record decoded again: a `coffer update` on a large vault stays quick. Large writes reload
-    /// (decoding on both cores measured faster than merging a large batch in on one).
-    private func applied(puts: [(UUID, FinanceRecord)], deletes: [UUID]) throws {
-        guard puts.count + deletes.count <= 256 else { return try reload() }
+    /// Decodes every record read; for a view, the change log's entries are left as they are (a
+    /// write from a view numbers its entry after the summary's, and a month's log can hold an
+    /// import's list of a million records).
+    func reload() throws {
+        let skipping: RecordKind? = view == nil ? nil : .change
+        install(try vault.withPayloads { try Parts.decoding($0, skipping: skipping) })
+    }
+
+    /// The records after a small write: the ones it touched replaced in place rather than every
+    /// record decoded again, so a `coffer update` on a large vault stays quick. Nil for a large
+    /// write, which reloads (decoding on both cores measured faster than merging a large batch
+    /// in on one).
+    static let smallWrite = 256
+
+    func parts(after puts: [(UUID, FinanceRecord)], deletes: [UUID]) -> Parts? {
+        guard puts.count + deletes.count <= Self.smallWrite else { return nil }
         var next = parts.removing(Set(puts.map(\.0) + deletes))
         // Of two puts of one id, the later wins, as in the vault.
         var last: [UUID: Int] = [:]
@@ -70,10 +97,10 @@ public final class Ledger {
         for (index, (id, record)) in puts.enumerated() where last[id] == index {
             next.add(id, record, keepingOrder: true)
         }
-        install(next)
+        return next
     }
 
-    private func install(_ parts: Parts) {
+    func install(_ parts: Parts) {
         self.parts = parts
         // The one place each record kind becomes its view (`RecordKind` is the list of kinds).
         let setting = parts.last(.settings) { if case .settings(let value) = $0 { value } else { nil } }
@@ -146,6 +173,9 @@ public final class Ledger {
         ruleSets = parts.values(.categoryRuleSet) { if case .categoryRuleSet(let value) = $0 { value } else { nil } }
             .map(\.value)
             .sorted { $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending }
+        summaryRecord = parts.last(.summary) { if case .summary(let value) = $0 { value } else { nil } }.map {
+            (id: $0.id, summary: $0.value)
+        }
         movements =
             transactions.flatMap { transaction in
                 transaction.flow?.movements(of: transaction.amount, on: transaction.date, source: transaction.id) ?? []
@@ -153,14 +183,34 @@ public final class Ledger {
             + invoices.flatMap { invoice in
                 invoice.payments.flatMap { $0.flow?.movements(of: $0.amount, on: $0.date, source: invoice.id) ?? [] }
             }
+        // Read for a view: the month ends up to its month come from the summary, and each
+        // account starts from its value then; what the records read say before it is counted there.
+        let earlier: NetWorth.Earlier? =
+            if let view, let summary = summaryRecord?.summary, isCurrent(summary) {
+                NetWorth.Earlier(monthEnds: summary.monthEnds, through: view.earlierThrough)
+            } else {
+                nil
+            }
+        readsPartially = earlier != nil
+        var values = updates, moves = movements
+        if let earlier {
+            let cutoff = CalendarDate.endOfMonth(number: earlier.through)
+            values =
+                values.filter { $0.date > cutoff }
+                + earlier.figures(atEndOf: earlier.through).values.map {
+                    ValueUpdate(id: $0.key, accountID: $0.key, date: cutoff, amount: $0.value, sequence: 0)
+                }
+            moves = moves.filter { $0.date > cutoff }
+        }
         portfolio = Portfolio(
             currency: currency, accounts: accounts,
             updates: AccountMovement.values(
-                updates: updates, movements: movements,
+                updates: values, movements: moves,
                 kinds: Dictionary(accounts.map { ($0.id, $0.kind) }, uniquingKeysWith: { $1 })),
             categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
         netWorth = NetWorth(
-            portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true)
+            portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true,
+            earlier: earlier)
         budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
     }
 
@@ -179,6 +229,11 @@ public final class Ledger {
         /// A kind held once per vault: its record with the highest id, as a full decode finds it.
         func last<T>(_ kind: RecordKind, _ extract: (FinanceRecord) -> T?) -> (id: UUID, value: T)? {
             (records[kind]?.last).flatMap { item in extract(item.record).map { (item.id, $0) } }
+        }
+
+        /// The summary replaced by `summary` (the one record of its kind).
+        mutating func replaceSummary(_ id: UUID, _ summary: LedgerSummary) {
+            records[.summary] = [(id, .summary(summary))]
         }
 
         /// Adds a record at the end, or with `keepingOrder` at its place in id order.
@@ -210,7 +265,7 @@ public final class Ledger {
             transactions += other.transactions
         }
 
-        static func decoding(_ records: PayloadView) throws -> Parts {
+        static func decoding(_ records: PayloadView, skipping: RecordKind? = nil) throws -> Parts {
             let chunkSize = 4096
             let chunks = max(1, (records.count + chunkSize - 1) / chunkSize)
             @Sendable func range(_ chunk: Int) -> Range<Int> {
@@ -238,6 +293,7 @@ public final class Ledger {
                             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                                 var parts = Parts()
                                 for index in range(chunk) {
+                                    if let skipping, records.payload(at: index).first == skipping.rawValue { continue }
                                     let id = records.id(at: index).uuid
                                     do {
                                         let record = try RecordCodec.decode(records.payload(at: index), id: id)
@@ -306,7 +362,10 @@ public final class Ledger {
         try writeWithoutHistory(Self.defaultCategories.map { ($0.id, .budgetCategory($0)) })
     }
 
-    public var nextTransactionSequence: UInt64 { (transactions.map(\.sequence).max() ?? 0) + 1 }
+    /// After every transaction's (those not read too, when the vault was read for a view).
+    public var nextTransactionSequence: UInt64 {
+        max(transactions.map(\.sequence).max() ?? 0, readsPartially ? summaryRecord!.summary.lastTransaction : 0) + 1
+    }
 
     /// Money moved in and out of accounts by transactions and invoice payments (`AccountFlow`).
     public private(set) var movements: [AccountMovement] = []
@@ -314,7 +373,9 @@ public final class Ledger {
     /// The next entry-order number for a value update or a flow (they share one counter, so a
     /// value typed after a flow holds it and one typed before is moved by it).
     public var nextUpdateSequence: UInt64 {
-        max(updates.map(\.sequence).max() ?? 0, movements.map(\.order).max() ?? 0) + 1
+        max(
+            updates.map(\.sequence).max() ?? 0, movements.map(\.order).max() ?? 0,
+            readsPartially ? summaryRecord!.summary.lastValueOrder : 0) + 1
     }
 
     /// Writes `puts` and `deletes` and a change-log entry describing them, in one transaction.
@@ -329,7 +390,7 @@ public final class Ledger {
         let entry = ChangeEntry(
             // After any entry written with it (a merge brings other files' entries), so undo takes this first.
             sequence: max(
-                changes.last?.entry.sequence ?? 0,
+                changes.last?.entry.sequence ?? 0, readsPartially ? summaryRecord!.summary.lastChange : 0,
                 puts.compactMap { if case .change(let entry) = $0.1 { entry.sequence } else { nil } }.max() ?? 0) + 1,
             timestamp: Int64(now.timeIntervalSince1970),
             summary: summary,
@@ -341,23 +402,20 @@ public final class Ledger {
         recordChanges += (deletes + forgotten).map { .delete(RecordID(uuid: $0)) }
         let changeID = UUID()
         recordChanges.append(.put(RecordID(uuid: changeID), Data(RecordCodec.encode(.change(entry)))))
-        try vault.apply(recordChanges)
-        try applied(puts: puts + [(changeID, .change(entry))], deletes: deletes + forgotten)
+        try write(recordChanges, puts: puts + [(changeID, .change(entry))], deletes: deletes + forgotten)
     }
 
     /// Writes records without a change-log entry: setup made with the vault, and bookkeeping undo
     /// must never take back (the invoice counter, backup state).
     package func writeWithoutHistory(_ puts: [(UUID, FinanceRecord)]) throws {
         for (_, record) in puts { try record.checkText() }
-        try vault.apply(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) })
-        try applied(puts: puts, deletes: [])
+        try write(puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }, puts: puts, deletes: [])
     }
 
     /// Writes changes made elsewhere (merged from a sync folder) and bookkeeping, without a
     /// change-log entry: `puts` and `deletes` are the same writes, decoded, for the views.
     package func applyWithoutHistory(_ changes: [RecordChange], puts: [(UUID, FinanceRecord)], deletes: [UUID]) throws {
-        try vault.apply(changes)
-        try applied(puts: puts, deletes: deletes)
+        try write(changes, puts: puts, deletes: deletes)
     }
 
     /// Reverts the most recent change: every record it touched goes back to its previous
@@ -407,12 +465,12 @@ public final class Ledger {
         }
         recordChanges.append(.delete(RecordID(uuid: logRecord)))
         recordChanges.append(.put(RecordID(uuid: added.0), Data(RecordCodec.encode(added.1))))
-        try vault.apply(recordChanges)
         let restored = try payloads.compactMap { record in
             try record.payload.map { (record.recordID, try RecordCodec.decode($0, id: record.recordID)) }
         }
-        try applied(
-            puts: restored + [added], deletes: payloads.filter { $0.payload == nil }.map(\.recordID) + [logRecord])
+        try write(
+            recordChanges, puts: restored + [added],
+            deletes: payloads.filter { $0.payload == nil }.map(\.recordID) + [logRecord])
     }
 
     // MARK: Finding things by name

@@ -26,6 +26,7 @@ public enum FinanceRecord: Hashable, Sendable {
     case note(Note)
     case recurring(RecurringItem)
     case invoiceSender(InvoiceSender)
+    case summary(LedgerSummary)
 
     /// Which kind of record this is.
     public var kind: RecordKind { type(of: payload).recordKind }
@@ -56,6 +57,7 @@ public enum FinanceRecord: Hashable, Sendable {
         case .note(let value): value
         case .recurring(let value): value
         case .invoiceSender(let value): value
+        case .summary(let value): value
         }
     }
 }
@@ -137,6 +139,7 @@ public enum RecordCodec {
             case .note: .note(try fields())
             case .recurring: .recurring(try fields())
             case .invoiceSender: .invoiceSender(try fields())
+            case .summary: .summary(try fields())
             }
         guard reader.isAtEnd else { throw PayloadReader.malformed }
         return record

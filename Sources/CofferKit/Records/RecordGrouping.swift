@@ -10,6 +10,13 @@ import VaultStore
 /// categories, clients, settings) sits apart from the values, transactions, invoices and change
 /// log of each month, so a command that needs this month and the setup reads little else.
 public enum RecordGrouping {
+    /// Raised whenever a record kind moves to another group: a vault's month-end record names
+    /// the version its records were placed by, and a view reads part of a vault only when it is
+    /// this one (the next write moves records placed by an earlier one, `Ledger`).
+    /// 1: invoices by the month issued. 2: invoices still open apart, the others by the month
+    /// they were settled in (`Invoice.settledOn`); large changes apart; the summary.
+    public static let version: UInt8 = 2
+
     /// The top byte of a group.
     public enum Class: UInt8, CaseIterable, Sendable {
         case setup = 1
@@ -19,13 +26,20 @@ public enum RecordGrouping {
         case invoices = 5
         case changes = 6
         case notes = 7
+        case summary = 8
     }
 
     public static func group(_ groupClass: Class, month: Int = 0) -> PageGroup {
         PageGroup(rawValue: UInt64(groupClass.rawValue) << 56 | UInt64(max(0, month)))
     }
 
-    static func month(_ date: CalendarDate) -> Int { date.year * 12 + date.month - 1 }
+    static func month(_ date: CalendarDate) -> Int { date.monthNumber }
+
+    /// The invoices still open: month 0, which no date has (years start at 1).
+    static let openInvoices = 0
+    /// Added to the month of a change of more than `largeChange` records.
+    static let largeChanges = 1 << 40
+    static let largeChange = 256
 
     /// The grouping the vault writes with. A payload this build cannot decode goes with the
     /// setup, where every command reads it.
@@ -42,33 +56,27 @@ public enum RecordGrouping {
         case .transaction(let transaction) where transaction.flow != nil:
             group(.values, month: month(transaction.date))
         case .transaction(let transaction): group(.transactions, month: month(transaction.date))
-        case .invoice(let invoice): group(.invoices, month: month(invoice.issued))
-        case .change(let change): group(.changes, month: monthOf(timestamp: change.timestamp))
+        // An invoice still owed (or a draft) may count on any later day; one settled counts on
+        // no day after it was settled, so a view of one month needs it only if settled since.
+        case .invoice(let invoice): group(.invoices, month: invoice.settledOn.map(month) ?? openInvoices)
+        // A change of many records (an import) apart from the month's small ones, which a small
+        // write reads to add its own.
+        case .change(let change):
+            group(
+                .changes,
+                month: monthOf(timestamp: change.timestamp) + (change.before.count > largeChange ? largeChanges : 0))
         case .note: group(.notes)
         case .backupState, .syncState, .syncIndex, .syncConflict, .undoneChange: group(.local)
+        case .summary: group(.summary)
         case .settings, .account, .categoryRate, .backupTarget, .budgetCategory, .incomeSource, .savingsGoal, .client,
             .invoiceCounter, .categoryRuleSet, .importProfile, .recurring, .invoiceSender:
             group(.setup)
         }
     }
 
-    /// What the overview reads: everything but the spending and income of months other than
-    /// `date`'s (which only the budget of those months and the reports use), the change log and
-    /// the notes.
-    public static func overview(on date: CalendarDate) -> @Sendable (PageGroup) -> Bool {
-        let thisMonth = group(.transactions, month: month(date))
-        return { group in
-            switch Class(rawValue: UInt8(group.rawValue >> 56)) {
-            case .transactions: group == thisMonth
-            case .changes, .notes: false
-            case .setup, .local, .values, .invoices, nil: true
-            }
-        }
-    }
-
-    /// Whether the vault holds any spending or income, read or not.
-    static func holdsTransactions(_ groups: [PageGroup]) -> Bool {
-        groups.contains { $0.rawValue >> 56 == UInt64(Class.transactions.rawValue) }
+    /// Whether `groups` hold any of a class of records, read or not.
+    static func holds(_ groupClass: Class, _ groups: [PageGroup]) -> Bool {
+        groups.contains { $0.rawValue >> 56 == UInt64(groupClass.rawValue) }
     }
 
     /// The UTC month of a Unix time, through `CalendarDate`'s civil-date arithmetic (clamped to

@@ -26,6 +26,7 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
     case note = 21
     case recurring = 22
     case invoiceSender = 23
+    case summary = 24
 
     /// The payload version this kind is written with today (a payload's second byte). Raising it
     /// needs a decoder for the new version beside the old ones, in the kind's file in Kinds/.
@@ -54,13 +55,14 @@ public enum RecordKind: UInt8, CaseIterable, Sendable {
         case .note: 1
         case .recurring: 1
         case .invoiceSender: 1
+        case .summary: 1
         }
     }
 
     /// Kinds that describe this copy of the vault rather than the finances: its backups and its
-    /// place in a sync folder. Sync never publishes them, archives and exports leave them out.
+    /// place in a sync folder, and figures derived from its records. Sync never publishes them, archives and exports leave them out.
     public var isLocal: Bool {
         self == .backupState || self == .syncState || self == .syncIndex || self == .syncConflict
-            || self == .undoneChange
+            || self == .undoneChange || self == .summary
     }
 }

@@ -46,7 +46,7 @@ extension FinanceRecord {
                 ("tax number", sender.taxNumber), ("payment instructions", sender.paymentInstructions),
                 ("bank details", sender.bankDetails), ("number format", sender.numberFormat.pattern),
             ].compactMap { field, text in text.map { (field, $0) } }
-        case .invoiceCounter, .syncIndex, .syncConflict: []
+        case .invoiceCounter, .syncIndex, .syncConflict, .summary: []
         case .syncState(let state):
             [("device name", state.deviceName), ("folder", state.folder)]
                 + state.devices.values.map { ("device name", $0.name) }

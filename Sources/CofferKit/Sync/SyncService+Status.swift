@@ -149,7 +149,7 @@ extension SyncService {
         case .importProfile(let value): "import profile '\(value.name)'"
         case .note(let value): "note '\(value.title)'"
         case .recurring(let value): "recurring item '\(value.name)'"
-        case .backupState, .syncState, .syncIndex, .syncConflict, .undoneChange: "bookkeeping"
+        case .backupState, .syncState, .syncIndex, .syncConflict, .undoneChange, .summary: "bookkeeping"
         }
     }
 }
