@@ -97,8 +97,10 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
         return era * 146097 + dayOfEra - 719468
     }
 
+    /// The day `dayNumber` days after 1970-01-01, clamped to the calendar's years (1 to 9999):
+    /// arithmetic that would leave them stops at their first or last day.
     public init(dayNumber: Int) {
-        let z = dayNumber + 719468
+        let z = min(max(dayNumber, Self.firstDayNumber), Self.lastDayNumber) + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let dayOfEra = z - era * 146097
         let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146096) / 365
@@ -112,13 +114,17 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
     public func adding(days: Int) -> CalendarDate { CalendarDate(dayNumber: dayNumber + days) }
 
     /// The same day `months` later (or earlier), clamped to the month's last day: 31 January
-    /// plus one month is 28 or 29 February.
+    /// plus one month is 28 or 29 February; and to the calendar's years, like `adding(days:)`.
     public func adding(months: Int) -> CalendarDate {
-        let total = year * 12 + (month - 1) + months
+        let total = min(max(year * 12 + (month - 1) + months, 12), 9999 * 12 + 11)
         let newYear = total / 12, newMonth = total % 12 + 1
         return try! CalendarDate(
             year: newYear, month: newMonth, day: min(day, Self.daysIn(month: newMonth, year: newYear)))
     }
+
+    /// 0001-01-01 and 9999-12-31 as day numbers.
+    static let firstDayNumber = -719_162
+    static let lastDayNumber = 2_932_896
 
     public var endOfMonth: CalendarDate {
         try! CalendarDate(year: year, month: month, day: Self.daysIn(month: month, year: year))

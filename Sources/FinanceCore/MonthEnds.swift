@@ -118,9 +118,12 @@ extension CalendarDate {
     /// Months since the start of year 0 (`year × 12 + month − 1`): one number per month, in order.
     public var monthNumber: Int { year * 12 + month - 1 }
 
+    /// The month number of January of year 1, the calendar's first.
+    public static let firstMonthNumber = 12
+
     /// The first day of month `number` (`monthNumber`), clamped to the calendar's years.
     public static func firstOfMonth(number: Int) -> CalendarDate {
-        let clamped = min(max(number, 12), 9999 * 12 + 11)
+        let clamped = min(max(number, firstMonthNumber), 9999 * 12 + 11)
         return try! CalendarDate(year: clamped / 12, month: clamped % 12 + 1, day: 1)
     }
 

@@ -186,7 +186,7 @@ public struct RollbackGuard: Sendable {
     static func key(_ device: DeviceID?) -> String { device?.hex ?? format1DeviceKey }
 
     static func describe(format: UInt16, generation: UInt32) -> String {
-        format < 2 ? "format \(format)" : "key generation \(generation)"
+        format < 2 ? "format \(format)" : "format \(format), key generation \(generation)"
     }
 
     static func time(_ seconds: Int64) -> String {

@@ -534,6 +534,12 @@ public final class Vault {
 
     // MARK: Verification
 
+    /// What opening the whole vault proved, as `verify()` would have at that moment: the open
+    /// read and checked the header and every record. Nil when only some groups were read.
+    public var verifiedOnOpening: VerificationReport? {
+        state.partial ? nil : VerificationReport(recordCount: state.records.count, commitCounter: state.counter)
+    }
+
     /// Re-reads the header and every record from disk and checks them all.
     public func verify() throws -> VerificationReport {
         let current = try withStorageErrors {

@@ -62,6 +62,21 @@ import VaultStore
         #expect(again.stdout.contains("already in format 3"))
     }
 
+    /// The format 2 file put back after the upgrade is an older copy: refused, naming both formats.
+    @Test func theFormatTwoFilePutBackAfterTheUpgradeIsRefused() throws {
+        let sandbox = try sandboxWithFixture()
+        #expect(try sandbox.run(["upgrade"], environment: environment).status == 0)
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: sandbox.vault.path + suffix)
+        }
+        try FileManager.default.copyItem(at: Self.fixture, to: sandbox.vault)
+        let refused = try sandbox.run(["overview"], environment: environment)
+        #expect(refused.status == 65)
+        #expect(
+            refused.stderr.contains("it is format 2, key generation 1, but format 3, key generation 1 was seen"),
+            "\(refused.stderr)")
+    }
+
     @Test func theFirstWriteUpgradesAndASessionCannot() throws {
         let sandbox = try sandboxWithFixture()
         let spend = try sandbox.run(["spend", "3.20", "dining", "--note", "flat white"], environment: environment)

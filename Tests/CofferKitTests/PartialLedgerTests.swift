@@ -217,6 +217,64 @@ import VaultStore
         }
     }
 
+    /// Another process writes between this ledger's reading and its writes (a shell, a batch, a
+    /// backup writing twice): the summary this ledger makes must still be the file's, not its own
+    /// stale view's.
+    @Test func aWriteAfterAnotherProcessWroteMakesTheSummaryFromTheFile() throws {
+        try withScratchVault { vault in
+            let ledger = try Ledger(vault: vault)
+            try ledger.addDemoData(today: Self.today)
+            let other = try Ledger(vault: Vault.open(at: vault.url, with: .passphrase(Self.passphrase)))
+            let account = Account(
+                name: "Bonds", category: "Investments", kind: .asset, created: try CalendarDate(parsing: "2026-03-01"))
+            try other.commit("account", puts: [(account.id, .account(account))])
+            _ = try other.recordValue(
+                of: account, amount: Money(minorUnits: 49_000_00), on: try CalendarDate(parsing: "2026-09-15"))
+            // The first ledger has not seen it, and writes twice.
+            for amount in [5_00, 6_00] {
+                let spend = Transaction(
+                    amount: Money(minorUnits: Int64(amount)), type: .expense, target: .uncategorised, note: "later",
+                    date: Self.today, sequence: ledger.nextTransactionSequence)
+                try ledger.commit("spend", puts: [(spend.id, .transaction(spend))])
+            }
+            #expect(
+                ledger.portfolio.value(of: account, on: try CalendarDate(parsing: "2026-09-15"))
+                    == Money(minorUnits: 49_000_00), "read again after the other process's write")
+            let whole = try Ledger(vault: Vault.open(at: vault.url, with: .passphrase(Self.passphrase)))
+            let partial = try Self.partial(vault.url, on: Self.today)
+            #expect(try Self.overview(partial, on: Self.today) == Self.overview(whole, on: Self.today))
+            let summary = try #require(whole.summaryRecord?.summary)
+            #expect(summary.commit == whole.vault.commitCounter, "the second write's summary is the file's")
+            #expect(summary.lastValueOrder + 1 >= whole.nextUpdateSequence)
+            #expect(
+                summary.monthEnds
+                    == (try MonthEnds.empty.recomputed(from: nil, portfolio: whole.portfolio, invoices: whole.invoices))
+            )
+        }
+    }
+
+    /// January of year 1, the calendar's first month, has no month before it to start a view from.
+    @Test func aValueInTheCalendarsFirstMonthIsRead() throws {
+        try withScratchVault { vault in
+            let ledger = try Ledger(vault: vault)
+            let account = Account(
+                name: "Cash", category: "Cash", kind: .asset, created: try CalendarDate(parsing: "0001-01-01"))
+            try ledger.commit("account", puts: [(account.id, .account(account))])
+            let day = try CalendarDate(parsing: "0001-01-05")
+            let partial = try Ledger.open(
+                UnlockedVaultFile.unlock(at: vault.url, with: .passphrase(Self.passphrase)),
+                for: .recordingValue(on: day, today: Self.today))
+            _ = try partial.recordValue(of: account, amount: Money(minorUnits: 100_00), on: day)
+            let whole = try Ledger(vault: Vault.open(at: vault.url, with: .passphrase(Self.passphrase)))
+            #expect(whole.summaryRecord?.summary.monthEnds.months.first?.month == CalendarDate.firstMonthNumber)
+            for text in ["0001-01-20", "0001-02-20", "2026-11-24"] {
+                let date = try CalendarDate(parsing: text)
+                #expect(
+                    try Self.overview(Self.partial(vault.url, on: date), on: date) == Self.overview(whole, on: date))
+            }
+        }
+    }
+
     /// A change that reaches a month the view did not read is refused whole, and nothing changes.
     @Test func aWriteBeyondWhatWasReadIsRefused() throws {
         try withScratchVault { vault in

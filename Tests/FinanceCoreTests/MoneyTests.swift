@@ -94,6 +94,16 @@ import Testing
         #expect(endOfJanuary.adding(months: 13).description == "2025-02-28")
         #expect(endOfJanuary.adding(months: -2).description == "2023-11-30")
         #expect(try CalendarDate(parsing: "2026-03-15").endOfMonth.description == "2026-03-31")
+        // Past the calendar's first or last year, arithmetic stops at its edge (it used to trap:
+        // the overview of a day in January of year 1 asks for the month before).
+        let first = try CalendarDate(parsing: "0001-01-20")
+        #expect(first.adding(months: -1).description == "0001-01-20")
+        #expect(first.adding(days: -400).description == "0001-01-01")
+        #expect(try CalendarDate(parsing: "9999-12-31").adding(days: 1).description == "9999-12-31")
+        #expect(try CalendarDate(parsing: "9999-11-30").adding(months: 3).description == "9999-12-30")
+        #expect(
+            CalendarDate(dayNumber: .min).description == "0001-01-01"
+                && CalendarDate(dayNumber: .max).description == "9999-12-31")
         #expect(
             CalendarDate.days(
                 from: try CalendarDate(parsing: "2026-01-01"), to: try CalendarDate(parsing: "2026-03-01")) == 59)

@@ -49,6 +49,16 @@ extension Ledger {
     /// a view writes only what its view read: records of the months it holds, and new ones.
     func write(_ changes: [RecordChange], puts: [(UUID, FinanceRecord)], deletes: [UUID]) throws {
         if vault.needsUpgrade { try vault.upgrade() }
+        // Another process may commit between this ledger's reading and its write: the vault then
+        // writes on top of what is on disk, and this ledger's views, which lack that commit, are
+        // read again before they make anything (the summary it wrote then names a commit that is
+        // not the file's, and is not used).
+        var expected = vault.commitCounter + 1
+        func readAgainIfAnotherProcessWrote() throws -> Bool {
+            guard vault.commitCounter != expected else { return false }
+            try reload()
+            return true
+        }
         let existing = summaryRecord
         let current = existing.flatMap { isCurrent($0.summary) ? $0.summary : nil }
         // A large write is followed by a reload: the summary is then made afresh, as cheaply as
@@ -120,11 +130,14 @@ extension Ledger {
                 install(before)
                 throw error
             }
+            if try readAgainIfAnotherProcessWrote() { return }
         } else {
             try vault.apply(moved.isEmpty ? changes : moved + changes)
             try reload()
             // A second commit: were it cut off, the summary would name an earlier commit and not be used.
+            expected = vault.commitCounter + 1
             try vault.apply([try refreshed()])
+            if try readAgainIfAnotherProcessWrote() { return }
         }
         parts.replaceSummary(recordID, summaryRecord!.summary)
     }

@@ -193,7 +193,8 @@ public final class Ledger {
             }
         readsPartially = earlier != nil
         var values = updates, moves = movements
-        if let earlier {
+        // A view from the calendar's first month has no month before it to start from.
+        if let earlier, earlier.through >= CalendarDate.firstMonthNumber {
             let cutoff = CalendarDate.endOfMonth(number: earlier.through)
             values =
                 values.filter { $0.date > cutoff }

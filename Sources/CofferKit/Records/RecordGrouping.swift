@@ -84,9 +84,6 @@ public enum RecordGrouping {
     static func monthOf(timestamp: Int64) -> Int {
         let seconds = min(max(timestamp, -400_000_000_000), 400_000_000_000)  // ±12,700 years: no overflow
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
-        return month(CalendarDate(dayNumber: min(max(days, firstDay), lastDay)))
+        return month(CalendarDate(dayNumber: days))
     }
-
-    private static let firstDay = try! CalendarDate(year: 1, month: 1, day: 1).dayNumber
-    private static let lastDay = try! CalendarDate(year: 9999, month: 12, day: 31).dayNumber
 }
