@@ -82,12 +82,13 @@ public final class Ledger {
         install(try vault.withPayloads { try Parts.decoding($0, skipping: skipping) })
     }
 
-    /// The records after a small write: the ones it touched replaced in place rather than every
-    /// record decoded again, so a `coffer update` on a large vault stays quick. Nil for a large
-    /// write, which reloads (decoding on both cores measured faster than merging a large batch
+    /// The most records a write touches for the ledger to patch its views rather than decode
+    /// every record again (decoding on both cores measured faster than merging a larger batch
     /// in on one).
     static let smallWrite = 256
 
+    /// The records after a small write: the ones it touched replaced in place, so a `coffer
+    /// update` on a large vault stays quick. Nil for a large write, which reloads.
     func parts(after puts: [(UUID, FinanceRecord)], deletes: [UUID]) -> Parts? {
         guard puts.count + deletes.count <= Self.smallWrite else { return nil }
         var next = parts.removing(Set(puts.map(\.0) + deletes))
