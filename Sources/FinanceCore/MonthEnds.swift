@@ -54,24 +54,19 @@ public struct MonthEnds: Hashable, Sendable {
         let kept = start.map { start in months.filter { $0.month < start } } ?? []
         var values: [Int: [AccountValue]] = [:]
         for account in portfolio.accounts {
-            var last: (month: Int, value: Money)?
-            for update in portfolio.updates(of: account) {
-                let month = update.date.monthNumber
-                if let start, month < start { continue }
-                if let previous = last, previous.month != month {
-                    values[previous.month, default: []].append(
-                        AccountValue(accountID: account.id, value: previous.value))
-                }
-                last = (month, update.amount)
+            // Updates come in (date, entry) order: each month keeps its last.
+            var lastInMonth: [Int: Money] = [:]
+            for update in portfolio.updates(of: account) where update.date.monthNumber >= start ?? .min {
+                lastInMonth[update.date.monthNumber] = update.amount
             }
-            if let last {
-                values[last.month, default: []].append(AccountValue(accountID: account.id, value: last.value))
+            for (month, value) in lastInMonth {
+                values[month, default: []].append(AccountValue(accountID: account.id, value: value))
             }
         }
         // Each invoice's part of the receivable changes only in the months of its own dates:
         // added up as changes from month to month, so no invoice is asked about every month.
         var receivableChanges: [Int: Money] = [:]
-        var firstSent = start == nil ? nil : firstSentMonth.flatMap { $0 < start! ? $0 : nil }
+        var firstSent = start.flatMap { start in firstSentMonth.flatMap { $0 < start ? $0 : nil } }
         for invoice in invoices {
             if let sent = invoice.sentOn?.monthNumber, sent >= (start ?? .min) {
                 firstSent = min(firstSent ?? sent, sent)

@@ -6,7 +6,7 @@ import VaultStore
 
 @testable import CofferKit
 
-/// The overview reads this month's records and the vault's month-end record
+/// The overview reads this month's records and the vault's summary
 /// (`LedgerView.overview`): everything it shows must be what the whole vault gives, whatever
 /// history was written, moved, deleted or undone before, and a record that does not describe the
 /// vault as it is must never be used.
@@ -130,7 +130,11 @@ import VaultStore
     }
 
     static func partial(_ url: URL, on date: CalendarDate) throws -> Ledger {
-        try Ledger.open(UnlockedVaultFile.unlock(at: url, with: .passphrase(passphrase)), for: .overview(on: date))
+        try open(url, for: .overview(on: date))
+    }
+
+    static func open(_ url: URL, for view: LedgerView) throws -> Ledger {
+        try Ledger.open(UnlockedVaultFile.unlock(at: url, with: .passphrase(passphrase)), for: view)
     }
 
     @Test(arguments: [1, 2, 3])
@@ -179,9 +183,7 @@ import VaultStore
                     records: ledger.vault.recordCount - ledger.undoneChanges.count
                 )
                 let day = Self.today.adding(days: -Int.random(in: 0...20, using: &random))
-                let partial = try Ledger.open(
-                    UnlockedVaultFile.unlock(at: vault.url, with: .passphrase(Self.passphrase)),
-                    for: .recordingValue(on: day, today: Self.today))
+                let partial = try Self.open(vault.url, for: .recordingValue(on: day, today: Self.today))
                 #expect(partial.readsPartially && partial.vault.isPartial)
                 let account = try #require(partial.accounts.filter { $0.isOpen(on: day) }.randomElement(using: &random))
                 #expect(partial.portfolio.value(of: account, on: day) == ledger.portfolio.value(of: account, on: day))
@@ -261,9 +263,7 @@ import VaultStore
                 name: "Cash", category: "Cash", kind: .asset, created: try CalendarDate(parsing: "0001-01-01"))
             try ledger.commit("account", puts: [(account.id, .account(account))])
             let day = try CalendarDate(parsing: "0001-01-05")
-            let partial = try Ledger.open(
-                UnlockedVaultFile.unlock(at: vault.url, with: .passphrase(Self.passphrase)),
-                for: .recordingValue(on: day, today: Self.today))
+            let partial = try Self.open(vault.url, for: .recordingValue(on: day, today: Self.today))
             _ = try partial.recordValue(of: account, amount: Money(minorUnits: 100_00), on: day)
             let whole = try Ledger(vault: Vault.open(at: vault.url, with: .passphrase(Self.passphrase)))
             #expect(whole.summaryRecord?.summary.monthEnds.months.first?.month == CalendarDate.firstMonthNumber)
@@ -280,9 +280,7 @@ import VaultStore
         try withScratchVault { vault in
             let ledger = try Ledger(vault: vault)
             try ledger.addDemoData(today: Self.today)
-            let partial = try Ledger.open(
-                UnlockedVaultFile.unlock(at: vault.url, with: .passphrase(Self.passphrase)),
-                for: .recordingValue(on: Self.today, today: Self.today))
+            let partial = try Self.open(vault.url, for: .recordingValue(on: Self.today, today: Self.today))
             #expect(partial.readsPartially)
             let before = try Data(contentsOf: vault.url)
             let account = try #require(partial.accounts.first)
@@ -328,7 +326,7 @@ import VaultStore
             let old = ValueUpdate(
                 accountID: account.id, date: try CalendarDate(parsing: "2025-01-10"),
                 amount: Money(minorUnits: 987_654_00), sequence: ledger.nextUpdateSequence)
-            // Behind the ledger's back: the month-end record is not refreshed.
+            // Behind the ledger's back: the summary is not refreshed.
             try vault.apply([.put(RecordID(uuid: old.id), Data(RecordCodec.encode(.update(old))))])
             let partial = try Self.partial(vault.url, on: Self.today)
             #expect(!partial.readsPartially && !partial.vault.isPartial)
@@ -365,21 +363,20 @@ import VaultStore
         }
         vault.grouping = issuedMonthGrouping
         let issued = try CalendarDate(parsing: "2024-03-01")
-        var open = Invoice(
+        let open = Invoice(
             number: 1, clientID: UUID(),
             items: [
                 LineItem(
                     description: "work", quantity: Quantity(thousandths: 1000), unitPrice: Money(minorUnits: 500_00))
             ],
             issued: issued, due: issued.adding(days: 30), stored: .sent, sentOn: issued)
-        open.reminders = []
         try vault.apply([.put(RecordID(uuid: open.id), Data(RecordCodec.encode(.invoice(open))))])
         #expect(vault.recordsOutsideTheirGroup().isEmpty)
         vault.grouping = RecordGrouping.grouping
         #expect(vault.recordsOutsideTheirGroup() == [RecordID(uuid: open.id)])
 
         let before = try Self.partial(url, on: Self.today)
-        #expect(!before.readsPartially, "no month-end record: the whole vault is read")
+        #expect(!before.readsPartially, "no summary: the whole vault is read")
         #expect(try Receivables(invoices: before.invoices, today: Self.today).outstanding == Money(minorUnits: 500_00))
 
         let ledger = try Ledger(vault: Vault.open(at: url, with: .passphrase(Self.passphrase)))

@@ -10,7 +10,7 @@ import VaultStore
 /// categories, clients, settings) sits apart from the values, transactions, invoices and change
 /// log of each month, so a command that needs this month and the setup reads little else.
 public enum RecordGrouping {
-    /// Raised whenever a record kind moves to another group: a vault's month-end record names
+    /// Raised whenever a record kind moves to another group: a vault's summary names
     /// the version its records were placed by, and a view reads part of a vault only when it is
     /// this one (the next write moves records placed by an earlier one, `Ledger`).
     /// 1: invoices by the month issued. 2: invoices still open apart, the others by the month
@@ -33,8 +33,6 @@ public enum RecordGrouping {
         PageGroup(rawValue: UInt64(groupClass.rawValue) << 56 | UInt64(max(0, month)))
     }
 
-    static func month(_ date: CalendarDate) -> Int { date.monthNumber }
-
     /// The invoices still open: month 0, which no date has (years start at 1).
     static let openInvoices = 0
     /// Added to the month of a change of more than `largeChange` records.
@@ -50,15 +48,15 @@ public enum RecordGrouping {
 
     public static func group(of record: FinanceRecord) -> PageGroup {
         switch record {
-        case .update(let update): group(.values, month: month(update.date))
+        case .update(let update): group(.values, month: update.date.monthNumber)
         // A transaction that moves an account's value is part of that value's history, which the
         // net worth reads in every month: it goes with the values, not with its month's spending.
         case .transaction(let transaction) where transaction.flow != nil:
-            group(.values, month: month(transaction.date))
-        case .transaction(let transaction): group(.transactions, month: month(transaction.date))
+            group(.values, month: transaction.date.monthNumber)
+        case .transaction(let transaction): group(.transactions, month: transaction.date.monthNumber)
         // An invoice still owed (or a draft) may count on any later day; one settled counts on
         // no day after it was settled, so a view of one month needs it only if settled since.
-        case .invoice(let invoice): group(.invoices, month: invoice.settledOn.map(month) ?? openInvoices)
+        case .invoice(let invoice): group(.invoices, month: invoice.settledOn?.monthNumber ?? openInvoices)
         // A change of many records (an import) apart from the month's small ones, which a small
         // write reads to add its own.
         case .change(let change):
@@ -84,6 +82,6 @@ public enum RecordGrouping {
     static func monthOf(timestamp: Int64) -> Int {
         let seconds = min(max(timestamp, -400_000_000_000), 400_000_000_000)  // ±12,700 years: no overflow
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
-        return month(CalendarDate(dayNumber: days))
+        return CalendarDate(dayNumber: days).monthNumber
     }
 }
