@@ -18,14 +18,19 @@ struct Import: ParsableCommand {
     /// The bytes of FILE, or of standard input for `-`.
     static func read(_ file: String) throws -> Data {
         if file == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw CLIError(.notFound, "No file at \(file). Nothing was imported.")
-        }
+        try requireFile(file)
         guard let contents = FileManager.default.contents(atPath: file) else {
             throw CLIError(.failure, "Cannot read \(file). Nothing was imported.")
         }
         return contents
+    }
+
+    /// Refuses a path with no file, or a folder.
+    static func requireFile(_ file: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw CLIError(.notFound, "No file at \(file). Nothing was imported.")
+        }
     }
 
     /// `coffer import json FILE`.
@@ -38,19 +43,29 @@ struct Import: ParsableCommand {
         @Argument(help: "The file (- for standard input).") var file: String
 
         func run() throws {
-            let data = try Import.read(file)
-            let document: ExportDocument
-            do {
-                document = try ExportDocumentReader.decode(data)
-            } catch {
-                throw CLIError(
-                    .invalidInput,
-                    "\(file) is not a Coffer JSON export: \(ExportDocumentReader.describe(error)). Nothing was imported."
-                )
+            let source: ExportSource
+            if file == "-" {
+                source = ExportSource(data: try Import.read(file))
+            } else {
+                try Import.requireFile(file)
+                guard let opened = ExportSource(path: file) else {
+                    throw CLIError(.failure, "Cannot read \(file). Nothing was imported.")
+                }
+                source = opened
             }
             let ledger = try options.openLedger()
             let (count, currency) = try CLIError.importing {
-                try ledger.importExport(document, from: URL(fileURLWithPath: file).lastPathComponent)
+                do {
+                    // A command on its own ends here: the records stay on disk. Inside a shell the
+                    // next command sees them.
+                    return try ledger.importExport(
+                        source, from: URL(fileURLWithPath: file).lastPathComponent,
+                        thenRead: CommandSession.ledger(at: options.vaultURL) != nil)
+                } catch let error as DecodingError {
+                    throw CLIError(
+                        .invalidInput,
+                        "\(file) is not a Coffer JSON export: \(ExportSource.describe(error)). Nothing was imported.")
+                }
             } hint: { error in
                 error.code == .alreadyExists
                     ? "Create one (coffer init --vault NEW) and import there, or import bank statements with: coffer import csv"

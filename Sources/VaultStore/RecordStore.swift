@@ -118,3 +118,18 @@ extension RecordStore {
         }
     }
 }
+
+extension RecordStore {
+    /// The records whose ids pass `keep`, in the same order.
+    func filter(_ keep: (RecordID) -> Bool) -> RecordStore {
+        var kept = RecordStore(reservingCapacity: count)
+        bytes.withUnsafeBytes { all in
+            for index in ids.indices where keep(ids[index]) {
+                kept.append(
+                    id: ids[index], version: versions[index],
+                    payload: UnsafeRawBufferPointer(rebasing: all[range(at: index)]))
+            }
+        }
+        return kept
+    }
+}

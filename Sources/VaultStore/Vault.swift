@@ -92,10 +92,10 @@ public final class Vault {
 
     public let url: URL
     private let database: DatabaseQueue
-    private var headerBytes: [UInt8]
-    private var header: VaultHeader
-    private var keys: UnlockedKeys
-    private var state: VaultState
+    private(set) var headerBytes: [UInt8]
+    private(set) var header: VaultHeader
+    private(set) var keys: UnlockedKeys
+    var state: VaultState
     private let rollbackGuard: RollbackGuard?
 
     private init(
@@ -526,7 +526,7 @@ public final class Vault {
     }
 
     /// Raises this machine's high-water mark to the state this process holds.
-    private func recordMark() {
+    func recordMark() {
         rollbackGuard?.record(
             vaultID: id, format: header.formatVersion, generation: header.generation, device: state.deviceID,
             counter: state.counter, state: stateDigest, path: url.standardizedFileURL.path)
@@ -659,7 +659,7 @@ public final class Vault {
         recordMark()
     }
 
-    private static var replacedMeanwhile: VaultError {
+    static var replacedMeanwhile: VaultError {
         VaultError(
             .storageFailure,
             "Another process changed this vault's format or keys while it was open here. Nothing was written; try again."
@@ -682,7 +682,7 @@ public final class Vault {
 
     /// The state as it is on disk now: ours, unless another process committed since we read it,
     /// in which case everything is re-read and re-verified inside the caller's transaction.
-    private func currentState(_ db: Database) throws -> VaultState {
+    func currentState(_ db: Database) throws -> VaultState {
         let onDisk = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1")
         if onDisk == state.commitSealed { return state }
         let body = try Data.fetchOne(db, sql: "SELECT body FROM header WHERE id = 1").map(Array.init)
@@ -696,7 +696,7 @@ public final class Vault {
 
     /// Re-seals the commit record (counter + 1, the record count, naming `headerBytes`), then
     /// reads it back inside the transaction: what was written must be what is there.
-    private func writeCommit(_ db: Database, state: inout VaultState, keys: OperationalKeys, headerBytes: [UInt8])
+    func writeCommit(_ db: Database, state: inout VaultState, keys: OperationalKeys, headerBytes: [UInt8])
         throws
     {
         guard var layout = state.paged else { throw Self.replacedMeanwhile }
@@ -724,7 +724,7 @@ public final class Vault {
         }
     }
 
-    private func inImmediateTransaction(_ body: (Database) throws -> Void) throws {
+    func inImmediateTransaction(_ body: (Database) throws -> Void) throws {
         try withStorageErrors {
             try database.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
@@ -743,7 +743,7 @@ public final class Vault {
 
     /// A vault opened to read some groups holds only their records: a write from it could not
     /// know what it overwrites, so every write needs the whole vault open.
-    private func requireWhole() throws {
+    func requireWhole() throws {
         guard !state.partial else {
             throw VaultError(
                 .storageFailure,

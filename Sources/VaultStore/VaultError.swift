@@ -40,6 +40,8 @@ public struct VaultError: Error, LocalizedError, Sendable {
         public static let unsafeParameters = Code("unsafeParameters")
         /// A record to delete does not exist.
         public static let recordNotFound = Code("recordNotFound")
+        /// A bulk load gives one id twice, or an id the vault already holds.
+        public static let duplicateRecord = Code("duplicateRecord")
         /// The session directory is not private to this user.
         public static let insecureDirectory = Code("insecureDirectory")
         /// The file is older than the high-water mark kept on this machine, or a different state

@@ -250,74 +250,38 @@ extension ExportDocument {
             )
         }
         let currency = try Currency.named(self.currency)
-        func uuid(_ text: String, _ place: Place) throws -> UUID {
-            guard let value = UUID(exportedID: text) else {
-                throw CofferError(.invalidInput, "\(place): '\(text)' is not an id.")
-            }
-            return value
-        }
-        func parse<T>(_ place: Place, _ body: () throws -> T) throws -> T {
-            do { return try body() } catch let error as FinanceError {
-                throw CofferError(.invalidInput, "\(place): \(error.errorDescription ?? "invalid").")
-            }
-        }
-        func date(_ text: String, _ place: Place) throws -> CalendarDate {
-            try parse(place) { try CalendarDate(parsing: text) }
-        }
-        func money(_ text: String, _ place: Place) throws -> Money { try parse(place) { try currency.parse(text) } }
-
         var records: [(UUID, FinanceRecord)] = []
+        // Accounts link to nothing; every other section may link to them.
+        let accountConverter = Converter(currency: currency, accountIDs: nil)
         for (index, item) in (accounts ?? []).enumerated() {
             let place = Place(section: "accounts", index: index)
             guard let kind = AccountKind(rawValue: item.kind) else {
                 throw CofferError(.invalidInput, "\(place): kind '\(item.kind)' is not asset or liability.")
             }
-            let id = try uuid(item.id, place)
+            let id = try accountConverter.uuid(item.id, place)
             records.append(
                 (
                     id,
                     .account(
                         FinanceCore.Account(
-                            id: id, name: try parse(place) { try FinanceCore.Account.validatedName(item.name) },
-                            category: item.category, kind: kind,
-                            growthRate: try item.growth.map { text in try parse(place) { try GrowthRate(parsing: text) }
+                            id: id,
+                            name: try accountConverter.parse(place) {
+                                try FinanceCore.Account.validatedName(item.name)
                             },
-                            created: try date(item.created, place), closed: try item.closed.map { try date($0, place) })
+                            category: item.category, kind: kind,
+                            growthRate: try item.growth.map { text in
+                                try accountConverter.parse(place) { try GrowthRate(parsing: text) }
+                            },
+                            created: try accountConverter.date(item.created, place),
+                            closed: try item.closed.map { try accountConverter.date($0, place) })
                     )
                 ))
         }
-        let accountIDs = Set(records.map(\.0))
-        /// An account a link names: an id, and in the file when the file has accounts.
-        func linked(_ text: String?, _ place: Place) throws -> UUID? {
-            guard let text else { return nil }
-            let account = try uuid(text, place)
-            guard accounts == nil || accountIDs.contains(account) else {
-                throw CofferError(.invalidInput, "\(place): the account it names is not in the file.")
-            }
-            return account
-        }
-        func flow(_ flow: Flow?, _ place: Place) throws -> AccountFlow? {
-            guard let flow else { return nil }
-            guard flow.from != nil || flow.to != nil, flow.from != flow.to else {
-                throw CofferError(.invalidInput, "\(place): a flow names two different accounts, or one.")
-            }
-            return AccountFlow(from: try linked(flow.from, place), to: try linked(flow.to, place), order: flow.order)
-        }
+        let converter = Converter(currency: currency, accountIDs: accounts == nil ? nil : Set(records.map(\.0)))
+        let uuid = converter.uuid, date = converter.date, money = converter.money
+        let linked = converter.linked
         for (index, item) in (updates ?? []).enumerated() {
-            let place = Place(section: "updates", index: index)
-            let account = try uuid(item.account, place)
-            guard accounts == nil || accountIDs.contains(account) else {
-                throw CofferError(.invalidInput, "\(place): its account is not in the file.")
-            }
-            let id = try uuid(item.id, place)
-            records.append(
-                (
-                    id,
-                    .update(
-                        ValueUpdate(
-                            id: id, accountID: account, date: try date(item.date, place),
-                            amount: try money(item.amount, place), sequence: item.sequence, note: item.note))
-                ))
+            records.append(try converter.update(item, Place(section: "updates", index: index)))
         }
         for (index, item) in (categoryRates ?? []).enumerated() {
             records.append(
@@ -326,7 +290,7 @@ extension ExportDocument {
                     .categoryRate(
                         CategoryRate(
                             category: item.category,
-                            rate: try parse(Place(section: "categoryRates", index: index)) {
+                            rate: try converter.parse(Place(section: "categoryRates", index: index)) {
                                 try GrowthRate(parsing: item.rate)
                             }))
                 ))
@@ -371,33 +335,12 @@ extension ExportDocument {
                 ))
         }
         for (index, item) in (transactions ?? []).enumerated() {
-            let place = Place(section: "transactions", index: index)
-            guard let type = TransactionType(rawValue: item.type) else {
-                throw CofferError(.invalidInput, "\(place): type '\(item.type)' is unknown.")
-            }
-            let target = try self.target(item.target, place, uuid)
-            var origin: StatementOrigin?
-            if let account = item.importAccount, let hash = item.importHash {
-                guard let bytes = Self.bytes(hex: hash) else {
-                    throw CofferError(.invalidInput, "\(place): importHash '\(hash)' is not hex.")
-                }
-                origin = StatementOrigin(account: account, rowHash: bytes)
-            }
-            let id = try uuid(item.id, place)
-            records.append(
-                (
-                    id,
-                    .transaction(
-                        Transaction(
-                            id: id, amount: try money(item.amount, place), type: type,
-                            target: target, note: item.note, date: try date(item.date, place),
-                            sequence: item.sequence, origin: origin, flow: try flow(item.flow, place)))
-                ))
+            records.append(try converter.transaction(item, Place(section: "transactions", index: index)))
         }
         for (index, item) in (ruleSets ?? []).enumerated() {
             let place = Place(section: "ruleSets", index: index)
             let rules = try item.rules.map {
-                CategoryRuleSet.Rule(pattern: $0.pattern, target: try target($0.target, place, uuid))
+                CategoryRuleSet.Rule(pattern: $0.pattern, target: try converter.target($0.target, place))
             }
             guard !rules.contains(where: { $0.target == .uncategorised }) else {
                 throw CofferError(.invalidInput, "\(place): a rule cannot target uncategorised.")
@@ -417,7 +360,7 @@ extension ExportDocument {
                 entry = .invoice(
                     client: target,
                     taxBasisPoints: try item.tax.map { text in
-                        try parse(place) { try GrowthRate(parsing: text) }.basisPoints
+                        try converter.parse(place) { try GrowthRate(parsing: text) }.basisPoints
                     })
             default: throw CofferError(.invalidInput, "\(place): kind '\(item.kind)' is unknown.")
             }
@@ -470,59 +413,11 @@ extension ExportDocument {
                             address: item.address, termsDays: item.terms, account: try linked(item.account, place)))
                 ))
         }
-        // What the command line refuses is refused here too: lines and totals that make no sense,
-        // more paid than is owed, a number or reference twice.
-        func checkedInvoice(_ invoice: FinanceCore.Invoice, _ place: Place) throws -> FinanceCore.Invoice {
-            do {
-                let checked = try Ledger.checked(invoice)
-                guard try checked.outstanding() >= .zero || checked.stored == .void else {
-                    throw CofferError(.invalidInput, "more is paid than the invoice's total.")
-                }
-                return checked
-            } catch let error as CofferError {
-                throw CofferError(.invalidInput, "\(place): \(error.message)")
-            } catch let error as FinanceError {
-                throw CofferError(.invalidInput, "\(place): \(error.errorDescription ?? "invalid")")
-            }
-        }
-        var numbers: Set<Int> = [], references: Set<String> = []
+        var numbers = InvoiceNumbers()
         for (index, item) in (invoices ?? []).enumerated() {
             let place = Place(section: "invoices", index: index)
-            guard let status = FinanceCore.Invoice.StoredStatus(rawValue: item.status) else {
-                throw CofferError(.invalidInput, "\(place): status '\(item.status)' is unknown.")
-            }
-            let items = try item.items.map { line in
-                guard let kind = LineItem.Kind(rawValue: line.kind ?? "charge") else {
-                    throw CofferError(.invalidInput, "\(place): line kind '\(line.kind ?? "")' is unknown.")
-                }
-                return LineItem(
-                    description: line.description, quantity: try parse(place) { try Quantity(parsing: line.quantity) },
-                    unitPrice: try money(line.unitPrice, place), kind: kind,
-                    shareBasisPoints: try line.share.map { text in
-                        try parse(place) { try GrowthRate(parsing: text) }.basisPoints
-                    })
-            }
-            let id = try uuid(item.id, place)
-            let invoice = try checkedInvoice(
-                FinanceCore.Invoice(
-                    id: id, number: item.number, clientID: try uuid(item.client, place), items: items,
-                    taxBasisPoints: try item.tax.map { text in
-                        try parse(place) { try GrowthRate(parsing: text) }.basisPoints
-                    },
-                    issued: try date(item.issued, place), due: try date(item.due, place), notes: item.notes,
-                    stored: status,
-                    sentOn: try item.sentOn.map { try date($0, place) },
-                    voidedOn: try item.voidedOn.map { try date($0, place) },
-                    payments: try item.payments.map {
-                        FinanceCore.Payment(
-                            date: try date($0.date, place), amount: try money($0.amount, place),
-                            flow: try flow($0.flow, place))
-                    }, reference: item.reference,
-                    reminders: try (item.reminders ?? []).map { try date($0, place) }), place)
-            guard numbers.insert(invoice.number).inserted, references.insert(invoice.reference.lowercased()).inserted
-            else {
-                throw CofferError(.invalidInput, "\(place): another invoice has its number or reference.")
-            }
+            let (id, invoice) = try converter.invoice(item, place)
+            try numbers.insert(invoice, place)
             records.append((id, .invoice(invoice)))
         }
         if let sender = invoiceSender {
@@ -539,26 +434,14 @@ extension ExportDocument {
                                 name: sender.name, address: sender.address, email: sender.email,
                                 taxNumber: sender.taxNumber, paymentInstructions: sender.paymentInstructions,
                                 bankDetails: sender.bankDetails, taxLabel: label,
-                                numberFormat: try parse(place) { try InvoiceNumberFormat(parsing: sender.numberFormat) }
+                                numberFormat: try converter.parse(place) {
+                                    try InvoiceNumberFormat(parsing: sender.numberFormat)
+                                }
                             )))
                 ))
         }
         // Numbers are never reused: the counter is at least the highest number in the file.
-        let counter = invoiceCounter.map { max($0, numbers.max() ?? 0) } ?? numbers.max()
-        return (currency, records, counter)
-    }
-
-    private func target(_ target: Target, _ place: Place, _ uuid: (String, Place) throws -> UUID) throws
-        -> Transaction.Target
-    {
-        if target.kind == "uncategorised" { return .uncategorised }
-        guard let text = target.id else { throw CofferError(.invalidInput, "\(place): its target has no id.") }
-        switch target.kind {
-        case "category": return .category(try uuid(text, place))
-        case "source": return .source(try uuid(text, place))
-        case "goal": return .goal(try uuid(text, place))
-        default: throw CofferError(.invalidInput, "\(place): target kind '\(target.kind)' is unknown.")
-        }
+        return (currency, records, numbers.counter(after: invoiceCounter))
     }
 
     static func bytes(hex: String) -> [UInt8]? {
@@ -584,31 +467,36 @@ extension UUID {
     /// Parses the lower- or upper-case 8-4-4-4-12 form without Foundation's scanf-based parser,
     /// which dominates a large import.
     init?(exportedID text: String) {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(16)
-        var high: UInt8?
-        var position = 0
-        for unit in text.utf8 {
-            defer { position += 1 }
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard unit == UInt8(ascii: "-") else { return nil }
-                continue
+        var text = text
+        guard let value = text.withUTF8({ Self.parse(exportedID: $0) }) else { return nil }
+        self = value
+    }
+
+    private static func parse(exportedID text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard text[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = nibble(text[position]), let low = nibble(text[position + 1]) else { return false }
+                out[index] = high << 4 | low
+                position += 2
             }
-            let value: UInt8
-            switch unit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = unit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = unit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = unit - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
+            return true
         }
-        guard position == 36, bytes.count == 16 else { return nil }
-        self = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+        return parsed ? UUID(uuid: bytes) : nil
+    }
+
+    private static func nibble(_ unit: UInt8) -> UInt8? {
+        switch unit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): unit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): unit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): unit - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

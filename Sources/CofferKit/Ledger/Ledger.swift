@@ -177,13 +177,7 @@ public final class Ledger {
         summaryRecord = parts.last(.summary) { if case .summary(let value) = $0 { value } else { nil } }.map {
             (id: $0.id, summary: $0.value)
         }
-        movements =
-            transactions.flatMap { transaction in
-                transaction.flow?.movements(of: transaction.amount, on: transaction.date, source: transaction.id) ?? []
-            }
-            + invoices.flatMap { invoice in
-                invoice.payments.flatMap { $0.flow?.movements(of: $0.amount, on: $0.date, source: invoice.id) ?? [] }
-            }
+        movements = Self.movements(of: transactions, invoices)
         // Read for a view: the month ends up to its month come from the summary, and each
         // account starts from its value then; what the records read say before it is counted there.
         let earlier: NetWorth.Earlier? =
@@ -204,16 +198,36 @@ public final class Ledger {
                 }
             moves = moves.filter { $0.date > cutoff }
         }
-        portfolio = Portfolio(
-            currency: currency, accounts: accounts,
-            updates: AccountMovement.values(
-                updates: values, movements: moves,
-                kinds: Dictionary(accounts.map { ($0.id, $0.kind) }, uniquingKeysWith: { $1 })),
-            categoryRates: Dictionary(categoryRates.values.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
+        portfolio = Self.portfolio(
+            currency: currency, accounts: accounts, updates: values, movements: moves,
+            categoryRates: Array(categoryRates.values))
         netWorth = NetWorth(
             portfolio: portfolio, invoices: invoices, includeReceivables: settings?.includeReceivables ?? true,
             earlier: earlier)
         budget = Budget(sources: incomeSources, categories: budgetCategories, goals: goals, transactions: transactions)
+    }
+
+    /// Money moved in and out of accounts by `transactions` and invoice payments.
+    static func movements(of transactions: [Transaction], _ invoices: [Invoice]) -> [AccountMovement] {
+        transactions.flatMap { transaction in
+            transaction.flow?.movements(of: transaction.amount, on: transaction.date, source: transaction.id) ?? []
+        }
+            + invoices.flatMap { invoice in
+                invoice.payments.flatMap { $0.flow?.movements(of: $0.amount, on: $0.date, source: invoice.id) ?? [] }
+            }
+    }
+
+    /// Accounts with their values: each update, and each flow's effect on the value after it.
+    static func portfolio(
+        currency: Currency, accounts: [Account], updates: [ValueUpdate], movements: [AccountMovement],
+        categoryRates: [CategoryRate]
+    ) -> Portfolio {
+        Portfolio(
+            currency: currency, accounts: accounts,
+            updates: AccountMovement.values(
+                updates: updates, movements: movements,
+                kinds: Dictionary(accounts.map { ($0.id, $0.kind) }, uniquingKeysWith: { $1 })),
+            categoryRates: Dictionary(categoryRates.map { ($0.category, $0.rate) }, uniquingKeysWith: { $1 }))
     }
 
     /// The records of a vault by kind, each kind in the vault's id order. Transactions, most of
@@ -352,14 +366,14 @@ public final class Ledger {
         portfolio: Portfolio(currency: .gbp, accounts: [], updates: []), invoices: [], includeReceivables: true)
 
     /// In the vault's id order, as they are read back once written.
-    private static let defaultCategories = BudgetCategory.defaults().sorted {
+    static let defaultCategories = BudgetCategory.defaults().sorted {
         RecordID(uuid: $0.id) < RecordID(uuid: $1.id)
     }
 
     /// The design's default categories are part of a vault's setup: written with the vault, or
     /// on a vault from before budgets, outside the change log just before its first change (so
     /// reading never writes, and undo never takes them away).
-    private func seedDefaultCategoriesBeforeFirstChange() throws {
+    func seedDefaultCategoriesBeforeFirstChange() throws {
         guard parts.records[.budgetCategory]?.isEmpty ?? true else { return }
         try writeWithoutHistory(Self.defaultCategories.map { ($0.id, .budgetCategory($0)) })
     }

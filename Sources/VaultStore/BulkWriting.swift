@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+import VaultCrypto
+
+/// Takes a stream of new records and seals them into fresh pages as each page fills, so a bulk
+/// load holds one page per group in memory, not the records (`Vault.writeInBulk`).
+public final class BulkRecordWriter {
+    private let db: Database
+    private let keys: OperationalKeys
+    private let vaultID: VaultID
+    /// Open pages (the records not yet sealed), and where each group's is.
+    private var open: [OpenPage] = []
+    private var openIndex: [PageGroup: Int] = [:]
+    /// Sealed pages by group, in number order.
+    fileprivate var sealed: [PageGroup: [PageEntry]] = [:]
+    /// The number each group's next page takes: far above the group's pages before the load, so
+    /// the small changes written with it can add pages of their own below.
+    private var nextNumber: [PageGroup: UInt32] = [:]
+    private let firstNumber: (PageGroup) -> UInt32?
+    fileprivate private(set) var ids: [RecordID] = []
+
+    private struct OpenPage {
+        let group: PageGroup
+        var plain: [UInt8] = [0, 0, 0, 0]
+        var ids: [RecordID] = []
+
+        init(_ group: PageGroup) {
+            self.group = group
+            plain.reserveCapacity(PageLayout.fillLimit)
+        }
+    }
+
+    /// Room left between a group's last page before the load and its first loaded page.
+    static let numberGap: UInt32 = 1 << 20
+
+    fileprivate init(db: Database, keys: OperationalKeys, vaultID: VaultID, layout: PagedLayout) {
+        self.db = db
+        self.keys = keys
+        self.vaultID = vaultID
+        let indexes = layout.indexes
+        firstNumber = { group in
+            let last = indexes[group]?.pages.last?.number ?? 0
+            let (first, overflow) = last.addingReportingOverflow(Self.numberGap)
+            return overflow ? nil : first
+        }
+    }
+
+    /// Adds a record that is not in the vault yet (version 1) to `group`'s open page, sealing
+    /// the page first when the record would not fit.
+    public func append(_ id: RecordID, group: PageGroup, payload: UnsafeRawBufferPointer) throws {
+        let at: Int
+        if let known = openIndex[group] {
+            at = known
+        } else {
+            at = open.count
+            open.append(OpenPage(group))
+            openIndex[group] = at
+        }
+        if open[at].plain.count + PageLayout.entryOverhead + payload.count > PageLayout.fillLimit,
+            !open[at].ids.isEmpty
+        {
+            try seal(at)
+        }
+        ids.append(id)
+        open[at].ids.append(id)
+        withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian, UInt32(payload.count).littleEndian)) {
+            open[at].plain.append(contentsOf: $0.prefix(PageLayout.entryOverhead))
+        }
+        open[at].plain.append(contentsOf: payload)
+    }
+
+    /// Seals the open page at `at` and leaves an empty one in its place.
+    private func seal(_ at: Int) throws {
+        let group = open[at].group
+        var page = open[at]
+        open[at] = OpenPage(group)
+        defer { secureWipe(&page.plain) }
+        guard let number = nextNumber[group] ?? firstNumber(group) else {
+            throw VaultError(.storageFailure, "A page group is full; nothing was changed.")
+        }
+        nextNumber[group] = number &+ 1
+        var count = UInt32(page.ids.count).littleEndian
+        withUnsafeBytes(of: &count) { page.plain.replaceSubrange(0..<4, with: $0) }
+        let locator = PageLayout.locator(.page, group: group, number: number, key: keys.locator)
+        let (sealedPage, tag) = PageCodec.seal(page.plain, key: keys.records, locator: locator, vaultID: vaultID)
+        try db.execute(sql: "INSERT INTO page (locator, sealed) VALUES (?, ?)", arguments: [locator, sealedPage])
+        try Vault.expectOneChange(db, "a page")
+        sealed[group, default: []].append(
+            PageEntry(
+                number: number, tag: tag, ids: page.ids, versions: [UInt64](repeating: 1, count: page.ids.count)))
+    }
+
+    fileprivate func sealAll() throws {
+        for at in open.indices where !open[at].ids.isEmpty { try seal(at) }
+    }
+}
+
+extension Vault {
+    /// Loads many new records and a few ordinary changes in one transaction: `body` streams the
+    /// new records into `writer` (each sealed into a page as soon as the page fills) and returns
+    /// the changes, which may depend on what it streamed. Every new record must have an id the
+    /// vault does not hold and that `body` gives once; otherwise nothing is written.
+    ///
+    /// Afterwards this `Vault` holds the records of the groups the load did not reach, as if
+    /// opened for them (`open(reading:)`): the load's records are on disk, not in memory.
+    public func writeInBulk(_ body: (BulkRecordWriter) throws -> [RecordChange]) throws {
+        try requireWhole()
+        if state.paged == nil { try upgrade() }
+        let keys = self.keys.operational
+        let vaultID = id
+        var updated = state
+        try inImmediateTransaction { db in
+            updated = try self.currentState(db)
+            guard var layout = updated.paged else { throw Self.replacedMeanwhile }
+            let writer = BulkRecordWriter(db: db, keys: keys, vaultID: vaultID, layout: layout)
+            let changes = try body(writer)
+            try writer.sealAll()
+            let loaded = writer.ids.sorted()
+            if let duplicate = zip(loaded, loaded.dropFirst()).first(where: { $0 == $1 })?.0
+                ?? loaded.first(where: { updated.records.index(of: $0) != nil })
+            {
+                throw VaultError(
+                    .duplicateRecord,
+                    "Record \(duplicate.hex) is given twice, or is already in the vault; nothing was changed.")
+            }
+            // The ordinary changes, as `apply` makes them, then the loaded pages after them.
+            var final: [(id: RecordID, written: PageRecord?)] = []
+            var position: [RecordID: Int] = [:]
+            for change in changes {
+                let id: RecordID, payload: Data?
+                switch change {
+                case .put(let putID, let data): (id, payload) = (putID, data)
+                case .delete(let deletedID): (id, payload) = (deletedID, nil)
+                }
+                if Self.contains(loaded, id) {
+                    throw VaultError(
+                        .duplicateRecord, "Record \(id.hex) is given twice; nothing was changed.")
+                }
+                let known = updated.records.index(of: id).map { updated.records.versions[$0] }
+                if payload == nil, known == nil {
+                    throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
+                }
+                let written = payload.map { PageRecord(id: id, version: (known ?? 0) + 1, payload: $0) }
+                if let at = position[id] {
+                    final[at].written = written
+                } else {
+                    position[id] = final.count
+                    final.append((id, written))
+                }
+            }
+            final.removeAll { $0.written == nil && updated.records.index(of: $0.id) == nil }
+            final.sort { $0.id < $1.id }
+            let added = final.count { $0.written != nil && updated.records.index(of: $0.id) == nil }
+            let removed = final.count { $0.written == nil }
+            try Self.writeChangedPages(
+                db, layout: &layout, final: final, store: updated.records, grouping: self.grouping, keys: keys,
+                vaultID: vaultID)
+            let records = updated.records.merging(final)
+            // The loaded groups join the layout; their records stay on disk only, so this vault
+            // no longer holds those groups, as if it had been opened without them.
+            var unread = Set<RecordID>()
+            for (group, pages) in writer.sealed {
+                var index = layout.indexes[group] ?? GroupIndex(group: group, pages: [])
+                for page in index.pages { unread.formUnion(page.ids) }
+                index.pages += pages
+                let locator = PageLayout.locator(.index, group: group, key: keys.locator)
+                let sealedIndex = index.sealed(key: keys.integrity, locator: locator, vaultID: vaultID)
+                try db.execute(
+                    sql:
+                        "INSERT INTO page_index (locator, sealed) VALUES (?, ?) ON CONFLICT (locator) DO UPDATE SET sealed = excluded.sealed",
+                    arguments: [locator, sealedIndex])
+                try Self.expectOneChange(db, "a page index")
+                layout.commit.indexDigests[group] = BLAKE2b.hash(sealedIndex)
+                layout.indexes[group] = nil
+            }
+            layout.commit.recordCount = UInt64(updated.records.count + added - removed + loaded.count)
+            updated.records = unread.isEmpty ? records : records.filter { !unread.contains($0) }
+            updated.partial = true
+            updated.paged = layout
+            try self.writeCommit(db, state: &updated, keys: keys, headerBytes: self.headerBytes)
+        }
+        state = updated
+        recordMark()
+    }
+
+    /// Whether sorted `ids` holds `id`.
+    private static func contains(_ ids: [RecordID], _ id: RecordID) -> Bool {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id
+    }
+}
