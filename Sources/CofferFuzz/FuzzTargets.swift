@@ -8,7 +8,7 @@ import VaultStore
 /// AddressSanitizer, `-D FUZZING`) each becomes a fuzzer; in an ordinary build this is a replay
 /// tool that runs saved inputs (the corpus, and every crash ever found) through the same code.
 enum FuzzTarget: String, CaseIterable {
-    case archive, payload, header, csv, sync, page
+    case archive, payload, header, csv, sync, page, export
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -19,6 +19,7 @@ enum FuzzTarget: String, CaseIterable {
         case .csv: fuzzStatementImport(bytes)
         case .sync: SyncDecoders.decodeUntrusted(bytes)
         case .page: fuzzPageDecoders(bytes)
+        case .export: fuzzExportReader(bytes)
         }
     }
 }

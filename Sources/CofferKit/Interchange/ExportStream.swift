@@ -11,9 +11,11 @@ public final class ExportSource {
     /// How many bytes a window reads at a time.
     let windowSize: Int
 
-    public init(data: Data) {
+    public convenience init(data: Data) { self.init(data: data, windowSize: Self.defaultWindowSize) }
+
+    init(data: Data, windowSize: Int) {
         storage = .bytes(data)
-        windowSize = Self.defaultWindowSize
+        self.windowSize = windowSize
     }
 
     /// Nil when the file cannot be opened for reading.
@@ -232,4 +234,21 @@ struct ExportCodingKey: CodingKey {
     let intValue: Int?
     init(stringValue: String) { (self.stringValue, intValue) = (stringValue, nil) }
     init(intValue: Int) { (stringValue, self.intValue) = (String(intValue), intValue) }
+}
+
+/// Fuzzing's way in: an export read as `coffer import json` reads it (the outline, each long
+/// section's items found through a small window and read by the item decoder), without a vault.
+package func fuzzExportReader(_ bytes: [UInt8]) {
+    let source = ExportSource(data: Data(bytes), windowSize: 64)
+    _ = try? ExportOutline(source) { _, window, members in
+        _ = ExportDocument.Converter(prerequisitesIn: members)
+        try window.forEachElement { range in
+            let item = Array(window.slice(range))
+            item.withUnsafeBufferPointer { buffer in
+                _ = ExportItemParser.items(buffer, [0..<buffer.count][...], ExportItemParser.update)
+                _ = ExportItemParser.items(buffer, [0..<buffer.count][...], ExportItemParser.entry)
+            }
+        }
+        return true
+    }
 }

@@ -60,6 +60,8 @@ public final class Ledger {
     var parts = Parts()
 
     public init(vault: Vault) throws {
+        // A vault left holding part of itself (after a bulk load) is read whole again first.
+        if vault.isPartial { _ = try vault.verify() }
         self.vault = vault
         self.view = nil
         vault.grouping = RecordGrouping.grouping
