@@ -124,32 +124,10 @@ extension Vault {
                     "Record \(duplicate.hex) is given twice, or is already in the vault; nothing was changed.")
             }
             // The ordinary changes, as `apply` makes them, then the loaded pages after them.
-            var final: [(id: RecordID, written: PageRecord?)] = []
-            var position: [RecordID: Int] = [:]
-            for change in changes {
-                let id: RecordID, payload: Data?
-                switch change {
-                case .put(let putID, let data): (id, payload) = (putID, data)
-                case .delete(let deletedID): (id, payload) = (deletedID, nil)
-                }
-                if Self.contains(loaded, id) {
-                    throw VaultError(
-                        .duplicateRecord, "Record \(id.hex) is given twice; nothing was changed.")
-                }
-                let known = updated.records.index(of: id).map { updated.records.versions[$0] }
-                if payload == nil, known == nil {
-                    throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
-                }
-                let written = payload.map { PageRecord(id: id, version: (known ?? 0) + 1, payload: $0) }
-                if let at = position[id] {
-                    final[at].written = written
-                } else {
-                    position[id] = final.count
-                    final.append((id, written))
-                }
+            for change in changes where Self.contains(loaded, change.id) {
+                throw VaultError(.duplicateRecord, "Record \(change.id.hex) is given twice; nothing was changed.")
             }
-            final.removeAll { $0.written == nil && updated.records.index(of: $0.id) == nil }
-            final.sort { $0.id < $1.id }
+            let final = try Self.finalStates(of: changes, over: updated.records)
             let added = final.count { $0.written != nil && updated.records.index(of: $0.id) == nil }
             let removed = final.count { $0.written == nil }
             try Self.writeChangedPages(

@@ -598,37 +598,7 @@ public final class Vault {
         try inImmediateTransaction { db in
             updated = try self.currentState(db)
             guard var layout = updated.paged else { throw Self.replacedMeanwhile }
-            // One final state per id; each put one version past the record's last.
-            var final: [(id: RecordID, written: PageRecord?)] = []
-            var position: [RecordID: Int] = [:]
-            for change in changes {
-                let known =
-                    position[change.id].map { final[$0].written?.version }
-                    ?? updated.records.index(of: change.id).map { updated.records.versions[$0] }
-                switch change {
-                case .put(let id, let payload):
-                    let written = PageRecord(id: id, version: (known ?? 0) + 1, payload: payload)
-                    if let at = position[id] {
-                        final[at].written = written
-                    } else {
-                        position[id] = final.count
-                        final.append((id, written))
-                    }
-                case .delete(let id):
-                    guard known != nil else {
-                        throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
-                    }
-                    if let at = position[id] {
-                        final[at].written = nil
-                    } else {
-                        position[id] = final.count
-                        final.append((id, nil))
-                    }
-                }
-            }
-            // A record put and deleted again in one batch, and never stored, leaves no trace.
-            final.removeAll { $0.written == nil && updated.records.index(of: $0.id) == nil }
-            final.sort { $0.id < $1.id }
+            let final = try Self.finalStates(of: changes, over: updated.records)
             let added = final.count { $0.written != nil && updated.records.index(of: $0.id) == nil }
             let removed = final.count { $0.written == nil }
             if updated.partial {
@@ -657,6 +627,44 @@ public final class Vault {
         }
         state = updated
         recordMark()
+    }
+
+    /// One final state per id, in id order: each put one version past the record's last; a
+    /// record put and deleted again in one batch, and never stored, leaves no trace.
+    static func finalStates(of changes: [RecordChange], over records: RecordStore) throws
+        -> [(id: RecordID, written: PageRecord?)]
+    {
+        var final: [(id: RecordID, written: PageRecord?)] = []
+        var position: [RecordID: Int] = [:]
+        for change in changes {
+            let known =
+                position[change.id].map { final[$0].written?.version }
+                ?? records.index(of: change.id).map { records.versions[$0] }
+            switch change {
+            case .put(let id, let payload):
+                let written = PageRecord(id: id, version: (known ?? 0) + 1, payload: payload)
+                if let at = position[id] {
+                    final[at].written = written
+                } else {
+                    position[id] = final.count
+                    final.append((id, written))
+                }
+            case .delete(let id):
+                guard known != nil else {
+                    throw VaultError(.recordNotFound, "Record \(id.hex) does not exist; nothing was changed.")
+                }
+                if let at = position[id] {
+                    final[at].written = nil
+                } else {
+                    position[id] = final.count
+                    final.append((id, nil))
+                }
+            }
+        }
+        // A record put and deleted again in one batch, and never stored, leaves no trace.
+        final.removeAll { $0.written == nil && records.index(of: $0.id) == nil }
+        final.sort { $0.id < $1.id }
+        return final
     }
 
     static var replacedMeanwhile: VaultError {
