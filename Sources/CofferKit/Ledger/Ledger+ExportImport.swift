@@ -3,12 +3,14 @@ import FinanceCore
 import Foundation
 import VaultStore
 
-/// `coffer import json`: Coffer's own export, streamed. The file is read twice through a window of
-/// a few MiB: once for its small sections (the setup: accounts, categories, clients…), which are
-/// decoded and checked whole, and once for each long section (updates, transactions, invoices),
-/// whose items are decoded, checked, encoded and sealed into pages a window at a time, on every
-/// core. Memory holds what the summary needs (values, flows, invoices), never the whole file or a
-/// record per transaction. All of it is one vault transaction: a bad item anywhere writes nothing.
+/// `coffer import json`: Coffer's own export, streamed. The file is read once through a window of
+/// a few MiB: its small sections (the setup: accounts, categories, clients…) are decoded and
+/// checked whole; each long section (updates, transactions, invoices) has its items decoded,
+/// checked, encoded and sealed into pages a window at a time, on every core, as soon as the
+/// format, currency and accounts before it are known (a long section that comes before them is
+/// read again afterwards). Memory holds what the summary needs (values, flows, invoices), never
+/// the whole file or a record per transaction. All of it is one vault transaction: a bad item
+/// anywhere writes nothing.
 extension Ledger {
     /// The sections that can be long, in the order they are loaded.
     static let streamedSections = ["updates", "transactions", "invoices"]

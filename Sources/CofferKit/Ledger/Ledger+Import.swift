@@ -14,38 +14,6 @@ extension Ledger {
             && invoices.isEmpty && categoryRates.isEmpty && ruleSets.isEmpty && budgetCategories.allSatisfy(\.isDefault)
     }
 
-    /// Imports a Coffer JSON export into a vault that holds no data yet, as one change. The
-    /// export's categories replace the defaults; its invoice counter is kept outside the log.
-    @discardableResult
-    public func importExport(_ document: ExportDocument, from fileName: String) throws -> (
-        records: Int, currency: Currency
-    ) {
-        let (currency, records, counter) = try document.records()
-        guard holdsNoUserData else {
-            throw CofferError(
-                .alreadyExists, "This vault already holds data; import only goes into a new vault.", kind: "vault data")
-        }
-        // The vault's one sender record is replaced, not joined by a second.
-        var puts = records.map { put -> (UUID, FinanceRecord) in
-            if case .invoiceSender = put.1, let existing = invoiceSenderRecord?.id { return (existing, put.1) }
-            return put
-        }
-        let importsCategories = records.contains { if case .budgetCategory = $0.1 { true } else { false } }
-        let replacedDefaults = importsCategories ? budgetCategories.map(\.id) : []
-        puts.append(
-            (
-                settingsID ?? UUID(),
-                .settings(VaultSettings(currency: currency, includeReceivables: document.includeReceivables))
-            ))
-        if let counter {
-            try writeWithoutHistory([
-                (invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: counter)))
-            ])
-        }
-        try commit("Imported \(records.count) records from \(fileName)", puts: puts, deletes: replacedDefaults)
-        return (records.count, currency)
-    }
-
     // MARK: Statements
 
     /// Descriptions become notes: no control characters, at most 200 characters, and without the
