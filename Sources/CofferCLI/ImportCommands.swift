@@ -326,31 +326,38 @@ struct CSVStatement: ParsableCommand {
         let closing = try balanceAccount.flatMap { try ledger.closingBalance(of: rows, account: $0) }
         let shownBalance = StatementLayout.closingBalance(rows)
         let currency = ledger.currency
-        var reportRows: [Import.Report.Row] = plan.added.map { added in
-            let transaction = added.transaction
-            return .init(
-                line: added.line, status: "add", date: transaction.date.description,
-                amount: currency.decimalString(transaction.signedAmount),
-                description: transaction.note, category: ledger.label(of: transaction), message: nil)
+        // Each line's outcome is shown only with --json or --dry-run: a large import makes none.
+        var reportRows: [Import.Report.Row] = []
+        if report.json || dryRun {
+            reportRows = plan.added.map { added in
+                let transaction = added.transaction
+                return .init(
+                    line: added.line, status: "add", date: transaction.date.description,
+                    amount: currency.decimalString(transaction.signedAmount),
+                    description: transaction.note, category: ledger.label(of: transaction), message: nil)
+            }
+            reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
+            reportRows += plan.zeroAmountLines.map {
+                .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil)
+            }
+            reportRows += ruled.skipped.map {
+                .init(
+                    line: $0, status: "skipped", date: nil, amount: nil, description: nil, category: nil, message: nil)
+            }
+            reportRows += invalid.map {
+                .init(
+                    line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
+                    message: $0.message)
+            }
+            reportRows.sort { $0.line < $1.line }
         }
-        reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
-        reportRows += plan.zeroAmountLines.map {
-            .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil)
-        }
-        reportRows += ruled.skipped.map {
-            .init(line: $0, status: "skipped", date: nil, amount: nil, description: nil, category: nil, message: nil)
-        }
-        reportRows += invalid.map {
-            .init(
-                line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
-                message: $0.message)
-        }
-        reportRows.sort { $0.line < $1.line }
 
         if !dryRun && (!plan.added.isEmpty || closing != nil) {
             progress.step("Writing \(plan.added.count) transactions in one transaction")
+            // Read again only for what comes after: a profile to save, or the shell's next command.
             try ledger.importTransactions(
-                plan, closingBalance: closing, from: URL(fileURLWithPath: file).lastPathComponent)
+                plan, closingBalance: closing, from: URL(fileURLWithPath: file).lastPathComponent,
+                thenRead: saveProfile != nil || CommandSession.ledger(at: options.vaultURL) != nil)
         }
         progress.finish()
         let result = Import.Report(
@@ -408,20 +415,24 @@ struct CSVStatement: ParsableCommand {
         let account = try ledger.account(named: accountName)
         let plan = try ledger.planUpdateImport(rows, account: account)
         let currency = ledger.currency
-        var reportRows: [Import.Report.Row] = plan.added.map {
-            .init(
-                line: $0.line, status: "add", date: $0.update.date.description,
-                amount: currency.decimalString($0.update.amount),
-                description: $0.update.note, category: account.name, message: nil)
+        // Each line's outcome is shown only with --json or --dry-run: a large import makes none.
+        var reportRows: [Import.Report.Row] = []
+        if report.json || dryRun {
+            reportRows = plan.added.map {
+                .init(
+                    line: $0.line, status: "add", date: $0.update.date.description,
+                    amount: currency.decimalString($0.update.amount),
+                    description: $0.update.note, category: account.name, message: nil)
+            }
+            reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
+            reportRows += plan.superseded.map { Self.row($0, status: "superseded", currency: currency) }
+            reportRows += invalid.map {
+                .init(
+                    line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
+                    message: $0.message)
+            }
+            reportRows.sort { $0.line < $1.line }
         }
-        reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
-        reportRows += plan.superseded.map { Self.row($0, status: "superseded", currency: currency) }
-        reportRows += invalid.map {
-            .init(
-                line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
-                message: $0.message)
-        }
-        reportRows.sort { $0.line < $1.line }
         if !dryRun && !plan.added.isEmpty {
             progress.step("Writing \(plan.added.count) values in one transaction")
             try ledger.importUpdates(plan, of: account, from: URL(fileURLWithPath: file).lastPathComponent)

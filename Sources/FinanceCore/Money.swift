@@ -140,7 +140,9 @@ extension Currency {
         if groups.count > 1 {
             let wellGrouped = (1...3).contains(groups[0].count) && groups.dropFirst().allSatisfy { $0.count == 3 }
             guard wellGrouped else {
-                if parts.count == 1, groups.count == 2, (1...minorDigits).contains(groups[1].count) {
+                if parts.count == 1, groups.count == 2, groups[1].count >= 1,
+                    groups[1].count <= minorDigits
+                {
                     throw FinanceError(
                         .invalidAmount,
                         "Use a point for decimals: \(quoted) looks like a decimal comma; write \(groups[0]).\(groups[1])."
@@ -172,7 +174,7 @@ extension Currency {
     /// `-1234.56` read straight from its bytes: an optional minus, at most 13 digits, and at
     /// most this currency's number of decimals after a point. Nil for anything else, which the
     /// general parser then accepts or explains.
-    private func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Money? {
+    func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Money? {
         var index = 0, negative = false
         if bytes.first == UInt8(ascii: "-") { negative = true; index = 1 }
         var major: Int64 = 0, wholeDigits = 0

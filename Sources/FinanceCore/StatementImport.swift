@@ -86,14 +86,75 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
     /// The calendar date `text` shows, or nil when it does not follow the pattern or is not a
     /// real date.
     public func date(from text: String) -> CalendarDate? {
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
-        var year: Int?, month: Int?, day: Int?
-        func digits(_ range: ClosedRange<Int>) -> Int? {
-            let run = rest.prefix { $0.isASCII && $0.isNumber }.prefix(range.upperBound)
-            guard range.contains(run.count), let value = Int(run) else { return nil }
-            rest = rest.dropFirst(run.count)
-            return value
+        let trimmed = text.trimmingSpaces
+        return trimmed.isPrintableASCII ? plainDate(trimmed) : characterwiseDate(trimmed)
+    }
+
+    /// `date(from:)` of trimmed text, Character by Character.
+    func characterwiseDate(_ text: String) -> CalendarDate? {
+        var rest = Substring(text)
+        return date(
+            digits: { range in
+                let run = rest.prefix { $0.isASCII && $0.isNumber }.prefix(range.upperBound)
+                guard range.contains(run.count), let value = Int(run) else { return nil }
+                rest = rest.dropFirst(run.count)
+                return value
+            },
+            word: {
+                let word = rest.prefix { $0.isLetter }
+                rest = rest.dropFirst(word.count)
+                return word.lowercased()
+            },
+            literal: { character in
+                guard rest.first == character else { return false }
+                rest = rest.dropFirst()
+                return true
+            },
+            next: { rest.first })
+    }
+
+    /// `date(from:)` for printable ASCII, read byte by byte: the same answer without making
+    /// Characters (a statement has one date a line).
+    func plainDate(_ text: String) -> CalendarDate? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var index = 0
+            return date(
+                digits: { range in
+                    var value = 0, count = 0
+                    while count < range.upperBound, index + count < bytes.count,
+                        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index + count])
+                    {
+                        value = value * 10 + Int(bytes[index + count] - UInt8(ascii: "0"))
+                        count += 1
+                    }
+                    guard range.contains(count) else { return nil }
+                    index += count
+                    return value
+                },
+                word: {
+                    let start = index
+                    while index < bytes.count, Character(Unicode.Scalar(bytes[index])).isLetter { index += 1 }
+                    return String(decoding: bytes[start..<index], as: UTF8.self).lowercased()
+                },
+                literal: { character in
+                    guard index < bytes.count, character.asciiValue == bytes[index] else { return false }
+                    index += 1
+                    return true
+                },
+                next: { index < bytes.count ? Character(Unicode.Scalar(bytes[index])) : nil })
         }
+    }
+
+    /// The pattern's tokens read in order by one of the two readers above: `digits` takes a run
+    /// of digits whose length is in the range, `word` the letters that follow (lowercased),
+    /// `literal` one given character; `next` shows what follows the date, which may only be
+    /// the start of a time of day.
+    private func date(
+        digits: (ClosedRange<Int>) -> Int?, word: () -> String, literal: (Character) -> Bool,
+        next: () -> Character?
+    ) -> CalendarDate? {
+        var year: Int?, month: Int?, day: Int?
         for token in tokens {
             switch token {
             case .year4:
@@ -109,19 +170,16 @@ public struct DatePattern: Sendable, Hashable, CustomStringConvertible {
                 guard let value = digits(1...2) else { return nil }
                 day = value
             case .monthName:
-                let word = rest.prefix { $0.isLetter }.lowercased()
-                guard word.count >= 3, let index = Self.monthNames.firstIndex(where: { $0.hasPrefix(word) }) else {
+                let name = word()
+                guard name.count >= 3, let index = Self.monthNames.firstIndex(where: { $0.hasPrefix(name) }) else {
                     return nil
                 }
                 month = index + 1
-                rest = rest.dropFirst(word.count)
             case .literal(let character):
-                guard rest.first == character else { return nil }
-                rest = rest.dropFirst()
+                guard literal(character) else { return nil }
             }
         }
-        // A time of day may follow.
-        if let next = rest.first, next != " " && next != "T" { return nil }
+        if let following = next(), following != " " && following != "T" { return nil }
         guard let year, let month, let day else { return nil }
         return try? CalendarDate(year: year, month: month, day: day)
     }
@@ -133,7 +191,11 @@ extension Currency {
     /// `1.234,56`. Everything else follows `parse(_:)`, whose refusals (too many decimals,
     /// shorthand, exponents) still apply.
     public func parseStatementAmount(_ input: String, decimalComma: Bool) throws -> Money {
-        var text = input.trimmingCharacters(in: .whitespaces)
+        // `-12.50`, which everything below would pass to `parse` unchanged.
+        if !decimalComma, let plain = input.utf8.withContiguousStorageIfAvailable(plainDecimal), let money = plain {
+            return money
+        }
+        var text = input.trimmingSpaces
         var negative = false
         if text.hasPrefix("("), text.hasSuffix(")") {
             negative = true
@@ -252,7 +314,7 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
 
         /// Lower case, with runs of white space as one space: statements pad descriptions.
         static func normalised(_ text: String) -> String {
-            text.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            text.lowercased().collapsingWhiteSpace
         }
 
         static func glob(_ pattern: ArraySlice<Character>, _ subject: ArraySlice<Character>) -> Bool {
@@ -401,7 +463,7 @@ public struct StatementLayout: Sendable {
                     "line \(line): has \(fields.count) column\(fields.count == 1 ? "" : "s"); \(columnName(index)) is missing"
                 )
             }
-            return fields[index].trimmingCharacters(in: .whitespacesAndNewlines)
+            return fields[index].trimmingSpacesAndNewlines
         }
         let dateText = try field(date)
         guard let day = datePattern.date(from: dateText) else {
@@ -441,7 +503,7 @@ public struct StatementLayout: Sendable {
         }
         if negate { value = value.negated }
         func text(_ index: Int?) throws -> String {
-            try index.map { try field($0) }?.split(whereSeparator: \.isWhitespace).joined(separator: " ") ?? ""
+            try index.map { try field($0) }?.collapsingWhiteSpace ?? ""
         }
         return Row(
             line: line, date: day, amount: value, description: try text(description), payee: try text(payee),
@@ -484,7 +546,7 @@ public struct TransactionImportPlan: Sendable {
     public let duplicates: [StatementLayout.Row]
     public let zeroAmountLines: [Int]
 
-    public var uncategorisedCount: Int { added.filter { $0.transaction.target == .uncategorised }.count }
+    public var uncategorisedCount: Int { added.count { $0.transaction.target == .uncategorised } }
 
     /// Matches `rows` against `existing`. Identical rows within one file are distinct
     /// transactions (two coffees on one day), so matching counts occurrences: a statement that
@@ -493,7 +555,8 @@ public struct TransactionImportPlan: Sendable {
     /// a place that does not fit the line's direction leaves it to `rules`, then Uncategorised.
     public init(
         rows: [StatementLayout.Row], account: String, existing: [Transaction], rules: CategoryRuleSet?,
-        placed: [Int: Transaction.Target] = [:], categories: [BudgetCategory], firstSequence: UInt64
+        placed: [Int: Transaction.Target] = [:], categories: [BudgetCategory], firstSequence: UInt64,
+        newID: () -> UUID = UUID.init
     ) {
         let accountKey = account.lowercased()
         var pool = existing.filter { $0.origin.map { $0.account.lowercased() == accountKey } ?? false }
@@ -522,14 +585,17 @@ public struct TransactionImportPlan: Sendable {
         var sequence = firstSequence
         let place = rules?.placer()
         for row in pending {
-            let facts = Facts(row.date, row.amount, row.note)
-            if let count = byFacts[facts], count > 0 {
+            // Nothing to match against (a first import) makes no Facts: they normalise the note.
+            if !byFacts.isEmpty, case let facts = Facts(row.date, row.amount, row.note), let count = byFacts[facts],
+                count > 0
+            {
                 byFacts[facts] = count - 1
                 duplicates.append(row)
                 continue
             }
             let unplaced = Transaction(
-                amount: Money(minorUnits: abs(row.amount.minorUnits)), type: row.amount > .zero ? .income : .expense,
+                id: newID(), amount: Money(minorUnits: abs(row.amount.minorUnits)),
+                type: row.amount > .zero ? .income : .expense,
                 target: .uncategorised, note: row.note.isEmpty ? nil : row.note, date: row.date,
                 sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
             let target =

@@ -20,7 +20,7 @@ public enum WorkProgress {
     /// Reports every `every`th unit and the last, so the cost stays out of tight loops.
     @inline(__always)
     package static func report(_ stage: Stage, _ completed: Int, of total: Int, every: Int = 1024) {
-        guard let handler, completed == total || completed % every == 0 else { return }
+        guard completed == total || completed % every == 0, let handler else { return }
         handler(stage, completed, total)
     }
 }

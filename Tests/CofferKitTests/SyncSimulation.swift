@@ -11,16 +11,7 @@ import VaultStore
 /// simulated file-sync engine between the copies that delays, reorders, hides, duplicates with
 /// `(1)` names and delivers files half-written, as Syncthing or Dropbox may.
 final class SyncSimulation {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-    }
+    typealias Generator = SeededGenerator
 
     let directory = TemporaryDirectory()
     let passphrase = "sync simulation passphrase"

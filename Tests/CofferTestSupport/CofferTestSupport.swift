@@ -29,3 +29,16 @@ public func date(_ text: String) -> CalendarDate { try! CalendarDate(parsing: te
 
 /// Tests use the real interactive Argon2id profile, never a cheaper fake.
 public let testParameters = KDFProfile.interactive.parameters
+
+/// A reproducible random number generator (SplitMix64): a failing seed fails again.
+public struct SeededGenerator: RandomNumberGenerator {
+    public var state: UInt64
+    public init(state: UInt64) { self.state = state }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}

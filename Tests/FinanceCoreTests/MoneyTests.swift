@@ -51,6 +51,9 @@ import Testing
         let yen = try Currency.named("jpy")
         #expect(try yen.parse("¥1,500") == Money(minorUnits: 1500))
         #expect(throws: FinanceError(.invalidAmount, "")) { try yen.parse("1.5") }
+        // A comma that groups nothing, in a currency without decimals, is refused (it crashed once).
+        #expect(throws: FinanceError(.invalidAmount, "")) { try yen.parse("1,5") }
+        #expect(throws: FinanceError(.invalidAmount, "")) { try yen.parseStatementAmount("15,5", decimalComma: false) }
         #expect(yen.decimalString(Money(minorUnits: 1500)) == "1500")
         #expect(throws: FinanceError(.unknownCurrency, "")) { try Currency.named("XYZ") }
     }

@@ -1,10 +1,9 @@
-import CSV
 import FinanceCore
 import Foundation
 import VaultCrypto
 import VaultStore
 
-/// A bank statement read with CSV.swift: UTF-8 with or without a byte-order mark, `,` `;` or
+/// A bank statement (`CSVRows`): UTF-8 with or without a byte-order mark, `,` `;` or
 /// tab separated, quoted fields with embedded separators, quotes and line breaks. Each record
 /// keeps the line of the file it starts on, so errors can name it.
 public struct StatementFile {
@@ -58,30 +57,22 @@ public struct StatementFile {
                 .invalidInput, "\(name) is not \(encoding == .utf8 ? "UTF-8" : encoding.rawValue) text.",
                 kind: "encoding")
         }
-        guard !text.contains("\0") else {
+        // U+0000 is the zero byte in UTF-8, found without Foundation's string search.
+        guard !text.utf8.contains(0) else {
             throw CofferError(.invalidInput, "\(name) is not a CSV file (it holds binary data).")
         }
         let separator = delimiter ?? Self.guessDelimiter(text, skipLines: skipLines)
         self.delimiter = separator
 
-        let reader: CSVReader
-        do {
-            reader = try CSVReader(
-                string: text, hasHeaderRow: false, trimFields: false, delimiter: separator.unicodeScalars.first!)
-        } catch {
-            throw CofferError(.invalidInput, "\(name) cannot be read as CSV.")
-        }
         var rows: [(line: Int, fields: [String])] = []
         var line = 1
         let lineCount = text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } + 1
-        while let fields = reader.next() {
+        CSVRows.forEach(in: text, delimiter: separator.unicodeScalars.first!) { fields in
             WorkProgress.report(.reading, min(line, lineCount), of: lineCount)
             let start = line
             // A record spans one line plus every line break inside its quoted fields.
-            line += 1 + fields.reduce(0) { $0 + $1.reduce(0) { $0 + ($1.isNewline ? 1 : 0) } }
-            guard start > skipLines, !fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) else {
-                continue
-            }
+            line += 1 + fields.reduce(0) { $0 + Self.lineBreaks(in: $1) }
+            guard start > skipLines, !fields.allSatisfy({ $0.trimmingSpaces.isEmpty }) else { return }
             rows.append((start, fields))
         }
         var headerIndex = 0
@@ -93,7 +84,9 @@ public struct StatementFile {
         detectedPreambleLines = hasHeader && headerIndex > 0 ? rows[headerIndex].line - 1 : 0
         var records: [Record] = []
         var titles: [String]?
-        var seen: [[UInt8]: Int] = [:]
+        // Rows seen, by a digest of their fields: 16 bytes a row, however long the row.
+        var seen: [UUID: Int] = .init(minimumCapacity: rows.count)
+        records.reserveCapacity(rows.count)
         for (start, fields) in rows.dropFirst(hasHeader ? headerIndex : 0) {
             if hasHeader && titles == nil {
                 titles = fields
@@ -101,14 +94,23 @@ public struct StatementFile {
             }
             var content: [UInt8] = []
             for field in fields {
-                let value = Array(field.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+                let value = Array(field.trimmingSpacesAndNewlines.utf8)
                 withUnsafeBytes(of: UInt32(value.count).littleEndian) { content.append(contentsOf: $0) }
                 content.append(contentsOf: value)
             }
-            let occurrence = seen[content, default: 0]
-            seen[content] = occurrence + 1
+            let key = content.withUnsafeBytes { input in
+                withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { digest in
+                    BLAKE2b.hash(input, into: digest)
+                    return UUID(uuid: UnsafeRawBufferPointer(digest).loadUnaligned(as: uuid_t.self))
+                }
+            }
+            let occurrence = seen[key, default: 0]
+            seen[key] = occurrence + 1
             withUnsafeBytes(of: UInt32(occurrence).littleEndian) { content.append(contentsOf: $0) }
-            records.append(Record(line: start, fields: fields, digest: BLAKE2b.hash(content, outputByteCount: 16)))
+            records.append(
+                Record(
+                    line: start, fields: fields,
+                    digest: content.withUnsafeBytes { BLAKE2b.hash($0, outputByteCount: 16) }))
         }
         // An unclosed quote makes CSV.swift read the rest of the file into the last field.
         if let last = records.last, last.fields.last?.contains(where: \.isNewline) == true,
@@ -123,23 +125,40 @@ public struct StatementFile {
         self.records = records
     }
 
+    /// How many line breaks a field holds: none unless one of its bytes is a control
+    /// character or outside ASCII, which sends it to the Character-wise count.
+    static func lineBreaks(in field: String) -> Int {
+        guard field.utf8.contains(where: { $0 < 0x20 || $0 > 0x7E }) else { return 0 }
+        return field.reduce(0) { $0 + ($1.isNewline ? 1 : 0) }
+    }
+
     /// The separator used most on the first line that has any, outside quotes; a comma when
     /// none is. `--delimiter` overrides it.
     static func guessDelimiter(_ text: String, skipLines: Int) -> Character {
-        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).dropFirst(skipLines)
-        for line in lines where !line.trimmingCharacters(in: .whitespaces).isEmpty {
-            var counts: [Character: Int] = [:]
-            var quoted = false
-            for character in line {
-                if character == "\"" {
-                    quoted.toggle()
-                } else if !quoted, ",;\t".contains(character) {
-                    counts[character, default: 0] += 1
+        // Line by line from the top, not the whole file split at once: the answer is near the start.
+        var rest = Substring(text), number = 0
+        while true {
+            let end = rest.firstIndex(where: \.isNewline)
+            let line = rest[..<(end ?? rest.endIndex)]
+            if number >= skipLines, !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                var counts: [Character: Int] = [:]
+                var quoted = false
+                for character in line {
+                    if character == "\"" {
+                        quoted.toggle()
+                    } else if !quoted, ",;\t".contains(character) {
+                        counts[character, default: 0] += 1
+                    }
+                }
+                if let best = counts.max(by: {
+                    ($0.value, $0.key == "," ? 1 : 0) < ($1.value, $1.key == "," ? 1 : 0)
+                }) {
+                    return best.key
                 }
             }
-            guard let best = counts.max(by: { ($0.value, $0.key == "," ? 1 : 0) < ($1.value, $1.key == "," ? 1 : 0) })
-            else { continue }
-            return best.key
+            guard let end else { break }
+            rest = rest[rest.index(after: end)...]
+            number += 1
         }
         return ","
     }
@@ -300,7 +319,7 @@ public struct StatementColumns: Sendable {
     /// a guess; none that fits leaves the default, whose errors name each line.
     public static func detectDateFormat(_ statement: StatementFile, column: Int) throws -> DatePattern? {
         let dates = statement.records.compactMap { column < $0.fields.count ? $0.fields[column] : nil }
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .map(\.trimmingSpaces).filter { !$0.isEmpty }
         guard !dates.isEmpty else { return nil }
         let fitting = candidateDateFormats.compactMap { try? DatePattern($0) }.filter { pattern in
             dates.allSatisfy { pattern.date(from: $0) != nil }

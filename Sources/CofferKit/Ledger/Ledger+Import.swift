@@ -1,5 +1,7 @@
 import FinanceCore
 import Foundation
+import VaultCrypto
+import VaultStore
 
 /// Getting data in: Coffer's own JSON export, bank statements, and the rule sets that place
 /// statement lines in categories. Every import is one change (one undo); a refused import
@@ -26,6 +28,10 @@ extension Ledger {
             {
                 text.removeFirst()
             }
+            // Printable ASCII holds no control character and has one scalar a byte.
+            if text.isPrintableASCII {
+                return text.utf8.count <= limit ? text : String(decoding: text.utf8.prefix(limit), as: UTF8.self)
+            }
             return String(
                 String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
                     .prefix(limit))
@@ -47,9 +53,10 @@ extension Ledger {
         placed: [Int: Transaction.Target] = [:]
     ) throws -> TransactionImportPlan {
         let label = try account.map { try Account.validatedName($0) }
+        var ids = SecureRandom.uuids(count: rows.count).makeIterator()
         return TransactionImportPlan(
             rows: rows.map(Self.cleaned), account: label ?? "", existing: transactions, rules: rules, placed: placed,
-            categories: budgetCategories, firstSequence: nextTransactionSequence)
+            categories: budgetCategories, firstSequence: nextTransactionSequence, newID: { ids.next()! })
     }
 
     /// Where an hledger or ledger account name lands (`expenses:food:groceries`): the category,
@@ -87,17 +94,69 @@ extension Ledger {
     }
 
     /// Writes a plan's new transactions, and the account's closing balance when there is one,
-    /// as one change.
+    /// as one change. A large statement is sealed into pages as it is encoded
+    /// (`Vault.writeInBulk`); the ledger then reads the vault again only with `thenRead`, for a
+    /// caller that goes on using it.
     public func importTransactions(
-        _ plan: TransactionImportPlan, closingBalance: ValueUpdate? = nil, from fileName: String
+        _ plan: TransactionImportPlan, closingBalance: ValueUpdate? = nil, from fileName: String,
+        thenRead: Bool = true, now: Date = Date()
     )
         throws
     {
         guard !plan.added.isEmpty || closingBalance != nil else { return }
-        try commit(
-            "Imported \(plan.added.count) transactions from \(fileName)",
-            puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) }
-                + (closingBalance.map { [($0.id, FinanceRecord.update($0))] } ?? []))
+        let summary = "Imported \(plan.added.count) transactions from \(fileName)"
+        guard plan.added.count > Self.smallWrite, !readsPartially, let current = summaryRecord,
+            isCurrent(current.summary)
+        else {
+            return try commit(
+                summary,
+                puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) }
+                    + (closingBalance.map { [($0.id, FinanceRecord.update($0))] } ?? []), now: now)
+        }
+        try seedDefaultCategoriesBeforeFirstChange()
+        let records =
+            plan.added.map { FinanceRecord.transaction($0.transaction) } + (closingBalance.map { [.update($0)] } ?? [])
+        for record in records { try record.checkText() }
+        let ids = plan.added.map(\.transaction.id) + (closingBalance.map { [$0.id] } ?? [])
+        let entry = ChangeEntry(
+            sequence: max(changes.last?.entry.sequence ?? 0, current.summary.lastChange) + 1,
+            timestamp: Int64(now.timeIntervalSince1970), summary: summary,
+            before: ids.map { .init(recordID: $0, payload: nil) })
+        // The summary raised as `write` raises it; a closing balance moves the month ends from its month.
+        var next = current.summary
+        next.lastChange = entry.sequence
+        next.lastTransaction = max(next.lastTransaction, plan.added.map(\.transaction.sequence).max() ?? 0)
+        next.transactions += UInt64(plan.added.count)
+        let before = parts
+        if let closingBalance,
+            let withBalance = parts(after: [(closingBalance.id, .update(closingBalance))], deletes: [])
+        {
+            next.lastValueOrder = max(next.lastValueOrder, closingBalance.sequence)
+            install(withBalance)
+            next.monthEnds = try next.monthEnds.recomputed(
+                from: closingBalance.date.monthNumber, portfolio: portfolio, invoices: invoices)
+        }
+        do {
+            try vault.writeInBulk { writer in
+                for (id, record) in zip(ids, records) {
+                    try RecordCodec.encode(record).withUnsafeBytes {
+                        try writer.append(RecordID(uuid: id), group: RecordGrouping.group(of: record), payload: $0)
+                    }
+                }
+                next.commit = vault.commitCounter + 1
+                var changes: [RecordChange] = undoneChanges.map { .delete(RecordID(uuid: $0.id)) }
+                changes.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
+                changes.append(.put(RecordID(uuid: current.id), Data(RecordCodec.encode(.summary(next)))))
+                return changes
+            }
+        } catch {
+            install(before)
+            throw error
+        }
+        if thenRead {
+            _ = try vault.verify()
+            try reload()
+        }
     }
 
     /// What importing statement balances as an account's values would add; values on or after
