@@ -372,7 +372,7 @@ struct CSVStatement: ParsableCommand {
         if report.json { return try Output.json(result) }
         reportInvalid(invalid)
         if dryRun { printRows(reportRows) }
-        let income = plan.added.filter { $0.transaction.type == .income }.count
+        let income = plan.added.count { $0.transaction.type == .income }
         let verb = dryRun ? "Would add" : "Added"
         Output.line(
             "\(verb) \(plan.added.count) transaction\(plan.added.count == 1 ? "" : "s")\(label.map { " from \($0)" } ?? "")"

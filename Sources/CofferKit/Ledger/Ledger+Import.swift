@@ -114,10 +114,17 @@ extension Ledger {
                     + (closingBalance.map { [($0.id, FinanceRecord.update($0))] } ?? []), now: now)
         }
         try seedDefaultCategoriesBeforeFirstChange()
-        let records =
-            plan.added.map { FinanceRecord.transaction($0.transaction) } + (closingBalance.map { [.update($0)] } ?? [])
-        for record in records { try record.checkText() }
-        let ids = plan.added.map(\.transaction.id) + (closingBalance.map { [$0.id] } ?? [])
+        // Each record made where it is used, not all kept at once (a million are 150 MB).
+        func eachRecord(_ body: (UUID, FinanceRecord) throws -> Void) rethrows {
+            for added in plan.added { try body(added.transaction.id, .transaction(added.transaction)) }
+            if let closingBalance { try body(closingBalance.id, .update(closingBalance)) }
+        }
+        var ids: [UUID] = []
+        ids.reserveCapacity(plan.added.count + 1)
+        try eachRecord { id, record in
+            try record.checkText()
+            ids.append(id)
+        }
         let entry = ChangeEntry(
             sequence: max(changes.last?.entry.sequence ?? 0, current.summary.lastChange) + 1,
             timestamp: Int64(now.timeIntervalSince1970), summary: summary,
@@ -138,7 +145,7 @@ extension Ledger {
         }
         do {
             try vault.writeInBulk { writer in
-                for (id, record) in zip(ids, records) {
+                try eachRecord { id, record in
                     try RecordCodec.encode(record).withUnsafeBytes {
                         try writer.append(RecordID(uuid: id), group: RecordGrouping.group(of: record), payload: $0)
                     }
