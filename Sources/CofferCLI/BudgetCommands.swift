@@ -312,6 +312,11 @@ struct EntryOptions: ParsableArguments {
 
     func day() throws -> CalendarDate { try CommandContext.date(date, default: try CommandContext.today()) }
 
+    /// The vault as far as an entry on `day` needs it: its month's budget, the accounts' values.
+    func openLedger(_ options: VaultOptions, on day: CalendarDate) throws -> Ledger {
+        try options.openLedger(for: .recordingEntry(on: day, today: try CommandContext.today()))
+    }
+
     /// Whether to go ahead with an entry on `day` (a future date is asked about).
     func confirmed(_ day: CalendarDate) throws -> Bool {
         try EntryDoubts.confirm(EntryDoubts.future(day, today: try CommandContext.today()), yes: yes)
@@ -401,7 +406,7 @@ struct Spend: ParsableCommand {
 
     func run() throws {
         let day = try entry.day()
-        let ledger = try options.openLedger()
+        let ledger = try entry.openLedger(options, on: day)
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.category(named: category, type: type, includeHidden: false)
         let account = try FlowAccountOption.resolve(from, noAccount: noAccount, ledger: ledger, flag: "from")
@@ -427,7 +432,7 @@ struct Earn: ParsableCommand {
 
     func run() throws {
         let day = try entry.day()
-        let ledger = try options.openLedger()
+        let ledger = try entry.openLedger(options, on: day)
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.incomeSource(named: source)
         let account = try FlowAccountOption.resolve(into, noAccount: noAccount, ledger: ledger, flag: "into")
@@ -454,7 +459,7 @@ struct Save: ParsableCommand {
 
     func run() throws {
         let day = try entry.day()
-        let ledger = try options.openLedger()
+        let ledger = try entry.openLedger(options, on: day)
         let amount = try EntryOptions.amount(self.amount, ledger: ledger)
         let found = try ledger.goal(named: goal)
         let source = try FlowAccountOption.resolve(from, noAccount: noAccount, ledger: ledger, flag: "from")

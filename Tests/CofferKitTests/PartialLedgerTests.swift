@@ -219,6 +219,67 @@ import VaultStore
         }
     }
 
+    @Test(arguments: [6, 7])
+    func anEntryRecordedFromPartOfTheVaultIsWhatTheWholeVaultWouldHold(seed: UInt64) throws {
+        try withScratchVault { vault in
+            var random = Generator(state: seed)
+            var ledger = try Ledger(vault: vault)
+            try ledger.addDemoData(today: Self.today)
+            var readLess = 0
+            defer { #expect(readLess > 0, "other months' transactions are not read") }
+            for round in 0..<6 {
+                for _ in 0..<12 { try Self.randomChange(ledger, &random) }
+                let highest = (
+                    transaction: ledger.nextTransactionSequence, value: ledger.nextUpdateSequence,
+                    change: ledger.changes.last?.entry.sequence ?? 0
+                )
+                let day = Self.today.adding(days: -Int.random(in: 0...45, using: &random))
+                let month = BudgetMonth(containing: day)
+                let partial = try Self.open(vault.url, for: .recordingEntry(on: day, today: Self.today))
+                #expect(partial.readsPartially && partial.vault.isPartial)
+                if partial.transactions.count < ledger.transactions.count { readLess += 1 }
+                #expect(try partial.budget.summary(for: month).remaining == ledger.budget.summary(for: month).remaining)
+                let account = partial.accounts.filter { $0.isOpen(on: day) }.randomElement(using: &random)
+                let flow: Ledger.FlowAccount = account.map { .account($0) } ?? .none
+                let amount = Money(minorUnits: Int64(round + 1) * 12_34)
+                let entry: Transaction
+                switch round % 3 {
+                case 0:
+                    let category = try #require(partial.budgetCategories.filter { !$0.isHidden }.first)
+                    entry = try partial.spend(amount, in: category, on: day, from: flow)
+                case 1:
+                    let source = try #require(partial.incomeSources.first)
+                    entry = try partial.earn(amount, from: source, on: day, into: flow)
+                default:
+                    let goal = try #require(partial.goals.first)
+                    entry = try partial.save(amount, towards: goal, on: day, from: flow, to: .none)
+                }
+                #expect(entry.sequence >= highest.transaction, "numbered after the transactions it did not read")
+                #expect((entry.flow?.order ?? highest.value) >= highest.value)
+
+                ledger = try Ledger(vault: Vault.open(at: vault.url, with: .passphrase(Self.passphrase)))
+                #expect(try ledger.vault.verify().recordCount == ledger.vault.recordCount)
+                #expect(ledger.changes.last!.entry.sequence > highest.change, "after every change")
+                #expect(ledger.transactions.contains { $0.id == entry.id })
+                #expect(
+                    try partial.budget.summary(for: month).remaining == ledger.budget.summary(for: month).remaining,
+                    "the month's budget shown after the entry is the whole vault's")
+                if let account {
+                    #expect(
+                        partial.portfolio.value(of: account, on: Self.today)
+                            == ledger.portfolio.value(of: account, on: Self.today))
+                }
+                let summary = try #require(ledger.summaryRecord?.summary)
+                #expect(summary.commit == ledger.vault.commitCounter)
+                #expect(summary.transactions == UInt64(ledger.transactions.count))
+                #expect(
+                    summary.monthEnds
+                        == (try MonthEnds.empty.recomputed(
+                            from: nil, portfolio: ledger.portfolio, invoices: ledger.invoices)))
+            }
+        }
+    }
+
     /// Another process writes between this ledger's reading and its writes (a shell, a batch, a
     /// backup writing twice): the summary this ledger makes must still be the file's, not its own
     /// stale view's.

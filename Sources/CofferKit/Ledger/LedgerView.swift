@@ -43,6 +43,16 @@ public struct LedgerView: Sendable {
         let month = RecordGrouping.monthOf(timestamp: Int64(now.timeIntervalSince1970))
         return LedgerView(valuesFrom: min(day.monthNumber, today.monthNumber), changesIn: [month, month + 1])
     }
+
+    /// What recording spending, income or savings on `day` reads (`coffer spend`, `earn`,
+    /// `save`): what recording a value reads (the accounts a flow moves, their values now), and
+    /// `day`'s month's transactions, whose budget the command shows.
+    public static func recordingEntry(on day: CalendarDate, today: CalendarDate, now: Date = Date()) -> LedgerView {
+        let month = RecordGrouping.monthOf(timestamp: Int64(now.timeIntervalSince1970))
+        return LedgerView(
+            valuesFrom: min(day.monthNumber, today.monthNumber), spendingIn: [day.monthNumber],
+            changesIn: [month, month + 1])
+    }
 }
 
 extension Ledger {
