@@ -219,6 +219,8 @@ import VaultStore
         }
     }
 
+    /// `coffer spend`, `earn` and `save` read the day's month's transactions, the values from that
+    /// month and the summary: the budget they show and what they write must be the whole vault's.
     @Test(arguments: [6, 7])
     func anEntryRecordedFromPartOfTheVaultIsWhatTheWholeVaultWouldHold(seed: UInt64) throws {
         try withScratchVault { vault in
