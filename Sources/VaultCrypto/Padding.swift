@@ -1,21 +1,21 @@
-internal import CSodium
 import Foundation
 
 /// ISO/IEC 7816-4 padding (`sodium_pad`): hides a payload's exact length inside a bucket of
 /// `blockSize` bytes. At least one byte is always added, so a payload of exactly one block grows
 /// by a whole block.
 public enum Padding {
+    /// The bytes `sodium_pad` makes (0x80 after the payload, then zeros), written directly:
+    /// `sodium_pad` spends a masked step on every byte of the block to hide the payload's length
+    /// from timing, and a page's block is the whole page (tens of KiB). The length is not secret
+    /// from this process, and the padding is sealed before anyone else sees it.
     public static func pad(_ payload: UnsafeRawBufferPointer, blockSize: Int) -> [UInt8] {
         precondition(blockSize > 0)
-        Sodium.ensureInitialised()
         let paddedLength = (payload.count / blockSize + 1) * blockSize
         var buffer = [UInt8](repeating: 0, count: paddedLength)
         if let base = payload.baseAddress, payload.count > 0 {
             buffer.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: base, byteCount: payload.count) }
         }
-        var written = 0
-        let result = sodium_pad(&written, &buffer, payload.count, blockSize, paddedLength)
-        precondition(result == 0 && written == paddedLength, "sodium_pad failed")
+        buffer[payload.count] = 0x80
         return buffer
     }
 

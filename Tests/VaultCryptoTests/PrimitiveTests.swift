@@ -79,6 +79,8 @@ import VaultCrypto
         let padded = Padding.pad(payload, blockSize: 64)
         #expect(padded.count % 64 == 0 && padded.count > length)
         #expect(padded.count == (length / 64 + 1) * 64)
+        // ISO/IEC 7816-4, byte for byte as `sodium_pad` writes it: the payload, 0x80, then zeros.
+        #expect(padded == payload + [0x80] + [UInt8](repeating: 0, count: padded.count - length - 1))
         #expect(try padded.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: 64) } == length)
     }
 
