@@ -95,8 +95,9 @@ extension Ledger {
 
     /// Writes a plan's new transactions, and the account's closing balance when there is one,
     /// as one change. A large statement is sealed into pages as it is encoded
-    /// (`Vault.writeInBulk`); the ledger then reads the vault again only with `thenRead`, for a
-    /// caller that goes on using it.
+    /// (`Vault.writeInBulk`); the ledger then reads the vault again only with `thenRead`. Without
+    /// it this ledger is left describing the vault before the import and must not be used again
+    /// (a command that ends with the import skips reading a million records back).
     public func importTransactions(
         _ plan: TransactionImportPlan, closingBalance: ValueUpdate? = nil, from fileName: String,
         thenRead: Bool = true, now: Date = Date()
@@ -105,6 +106,9 @@ extension Ledger {
     {
         guard !plan.added.isEmpty || closingBalance != nil else { return }
         let summary = "Imported \(plan.added.count) transactions from \(fileName)"
+        // Before the summary is taken: seeding writes, and reads the vault again if another
+        // process wrote meanwhile.
+        try seedDefaultCategoriesBeforeFirstChange()
         guard plan.added.count > Self.smallWrite, !readsPartially, let current = summaryRecord,
             isCurrent(current.summary)
         else {
@@ -113,7 +117,6 @@ extension Ledger {
                 puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) }
                     + (closingBalance.map { [($0.id, FinanceRecord.update($0))] } ?? []), now: now)
         }
-        try seedDefaultCategoriesBeforeFirstChange()
         // Each record made where it is used, not all kept at once (a million are 150 MB).
         func eachRecord(_ body: (UUID, FinanceRecord) throws -> Void) rethrows {
             for added in plan.added { try body(added.transaction.id, .transaction(added.transaction)) }
@@ -135,15 +138,15 @@ extension Ledger {
         next.lastTransaction = max(next.lastTransaction, plan.added.map(\.transaction.sequence).max() ?? 0)
         next.transactions += UInt64(plan.added.count)
         let before = parts
-        if let closingBalance,
-            let withBalance = parts(after: [(closingBalance.id, .update(closingBalance))], deletes: [])
-        {
-            next.lastValueOrder = max(next.lastValueOrder, closingBalance.sequence)
-            install(withBalance)
-            next.monthEnds = try next.monthEnds.recomputed(
-                from: closingBalance.date.monthNumber, portfolio: portfolio, invoices: invoices)
-        }
         do {
+            if let closingBalance,
+                let withBalance = parts(after: [(closingBalance.id, .update(closingBalance))], deletes: [])
+            {
+                next.lastValueOrder = max(next.lastValueOrder, closingBalance.sequence)
+                install(withBalance)
+                next.monthEnds = try next.monthEnds.recomputed(
+                    from: closingBalance.date.monthNumber, portfolio: portfolio, invoices: invoices)
+            }
             try vault.writeInBulk { writer in
                 try eachRecord { id, record in
                     try RecordCodec.encode(record).withUnsafeBytes {
