@@ -184,9 +184,52 @@ struct CSVStatement: ParsableCommand {
         settings.hledgerRules = rulesText
         try StatementOptions.check(settings)
         let into = settings.destination ?? .transactions
+        let progress = Progress(enabled: Terminal.standardErrorIsTerminal && !report.json)
+        // The file and its fields are let go when this returns: only the parsed rows go on.
+        let (ledger, rows, invalid, ruled, datePattern) = try readLines(
+            settings: settings, hledger: hledger, opened: opened, progress: progress)
+        if !invalid.isEmpty && !skipInvalid {
+            let shown =
+                invalid.prefix(50).map(\.message) + (invalid.count > 50 ? ["and \(invalid.count - 50) more lines"] : [])
+            throw CLIError(
+                .invalidInput,
+                invalid.count == 1
+                    ? "\(invalid[0].message). Nothing was imported."
+                    : "\(invalid.count) lines cannot be imported. Nothing was imported.",
+                hint:
+                    "Fix \(invalid.count == 1 ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
+                details: invalid.count == 1 ? [] : shown)
+        }
+        switch into {
+        case .transactions:
+            try importTransactions(
+                rows, invalid: invalid, ruled: ruled, ledger: ledger, settings: settings, progress: progress)
+        case .updates:
+            try importUpdates(
+                rows, invalid: invalid, accountName: settings.account ?? "", ledger: ledger, progress: progress)
+        }
+        if let saveProfile, !dryRun {
+            // The date format found in this file is kept: next month's may not tell it (no day above 12).
+            var saved = settings
+            saved.name = saveProfile
+            saved.destination = into
+            if saved.dateFormat == nil, datePattern != .iso { saved.dateFormat = datePattern.description }
+            let profile = try ledger.saveImportProfile(saved, replacing: true)
+            Terminal.note(
+                "Saved import profile \(profile.name). Next time: coffer import csv FILE --profile \(profile.name)")
+        } else if saveProfile != nil {
+            Terminal.note("A dry run saves no profile: run it again without --dry-run to save it.")
+        }
+    }
+
+    /// Reads the statement and parses its lines (opening the vault, when no profile has, once
+    /// the file is known to read): the rows, the lines that cannot be read, what a rules file
+    /// said, and the date format found.
+    func readLines(settings: ImportProfile, hledger: HledgerRules?, opened: Ledger?, progress: Progress) throws -> (
+        Ledger, [StatementLayout.Row], [(line: Int, message: String)], RuledLines, DatePattern
+    ) {
         let data = try Import.read(file)
         let name = file == "-" ? "standard input" : file
-        let progress = Progress(enabled: Terminal.standardErrorIsTerminal && !report.json)
         progress.step("Reading \(name)")
         let (statement, layout) = try CLIError.importing {
             let statement = try StatementFile(
@@ -251,38 +294,7 @@ struct CSVStatement: ParsableCommand {
                 invalid.append((record.line, error.errorDescription ?? "line \(record.line): unreadable"))
             }
         }
-        if !invalid.isEmpty && !skipInvalid {
-            let shown =
-                invalid.prefix(50).map(\.message) + (invalid.count > 50 ? ["and \(invalid.count - 50) more lines"] : [])
-            throw CLIError(
-                .invalidInput,
-                invalid.count == 1
-                    ? "\(invalid[0].message). Nothing was imported."
-                    : "\(invalid.count) lines cannot be imported. Nothing was imported.",
-                hint:
-                    "Fix \(invalid.count == 1 ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
-                details: invalid.count == 1 ? [] : shown)
-        }
-        switch into {
-        case .transactions:
-            try importTransactions(
-                rows, invalid: invalid, ruled: ruled, ledger: ledger, settings: settings, progress: progress)
-        case .updates:
-            try importUpdates(
-                rows, invalid: invalid, accountName: settings.account ?? "", ledger: ledger, progress: progress)
-        }
-        if let saveProfile, !dryRun {
-            // The date format found in this file is kept: next month's may not tell it (no day above 12).
-            var saved = settings
-            saved.name = saveProfile
-            saved.destination = into
-            if saved.dateFormat == nil, layout.datePattern != .iso { saved.dateFormat = layout.datePattern.description }
-            let profile = try ledger.saveImportProfile(saved, replacing: true)
-            Terminal.note(
-                "Saved import profile \(profile.name). Next time: coffer import csv FILE --profile \(profile.name)")
-        } else if saveProfile != nil {
-            Terminal.note("A dry run saves no profile: run it again without --dry-run to save it.")
-        }
+        return (ledger, rows, invalid, ruled, layout.datePattern)
     }
 
     /// What an hledger rules file said about the lines: those it skips, and each line's account2.

@@ -563,17 +563,18 @@ public struct TransactionImportPlan: Sendable {
         var byHash: [[UInt8]: [Int]] = [:]
         for (index, transaction) in pool.enumerated() { byHash[transaction.origin!.rowHash, default: []].append(index) }
         var consumed = Set<Int>()
-        var pending: [StatementLayout.Row] = []
+        // Positions in `rows`, not copies: a statement can hold a million lines.
+        var pending: [Int] = []
         var duplicates: [StatementLayout.Row] = []
         var zero: [Int] = []
         // First the exact rows seen before, then the same facts written differently.
-        for row in rows {
+        for (position, row) in rows.enumerated() {
             if row.amount == .zero { zero.append(row.line); continue }
             if let index = byHash[row.rowHash]?.first(where: { !consumed.contains($0) }) {
                 consumed.insert(index)
                 duplicates.append(row)
             } else {
-                pending.append(row)
+                pending.append(position)
             }
         }
         pool = pool.enumerated().filter { !consumed.contains($0.offset) }.map(\.element)
@@ -584,7 +585,9 @@ public struct TransactionImportPlan: Sendable {
         var added: [Added] = []
         var sequence = firstSequence
         let place = rules?.placer()
-        for row in pending {
+        added.reserveCapacity(pending.count)
+        for position in pending {
+            let row = rows[position]
             // Nothing to match against (a first import) makes no Facts: they normalise the note.
             if !byFacts.isEmpty, case let facts = Facts(row.date, row.amount, row.note), let count = byFacts[facts],
                 count > 0
