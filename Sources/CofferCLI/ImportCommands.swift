@@ -226,7 +226,8 @@ struct CSVStatement: ParsableCommand {
     /// the file is known to read): the rows, the lines that cannot be read, what a rules file
     /// said, and the date format found.
     func readLines(settings: ImportProfile, hledger: HledgerRules?, opened: Ledger?, progress: Progress) throws -> (
-        Ledger, [StatementLayout.Row], [(line: Int, message: String)], RuledLines, DatePattern
+        ledger: Ledger, rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ruled: RuledLines,
+        datePattern: DatePattern
     ) {
         let data = try Import.read(file)
         let name = file == "-" ? "standard input" : file

@@ -43,6 +43,8 @@ import VaultStore
             let plan = try ledger.planTransactionImport(rows, account: "Current", rules: nil)
             let closing = try #require(try ledger.closingBalance(of: rows, account: current))
             try ledger.importTransactions(plan, closingBalance: closing, from: "s.csv", thenRead: thenRead)
+            // Sealed in bulk: the loaded groups stay on disk until the vault is read again.
+            #expect(vault.isPartial == !thenRead)
 
             // The same vault read afresh from its file (it holds part of itself after a bulk load).
             let read = try Ledger(vault: vault)

@@ -112,7 +112,7 @@ public struct StatementFile {
                     line: start, fields: fields,
                     digest: content.withUnsafeBytes { BLAKE2b.hash($0, outputByteCount: 16) }))
         }
-        // An unclosed quote makes CSV.swift read the rest of the file into the last field.
+        // An unclosed quote makes the reader (`CSVRows`) take the rest of the file into the last field.
         if let last = records.last, last.fields.last?.contains(where: \.isNewline) == true,
             !text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("\"")
         {

@@ -122,20 +122,20 @@ extension Ledger {
             for added in plan.added { try body(added.transaction.id, .transaction(added.transaction)) }
             if let closingBalance { try body(closingBalance.id, .update(closingBalance)) }
         }
-        var ids: [UUID] = []
-        ids.reserveCapacity(plan.added.count + 1)
+        // Every record is new: undo deletes each.
+        var created: [ChangeEntry.Before] = []
+        created.reserveCapacity(plan.added.count + 1)
         try eachRecord { id, record in
             try record.checkText()
-            ids.append(id)
+            created.append(.init(recordID: id, payload: nil))
         }
         let entry = ChangeEntry(
             sequence: max(changes.last?.entry.sequence ?? 0, current.summary.lastChange) + 1,
-            timestamp: Int64(now.timeIntervalSince1970), summary: summary,
-            before: ids.map { .init(recordID: $0, payload: nil) })
+            timestamp: Int64(now.timeIntervalSince1970), summary: summary, before: created)
         // The summary raised as `write` raises it; a closing balance moves the month ends from its month.
         var next = current.summary
         next.lastChange = entry.sequence
-        next.lastTransaction = max(next.lastTransaction, plan.added.map(\.transaction.sequence).max() ?? 0)
+        next.lastTransaction = max(next.lastTransaction, plan.added.last?.transaction.sequence ?? 0)
         next.transactions += UInt64(plan.added.count)
         let before = parts
         do {
