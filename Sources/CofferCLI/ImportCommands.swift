@@ -140,7 +140,7 @@ struct CSVStatement: ParsableCommand {
     /// in another currency, by --currency or by its own currency column, is refused, never booked
     /// as if it were the vault's.
     func checkCurrency(
-        _ statement: StatementFile, vault: Currency, settings: ImportProfile, hledger: HledgerRules?
+        _ statement: BankStatement, vault: Currency, settings: ImportProfile, hledger: HledgerRules?
     ) throws {
         var found: [String] = []
         if let currency = settings.currency {
@@ -150,12 +150,7 @@ struct CSVStatement: ParsableCommand {
         if let currency = hledger?.currency {
             found.append(currency == vault.symbol ? vault.code : ((try? Currency.named(currency))?.code ?? currency))
         }
-        if let column = hledger?.currencyColumn ?? StatementColumns.currencyColumn(of: statement) {
-            found += statement.records.compactMap { record in
-                column < record.fields.count
-                    ? record.fields[column].trimmingCharacters(in: .whitespaces).uppercased() : nil
-            }.filter { !$0.isEmpty }
-        }
+        found += statement.currencies.sorted()
         guard let other = found.first(where: { $0 != vault.code }) else { return }
         throw CLIError(
             .invalidInput,
@@ -185,34 +180,22 @@ struct CSVStatement: ParsableCommand {
         try StatementOptions.check(settings)
         let into = settings.destination ?? .transactions
         let progress = Progress(enabled: Terminal.standardErrorIsTerminal && !report.json)
-        // The file and its fields are let go when this returns: only the parsed rows go on.
-        let (ledger, rows, invalid, ruled, datePattern) = try readLines(
-            settings: settings, hledger: hledger, opened: opened, progress: progress)
-        if !invalid.isEmpty && !skipInvalid {
-            let shown =
-                invalid.prefix(50).map(\.message) + (invalid.count > 50 ? ["and \(invalid.count - 50) more lines"] : [])
-            throw CLIError(
-                .invalidInput,
-                invalid.count == 1
-                    ? "\(invalid[0].message). Nothing was imported."
-                    : "\(invalid.count) lines cannot be imported. Nothing was imported.",
-                hint:
-                    "Fix \(invalid.count == 1 ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
-                details: invalid.count == 1 ? [] : shown)
-        }
+        let (ledger, bankStatement) = try open(settings: settings, hledger: hledger, opened: opened, progress: progress)
         switch into {
         case .transactions:
             try importTransactions(
-                rows, invalid: invalid, ruled: ruled, ledger: ledger, settings: settings, progress: progress)
+                bankStatement, ledger: ledger, settings: settings, hledger: hledger, progress: progress)
         case .updates:
             try importUpdates(
-                rows, invalid: invalid, accountName: settings.account ?? "", ledger: ledger, progress: progress)
+                bankStatement, hledger: hledger, accountName: settings.account ?? "", ledger: ledger,
+                progress: progress)
         }
         if let saveProfile, !dryRun {
             // The date format found in this file is kept: next month's may not tell it (no day above 12).
             var saved = settings
             saved.name = saveProfile
             saved.destination = into
+            let datePattern = bankStatement.layout.datePattern
             if saved.dateFormat == nil, datePattern != .iso { saved.dateFormat = datePattern.description }
             let profile = try ledger.saveImportProfile(saved, replacing: true)
             Terminal.note(
@@ -222,22 +205,20 @@ struct CSVStatement: ParsableCommand {
         }
     }
 
-    /// Reads the statement and parses its lines (opening the vault, when no profile has, once
-    /// the file is known to read): the rows, the lines that cannot be read, what a rules file
-    /// said, and the date format found.
-    func readLines(settings: ImportProfile, hledger: HledgerRules?, opened: Ledger?, progress: Progress) throws -> (
-        ledger: Ledger, rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ruled: RuledLines,
-        datePattern: DatePattern
+    /// Reads the statement's header and surveys its lines (opening the vault, when no profile
+    /// has, once the file is known to read), and checks its currency.
+    func open(settings: ImportProfile, hledger: HledgerRules?, opened: Ledger?, progress: Progress) throws -> (
+        ledger: Ledger, statement: BankStatement
     ) {
-        let data = try Import.read(file)
         let name = file == "-" ? "standard input" : file
         progress.step("Reading \(name)")
-        let (statement, layout) = try CLIError.importing {
-            let statement = try StatementFile(
-                data: data, name: name, delimiter: settings.delimiter.flatMap(StatementOptions.separator),
+        let statement = try CLIError.importing {
+            try BankStatement(
+                data: try Import.read(file), name: name,
+                delimiter: settings.delimiter.flatMap(StatementOptions.separator),
                 skipLines: settings.skipRows ?? 0, hasHeader: !settings.noHeader, encoding: settings.encoding,
-                detectHeader: settings.skipRows == nil)
-            return (statement, try StatementOptions.columns(settings).layout(for: statement))
+                detectHeader: settings.skipRows == nil, columns: StatementOptions.columns(settings),
+                currencyColumn: hledger?.currencyColumn)
         } hint: { error in
             switch error.kind {
             case "encoding":
@@ -258,160 +239,110 @@ struct CSVStatement: ParsableCommand {
                 "Found the titles on line \(statement.detectedPreambleLines + 1); skipped the \(statement.detectedPreambleLines) line\(statement.detectedPreambleLines == 1 ? "" : "s") before them."
             )
         }
-        if settings.dateFormat == nil, layout.datePattern != .iso {
-            Output.advice("Dates read as \(layout.datePattern) (the only way every date in the file reads).")
+        if settings.dateFormat == nil, statement.layout.datePattern != .iso {
+            Output.advice("Dates read as \(statement.layout.datePattern) (the only way every date in the file reads).")
         }
         let ledger = try opened ?? options.openLedger()
         try checkCurrency(statement, vault: ledger.currency, settings: settings, hledger: hledger)
-
-        progress.step("Checking \(statement.records.count) lines")
-        var rows: [StatementLayout.Row] = []
-        var invalid: [(line: Int, message: String)] = []
-        var ruled = RuledLines()
-        let reader = hledger?.reader()
-        for (index, record) in statement.records.enumerated() {
-            WorkProgress.report(.checking, index + 1, of: statement.records.count)
-            var description: String?
-            let outcome = reader?(record.fields)
-            if case .end = outcome { break }
-            if case .skip = outcome {
-                ruled.skipped.append(record.line)
-                continue
-            }
-            if case .keep(let text, let account) = outcome {
-                description = text
-                ruled.accounts[record.line] = account
-            }
-            do {
-                let row = try layout.row(
-                    record.fields, line: record.line, rowHash: record.digest, currency: ledger.currency)
-                rows.append(
-                    description.map {
-                        StatementLayout.Row(
-                            line: row.line, date: row.date, amount: row.amount, description: $0, payee: row.payee,
-                            balance: row.balance, rowHash: row.rowHash)
-                    } ?? row)
-            } catch let error as FinanceError {
-                invalid.append((record.line, error.errorDescription ?? "line \(record.line): unreadable"))
-            }
-        }
-        return (ledger, rows, invalid, ruled, layout.datePattern)
+        return (ledger, statement)
     }
 
-    /// What an hledger rules file said about the lines: those it skips, and each line's account2.
-    struct RuledLines {
-        var skipped: [Int] = []
-        var accounts: [Int: String] = [:]
-
-        /// Each line's place; an account2 that names no category, goal or income source of this
-        /// vault is refused, all of them in one message, before anything is written.
-        func places(in ledger: Ledger) throws -> [Int: Transaction.Target] {
-            var places: [Int: Transaction.Target] = [:], unknown = Set<String>()
-            for (line, account) in accounts {
-                if let place = ledger.place(forLedgerAccount: account) {
-                    places[line] = place
-                } else {
-                    unknown.insert(account)
-                }
-            }
-            guard unknown.isEmpty else {
-                throw CLIError(
-                    .invalidInput,
-                    "The rules file places lines in \(unknown.sorted().joined(separator: ", ")), which name\(unknown.count == 1 ? "s" : "") no category, goal or income source of this vault. Nothing was imported.",
-                    hint:
-                        "Add \(unknown.count == 1 ? "it" : "them") (coffer category add NAME --type needs|wants, coffer income add NAME …), or change account2 to one this vault has: its last part is matched by name."
-                )
-            }
-            return places
+    /// A refusal of the import as a whole: lines that cannot be read, or a rules file's
+    /// `account2` names this vault does not have.
+    static func refusal(_ error: CofferError) -> CLIError? {
+        switch error.kind {
+        case "lines":
+            return CLIError(
+                .invalidInput, "\(error.message). Nothing was imported.",
+                hint:
+                    "Fix \(error.candidates.isEmpty ? "it" : "them") (see --date-format, --decimal-comma, --*-column), or import the rest with --skip-invalid.",
+                details: error.candidates)
+        case "ledger account":
+            let unknown = error.candidates
+            return CLIError(
+                .invalidInput,
+                "The rules file places lines in \(unknown.joined(separator: ", ")), which name\(unknown.count == 1 ? "s" : "") no category, goal or income source of this vault. Nothing was imported.",
+                hint:
+                    "Add \(unknown.count == 1 ? "it" : "them") (coffer category add NAME --type needs|wants, coffer income add NAME …), or change account2 to one this vault has: its last part is matched by name."
+            )
+        default: return nil
         }
     }
 
     func importTransactions(
-        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], ruled: RuledLines, ledger: Ledger,
-        settings: ImportProfile, progress: Progress
+        _ statement: BankStatement, ledger: Ledger, settings: ImportProfile, hledger: HledgerRules?, progress: Progress
     ) throws {
-        let ruleSet = try settings.ruleSet.map { try ledger.ruleSet(named: $0) }
-        let plan = try ledger.planTransactionImport(
-            rows, account: settings.account, rules: ruleSet, placed: try ruled.places(in: ledger))
-        let label = try settings.account.map { try Account.validatedName($0) }
-        // A running balance says what the account holds now: it becomes the account's value.
-        let balanceAccount = label.flatMap { try? ledger.account(named: $0) }
-        let closing = try balanceAccount.flatMap { try ledger.closingBalance(of: rows, account: $0) }
-        let shownBalance = StatementLayout.closingBalance(rows)
-        let currency = ledger.currency
+        var request = Ledger.StatementImportOptions(fileName: URL(fileURLWithPath: file).lastPathComponent)
+        request.account = settings.account
+        request.rules = try settings.ruleSet.map { try ledger.ruleSet(named: $0) }
+        request.hledger = hledger
+        request.skipInvalid = skipInvalid
+        request.dryRun = dryRun
         // Each line's outcome is shown only with --json or --dry-run: a large import makes none.
-        var reportRows: [Import.Report.Row] = []
-        if report.json || dryRun {
-            reportRows = plan.added.map { added in
-                let transaction = added.transaction
-                return .init(
-                    line: added.line, status: "add", date: transaction.date.description,
-                    amount: currency.decimalString(transaction.signedAmount),
-                    description: transaction.note, category: ledger.label(of: transaction), message: nil)
-            }
-            reportRows += plan.duplicates.map { Self.row($0, status: "duplicate", currency: currency) }
-            reportRows += plan.zeroAmountLines.map {
-                .init(line: $0, status: "zero", date: nil, amount: nil, description: nil, category: nil, message: nil)
-            }
-            reportRows += ruled.skipped.map {
-                .init(
-                    line: $0, status: "skipped", date: nil, amount: nil, description: nil, category: nil, message: nil)
-            }
-            reportRows += invalid.map {
-                .init(
-                    line: $0.line, status: "invalid", date: nil, amount: nil, description: nil, category: nil,
-                    message: $0.message)
-            }
-            reportRows.sort { $0.line < $1.line }
-        }
-
-        if !dryRun && (!plan.added.isEmpty || closing != nil) {
-            progress.step("Writing \(plan.added.count) transactions in one transaction")
-            // Read again only for what comes after: a profile to save, or the shell's next command.
-            try ledger.importTransactions(
-                plan, closingBalance: closing, from: URL(fileURLWithPath: file).lastPathComponent,
-                thenRead: saveProfile != nil || CommandSession.ledger(at: options.vaultURL) != nil)
+        request.reportLines = report.json || dryRun
+        // Read again only for what comes after: a profile to save, or the shell's next command.
+        request.thenRead = saveProfile != nil || CommandSession.ledger(at: options.vaultURL) != nil
+        // Lines are checked and written in one pass: a line that cannot be read rolls it back.
+        progress.step(
+            dryRun
+                ? "Checking \(statement.recordCount) lines"
+                : "Importing \(statement.recordCount) lines in one transaction")
+        let imported: StatementImportResult
+        do {
+            imported = try ledger.importStatement(statement, request)
+        } catch let error as CofferError {
+            throw Self.refusal(error) ?? error
         }
         progress.finish()
+        let label = try settings.account.map { try Account.validatedName($0) }
+        let currency = ledger.currency
+        let reportRows = imported.lines.map { line in
+            Import.Report.Row(
+                line: line.line, status: line.status.rawValue, date: line.date?.description,
+                amount: line.amount.map { currency.decimalString($0) }, description: line.description,
+                category: line.category, message: line.message)
+        }
+        let recorded = imported.recordedBalance
         let result = Import.Report(
-            file: file, into: "transactions", account: label, dryRun: dryRun, added: plan.added.count,
-            duplicates: plan.duplicates.count, uncategorised: plan.uncategorisedCount, skippedInvalid: invalid.count,
-            rows: reportRows,
-            closingBalance: shownBalance.map {
+            file: file, into: "transactions", account: label, dryRun: dryRun, added: imported.added,
+            duplicates: imported.duplicates, uncategorised: imported.uncategorised,
+            skippedInvalid: imported.invalid.count, rows: reportRows,
+            closingBalance: imported.closingBalance.map {
                 .init(
                     date: $0.date.description, amount: currency.decimalString($0.amount),
-                    recorded: closing != nil && !dryRun)
+                    recorded: recorded != nil && !dryRun)
             })
         if report.json { return try Output.json(result) }
-        reportInvalid(invalid)
+        reportInvalid(imported.invalid)
         if dryRun { printRows(reportRows) }
-        let income = plan.added.count { $0.transaction.type == .income }
         let verb = dryRun ? "Would add" : "Added"
         Output.line(
-            "\(verb) \(plan.added.count) transaction\(plan.added.count == 1 ? "" : "s")\(label.map { " from \($0)" } ?? "")"
-                + (plan.added.isEmpty ? "" : " (\(income) income, \(plan.added.count - income) spending)")
-                + "; \(plan.duplicates.count) already in the vault; \(plan.uncategorisedCount) \(dryRun ? "would be" : "left") uncategorised."
+            "\(verb) \(imported.added) transaction\(imported.added == 1 ? "" : "s")\(label.map { " from \($0)" } ?? "")"
+                + (imported.added == 0
+                    ? "" : " (\(imported.income) income, \(imported.added - imported.income) spending)")
+                + "; \(imported.duplicates) already in the vault; \(imported.uncategorised) \(dryRun ? "would be" : "left") uncategorised."
         )
-        if !plan.zeroAmountLines.isEmpty {
-            Output.line("Skipped \(plan.zeroAmountLines.count) line(s) with a zero amount.")
+        if imported.zeroAmountLines > 0 {
+            Output.line("Skipped \(imported.zeroAmountLines) line(s) with a zero amount.")
         }
-        if !ruled.skipped.isEmpty {
-            Output.line("Skipped \(ruled.skipped.count) line(s) the rules file skips.")
+        if imported.skippedByRules > 0 {
+            Output.line("Skipped \(imported.skippedByRules) line(s) the rules file skips.")
         }
-        if let closing, let account = balanceAccount {
+        let balanceAccount = label.flatMap { try? ledger.account(named: $0) }
+        if let recorded, let account = balanceAccount {
             Output.line(
-                "\(dryRun ? "Would record" : "Recorded") \(account.name)'s closing balance: \(currency.format(closing.amount)) on \(closing.date)."
+                "\(dryRun ? "Would record" : "Recorded") \(account.name)'s closing balance: \(currency.format(recorded.amount)) on \(recorded.date)."
             )
-        } else if let shown = shownBalance, balanceAccount == nil {
+        } else if let shown = imported.closingBalance, balanceAccount == nil {
             Output.advice(
                 "The statement closes at \(currency.format(shown.amount)) on \(shown.date). To keep it as an account's value, name the account: --account NAME."
             )
         }
         if dryRun {
             Output.line("Dry run: nothing was written.")
-        } else if !plan.added.isEmpty || closing != nil {
+        } else if imported.added > 0 || recorded != nil {
             Output.advice("Undo with: coffer undo")
-            if plan.uncategorisedCount > 0 {
+            if imported.uncategorised > 0 {
                 Output.advice(
                     "Next: coffer transaction list --uncategorised · coffer import rules add NAME PATTERN --category C · coffer import recategorise"
                 )
@@ -421,10 +352,51 @@ struct CSVStatement: ParsableCommand {
         }
     }
 
+    /// A statement of balances, read as rows (it is short: a balance a line): the readable ones,
+    /// and those that cannot be read.
+    func readRows(_ statement: BankStatement, hledger: HledgerRules?, currency: Currency) throws -> (
+        rows: [StatementLayout.Row], invalid: [(line: Int, message: String)]
+    ) {
+        var rows: [StatementLayout.Row] = []
+        var invalid: [(line: Int, message: String)] = []
+        let reader = hledger?.reader()
+        var ended = false
+        statement.forEachRecord { record in
+            WorkProgress.report(.checking, rows.count + invalid.count + 1, of: statement.recordCount)
+            if ended { return }
+            var description: String?
+            switch reader?(record.fields) {
+            case .end?:
+                ended = true
+                return
+            case .skip?: return
+            case .keep(let text, _)?: description = text
+            case nil: break
+            }
+            do {
+                let row = try statement.layout.row(
+                    record.fields, line: record.line, rowHash: record.digest, currency: currency)
+                rows.append(
+                    description.map {
+                        StatementLayout.Row(
+                            line: row.line, date: row.date, amount: row.amount, description: $0, payee: row.payee,
+                            balance: row.balance, rowHash: row.rowHash)
+                    } ?? row)
+            } catch let error as FinanceError {
+                invalid.append((record.line, error.errorDescription ?? "line \(record.line): unreadable"))
+            } catch {
+                invalid.append((record.line, "line \(record.line): unreadable"))
+            }
+        }
+        return (rows, invalid)
+    }
+
     func importUpdates(
-        _ rows: [StatementLayout.Row], invalid: [(line: Int, message: String)], accountName: String, ledger: Ledger,
-        progress: Progress
+        _ statement: BankStatement, hledger: HledgerRules?, accountName: String, ledger: Ledger, progress: Progress
     ) throws {
+        progress.step("Checking \(statement.recordCount) lines")
+        let (rows, invalid) = try readRows(statement, hledger: hledger, currency: ledger.currency)
+        if !invalid.isEmpty && !skipInvalid { throw Self.refusal(BankStatement.unreadable(invalid))! }
         let account = try ledger.account(named: accountName)
         let plan = try ledger.planUpdateImport(rows, account: account)
         let currency = ledger.currency

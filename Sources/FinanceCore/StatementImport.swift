@@ -558,61 +558,108 @@ public struct TransactionImportPlan: Sendable {
         placed: [Int: Transaction.Target] = [:], categories: [BudgetCategory], firstSequence: UInt64,
         newID: () -> UUID = UUID.init
     ) {
-        let accountKey = account.lowercased()
-        var pool = existing.filter { $0.origin.map { $0.account.lowercased() == accountKey } ?? false }
-        var byHash: [[UInt8]: [Int]] = [:]
-        for (index, transaction) in pool.enumerated() { byHash[transaction.origin!.rowHash, default: []].append(index) }
-        var consumed = Set<Int>()
-        // Positions in `rows`, not copies: a statement can hold a million lines.
-        var pending: [Int] = []
+        var matcher = StatementMatcher(account: account, existing: existing)
+        for row in rows where row.amount != .zero { _ = matcher.takeByDigest(row) }
+        matcher.matchFactsAfterDigests()
         var duplicates: [StatementLayout.Row] = []
         var zero: [Int] = []
-        // First the exact rows seen before, then the same facts written differently.
-        for (position, row) in rows.enumerated() {
-            if row.amount == .zero { zero.append(row.line); continue }
-            if let index = byHash[row.rowHash]?.first(where: { !consumed.contains($0) }) {
-                consumed.insert(index)
-                duplicates.append(row)
-            } else {
-                pending.append(position)
-            }
-        }
-        pool = pool.enumerated().filter { !consumed.contains($0.offset) }.map(\.element)
-        var byFacts: [Facts: Int] = [:]
-        for transaction in pool {
-            byFacts[Facts(transaction.date, transaction.signedAmount, transaction.note ?? ""), default: 0] += 1
-        }
         var added: [Added] = []
         var sequence = firstSequence
         let place = rules?.placer()
-        added.reserveCapacity(pending.count)
-        for position in pending {
-            let row = rows[position]
-            // Nothing to match against (a first import) makes no Facts: they normalise the note.
-            if !byFacts.isEmpty, case let facts = Facts(row.date, row.amount, row.note), let count = byFacts[facts],
-                count > 0
-            {
-                byFacts[facts] = count - 1
+        for row in rows {
+            if row.amount == .zero {
+                zero.append(row.line)
+                continue
+            }
+            if matcher.isDuplicate(row) {
                 duplicates.append(row)
                 continue
             }
-            let unplaced = Transaction(
-                id: newID(), amount: Money(minorUnits: abs(row.amount.minorUnits)),
-                type: row.amount > .zero ? .income : .expense,
-                target: .uncategorised, note: row.note.isEmpty ? nil : row.note, date: row.date,
-                sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
             let target =
                 placed[row.line].flatMap { $0.fits(row.amount) ? $0 : nil }
                 ?? place?(row.description, row.payee, row.amount)
             added.append(
                 Added(
                     line: row.line,
-                    transaction: target.map { unplaced.placed(at: $0, categories: categories) } ?? unplaced))
+                    transaction: Self.transaction(
+                        for: row, account: account, id: newID(), sequence: sequence, placedAt: target,
+                        categories: categories)))
             sequence += 1
         }
         self.added = added
-        self.duplicates = duplicates.sorted { $0.line < $1.line }
+        self.duplicates = duplicates
         self.zeroAmountLines = zero
+    }
+
+    /// The transaction a new statement line becomes: money in is income, money out spending,
+    /// Uncategorised unless `target` places it.
+    public static func transaction(
+        for row: StatementLayout.Row, account: String, id: UUID, sequence: UInt64, placedAt target: Transaction.Target?,
+        categories: [BudgetCategory]
+    ) -> Transaction {
+        let unplaced = Transaction(
+            id: id, amount: Money(minorUnits: abs(row.amount.minorUnits)),
+            type: row.amount > .zero ? .income : .expense,
+            target: .uncategorised, note: row.note.isEmpty ? nil : row.note, date: row.date,
+            sequence: sequence, origin: StatementOrigin(account: account, rowHash: row.rowHash))
+        return target.map { unplaced.placed(at: $0, categories: categories) } ?? unplaced
+    }
+}
+
+/// Tells which statement lines the vault already holds, a line at a time, so a statement need
+/// not be held whole: a line is a duplicate when an earlier import of the same account had the
+/// same row (its digest), or failing that the same date, amount and description. Identical
+/// rows within one file are distinct transactions (two coffees on one day), so each
+/// transaction matches one line at most, and a statement that overlaps an earlier one adds
+/// only the rows the earlier one did not have.
+///
+/// Digests are matched before facts across the whole statement: every line (zero amounts
+/// aside) goes through `takeByDigest`, then `matchFactsAfterDigests`, then every line again
+/// through `isDuplicate`, in the same order.
+public struct StatementMatcher: Sendable {
+    /// The account's transactions that came from statements.
+    private let pool: [Transaction]
+    private var byDigest: [[UInt8]: [Int]] = [:]
+    private var taken = Set<Int>()
+    private var byFacts: [Facts: Int] = [:]
+
+    public init(account: String, existing: [Transaction]) {
+        let accountKey = account.lowercased()
+        pool = existing.filter { $0.origin.map { $0.account.lowercased() == accountKey } ?? false }
+        for (index, transaction) in pool.enumerated() {
+            byDigest[transaction.origin!.rowHash, default: []].append(index)
+        }
+    }
+
+    /// Whether there is nothing to match against: every line is new.
+    public var isEmpty: Bool { pool.isEmpty }
+
+    /// Whether `row` repeats a row imported before, which it then takes.
+    public mutating func takeByDigest(_ row: StatementLayout.Row) -> Bool {
+        guard let index = byDigest[row.rowHash]?.first(where: { !taken.contains($0) }) else { return false }
+        taken.insert(index)
+        return true
+    }
+
+    /// Leaves the transactions no digest took to be matched by their facts, and starts the
+    /// second pass.
+    public mutating func matchFactsAfterDigests() {
+        for (index, transaction) in pool.enumerated() where !taken.contains(index) {
+            byFacts[Facts(transaction.date, transaction.signedAmount, transaction.note ?? ""), default: 0] += 1
+        }
+        taken.removeAll()
+    }
+
+    /// In the second pass: whether the vault already holds `row`.
+    public mutating func isDuplicate(_ row: StatementLayout.Row) -> Bool {
+        guard !pool.isEmpty else { return false }
+        if takeByDigest(row) { return true }
+        // Nothing to match against (a first import) makes no Facts: they normalise the note.
+        guard !byFacts.isEmpty, case let facts = Facts(row.date, row.amount, row.note), let count = byFacts[facts],
+            count > 0
+        else { return false }
+        byFacts[facts] = count - 1
+        return true
     }
 
     struct Facts: Hashable {

@@ -25,6 +25,8 @@ public enum TextSafety {
     /// Refuses `text` if it holds a control character, naming `field`. Line breaks and tabs pass
     /// only in the multi-line fields (a postal address, free-form notes).
     public static func check(field: String, text: String) throws {
+        // Printable ASCII holds none (the common case, found a byte at a time).
+        if text.isPrintableASCII { return }
         let multiLine = multiLineFields.contains(field)
         guard text.unicodeScalars.contains(where: { isForbidden($0, multiLine: multiLine) }) else { return }
         throw FinanceError(

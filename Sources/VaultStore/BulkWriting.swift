@@ -110,6 +110,12 @@ extension Vault {
         let vaultID = id
         var updated = state
         try inImmediateTransaction { db in
+            // Pages go in at random places in the page table (their locators are keyed hashes):
+            // SQLite's default cache of 2 MiB would write and read back the table's leaves over
+            // and over. A larger one for the load keeps them in memory.
+            let cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+            try db.execute(sql: "PRAGMA cache_size = \(Self.bulkCacheSize)")
+            defer { try? db.execute(sql: "PRAGMA cache_size = \(cacheSize)") }
             updated = try self.currentState(db)
             guard var layout = updated.paged else { throw Self.replacedMeanwhile }
             let writer = BulkRecordWriter(db: db, keys: keys, vaultID: vaultID, layout: layout)
@@ -160,6 +166,9 @@ extension Vault {
         state = updated
         recordMark()
     }
+
+    /// SQLite's page cache during a bulk load, in KiB (negative, as the pragma takes it).
+    static let bulkCacheSize = -65_536
 
     /// Whether sorted `ids` holds `id`.
     private static func contains(_ ids: [RecordID], _ id: RecordID) -> Bool {

@@ -179,8 +179,8 @@ struct TerminalTests {
             "Enter")
         let shown = try waitFor("IMPORT=0")
         #expect(shown.contains("IMPORT=0"))
-        #expect(shown.contains("… Checking 3000 lines"))
-        #expect(shown.contains("… Writing 3000 transactions in one transaction"))
+        #expect(shown.contains("… Reading \(statement.path)"))
+        #expect(shown.contains("… Importing 3000 lines in one transaction"))
         #expect(shown.contains("… done in"))
 
         // Not on a terminal: no progress at all, and the 3,000 rows are one undoable change.

@@ -10,19 +10,20 @@ import VaultStore
 /// (`Vault.writeInBulk`) rather than written through `commit`: the vault must end as `commit`
 /// would leave it, summary included, and undo must take the whole statement back.
 @Suite struct StatementBulkImportTests {
-    static func rows(_ count: Int) throws -> [StatementLayout.Row] {
-        var rows: [StatementLayout.Row] = []
+    /// A statement of `count` lines, oldest first, with a running balance.
+    static func statement(_ count: Int) throws -> BankStatement {
+        var text = "Date,Description,Amount,Balance\n"
         for index in 0..<count {
-            let date = try CalendarDate(parsing: String(format: "2025-%02d-%02d", 3 + index % 4, 1 + index % 28))
             let amount: Int64 = index % 10 == 0 ? 120_000 : -Int64(100 + index)
-            let balance = Money(minorUnits: 500_000 - Int64(index) * 50)
-            let hash = BLAKE2b.hash(Array("row \(index)".utf8), outputByteCount: 16)
-            rows.append(
-                StatementLayout.Row(
-                    line: index + 2, date: date, amount: Money(minorUnits: amount), description: "Shop \(index % 37)",
-                    balance: balance, rowHash: hash))
+            let balance = 500_000 - Int64(index) * 50
+            text += String(
+                format: "2025-%02d-%02d,Shop %d,%@,%@\n", 3 + index * 4 / count, 1 + index % 28, index % 37,
+                Currency.gbp.decimalString(Money(minorUnits: amount)),
+                Currency.gbp.decimalString(Money(minorUnits: balance)))
         }
-        return rows
+        return try BankStatement(
+            data: Data(text.utf8), name: "s.csv", delimiter: nil, skipLines: 0, hasHeader: true, encoding: .utf8,
+            detectHeader: true, columns: StatementColumns(destination: .transactions), currencyColumn: nil)
     }
 
     @Test(arguments: [false, true])
@@ -39,10 +40,13 @@ import VaultStore
                 date: try CalendarDate(parsing: "2025-02-02"), sequence: ledger.nextTransactionSequence)
             try ledger.commit("spend", puts: [(spend.id, .transaction(spend))])
             let before = snapshot(ledger)
-            let rows = try Self.rows(1_000)
-            let plan = try ledger.planTransactionImport(rows, account: "Current", rules: nil)
-            let closing = try #require(try ledger.closingBalance(of: rows, account: current))
-            try ledger.importTransactions(plan, closingBalance: closing, from: "s.csv", thenRead: thenRead)
+            var options = Ledger.StatementImportOptions(fileName: "s.csv")
+            options.account = "Current"
+            options.thenRead = thenRead
+            let result = try ledger.importStatement(try Self.statement(1_000), options)
+            #expect(result.added == 1_000)
+            let closing = try #require(result.recordedBalance)
+            #expect(closing.accountID == current.id && closing.amount == Money(minorUnits: 500_000 - 999 * 50))
             // Sealed in bulk: the loaded groups stay on disk until the vault is read again.
             #expect(vault.isPartial == !thenRead)
 

@@ -1,12 +1,13 @@
 import FinanceCore
 import Foundation
-import VaultCrypto
-import VaultStore
 
-/// A bank statement (`CSVRows`): UTF-8 with or without a byte-order mark, `,` `;` or
-/// tab separated, quoted fields with embedded separators, quotes and line breaks. Each record
-/// keeps the line of the file it starts on, so errors can name it.
-public struct StatementFile {
+/// What a bank statement may be (`BankStatement` reads one): UTF-8 with or without a
+/// byte-order mark (or ISO-8859-1 or Windows-1252, when said), `,` `;` or tab separated, rows
+/// read by `CSVRows`: quoted fields with embedded separators, quotes and line breaks. Each
+/// record keeps the line of the file it starts on, so errors can name it. With a header and no
+/// lines to skip given, the header is the first of the first 30 rows whose titles name a date
+/// and an amount (or money in and out); the rows before it are the preamble.
+public enum StatementFile {
     public struct Record: Sendable {
         public let line: Int
         public let fields: [String]
@@ -30,99 +31,6 @@ public struct StatementFile {
             case .cp1252: .windowsCP1252
             }
         }
-    }
-
-    public let delimiter: Character
-    /// The header's column titles; empty without a header row.
-    public let titles: [String]
-    public let records: [Record]
-    /// Lines before the header that were found to be a bank's preamble (an account name, a
-    /// period) and skipped without `--skip-rows`.
-    public let detectedPreambleLines: Int
-
-    /// `detectHeader`: with a header and no lines to skip given, the header is the first of the
-    /// first 30 rows whose titles name a date and an amount (or money in and out); the rows
-    /// before it are the preamble.
-    public init(
-        data: Data, name: String, delimiter: Character?, skipLines: Int, hasHeader: Bool,
-        encoding: Encoding = .utf8, detectHeader: Bool = false
-    ) throws {
-        var bytes = data[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        let decoded: String? =
-            encoding == .utf8
-            ? String(validating: bytes, as: UTF8.self) : String(data: Data(bytes), encoding: encoding.foundation)
-        guard let text = decoded else {
-            throw CofferError(
-                .invalidInput, "\(name) is not \(encoding == .utf8 ? "UTF-8" : encoding.rawValue) text.",
-                kind: "encoding")
-        }
-        // U+0000 is the zero byte in UTF-8, found without Foundation's string search.
-        guard !text.utf8.contains(0) else {
-            throw CofferError(.invalidInput, "\(name) is not a CSV file (it holds binary data).")
-        }
-        let separator = delimiter ?? Self.guessDelimiter(text, skipLines: skipLines)
-        self.delimiter = separator
-
-        var rows: [(line: Int, fields: [String])] = []
-        var line = 1
-        let lineCount = text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } + 1
-        CSVRows.forEach(in: text, delimiter: separator.unicodeScalars.first!) { fields in
-            WorkProgress.report(.reading, min(line, lineCount), of: lineCount)
-            let start = line
-            // A record spans one line plus every line break inside its quoted fields.
-            line += 1 + fields.reduce(0) { $0 + Self.lineBreaks(in: $1) }
-            guard start > skipLines, !fields.allSatisfy({ $0.trimmingSpaces.isEmpty }) else { return }
-            rows.append((start, fields))
-        }
-        var headerIndex = 0
-        if hasHeader, detectHeader,
-            let found = rows.prefix(30).firstIndex(where: { StatementColumns.looksLikeHeader($0.fields) })
-        {
-            headerIndex = found
-        }
-        detectedPreambleLines = hasHeader && headerIndex > 0 ? rows[headerIndex].line - 1 : 0
-        var records: [Record] = []
-        var titles: [String]?
-        // Rows seen, by a digest of their fields: 16 bytes a row, however long the row.
-        var seen: [UUID: Int] = .init(minimumCapacity: rows.count)
-        records.reserveCapacity(rows.count)
-        for (start, fields) in rows.dropFirst(hasHeader ? headerIndex : 0) {
-            if hasHeader && titles == nil {
-                titles = fields
-                continue
-            }
-            var content: [UInt8] = []
-            for field in fields {
-                let value = Array(field.trimmingSpacesAndNewlines.utf8)
-                withUnsafeBytes(of: UInt32(value.count).littleEndian) { content.append(contentsOf: $0) }
-                content.append(contentsOf: value)
-            }
-            let key = content.withUnsafeBytes { input in
-                withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { digest in
-                    BLAKE2b.hash(input, into: digest)
-                    return UUID(uuid: UnsafeRawBufferPointer(digest).loadUnaligned(as: uuid_t.self))
-                }
-            }
-            let occurrence = seen[key, default: 0]
-            seen[key] = occurrence + 1
-            withUnsafeBytes(of: UInt32(occurrence).littleEndian) { content.append(contentsOf: $0) }
-            records.append(
-                Record(
-                    line: start, fields: fields,
-                    digest: content.withUnsafeBytes { BLAKE2b.hash($0, outputByteCount: 16) }))
-        }
-        // An unclosed quote makes the reader (`CSVRows`) take the rest of the file into the last field.
-        if let last = records.last, last.fields.last?.contains(where: \.isNewline) == true,
-            !text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("\"")
-        {
-            throw CofferError(.invalidInput, "line \(last.line): a quoted field is never closed.")
-        }
-        guard !records.isEmpty || titles != nil else {
-            throw CofferError(.invalidInput, "\(name) holds no lines to import.")
-        }
-        self.titles = titles ?? []
-        self.records = records
     }
 
     /// How many line breaks a field holds: none unless one of its bytes is a control
@@ -163,34 +71,9 @@ public struct StatementFile {
         return ","
     }
 
-    /// A column given as a 1-based number or a header title (case-insensitive).
-    public func column(_ spec: String, flag: String) throws -> Int {
-        let trimmed = spec.trimmingCharacters(in: .whitespaces)
-        if let number = Int(trimmed) {
-            guard number >= 1 else {
-                throw CofferError(.invalidInput, "--\(flag) \(spec): columns are numbered from 1.")
-            }
-            return number - 1
-        }
-        guard !titles.isEmpty else {
-            throw CofferError(
-                .invalidInput, "--\(flag) '\(spec)': the file has no header row, so give the column's number.")
-        }
-        guard let index = titles.firstIndex(where: { Self.normalised($0) == Self.normalised(trimmed) }) else {
-            throw CofferError(
-                .invalidInput, "--\(flag) '\(spec)': no column has that title.", kind: "column",
-                candidates: describedTitles)
-        }
-        return index
-    }
-
     /// The first column whose title is one of `candidates` (in the order given); failing that,
     /// the first whose title holds one of them as whole words (`Betrag (EUR)` is an amount,
     /// `Transaction Date` a date).
-    public func guessColumn(_ candidates: [String]) -> Int? {
-        Self.guessColumn(candidates, in: titles)
-    }
-
     static func guessColumn(_ candidates: [String], in titles: [String]) -> Int? {
         for candidate in candidates {
             if let index = titles.firstIndex(where: { normalised($0) == candidate }) { return index }
@@ -215,15 +98,48 @@ public struct StatementFile {
         }.filter { !$0.isEmpty }
     }
 
-    /// Each column as its number and title: `1 "Date"`.
-    public var describedTitles: [String] {
-        titles.enumerated().map { "\($0.offset + 1) \"\($0.element.trimmingCharacters(in: .whitespaces))\"" }
-    }
-
     static func normalised(_ title: String) -> String {
         title.trimmingCharacters(in: .whitespacesAndNewlines).lowercased().split(whereSeparator: \.isWhitespace).joined(
             separator: " ")
     }
+}
+
+/// A statement's column titles (none without a header row), and the columns found by them.
+struct StatementTitles: Sendable {
+    let titles: [String]
+
+    /// A column given as a 1-based number or a header title (case-insensitive).
+    func column(_ spec: String, flag: String) throws -> Int {
+        let trimmed = spec.trimmingCharacters(in: .whitespaces)
+        if let number = Int(trimmed) {
+            guard number >= 1 else {
+                throw CofferError(.invalidInput, "--\(flag) \(spec): columns are numbered from 1.")
+            }
+            return number - 1
+        }
+        guard !titles.isEmpty else {
+            throw CofferError(
+                .invalidInput, "--\(flag) '\(spec)': the file has no header row, so give the column's number.")
+        }
+        guard
+            let index = titles.firstIndex(where: { StatementFile.normalised($0) == StatementFile.normalised(trimmed) })
+        else {
+            throw CofferError(
+                .invalidInput, "--\(flag) '\(spec)': no column has that title.", kind: "column",
+                candidates: describedTitles)
+        }
+        return index
+    }
+
+    func guessColumn(_ candidates: [String]) -> Int? {
+        StatementFile.guessColumn(candidates, in: titles)
+    }
+
+    /// Each column as its number and title: `1 "Date"`.
+    var describedTitles: [String] {
+        titles.enumerated().map { "\($0.offset + 1) \"\($0.element.trimmingCharacters(in: .whitespaces))\"" }
+    }
+
 }
 
 /// How a statement's columns map onto dates and amounts: given by title or number, or found by
@@ -302,11 +218,6 @@ public struct StatementColumns: Sendable {
                 && StatementFile.guessColumn(creditTitles, in: fields) != nil)
     }
 
-    /// The column that names each line's currency, when the file has one.
-    public static func currencyColumn(of statement: StatementFile) -> Int? {
-        statement.guessColumn(currencyTitles)
-    }
-
     /// The formats dates are tried in when none is given: ISO first, then day-first and
     /// month-first with each separator, then with month names.
     static let candidateDateFormats = [
@@ -314,16 +225,11 @@ public struct StatementColumns: Sendable {
         "DD/MM/YY", "MM/DD/YY", "DD.MM.YY", "D MMM YYYY", "MMM D, YYYY", "DD-MMM-YYYY", "YYYYMMDD",
     ]
 
-    /// The one format every date in the column follows. Several that fit equally (no day above
-    /// 12 tells DD/MM from MM/DD) is refused with one line saying which to choose, rather than
-    /// a guess; none that fits leaves the default, whose errors name each line.
-    public static func detectDateFormat(_ statement: StatementFile, column: Int) throws -> DatePattern? {
-        let dates = statement.records.compactMap { column < $0.fields.count ? $0.fields[column] : nil }
-            .map(\.trimmingSpaces).filter { !$0.isEmpty }
-        guard !dates.isEmpty else { return nil }
-        let fitting = candidateDateFormats.compactMap { try? DatePattern($0) }.filter { pattern in
-            dates.allSatisfy { pattern.date(from: $0) != nil }
-        }
+    /// The one format every date in the column follows, given those that fit every date and the
+    /// first 50 dates. Several that fit equally (no day above 12 tells DD/MM from MM/DD) is
+    /// refused with one line saying which to choose, rather than a guess; none that fits leaves
+    /// the default, whose errors name each line.
+    static func dateFormat(among fitting: [DatePattern], firstDates dates: [String]) throws -> DatePattern? {
         guard fitting.count > 1 else { return fitting.first }
         // Formats that read every date the same way are one answer (DD/MM/YY and DD/MM/YYYY never both fit).
         let readings = Dictionary(grouping: fitting) { pattern in dates.prefix(50).map { pattern.date(from: $0)! } }
@@ -335,9 +241,12 @@ public struct StatementColumns: Sendable {
             kind: "dateFormat", candidates: names)
     }
 
-    /// The layout for `statement`; a column that cannot be found is refused, naming the flag
-    /// that gives it (`kind` "column", the file's columns as candidates).
-    public func layout(for statement: StatementFile) throws -> StatementLayout {
+    /// The layout for a statement with these titles (empty without a header); `detectDates`
+    /// finds the format of the dates in a column, when none is given. A column that cannot be
+    /// found is refused, naming the flag that gives it (`kind` "column", the file's columns as
+    /// candidates).
+    func layout(titles: [String], detectDates: (Int) throws -> DatePattern?) throws -> StatementLayout {
+        let statement = StatementTitles(titles: titles)
         func resolve(_ spec: String?, flag: String, guesses: [String]) throws -> Int? {
             if let spec { return try statement.column(spec, flag: flag) }
             return statement.guessColumn(guesses)
@@ -383,7 +292,7 @@ public struct StatementColumns: Sendable {
             if case .signed(let column) = amounts, column == balance { balance = nil }
         }
         let pattern =
-            try dateFormat.map { try DatePattern($0) } ?? Self.detectDateFormat(statement, column: date) ?? .iso
+            try dateFormat.map { try DatePattern($0) } ?? detectDates(date) ?? .iso
         return StatementLayout(
             date: date, amounts: amounts, description: description, payee: payee, balance: balance,
             titles: statement.titles, datePattern: pattern, decimalComma: decimalComma, negate: negate)
@@ -406,12 +315,12 @@ package func fuzzStatementImport(_ bytes: [UInt8]) {
     }
     let (columns, skipRows, hasHeader) = fuzzingColumnSets[choice]
     guard
-        let statement = try? StatementFile(
-            data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: skipRows, hasHeader: hasHeader),
-        let layout = try? columns.layout(for: statement)
+        let statement = try? BankStatement(
+            data: Data(bytes.dropFirst()), name: "input", delimiter: nil, skipLines: skipRows, hasHeader: hasHeader,
+            encoding: .utf8, detectHeader: hasHeader && skipRows == 0, columns: columns, currencyColumn: nil)
     else { return }
-    for record in statement.records {
-        _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
+    statement.forEachRecord { record in
+        _ = try? statement.layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
     }
 }
 
@@ -426,16 +335,16 @@ private func fuzzHledgerRules(_ bytes: ArraySlice<UInt8>) {
         debit: profile.debitColumn, credit: profile.creditColumn, balance: profile.balanceColumn,
         dateFormat: profile.dateFormat, decimalComma: profile.decimalComma)
     guard
-        let statement = try? StatementFile(
+        let statement = try? BankStatement(
             data: Data(parts[1]), name: "input",
             delimiter: profile.delimiter.flatMap { $0.count == 1 ? $0.first : nil }, skipLines: profile.skipRows ?? 0,
-            hasHeader: false, encoding: profile.encoding),
-        let layout = try? columns.layout(for: statement)
+            hasHeader: false, encoding: profile.encoding, detectHeader: false, columns: columns,
+            currencyColumn: rules.currencyColumn)
     else { return }
     let reader = rules.reader()
-    for record in statement.records {
-        guard case .keep = reader(record.fields) else { continue }
-        _ = try? layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
+    statement.forEachRecord { record in
+        guard case .keep = reader(record.fields) else { return }
+        _ = try? statement.layout.row(record.fields, line: record.line, rowHash: record.digest, currency: .gbp)
     }
 }
 

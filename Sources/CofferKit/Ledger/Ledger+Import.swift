@@ -1,6 +1,5 @@
 import FinanceCore
 import Foundation
-import VaultCrypto
 import VaultStore
 
 /// Getting data in: Coffer's own JSON export, bank statements, and the rule sets that place
@@ -45,20 +44,6 @@ extension Ledger {
             balance: row.balance, rowHash: row.rowHash)
     }
 
-    /// What importing statement lines as budget transactions would add, skip as already in the
-    /// vault, and leave uncategorised. `account` labels the bank account, so duplicates are
-    /// found per account.
-    public func planTransactionImport(
-        _ rows: [StatementLayout.Row], account: String?, rules: CategoryRuleSet?,
-        placed: [Int: Transaction.Target] = [:]
-    ) throws -> TransactionImportPlan {
-        let label = try account.map { try Account.validatedName($0) }
-        var ids = SecureRandom.uuids(count: rows.count).makeIterator()
-        return TransactionImportPlan(
-            rows: rows.map(Self.cleaned), account: label ?? "", existing: transactions, rules: rules, placed: placed,
-            categories: budgetCategories, firstSequence: nextTransactionSequence, newID: { ids.next()! })
-    }
-
     /// Where an hledger or ledger account name lands (`expenses:food:groceries`): the category,
     /// goal or income source named by its last segment, else by the one before it, and so on
     /// (case-insensitive, exact). Under `income`/`revenue(s)` income sources are tried first,
@@ -83,90 +68,6 @@ extension Ledger {
             }
         }
         return nil
-    }
-
-    /// The statement's closing balance as a new value of `account`: the last balance of its
-    /// latest day (whichever way the file is sorted), or nil when the rows show no balance or
-    /// the account already has that value that day. Refused for a closed account.
-    public func closingBalance(of rows: [StatementLayout.Row], account: Account) throws -> ValueUpdate? {
-        guard let closing = StatementLayout.closingBalance(rows) else { return nil }
-        return try planUpdateImport([closing], account: account).added.first?.update
-    }
-
-    /// Writes a plan's new transactions, and the account's closing balance when there is one,
-    /// as one change. A large statement is sealed into pages as it is encoded
-    /// (`Vault.writeInBulk`); the ledger then reads the vault again only with `thenRead`. Without
-    /// it this ledger is left describing the vault before the import and must not be used again
-    /// (a command that ends with the import skips reading a million records back).
-    public func importTransactions(
-        _ plan: TransactionImportPlan, closingBalance: ValueUpdate? = nil, from fileName: String,
-        thenRead: Bool = true, now: Date = Date()
-    )
-        throws
-    {
-        guard !plan.added.isEmpty || closingBalance != nil else { return }
-        let summary = "Imported \(plan.added.count) transactions from \(fileName)"
-        // Before the summary is taken: seeding writes, and reads the vault again if another
-        // process wrote meanwhile.
-        try seedDefaultCategoriesBeforeFirstChange()
-        guard plan.added.count > Self.smallWrite, !readsPartially, let current = summaryRecord,
-            isCurrent(current.summary)
-        else {
-            return try commit(
-                summary,
-                puts: plan.added.map { ($0.transaction.id, FinanceRecord.transaction($0.transaction)) }
-                    + (closingBalance.map { [($0.id, FinanceRecord.update($0))] } ?? []), now: now)
-        }
-        // Each record made where it is used, not all kept at once (a million are 150 MB).
-        func eachRecord(_ body: (UUID, FinanceRecord) throws -> Void) rethrows {
-            for added in plan.added { try body(added.transaction.id, .transaction(added.transaction)) }
-            if let closingBalance { try body(closingBalance.id, .update(closingBalance)) }
-        }
-        // Every record is new: undo deletes each.
-        var created: [ChangeEntry.Before] = []
-        created.reserveCapacity(plan.added.count + 1)
-        try eachRecord { id, record in
-            try record.checkText()
-            created.append(.init(recordID: id, payload: nil))
-        }
-        let entry = ChangeEntry(
-            sequence: max(changes.last?.entry.sequence ?? 0, current.summary.lastChange) + 1,
-            timestamp: Int64(now.timeIntervalSince1970), summary: summary, before: created)
-        // The summary raised as `write` raises it; a closing balance moves the month ends from its month.
-        var next = current.summary
-        next.lastChange = entry.sequence
-        next.lastTransaction = max(next.lastTransaction, plan.added.last?.transaction.sequence ?? 0)
-        next.transactions += UInt64(plan.added.count)
-        let before = parts
-        do {
-            if let closingBalance,
-                let withBalance = parts(after: [(closingBalance.id, .update(closingBalance))], deletes: [])
-            {
-                next.lastValueOrder = max(next.lastValueOrder, closingBalance.sequence)
-                install(withBalance)
-                next.monthEnds = try next.monthEnds.recomputed(
-                    from: closingBalance.date.monthNumber, portfolio: portfolio, invoices: invoices)
-            }
-            try vault.writeInBulk { writer in
-                try eachRecord { id, record in
-                    try RecordCodec.encode(record).withUnsafeBytes {
-                        try writer.append(RecordID(uuid: id), group: RecordGrouping.group(of: record), payload: $0)
-                    }
-                }
-                next.commit = vault.commitCounter + 1
-                var changes: [RecordChange] = undoneChanges.map { .delete(RecordID(uuid: $0.id)) }
-                changes.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
-                changes.append(.put(RecordID(uuid: current.id), Data(RecordCodec.encode(.summary(next)))))
-                return changes
-            }
-        } catch {
-            install(before)
-            throw error
-        }
-        if thenRead {
-            _ = try vault.verify()
-            try reload()
-        }
     }
 
     /// What importing statement balances as an account's values would add; values on or after
