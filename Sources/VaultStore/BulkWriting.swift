@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import VaultCrypto
@@ -121,8 +122,9 @@ extension Vault {
             let writer = BulkRecordWriter(db: db, keys: keys, vaultID: vaultID, layout: layout)
             let changes = try body(writer)
             try writer.sealAll()
-            let loaded = writer.ids.sorted()
-            if let duplicate = zip(loaded, loaded.dropFirst()).first(where: { $0 == $1 })?.0
+            let loaded = writer.ids
+            let highs = Self.sortedHighs(of: loaded)
+            if let duplicate = Self.repeated(in: loaded, sortedHighs: highs)
                 ?? loaded.first(where: { updated.records.index(of: $0) != nil })
             {
                 throw VaultError(
@@ -130,7 +132,7 @@ extension Vault {
                     "Record \(duplicate.hex) is given twice, or is already in the vault; nothing was changed.")
             }
             // The ordinary changes, as `apply` makes them, then the loaded pages after them.
-            for change in changes where Self.contains(loaded, change.id) {
+            for change in changes where Self.contains(highs, change.id.high) && loaded.contains(change.id) {
                 throw VaultError(.duplicateRecord, "Record \(change.id.hex) is given twice; nothing was changed.")
             }
             let final = try Self.finalStates(of: changes, over: updated.records)
@@ -170,13 +172,52 @@ extension Vault {
     /// SQLite's page cache during a bulk load, in KiB (negative, as the pragma takes it).
     static let bulkCacheSize = -65_536
 
-    /// Whether sorted `ids` holds `id`.
-    private static func contains(_ ids: [RecordID], _ id: RecordID) -> Bool {
-        var low = 0, high = ids.count
+    /// The ids' high halves, sorted: in two halves on two cores, then merged. Ids are random,
+    /// so ids that share a high half are (almost) never there, and the few that do are compared
+    /// whole (`repeated`); a million sort in a third of the time the whole ids take.
+    private static func sortedHighs(of ids: [RecordID]) -> [UInt64] {
+        var halves = ids.map(\.high)
+        let middle = halves.count / 2
+        halves.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let buffer = buffer
+            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                var part = UnsafeMutableBufferPointer(rebasing: half == 0 ? buffer[..<middle] : buffer[middle...])
+                part.sort()
+            }
+        }
+        var merged: [UInt64] = []
+        merged.reserveCapacity(halves.count)
+        var left = 0, right = middle
+        while left < middle, right < halves.count {
+            if halves[left] <= halves[right] {
+                merged.append(halves[left])
+                left += 1
+            } else {
+                merged.append(halves[right])
+                right += 1
+            }
+        }
+        merged += halves[left..<middle]
+        merged += halves[right...]
+        return merged
+    }
+
+    /// An id `ids` holds twice, if any, given their sorted high halves.
+    private static func repeated(in ids: [RecordID], sortedHighs highs: [UInt64]) -> RecordID? {
+        var shared = Set<UInt64>()
+        for (high, next) in zip(highs, highs.dropFirst()) where high == next { shared.insert(high) }
+        guard !shared.isEmpty else { return nil }
+        var seen = Set<RecordID>()
+        return ids.first { shared.contains($0.high) && !seen.insert($0).inserted }
+    }
+
+    /// Whether sorted `values` holds `value`.
+    private static func contains(_ values: [UInt64], _ value: UInt64) -> Bool {
+        var low = 0, high = values.count
         while low < high {
             let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
+            if values[middle] < value { low = middle + 1 } else { high = middle }
         }
-        return low < ids.count && ids[low] == id
+        return low < values.count && values[low] == value
     }
 }
