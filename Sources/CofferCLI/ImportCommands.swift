@@ -150,7 +150,7 @@ struct CSVStatement: ParsableCommand {
         if let currency = hledger?.currency {
             found.append(currency == vault.symbol ? vault.code : ((try? Currency.named(currency))?.code ?? currency))
         }
-        found += statement.currencies.sorted()
+        found += statement.currencies
         guard let other = found.first(where: { $0 != vault.code }) else { return }
         throw CLIError(
             .invalidInput,

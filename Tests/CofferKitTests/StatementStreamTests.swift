@@ -157,16 +157,41 @@ import VaultStore
             // Its line as the whole text counts them (U+2028 and U+0085 end lines too).
             let line = try #require(Self.reference(text).records.first { $0.fields[1] == "Broken" }?.line)
             let before = snapshot(ledger)
+            let commits = try vault.verify().commitCounter
             let options = Ledger.StatementImportOptions(fileName: "s.csv")
             #expect(throws: CofferError.self) { try ledger.importStatement(statement, options) }
             #expect(snapshot(ledger) == before)
             #expect(snapshot(try Ledger(vault: vault)) == before)
+            #expect(try vault.verify().commitCounter == commits, "not even the default categories are written")
 
             var skipping = options
             skipping.skipInvalid = true
             let result = try ledger.importStatement(statement, skipping)
             #expect(result.invalid.map(\.line) == [line])
             #expect(result.added > 2_000 && ledger.transactions.count == result.added)
+
+            // The same statement again adds nothing, and writes nothing.
+            let again = try vault.verify().commitCounter
+            let repeated = try ledger.importStatement(statement, skipping)
+            #expect(repeated.added == 0 && repeated.duplicates == result.added)
+            #expect(try vault.verify().commitCounter == again)
+        }
+    }
+
+    /// What needs every line is found in every piece: a day above 12 or a currency that only a
+    /// late piece holds.
+    @Test func aLatePieceSettlesTheDateFormatAndNamesItsCurrency() throws {
+        var lines = ["Date,Description,Amount,Currency"]
+        for index in 0..<6_000 {
+            let day = index == 5_500 ? 25 : 1 + index % 12
+            lines.append(
+                String(format: "%02d/%02d/2025,Shop,-1.00,%@", day, 1 + index / 7 % 12, index == 5_800 ? "usd" : "GBP"))
+        }
+        let statement = try Self.open(lines.joined(separator: "\n"))
+        #expect(statement.layout.datePattern.description == "DD/MM/YYYY")
+        #expect(statement.currencies == ["GBP", "USD"])
+        #expect(throws: CofferError.self, "without that day no line tells day-first from month-first") {
+            _ = try Self.open(Array(lines.prefix(5_000)).joined(separator: "\n"))
         }
     }
 }

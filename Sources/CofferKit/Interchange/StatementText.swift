@@ -161,7 +161,7 @@ final class StatementText: @unchecked Sendable {
         var fittingDateFormats: [DatePattern] = []
         var firstDates: [String] = []
         /// The values of the currency column, when one is named.
-        var currencies: Set<String> = []
+        var currencies: [String] = []
     }
 
     /// Reads every piece at once: counts records and lines, tells rows that repeat an earlier
@@ -174,7 +174,7 @@ final class StatementText: @unchecked Sendable {
             var keys: [UUID] = []
             var fitting: [Bool]
             var firstDates: [String] = []
-            var currencies: Set<String> = []
+            var currencies: [String] = []
             var lastLine = 0
             var lastRunsOn = false
         }
@@ -239,7 +239,9 @@ final class StatementText: @unchecked Sendable {
                         }
                         if result.firstDates.count < 50 { result.firstDates.append(date) }
                     }
-                    if let currency, !currency.isEmpty { result.currencies.insert(currency) }
+                    if let currency, !currency.isEmpty, !result.currencies.contains(currency) {
+                        result.currencies.append(currency)
+                    }
                 }
                 if let lastRecord {
                     let fields = CSVRows.record(in: bytes, at: lastRecord, separator: separator).fields
@@ -264,7 +266,7 @@ final class StatementText: @unchecked Sendable {
             survey.records += piece.records
             for candidate in fitting.indices { fitting[candidate] = fitting[candidate] && piece.fitting[candidate] }
             survey.firstDates += piece.firstDates.prefix(50 - survey.firstDates.count)
-            survey.currencies.formUnion(piece.currencies)
+            survey.currencies += piece.currencies.filter { !survey.currencies.contains($0) }
         }
         countOccurrences()
         // An unclosed quote makes the reader (`CSVRows`) take the rest of the file into the last field.

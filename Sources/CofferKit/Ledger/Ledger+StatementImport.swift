@@ -16,8 +16,9 @@ public final class BankStatement: Sendable {
     /// Lines before the header that were found to be a bank's preamble and skipped.
     public let detectedPreambleLines: Int
     public let layout: StatementLayout
-    /// The values of its currency column (given, else found by its title), upper-cased.
-    public let currencies: Set<String>
+    /// The values of its currency column (given, else found by its title), upper-cased, each
+    /// once, in the order the file first names them.
+    public let currencies: [String]
     /// Its records after the header, the empty ones aside.
     public let recordCount: Int
 
@@ -288,8 +289,10 @@ extension Ledger {
             matcher.matchFactsAfterDigests()
         }
         var pass = StatementPass(ledger: self, statement: statement, options: options, label: label ?? "")
-        guard !options.dryRun, statement.recordCount > Self.smallWrite, !readsPartially, let current = summaryRecord,
-            isCurrent(current.summary)
+        // A long statement goes into a vault already in pages, in bulk: nothing is written before
+        // the last line is read and found good.
+        guard !options.dryRun, statement.recordCount > Self.smallWrite, !readsPartially, !vault.needsUpgrade,
+            let current = summaryRecord, isCurrent(current.summary)
         else {
             var added: [(UUID, FinanceRecord)] = []
             try pass.run({ matcher.isDuplicate($0) }, adding: { added.append(($0.id, .transaction($0))) })
@@ -301,9 +304,7 @@ extension Ledger {
             result.lines.sort { $0.line < $1.line }
             return result
         }
-        // Before the summary is taken: seeding writes, and reads the vault again if another
-        // process wrote meanwhile.
-        try seedDefaultCategoriesBeforeFirstChange()
+        let seedsCategories = parts.records[.budgetCategory]?.isEmpty ?? true
         var result = StatementImportResult()
         let before = parts
         do {
@@ -350,6 +351,12 @@ extension Ledger {
                 next.transactions += UInt64(result.added)
                 next.commit = vault.commitCounter + 1
                 var changes: [RecordChange] = undoneChanges.map { .delete(RecordID(uuid: $0.id)) }
+                if seedsCategories {
+                    // Setup, as when a vault is made: outside the change, so undo keeps them.
+                    changes += Self.defaultCategories.map {
+                        .put(RecordID(uuid: $0.id), Data(RecordCodec.encode(.budgetCategory($0))))
+                    }
+                }
                 changes.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
                 changes.append(.put(RecordID(uuid: current.id), Data(RecordCodec.encode(.summary(next)))))
                 return changes
