@@ -42,13 +42,6 @@ final class StatementText: @unchecked Sendable {
         var firstRecord = 0
     }
 
-    /// One record: the line it starts on, its fields, and its digest (`StatementFile.Record`).
-    struct Record {
-        let line: Int
-        let fields: [String]
-        let digest: [UInt8]
-    }
-
     init(
         data: Data, name: String, delimiter: Character?, skipLines: Int, hasHeader: Bool,
         encoding: StatementFile.Encoding, detectHeader: Bool
@@ -300,7 +293,7 @@ final class StatementText: @unchecked Sendable {
 
     /// The records of piece `number`, in order, with their lines and digests: safe to call for
     /// several pieces at once, after `survey`.
-    func forEachRecord(inPiece number: Int, _ body: (Record) throws -> Void) rethrows {
+    func forEachRecord(inPiece number: Int, _ body: (StatementFile.Record) throws -> Void) rethrows {
         let piece = pieces[number]
         var line = piece.firstLine, ordinal = piece.firstRecord
         try bytes.withUnsafeBufferPointer { bytes in
@@ -318,7 +311,9 @@ final class StatementText: @unchecked Sendable {
                     ? firstDigests[ordinal]
                     : Self.withContent(of: fields) { Self.digest(of: &$0, occurrence: occurrence) }
                 ordinal += 1
-                try body(Record(line: start, fields: fields, digest: withUnsafeBytes(of: digest.uuid, Array.init)))
+                try body(
+                    StatementFile.Record(
+                        line: start, fields: fields, digest: withUnsafeBytes(of: digest.uuid, Array.init)))
             }
         }
     }

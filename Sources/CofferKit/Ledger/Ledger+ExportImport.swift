@@ -234,10 +234,7 @@ final class StreamedRecords {
 
     /// One slice of items, converted on some core: payloads end to end, or the first failure.
     private struct Slice {
-        var ids: [UUID] = []
-        var groups: [PageGroup] = []
-        var ends: [Int] = []
-        var payloads: [UInt8] = []
+        var encoded = EncodedRecords()
         var records: [FinanceRecord] = []
         var failure: Error?
     }
@@ -287,14 +284,8 @@ final class StreamedRecords {
         let slices = batch.slices
         for (number, slice) in slices.enumerated() {
             if let failure = slice.failure { throw failure }
-            var start = 0
-            for (index, id) in slice.ids.enumerated() {
-                try slice.payloads[start..<slice.ends[index]].withUnsafeBytes {
-                    try writer.append(RecordID(uuid: id), group: slice.groups[index], payload: $0)
-                }
-                start = slice.ends[index]
-            }
-            ids += slice.ids
+            try slice.encoded.add(to: writer)
+            ids += slice.encoded.ids
             for (index, record) in slice.records.enumerated() {
                 switch record {
                 case .update(let update): updates.append(update)
@@ -350,13 +341,8 @@ final class StreamedRecords {
                     return (id, .invoice(invoice))
                 }
             }
-            slice.ids.reserveCapacity(records.count)
             for (id, record) in records {
-                try record.checkText()
-                slice.ids.append(id)
-                slice.groups.append(RecordGrouping.group(of: record))
-                slice.payloads += RecordCodec.encode(record)
-                slice.ends.append(slice.payloads.count)
+                try slice.encoded.append(id, record)
                 slice.records.append(record)
             }
         } catch {

@@ -49,11 +49,7 @@ public final class BankStatement: Sendable {
 
     /// Every record, in order, on this thread (for a statement of balances, which is short).
     public func forEachRecord(_ body: (StatementFile.Record) throws -> Void) rethrows {
-        for piece in 0..<text.pieceCount {
-            try text.forEachRecord(inPiece: piece) {
-                try body(StatementFile.Record(line: $0.line, fields: $0.fields, digest: $0.digest))
-            }
-        }
+        for piece in 0..<text.pieceCount { try text.forEachRecord(inPiece: piece, body) }
     }
 
     /// Each piece converted by `convert` on some core (this thread among them, rather than
@@ -103,7 +99,7 @@ private final class SharedJob<Value: Sendable>: @unchecked Sendable {
     private static var finished: Int { 2 }
     private static var cancelled: Int { 3 }
 
-    private let state = Atomic<Int>(0)
+    private let state = Atomic<Int>(SharedJob.queued)
     private let work: @Sendable () -> Value
     /// Written once by the thread that runs the job, read after `finished` is seen or `done` waited.
     private var value: Value?
@@ -148,15 +144,7 @@ private final class SharedJob<Value: Sendable>: @unchecked Sendable {
 private final class TransactionSealing {
     private let writer: BulkRecordWriter
     private var batch: [Transaction] = []
-    private var inFlight: [SharedJob<Result<Encoded, any Error>>] = []
-
-    /// A piece's transactions as the writer takes them.
-    private struct Encoded: Sendable {
-        var ids: [UUID] = []
-        var groups: [PageGroup] = []
-        var payloads: [UInt8] = []
-        var ends: [Int] = []
-    }
+    private var inFlight: [SharedJob<Result<EncodedRecords, any Error>>] = []
 
     /// Pieces encoding while this thread goes on.
     private static let piecesAhead = 2
@@ -174,15 +162,8 @@ private final class TransactionSealing {
         inFlight.append(
             SharedJob {
                 Result {
-                    var encoded = Encoded()
-                    for transaction in transactions {
-                        let record = FinanceRecord.transaction(transaction)
-                        try record.checkText()
-                        encoded.ids.append(transaction.id)
-                        encoded.groups.append(RecordGrouping.group(of: record))
-                        encoded.payloads += RecordCodec.encode(record)
-                        encoded.ends.append(encoded.payloads.count)
-                    }
+                    var encoded = EncodedRecords()
+                    for transaction in transactions { try encoded.append(transaction.id, .transaction(transaction)) }
                     return encoded
                 }
             })
@@ -197,17 +178,7 @@ private final class TransactionSealing {
 
     /// Adds the oldest piece's transactions to the pages.
     private func append() throws {
-        let encoded = try inFlight.removeFirst().result(helpingWith: inFlight[...]).get()
-        var start = 0
-        try encoded.payloads.withUnsafeBytes { payloads in
-            for (index, id) in encoded.ids.enumerated() {
-                let end = encoded.ends[index]
-                try writer.append(
-                    RecordID(uuid: id), group: encoded.groups[index],
-                    payload: UnsafeRawBufferPointer(rebasing: payloads[start..<end]))
-                start = end
-            }
-        }
+        try inFlight.removeFirst().result(helpingWith: inFlight[...]).get().add(to: writer)
     }
 }
 
