@@ -303,7 +303,9 @@ class SecretStreamPush:
         block = chacha20_ietf(self.k, 1, nonce, bytes([tag]) + bytes(63))
         mac.update(block)
         ciphertext = chacha20_ietf(self.k, 2, nonce, message)
-        mac.update(ciphertext + bytes((16 - (64 + len(message)) % 16) % 16))
+        # libsodium pads with (0x10 - sizeof block + mlen) & 0xf zero bytes: mlen mod 16, not
+        # what the usual AEAD padding would give.
+        mac.update(ciphertext + bytes(len(message) % 16))
         mac.update(struct.pack("<QQ", len(ad), 64 + len(message)))
         tag_bytes = mac.finalize()
         self.inonce = bytes(a ^ b for a, b in zip(self.inonce, tag_bytes[:8]))
@@ -654,3 +656,370 @@ db.execute("VACUUM")
 db.close()
 os.chmod(path3, 0o600)
 print(f"wrote {OUT / 'vault-v3.json'} and {path3}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Archive format 2 (Specs/backup-format.md, "Body, format 2"): the id table, then the export in
+# columns. A writer of the vector from the document alone, and a reader that opens it and the
+# committed fixture Tests/Fixtures/backup-v2 (made by Coffer) from the passphrase alone.
+
+def zz(value):
+    return ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+def unzz(raw):
+    value = (raw >> 1) ^ -(raw & 1)
+    return value
+
+
+def signed64(value):
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+class Cursor:
+    def __init__(self, data):
+        self.data, self.at = data, 0
+
+    def take(self, n):
+        assert 0 <= n <= len(self.data) - self.at, "truncated"
+        self.at += n
+        return self.data[self.at - n:self.at]
+
+    def byte(self):
+        return self.take(1)[0]
+
+    def leb(self):
+        result, shift = 0, 0
+        while True:
+            b = self.byte()
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return result
+            shift += 7
+
+    def end(self):
+        return self.at == len(self.data)
+
+
+def parse_layout(text):
+    """The layout as nested lists: (symbol, streams, children); streams numbered in text order."""
+    at, count = 0, 0
+
+    def new():
+        nonlocal count
+        count += 1
+        return count - 1
+
+    def sequence(depth):
+        nonlocal at
+        assert depth <= 8
+        fields = []
+        while at < len(text) and text[at] not in ")]|>":
+            fields.append(field(depth))
+        return fields
+
+    def field(depth):
+        nonlocal at
+        symbol = text[at]
+        at += 1
+        if symbol in "usdbi*":
+            return (symbol, [new()], None)
+        if symbol == "t":
+            return (symbol, [new(), new()], None)
+        if symbol == "?":
+            return (symbol, [new()], [field(depth + 1)])
+        if symbol in "([<":
+            streams = [] if symbol == "(" else [new()]
+            alternatives = [sequence(depth + 1)]
+            while symbol == "<" and text[at] == "|":
+                at += 1
+                alternatives.append(sequence(depth + 1))
+            assert text[at] == {"(": ")", "[": "]", "<": ">"}[symbol]
+            at += 1
+            return (symbol, streams, alternatives if symbol == "<" else alternatives[0])
+        raise AssertionError(f"unknown layout symbol {symbol}")
+
+    fields = sequence(0)
+    assert at == len(text)
+    return fields, count
+
+
+def encode_block(kind, version, layout, payloads, index_of):
+    """Splits each payload (after kind and version) into the layout's streams."""
+    fields, count = parse_layout(layout)
+    streams = [bytearray() for _ in range(count)]
+    previous, dictionaries = [0] * count, [dict() for _ in range(count)]
+
+    def emit(fields, c):
+        for symbol, ss, inner in fields:
+            if symbol in "us":
+                streams[ss[0]] += uvarint(c.leb())
+            elif symbol == "d":
+                value = unzz(c.leb())
+                streams[ss[0]] += uvarint(zz(signed64(value - previous[ss[0]])))
+                previous[ss[0]] = value
+            elif symbol == "b":
+                streams[ss[0]].append(c.byte())
+            elif symbol == "t":
+                text = c.take(c.leb())
+                known = dictionaries[ss[0]]
+                if text not in known:
+                    streams[ss[1]] += uvarint(len(text)) + text
+                    known[text] = len(known)
+                streams[ss[0]] += uvarint(known[text])
+            elif symbol == "i":
+                position = index_of(c.take(16))
+                streams[ss[0]] += uvarint(zz(signed64(position - previous[ss[0]])))
+                previous[ss[0]] = position
+            elif symbol == "*":
+                rest = c.take(len(c.data) - c.at)
+                streams[ss[0]] += uvarint(len(rest)) + rest
+            elif symbol == "?":
+                flag = c.byte()
+                streams[ss[0]].append(flag)
+                if flag:
+                    emit(inner, c)
+            elif symbol == "[":
+                n = c.leb()
+                streams[ss[0]] += uvarint(n)
+                for _ in range(n):
+                    emit(inner, c)
+            elif symbol == "(":
+                emit(inner, c)
+            elif symbol == "<":
+                tag = c.byte()
+                streams[ss[0]].append(tag)
+                emit(inner[tag], c)
+
+    for payload in payloads:
+        c = Cursor(payload if kind == 0 else payload[2:])
+        emit(fields, c)
+        assert c.end()
+    out = bytes([kind, version, len(layout)]) + layout.encode() + uvarint(len(payloads)) + uvarint(count)
+    return out + b"".join(uvarint(len(s)) for s in streams) + b"".join(bytes(s) for s in streams)
+
+
+def decode_block(block, table):
+    """Rebuilds every payload of one block; every stream must be used to its end."""
+    c = Cursor(block)
+    kind, version, length = c.byte(), c.byte(), c.byte()
+    layout = c.take(length).decode()
+    fields, count = parse_layout(layout)
+    records, stream_count = c.leb(), c.leb()
+    assert stream_count == count and (kind != 0 or (version == 0 and layout == "*"))
+    lengths = [c.leb() for _ in range(count)]
+    streams = [Cursor(c.take(n)) for n in lengths]
+    assert c.end()
+    previous, dictionaries = [0] * count, [[] for _ in range(count)]
+
+    def rebuild(fields, out):
+        for symbol, ss, inner in fields:
+            s = streams[ss[0]]
+            if symbol in "us":
+                out += uvarint(s.leb())
+            elif symbol == "d":
+                previous[ss[0]] = signed64(previous[ss[0]] + unzz(s.leb()))
+                out += uvarint(zz(previous[ss[0]]))
+            elif symbol == "b":
+                out.append(s.byte())
+            elif symbol == "t":
+                code, known = s.leb(), dictionaries[ss[0]]
+                if code == len(known):
+                    known.append(streams[ss[1]].take(streams[ss[1]].leb()))
+                out += uvarint(len(known[code])) + known[code]
+            elif symbol == "i":
+                previous[ss[0]] = signed64(previous[ss[0]] + unzz(s.leb()))
+                out += table[previous[ss[0]]]
+            elif symbol == "*":
+                out += s.take(s.leb())
+            elif symbol == "?":
+                flag = s.byte()
+                assert flag in (0, 1)
+                out.append(flag)
+                if flag:
+                    rebuild(inner, out)
+            elif symbol == "[":
+                n = s.leb()
+                out += uvarint(n)
+                for _ in range(n):
+                    rebuild(inner, out)
+            elif symbol == "(":
+                rebuild(inner, out)
+            elif symbol == "<":
+                tag = s.byte()
+                out.append(tag)
+                rebuild(inner[tag], out)
+
+    payloads = []
+    for _ in range(records):
+        out = bytearray() if kind == 0 else bytearray([kind, version])
+        rebuild(fields, out)
+        payloads.append(bytes(out))
+    assert all(s.end() for s in streams)
+    return payloads
+
+
+def manifest_bytes(records, commit_counter, net_worth, app):
+    kinds = {}
+    for _, p in records:
+        kinds[p[:1][0] if p else 0] = kinds.get(p[:1][0] if p else 0, 0) + 1
+    digest = blake2b(b"".join(rid + struct.pack("<I", len(p)) + p for rid, p in records))
+    return (struct.pack("<QB", len(records), len(kinds)) + b"".join(struct.pack("<BQ", k, kinds[k]) for k in sorted(kinds))
+            + digest + struct.pack("<Q", commit_counter) + string16(net_worth) + string16(app))
+
+
+# The records: two transactions in one category (text and id repeated), a change-log entry naming
+# a deleted record (an extra id), a budget category in no layout, and an empty payload.
+category_id, deleted_id = fixed("v2 archive category", 16), fixed("v2 archive deleted record", 16)
+tx_ids = [fixed(f"v2 archive transaction {n}", 16) for n in range(2)]
+change_id, empty_id = fixed("v2 archive change", 16), fixed("v2 archive empty", 16)
+LAYOUTS2 = {(10, 3): "sb<i|i|i|>?tdu?(tt)?(?i?iu)", (5, 1): "ust[i?t]"}
+
+
+def transaction_payload(amount, day, sequence):
+    return (bytes([10, 3]) + uvarint(zz(amount)) + bytes([0, 0]) + category_id + b"\x01" + uvarint(12) + b"Fixture shop"
+            + uvarint(zz(day)) + uvarint(sequence) + b"\x00\x00")
+
+
+groups = [  # (kind, version, layout, [(id, payload)]) in export order
+    (0, 0, "*", [(empty_id, b"")]),
+    (5, 1, LAYOUTS2[(5, 1)], [(change_id, bytes([5, 1]) + uvarint(1) + uvarint(zz(1_796_000_000))
+                                + uvarint(8) + b"Imported" + uvarint(2) + tx_ids[0] + b"\x00" + deleted_id + b"\x01"
+                                + uvarint(3) + b"old")]),
+    (8, 2, "*", [(category_id, bytes([8, 2]) + uvarint(9) + b"Groceries" + b"\x00\x00\x00\x00")]),
+    (10, 3, LAYOUTS2[(10, 3)], [(tx_ids[0], transaction_payload(-1234, 20_400, 1)),
+                                (tx_ids[1], transaction_payload(-750, 20_401, 2))]),
+]
+records_v2 = [r for _, _, _, rs in groups for r in rs]
+table_v2 = [rid for rid, _ in records_v2] + [deleted_id]
+export_v2 = b"CFREXPV2"
+for kind, version, layout, rs in groups:
+    block = encode_block(kind, version, layout, [p for _, p in rs], table_v2.index)
+    export_v2 += struct.pack("<I", len(block)) + block
+manifest_v2 = manifest_bytes(records_v2, commit_counter2, "GBP 1234.56", "make-vectors.py")
+export_v2 += struct.pack("<II", 0, len(manifest_v2)) + manifest_v2
+body_v2 = (struct.pack("<QQ", len(records_v2), 1) + b"".join(table_v2)
+           + lzma.compress(export_v2, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6))
+
+sequence_v2, time_v2 = 4, 1_796_083_200
+name_v2 = "coffer-20261201-000000-000004.cbak"
+file_key_v2, nonce_v2, stream_header_v2 = (fixed("archive v2 file key", 32), fixed("archive v2 file key nonce", 24),
+                                           fixed("archive v2 stream header", 24))
+bound_v2 = (b"COFFERBK" + struct.pack("<HHHBH", 2, 0, 0, 1, 1) + vault_id2 + struct.pack("<QQQ", sequence_v2, time_v2, len(export_v2))
+            + struct.pack("<H", len(header2)) + header2)
+header_v2 = (bound_v2 + nonce_v2 + xchacha_seal(backup_key, nonce_v2, b"coffer-archive-key-v1" + bound_v2, file_key_v2)
+             + stream_header_v2 + gen2_pk)
+header_v2 += blake2b(header_v2)
+stream_v2, ad_v2 = SecretStreamPush(file_key_v2, stream_header_v2), blake2b(header_v2)
+pieces_v2 = [body_v2[i:i + 65536] for i in range(0, len(body_v2), 65536)]
+archive_v2 = header_v2 + b"".join(struct.pack("<I", len(c)) + c for c in (
+    stream_v2.push(piece, ad_v2, 3 if i == len(pieces_v2) - 1 else 0) for i, piece in enumerate(pieces_v2)))
+comment_v2 = (f"coffer-archive v1 vault={vault_id2.hex()} seq={sequence_v2} time={time_v2} file={name_v2} "
+              f"device={device_id.hex()} commit={commit_counter2}")
+signature_v2 = gen2_key.sign(hashlib.blake2b(archive_v2, digest_size=64).digest())
+(OUT / name_v2).write_bytes(archive_v2)
+(OUT / (name_v2 + ".minisig")).write_text(
+    f"untrusted comment: signature from Coffer vault key {key_id_text}\n"
+    + base64.b64encode(b"ED" + key_id + signature_v2).decode() + "\n" + f"trusted comment: {comment_v2}\n"
+    + base64.b64encode(gen2_key.sign(signature_v2 + comment_v2.encode())).decode() + "\n")
+(OUT / "archive-v2.json").write_text(json.dumps({
+    "description": "Coffer archive format 2 test vector (Specs/backup-format.md, \"Body, format 2\"): the vault of "
+                   "vault-v2.json, its passphrase and keys. All byte strings are hex.",
+    "file": name_v2, "signature": name_v2 + ".minisig", "publicKey": "archive-v1.pub", "passphrase": passphrase2,
+    "sequence": sequence_v2, "created": time_v2, "fileKey": file_key_v2.hex(), "header": header_v2.hex(),
+    "body": body_v2.hex(), "export": export_v2.hex(), "extraIds": [deleted_id.hex()],
+    "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in records_v2],
+    "netWorth": "GBP 1234.56", "commitCounter": commit_counter2, "trustedComment": comment_v2}, indent=2) + "\n")
+
+
+# The reader: from the file and the passphrase alone.
+class SecretStreamPull:
+    def __init__(self, key, header):
+        self.k = hchacha20(key, header[:16])
+        self.counter, self.inonce = 1, header[16:24]
+
+    def pull(self, sealed, ad):
+        nonce = struct.pack("<I", self.counter) + self.inonce
+        mac = poly1305.Poly1305(chacha20_ietf(self.k, 0, nonce, bytes(64))[:32])
+        mac.update(ad + bytes((16 - len(ad) % 16) % 16))
+        keystream = chacha20_ietf(self.k, 1, nonce, bytes(64))
+        tag = sealed[0] ^ keystream[0]
+        mac.update(sealed[:1] + keystream[1:])
+        ciphertext, expected = sealed[1:-16], sealed[-16:]
+        mac.update(ciphertext + bytes(len(ciphertext) % 16))
+        mac.update(struct.pack("<QQ", len(ad), 64 + len(ciphertext)))
+        mac.verify(expected)
+        self.inonce = bytes(a ^ b for a, b in zip(self.inonce, expected[:8]))
+        self.counter = (self.counter + 1) & 0xFFFFFFFF
+        return chacha20_ietf(self.k, 2, nonce, ciphertext), tag
+
+
+def xchacha_open(key, nonce24, aad, sealed):
+    return ChaCha20Poly1305(hchacha20(key, nonce24[:16])).decrypt(b"\0" * 4 + nonce24[16:], sealed, aad)
+
+
+def read_archive(path, passphrase):
+    """Opens a format 2 archive with its passphrase: returns (records, manifest fields)."""
+    data = Path(path).read_bytes()
+    c = Cursor(data)
+    assert c.take(8) == b"COFFERBK"
+    version, critical, _, codec, _ = struct.unpack("<HHHBH", c.take(9))
+    assert version == 2 and critical == 0 and codec == 1
+    vault_id = c.take(16)
+    _, _, export_length = struct.unpack("<QQQ", c.take(24))
+    vault_header = c.take(struct.unpack("<H", c.take(2))[0])
+    bound = data[:c.at]
+    nonce, wrapped, stream_header, signer = c.take(24), c.take(48), c.take(24), c.take(32)
+    assert c.take(32) == blake2b(data[:c.at - 32])
+    # The archived vault header's passphrase slot (vault-format.md): after magic, format, vault id,
+    # master key id, generation and slot count.
+    slot = Cursor(vault_header[47:])
+    params = slot.take(34)
+    ops, mem = struct.unpack("<QQ", params[2:18])
+    master = xchacha_open(argon2id(passphrase, params[18:34], ops, mem), slot.take(24),
+                          b"coffer-slot-v1" + vault_id + params, slot.take(48))
+    assert raw_public(signing_key(master)) == signer
+    file_key = xchacha_open(kdf_subkey(master, 4), nonce, b"coffer-archive-key-v1" + bound, wrapped)
+    stream, ad, body, final = SecretStreamPull(file_key, stream_header), blake2b(data[:c.at]), b"", False
+    while not c.end():
+        assert not final, "data after the final chunk"
+        message, tag = stream.pull(c.take(struct.unpack("<I", c.take(4))[0]), ad)
+        body, final = body + message, tag == 3
+    assert final, "no final chunk"
+    b = Cursor(body)
+    count, extra = struct.unpack("<QQ", b.take(16))
+    table = [b.take(16) for _ in range(count + extra)]
+    assert len(set(table[:count])) == count
+    export = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(body[b.at:])
+    assert len(export) == export_length
+    e = Cursor(export)
+    assert e.take(8) == b"CFREXPV2"
+    records = []
+    while True:
+        length = struct.unpack("<I", e.take(4))[0]
+        if length == 0:
+            break
+        for payload in decode_block(e.take(length), table):
+            records.append((table[len(records)], payload))
+    manifest = e.take(struct.unpack("<I", e.take(4))[0])
+    assert e.end() and len(records) == count
+    m = Cursor(manifest)
+    assert struct.unpack("<Q", m.take(8))[0] == count
+    m.take(9 * m.byte())
+    assert m.take(32) == blake2b(b"".join(rid + struct.pack("<I", len(p)) + p for rid, p in records))
+    commit = struct.unpack("<Q", m.take(8))[0]
+    net_worth = m.take(struct.unpack("<H", m.take(2))[0]).decode()
+    assert manifest == manifest_bytes(records, commit, net_worth, m.take(struct.unpack("<H", m.take(2))[0]).decode())
+    return records, {"commit": commit, "netWorth": net_worth}
+
+
+read_back, fields = read_archive(OUT / name_v2, passphrase2)
+assert read_back == records_v2 and fields["netWorth"] == "GBP 1234.56"
+fixture = Path(__file__).resolve().parent.parent / "Tests" / "Fixtures" / "backup-v2"
+fixture_records, fixture_fields = read_archive(next(fixture.glob("*.cbak")), "fixture passphrase v1")
+kinds_read = {}
+for _, p in fixture_records:
+    kinds_read[p[0]] = kinds_read.get(p[0], 0) + 1
+print(f"wrote {OUT / name_v2} and archive-v2.json; read the format 2 fixture: {len(fixture_records)} records "
+      f"({kinds_read.get(10, 0)} transactions, {kinds_read.get(5, 0)} changes), net worth {fixture_fields['netWorth']}")

@@ -320,14 +320,14 @@ struct BackupCommands: ParsableCommand {
             let signedBy: String
             if full, pubkey.isEmpty, !FileManager.default.fileExists(atPath: options.vaultURL.path) {
                 // A fresh machine: the archive's own key history, unlocked by the passphrase of its time.
-                info = try BackupCommands.openArchive(url, options: options).info
+                info = try BackupCommands.openArchive(url, options: options, keepingRecords: false).info
                 signedBy = "the key its own vault header certifies, opened with your passphrase"
             } else {
                 let trust = try BackupCommands.trust(
                     pubkeys: pubkey, options: options, folders: [url.deletingLastPathComponent()])
                 info = try Archive.verify(at: url, trust: trust.keys)
                 signedBy = "this vault's \(trust.describe(info.generation)), from \(trust.source)"
-                if full { _ = try BackupCommands.openArchive(url, options: options) }
+                if full { _ = try BackupCommands.openArchive(url, options: options, keepingRecords: false) }
             }
             if report.json {
                 return try Output.json(
@@ -359,13 +359,15 @@ struct BackupCommands: ParsableCommand {
     /// Opens an archive fully through CofferKit: refused before any key derivation when it is
     /// unsigned or signed by none of the keys that may have made it; then one labelled prompt
     /// naming the archive, one key derivation and one read of the archive.
-    static func openArchive(_ url: URL, options: VaultOptions) throws -> BackupService.OpenedArchive {
+    static func openArchive(_ url: URL, options: VaultOptions, keepingRecords: Bool) throws
+        -> BackupService.OpenedArchive
+    {
         let archive = try BackupService.inspect(url, vaultURL: options.vaultURL)
         let made = ISO8601DateFormatter().string(from: archive.created)
         let credential = try options.credential(
             prompt: "Passphrase for archive \(url.lastPathComponent) (#\(archive.sequence), made \(made)): ")
         do {
-            return try BackupService.open(archive, credential: credential)
+            return try BackupService.open(archive, credential: credential, keepingRecords: keepingRecords)
         } catch let error as CofferError where error.code == .wrongCredential {
             throw CLIError(
                 .noPermission, error.message,
@@ -743,7 +745,7 @@ struct Restore: ParsableCommand {
                 .invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
                 hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
         }
-        let opened = try BackupCommands.openArchive(url, options: options)
+        let opened = try BackupCommands.openArchive(url, options: options, keepingRecords: true)
         let contents = opened.contents
         if replace, FileManager.default.fileExists(atPath: destination.path), !yes,
             let reason = BackupService.olderThanVault(at: destination, archive: opened)

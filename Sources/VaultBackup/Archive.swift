@@ -36,7 +36,6 @@ public struct ArchiveContents: Sendable {
     public let sequence: UInt64
     public let created: Date
     public let vaultHeader: [UInt8]
-    public let records: [(RecordID, Data)]
     public let recordCount: Int
     public let countsByKind: [UInt8: UInt64]
     public let netWorth: String
@@ -76,27 +75,44 @@ public enum Archive {
             + (device.map { " device=\($0.hex) commit=\(commitCounter)" } ?? "")
     }
 
-    /// Builds the archive bytes and its signature (pure: no I/O).
+    /// Builds the archive bytes and its signature (pure: no I/O): format 2, the records in
+    /// columns after the id table (`ColumnExport`).
     static func build(
-        records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64, device: DeviceID?,
-        keys: BackupKeys, sequence: UInt64, created: Date, fileName: String
-    ) throws -> (archive: [UInt8], signature: String) {
-        let export = ExportFormat.encode(
-            records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter)
-        return try seal(
-            compressed: try XZ.compress(export), plaintextLength: UInt64(export.count), keys: keys,
+        _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout], netWorth: String, appVersion: String,
+        commitCounter: UInt64, device: DeviceID?, keys: BackupKeys, sequence: UInt64, created: Date, fileName: String
+    ) throws -> (archive: [UInt8], signature: String, recordCount: Int) {
+        let written = try ColumnExport.write(
+            records, layouts: layouts,
+            manifest: { count, counts, digest in
+                ExportFormat.encodeManifest(
+                    .init(
+                        recordCount: count, countsByKind: counts, contentDigest: digest, commitCounter: commitCounter,
+                        netWorth: netWorth, appVersion: appVersion))
+            },
+            encoder: try XZ.Encoder(preset: compressionPreset, threads: compressionThreads, blockSize: compressionBlock)
+        )
+        let (archive, signature) = try seal(
+            compressed: written.prefix + written.compressed, plaintextLength: written.exportLength, keys: keys,
             sequence: sequence, created: created, fileName: fileName, device: device, commitCounter: commitCounter)
+        return (archive, signature, written.recordCount)
     }
+
+    /// xz settings for the columns (Specs/backup-format.md; measured in BENCHMARKS.md).
+    static let compressionPreset: UInt32 = 6
+    static let compressionThreads = min(2, ProcessInfo.processInfo.activeProcessorCount)
+    static let compressionBlock: UInt64 = 8 << 20
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
     static func seal(
         compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
-        fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0
+        fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0,
+        formatVersion: UInt16 = ArchiveHeader.currentFormatVersion
     ) throws -> (archive: [UInt8], signature: String) {
         let fileKey = SymmetricKey.random()
         let encryptor = SecretStreamEncryptor(key: fileKey)
         var header = ArchiveHeader(
-            vaultID: keys.vaultID.bytes, sequence: sequence, created: UInt64(created.timeIntervalSince1970),
+            formatVersion: formatVersion, vaultID: keys.vaultID.bytes, sequence: sequence,
+            created: UInt64(created.timeIntervalSince1970),
             plaintextLength: plaintextLength, vaultHeader: keys.headerBytes, fileKeyNonce: .random(),
             wrappedFileKey: [], streamHeader: encryptor.header, signer: keys.signingKey.publicKey)
         let wrapped = fileKey.withUnsafeBytes { plain in
@@ -134,13 +150,15 @@ public enum Archive {
     /// Writes a new archive and its `.minisig` into `directory`: each under a `.partial` name,
     /// fsynced, then renamed, then the directory fsynced. On failure nothing with a final name
     /// is left. The caller must still read it back and verify it before calling it a backup.
+    /// Returns the archive and how many records it holds.
     public static func write(
-        records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64,
-        device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64, created: Date, to directory: URL
-    ) throws -> URL {
+        _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
+        appVersion: String, commitCounter: UInt64, device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64,
+        created: Date, to directory: URL
+    ) throws -> (url: URL, recordCount: Int) {
         let name = fileName(sequence: sequence, created: created)
-        let (bytes, signature) = try build(
-            records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
+        let (bytes, signature, recordCount) = try build(
+            records, layouts: layouts, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
             device: device, keys: keys, sequence: sequence, created: created, fileName: name)
         let url = directory.appendingPathComponent(name)
         let signatureURL = signatureURL(for: url)
@@ -155,7 +173,7 @@ public enum Archive {
             try renameOrThrow(partialArchive, to: url)
             try renameOrThrow(partialSignature, to: signatureURL)
             DurableFile.syncDirectory(directory)
-            return url
+            return (url, recordCount)
         } catch {
             for leftover in [partialArchive, partialSignature, url, signatureURL] { unlink(leftover.path) }
             throw error
@@ -207,9 +225,12 @@ public enum Archive {
     /// its key looked up first (an unsigned or foreign archive costs one small read), then the
     /// size cap and the structure (small reads), then the one whole read, whose signature is
     /// checked before any of its contents is decrypted or trusted.
-    public static func open(at url: URL, keys: BackupKeys, trust: ArchiveTrust) throws -> (
-        contents: ArchiveContents, info: ArchiveInfo
-    ) {
+    /// `visit` sees every record as it is read (its payload valid only during the call); nothing
+    /// else keeps them.
+    public static func open(
+        at url: URL, keys: BackupKeys, trust: ArchiveTrust,
+        visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)? = nil
+    ) throws -> (contents: ArchiveContents, info: ArchiveInfo) {
         let (signature, trusted) = try trustedSignature(for: url, trust: trust)
         let file = try openBounded(url)
         _ = try checkStructure(of: file)
@@ -223,7 +244,7 @@ public enum Archive {
         return (
             try decrypt(
                 bytes, header: header, headerLength: headerLength, chunks: chunks, keys: keys,
-                name: url.lastPathComponent), info
+                name: url.lastPathComponent, visit: visit), info
         )
     }
 
@@ -381,18 +402,20 @@ public enum Archive {
     /// that the stream ends with its final chunk exactly at the end of the file, decompresses
     /// within a memory limit to exactly the declared length, and checks every record against
     /// the manifest.
-    public static func open(at url: URL, keys: BackupKeys) throws -> ArchiveContents {
+    public static func open(
+        at url: URL, keys: BackupKeys, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)? = nil
+    ) throws -> ArchiveContents {
         let bytes = try readFile(url)
         let (header, headerLength) = try ArchiveHeader.parse(bytes)
         return try decrypt(
             bytes, header: header, headerLength: headerLength, chunks: try chunkRanges(bytes, from: headerLength),
-            keys: keys, name: url.lastPathComponent)
+            keys: keys, name: url.lastPathComponent, visit: visit)
     }
 
     /// Everything `open(at:keys:)` checks, on an archive's bytes already read and parsed.
     static func decrypt(
         _ bytes: [UInt8], header: ArchiveHeader, headerLength: Int, chunks: [Range<Int>], keys: BackupKeys,
-        name: String
+        name: String, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ArchiveContents {
         guard header.vaultID == keys.vaultID.bytes else {
             throw BackupError(.untrusted, "\(name) belongs to another vault.")
@@ -404,7 +427,12 @@ public enum Archive {
             throw BackupError(
                 .damaged, "\(name) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
         }
-        guard header.plaintextLength <= UInt64(bytes.count - headerLength) * maximumCompressionRatio + (1 << 20) else {
+        // Format 1 is decompressed whole into memory of the declared size, so a declared size far
+        // beyond any real compression ratio is refused first; format 2 is read in bounded pieces.
+        guard
+            header.formatVersion >= 2
+                || header.plaintextLength <= UInt64(bytes.count - headerLength) * maximumCompressionRatio + (1 << 20)
+        else {
             throw BackupError(
                 .damaged,
                 "\(name) declares \(header.plaintextLength) bytes of content in \(bytes.count - headerLength) compressed: far more than Coffer's archives ever compress. It was not decompressed."
@@ -421,6 +449,7 @@ public enum Archive {
         let decryptor = try SecretStreamDecryptor(key: try SymmetricKey(fileKeySecret), header: header.streamHeader)
         let chunkAD = BLAKE2b.hash(Array(bytes[..<headerLength]))
         var compressed: [UInt8] = []
+        compressed.reserveCapacity(bytes.count - headerLength)
         for (index, range) in chunks.enumerated() {
             guard !decryptor.isFinished else {
                 throw BackupError(.damaged, "\(name) has data after its final chunk (appended).")
@@ -439,12 +468,21 @@ public enum Archive {
         guard decryptor.isFinished else {
             throw BackupError(.damaged, "\(name) is truncated: it ends before its final chunk.")
         }
-        let export = try XZ.decompress(compressed, expectedLength: Int(header.plaintextLength))
-        let (manifest, records) = try ExportFormat.decode(export)
+        let manifest: ExportFormat.Manifest
+        if header.formatVersion == 1 {
+            let export = try XZ.decompress(compressed, expectedLength: Int(header.plaintextLength))
+            let records: [(RecordID, Data)]
+            (manifest, records) = try ExportFormat.decode(export)
+            if let visit { for (id, payload) in records { try payload.withUnsafeBytes { try visit(id, $0) } } }
+        } else {
+            manifest = try compressed.withUnsafeBytes {
+                try ColumnExport.read($0, exportLength: header.plaintextLength, visit: visit)
+            }
+        }
         return ArchiveContents(
             vaultID: header.vaultID.hexString, sequence: header.sequence,
             created: Date(timeIntervalSince1970: TimeInterval(header.created)), vaultHeader: header.vaultHeader,
-            records: records, recordCount: records.count, countsByKind: manifest.countsByKind,
+            recordCount: Int(manifest.recordCount), countsByKind: manifest.countsByKind,
             netWorth: manifest.netWorth, appVersion: manifest.appVersion, commitCounter: manifest.commitCounter)
     }
 

@@ -6,7 +6,9 @@ import VaultStore
 /// archive's structure without a key, and to derive its key from the passphrase alone.
 struct ArchiveHeader: Equatable {
     static let magic = Array("COFFERBK".utf8)
-    static let currentFormatVersion: UInt16 = 1
+    /// 1: the export row by row (records sorted by id); 2: the id table, then the export in
+    /// columns (Specs/backup-format.md).
+    static let currentFormatVersion: UInt16 = 2
     static let xzCodec: UInt8 = 1
     /// Critical flags this reader understands (none yet): any other set bit means "refuse".
     static let knownCriticalFlags: UInt16 = 0
@@ -139,24 +141,48 @@ enum ExportFormat {
             section.bytes(Array(payload))
             counts[payload.first ?? 0, default: 0] += 1
         }
-        var manifest = Writer()
-        manifest.u64(UInt64(records.count))
-        manifest.u8(UInt8(counts.count))
-        for (kind, count) in counts.sorted(by: { $0.key < $1.key }) {
-            manifest.u8(kind)
-            manifest.u64(count)
-        }
-        manifest.bytes(BLAKE2b.hash(section.output))
-        manifest.u64(commitCounter)
-        manifest.string(netWorth)
-        manifest.string(appVersion)
+        let manifest = encodeManifest(
+            Manifest(
+                recordCount: UInt64(records.count), countsByKind: counts, contentDigest: BLAKE2b.hash(section.output),
+                commitCounter: commitCounter, netWorth: netWorth, appVersion: appVersion))
         var out = Writer()
         out.bytes(magic)
         out.u16(schemaVersion)
-        out.u32(UInt32(manifest.output.count))
-        out.bytes(manifest.output)
+        out.u32(UInt32(manifest.count))
+        out.bytes(manifest)
         out.bytes(section.output)
         return out.output
+    }
+
+    /// `record count u64 ‖ kinds u8 ‖ (kind u8 ‖ count u64)×kinds ‖ digest 32 ‖ commit counter
+    /// u64 ‖ net worth string ‖ app version string`, the same in both export layouts.
+    static func encodeManifest(_ manifest: Manifest) -> [UInt8] {
+        var writer = Writer()
+        writer.u64(manifest.recordCount)
+        writer.u8(UInt8(manifest.countsByKind.count))
+        for (kind, count) in manifest.countsByKind.sorted(by: { $0.key < $1.key }) {
+            writer.u8(kind)
+            writer.u64(count)
+        }
+        writer.bytes(manifest.contentDigest)
+        writer.u64(manifest.commitCounter)
+        writer.string(manifest.netWorth)
+        writer.string(manifest.appVersion)
+        return writer.output
+    }
+
+    static func parseManifest(_ bytes: [UInt8]) throws -> Manifest {
+        var reader = Reader(bytes)
+        let count = try reader.u64()
+        var counts: [UInt8: UInt64] = [:]
+        for _ in 0..<(try reader.u8()) { counts[try reader.u8()] = try reader.u64() }
+        let manifest = Manifest(
+            recordCount: count, countsByKind: counts, contentDigest: try reader.bytes(32),
+            commitCounter: try reader.u64(), netWorth: try reader.string(), appVersion: try reader.string())
+        guard reader.offset == bytes.count else {
+            throw BackupError(.damaged, "The archive's manifest has bytes Coffer does not know.")
+        }
+        return manifest
     }
 
     /// Parses and checks an export: the records must match the manifest's count, per-kind
@@ -169,15 +195,7 @@ enum ExportFormat {
         guard try reader.u16() == schemaVersion else {
             throw BackupError(.unsupported, "The archive's export schema is not one this Coffer reads.")
         }
-        let manifestLength = Int(try reader.u32())
-        var manifestReader = Reader(try reader.bytes(manifestLength))
-        let count = try manifestReader.u64()
-        var counts: [UInt8: UInt64] = [:]
-        for _ in 0..<(try manifestReader.u8()) { counts[try manifestReader.u8()] = try manifestReader.u64() }
-        let manifest = Manifest(
-            recordCount: count, countsByKind: counts, contentDigest: try manifestReader.bytes(32),
-            commitCounter: try manifestReader.u64(), netWorth: try manifestReader.string(),
-            appVersion: try manifestReader.string())
+        let manifest = try parseManifest(try reader.bytes(Int(try reader.u32())))
         let sectionStart = reader.offset
         guard BLAKE2b.hash(Array(bytes[sectionStart...])) == manifest.contentDigest else {
             throw BackupError(.damaged, "The archive's records do not match its manifest's digest.")
@@ -244,7 +262,8 @@ struct Reader {
 
 /// Fuzzing's way in to everything that reads an archive: the file (header and chunk framing,
 /// which run before any signature or key check), its signature text, the xz stream and the
-/// decrypted content format (which a self-made archive with a known passphrase can reach).
+/// decrypted content formats (which a self-made archive with a known passphrase can reach):
+/// format 1's export, format 2's blocks and layouts, and its whole body (id table, xz, blocks).
 /// Package-only: the fuzzer is part of this package, no client of the library is.
 package func fuzzArchiveReader(_ bytes: [UInt8]) {
     if let (_, headerLength) = try? ArchiveHeader.parse(bytes) {
@@ -253,4 +272,10 @@ package func fuzzArchiveReader(_ bytes: [UInt8]) {
     _ = try? MinisignSignature(parsing: String(decoding: bytes, as: UTF8.self))
     _ = try? XZ.decompress(bytes, expectedLength: 1 << 20, memoryLimit: 32 << 20)
     _ = try? ExportFormat.decode(bytes)
+    bytes.withUnsafeBytes { input in
+        _ = try? ColumnBlockDecoder.decode(
+            input, id: { $0 < 4 ? UnsafeRawBufferPointer(rebasing: input.prefix(16)) : nil }
+        ) { _, _, _ in }
+        _ = try? ColumnExport.read(input, exportLength: 1 << 20, visit: { _, _ in })
+    }
 }

@@ -23,87 +23,134 @@ public enum XZ {
     public static func compress(_ input: [UInt8], threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws
         -> [UInt8]
     {
-        var stream = lzma_stream()
-        var options = lzma_mt()
-        options.threads = UInt32(max(1, min(threads, 8)))
-        options.preset = 6
-        options.check = LZMA_CHECK_CRC64
-        options.block_size = 0
-        // Return to the caller at least every 100 ms, so progress can be shown while the
-        // threads work (the multithreaded encoder would otherwise block until a block is done).
-        options.timeout = 100
-        let initialised =
-            input.count >= 4 << 20 && options.threads > 1
-            ? lzma_stream_encoder_mt(&stream, &options)
-            : lzma_easy_encoder(&stream, 6, LZMA_CHECK_CRC64)
-        guard initialised == LZMA_OK else {
-            throw BackupError(.writeFailed, "Could not start the xz encoder (liblzma error \(initialised.rawValue)).")
-        }
-        defer { lzma_end(&stream) }
-        return try run(&stream, input: input, outputLimit: Int.max, finish: true, stage: .compressing)
+        let encoder = try Encoder(preset: 6, threads: input.count >= 4 << 20 ? threads : 1, blockSize: 0)
+        try input.withUnsafeBytes { try encoder.compress($0) }
+        try encoder.finish()
+        return encoder.output
     }
 
-    /// Decompresses at most `expectedLength` bytes using at most `memoryLimit` bytes of memory,
-    /// and insists on exactly `expectedLength`: a stream that would produce more, or less, is
-    /// refused. Only ever called on bytes that have already been authenticated.
+    /// Decompresses into memory at most `expectedLength` bytes using at most `memoryLimit` bytes
+    /// of memory, and insists on exactly `expectedLength`: a stream that would produce more, or
+    /// less, is refused. Only ever called on bytes that have already been authenticated.
     public static func decompress(_ input: [UInt8], expectedLength: Int, memoryLimit: UInt64 = 256 << 20) throws
         -> [UInt8]
     {
+        var output: [UInt8] = []
+        output.reserveCapacity(min(expectedLength, 64 << 20))
+        try input.withUnsafeBytes {
+            try decompress($0, expectedLength: UInt64(expectedLength), memoryLimit: memoryLimit) { output += $0 }
+        }
+        return output
+    }
+
+    /// Decompresses authenticated `input`, which must be exactly one xz stream, handing the
+    /// output on in pieces as it comes (nothing is held but liblzma's own state): exactly
+    /// `expectedLength` bytes, within `memoryLimit`. What archive format 2 reads with.
+    static func decompress(
+        _ input: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64 = 256 << 20,
+        into output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         var stream = lzma_stream()
         guard lzma_stream_decoder(&stream, memoryLimit, 0) == LZMA_OK else {
             throw BackupError(.damaged, "Could not start the xz decoder.")
         }
         defer { lzma_end(&stream) }
-        let output = try run(
-            &stream, input: input, outputLimit: expectedLength, finish: true, reserving: min(expectedLength, 64 << 20),
-            stage: .decompressing)
-        guard output.count == expectedLength else {
-            throw BackupError(
-                .damaged,
-                "The archive's content is \(output.count) bytes long, not the \(expectedLength) its header declares.")
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var produced: UInt64 = 0
+        stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        stream.avail_in = input.count
+        while true {
+            let status: lzma_ret = buffer.withUnsafeMutableBufferPointer { out in
+                stream.next_out = out.baseAddress
+                stream.avail_out = out.count
+                return lzma_code(&stream, LZMA_FINISH)
+            }
+            let count = buffer.count - stream.avail_out
+            produced += UInt64(count)
+            guard produced <= expectedLength else {
+                throw BackupError(
+                    .damaged, "The archive's content is longer than its header declares; stopped decompressing.")
+            }
+            WorkProgress.report(.decompressing, input.count - stream.avail_in, of: input.count, every: 1)
+            try buffer.withUnsafeBytes { try output(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            switch status {
+            case LZMA_OK: continue
+            case LZMA_STREAM_END:
+                guard stream.avail_in == 0 else {
+                    throw BackupError(.damaged, "The archive has data after the end of its compressed content.")
+                }
+                guard produced == expectedLength else {
+                    throw BackupError(
+                        .damaged,
+                        "The archive's content is \(produced) bytes long, not the \(expectedLength) its header declares."
+                    )
+                }
+                return
+            case LZMA_MEMLIMIT_ERROR:
+                throw BackupError(.damaged, "The archive asks for more memory to decompress than Coffer allows.")
+            case LZMA_MEM_ERROR:
+                throw BackupError(.writeFailed, "Out of memory while decompressing.")
+            case LZMA_BUF_ERROR:
+                throw BackupError(.damaged, "The compressed content is truncated.")
+            default:
+                throw BackupError(.damaged, "The compressed content is malformed (liblzma error \(status.rawValue)).")
+            }
         }
-        return output
     }
 
-    /// `reserving`: the output's expected size (up to 64 MiB), reserved at once instead of grown
-    /// by copying; a larger output grows from there.
-    private static func run(
-        _ stream: inout lzma_stream, input: [UInt8], outputLimit: Int, finish: Bool, reserving: Int = 0,
-        stage: WorkProgress.Stage
-    ) throws -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(reserving)
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        return try input.withUnsafeBufferPointer { inputBuffer in
-            stream.next_in = inputBuffer.baseAddress
-            stream.avail_in = inputBuffer.count
+    /// An xz stream written piece by piece (archive format 2): the content is compressed as it
+    /// is made, so it is never held whole.
+    final class Encoder {
+        private var stream = lzma_stream()
+        private var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        private(set) var output: [UInt8] = []
+        private(set) var consumed = 0
+
+        /// `preset` is liblzma's (0–9); with `threads` > 1, liblzma's multithreaded encoder cuts
+        /// the stream into independent blocks of `blockSize` bytes and compresses them in parallel.
+        init(preset: UInt32, threads: Int, blockSize: UInt64) throws {
+            var options = lzma_mt()
+            options.threads = UInt32(max(1, min(threads, 8)))
+            options.preset = preset
+            options.check = LZMA_CHECK_CRC64
+            options.block_size = blockSize
+            options.timeout = 0
+            let initialised =
+                options.threads > 1
+                ? lzma_stream_encoder_mt(&stream, &options) : lzma_easy_encoder(&stream, preset, LZMA_CHECK_CRC64)
+            guard initialised == LZMA_OK else {
+                throw BackupError(
+                    .writeFailed, "Could not start the xz encoder (liblzma error \(initialised.rawValue)).")
+            }
+        }
+
+        deinit { lzma_end(&stream) }
+
+        func compress(_ input: UnsafeRawBufferPointer) throws {
+            consumed += input.count
+            try run(input, action: LZMA_RUN)
+        }
+
+        /// Ends the stream; the compressed bytes are in `output`.
+        func finish() throws { try run(UnsafeRawBufferPointer(start: nil, count: 0), action: LZMA_FINISH) }
+
+        private func run(_ input: UnsafeRawBufferPointer, action: lzma_action) throws {
+            stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            stream.avail_in = input.count
             while true {
                 let status: lzma_ret = buffer.withUnsafeMutableBufferPointer { out in
                     stream.next_out = out.baseAddress
                     stream.avail_out = out.count
-                    return lzma_code(&stream, finish ? LZMA_FINISH : LZMA_RUN)
+                    return lzma_code(&stream, action)
                 }
-                let produced = buffer.count - stream.avail_out
-                var consumed = UInt64(input.count - stream.avail_in), written: UInt64 = 0
-                if stage == .compressing { lzma_get_progress(&stream, &consumed, &written) }
-                WorkProgress.report(stage, Int(consumed), of: input.count, every: 1)
-                guard output.count + produced <= outputLimit else {
-                    throw BackupError(
-                        .damaged, "The archive's content is longer than its header declares; stopped decompressing.")
-                }
-                output.append(contentsOf: buffer[..<produced])
+                output.append(contentsOf: buffer[..<(buffer.count - stream.avail_out)])
                 switch status {
-                case LZMA_OK: continue
-                case LZMA_STREAM_END: return output
-                case LZMA_MEMLIMIT_ERROR:
-                    throw BackupError(.damaged, "The archive asks for more memory to decompress than Coffer allows.")
-                case LZMA_MEM_ERROR:
-                    throw BackupError(.writeFailed, "Out of memory while (de)compressing.")
-                case LZMA_BUF_ERROR:
-                    throw BackupError(.damaged, "The compressed content is truncated.")
+                case LZMA_OK:
+                    if action == LZMA_RUN, stream.avail_in == 0 { return }
+                case LZMA_STREAM_END: return
+                case LZMA_MEM_ERROR: throw BackupError(.writeFailed, "Out of memory while compressing.")
                 default:
-                    throw BackupError(
-                        .damaged, "The compressed content is malformed (liblzma error \(status.rawValue)).")
+                    throw BackupError(.writeFailed, "The xz encoder failed (liblzma error \(status.rawValue)).")
                 }
             }
         }

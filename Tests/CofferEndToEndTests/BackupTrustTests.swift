@@ -130,11 +130,13 @@ import VaultStore
         #expect(try coffer(["rekey"]).status == 0)
         try backup()
         let forgedLater = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
-            keys: stolen, sequence: 50, created: Date().addingTimeInterval(3600), to: folder)
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
+            keys: stolen, sequence: 50, created: Date().addingTimeInterval(3600), to: folder
+        ).url
         let backdated = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
-            keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder)
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
+            keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder
+        ).url
         let refused = try coffer(["backup", "verify", forgedLater.path])
         #expect(
             refused.status == 65 && refused.stderr.contains("after that key was superseded"),
@@ -171,15 +173,17 @@ import VaultStore
         try backup()
         let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase(Self.passphrase)))
         let absurd = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
-            device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder)
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+            device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder
+        ).url
         #expect(try coffer(["backup", "verify", absurd.path]).status == 65)
         // The largest number accepted, signed with the current key (a stolen session could):
         // ignored for numbering, so the vault's numbers are never used up.
         let nearLimit = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
             device: vault.deviceID, keys: vault.backupKeys, sequence: Archive.maximumSequence, created: Date(),
-            to: folder)
+            to: folder
+        ).url
         #expect(try coffer(["backup", "verify", nearLimit.path]).status == 0)
         for expected in ["-000002.cbak", "-000003.cbak"] {
             let next = try backup()

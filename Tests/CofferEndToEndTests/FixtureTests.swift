@@ -110,6 +110,17 @@ import VaultStore
         }
     }
 
+    /// Format 2: records in columns after the id table, a change log naming a deleted record.
+    @Test func formatTwoFixtureStillRestores() throws {
+        let vault = try restoredReportsMatch(
+            "backup-v2",
+            reports: [
+                "overview.json": ["overview"], "budget.json": ["budget"], "invoices.json": ["invoices"],
+            ])
+        #expect(vault.records.filter { $0.payload.first == 10 }.count == 11)
+        #expect(vault.records.filter { $0.payload.first == 5 }.count == 10, "the change log came back")
+    }
+
     @Test func budgetFixtureWithVersionOneTransactionsStillRestores() throws {
         let vault = try restoredReportsMatch(
             "backup-v1-budget",

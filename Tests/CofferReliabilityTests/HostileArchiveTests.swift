@@ -24,8 +24,14 @@ import VaultStore
         return Array(try Data(contentsOf: url))
     }
 
-    /// A signed archive of the attacker's vault holding the bomb and declaring `declared` bytes.
-    func hostileArchive(declaring declared: UInt64, in folder: String) throws -> URL {
+    /// A format 2 body: an empty id table, then `export` compressed (as the xz stream).
+    static func formatTwoBody(_ compressed: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 16) + compressed }
+
+    /// A signed archive of the attacker's vault holding the bomb and declaring `declared` bytes:
+    /// as format 1 (the bomb is the body) or format 2 (the bomb after an empty id table).
+    func hostileArchive(
+        declaring declared: UInt64, in folder: String, formatVersion: UInt16 = 1, body: [UInt8]? = nil
+    ) throws -> URL {
         let directory = sandbox.directory.path(folder)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let attacker = try Vault.create(
@@ -35,8 +41,8 @@ import VaultStore
         let created = Date()
         let name = Archive.fileName(sequence: 1, created: created)
         let (bytes, signature) = try Archive.seal(
-            compressed: try Self.bomb(), plaintextLength: declared, keys: attacker.backupKeys,
-            sequence: 1, created: created, fileName: name)
+            compressed: try body ?? Self.bomb(), plaintextLength: declared, keys: attacker.backupKeys,
+            sequence: 1, created: created, fileName: name, formatVersion: formatVersion)
         let url = directory.appendingPathComponent(name)
         try Data(bytes).write(to: url)
         try Data(signature.utf8).write(to: URL(fileURLWithPath: url.path + ".minisig"))
@@ -89,6 +95,31 @@ import VaultStore
         try expectRefused(
             ["restore", archive.path, "--to", target.path], ["COFFER_PASSPHRASE": Self.attackerPassphrase],
             status: 65, says: "was not decompressed")
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+
+    /// Format 2 is read in pieces, never into memory of the declared size: the bomb is refused at
+    /// its first bytes, which are no export, and a bomb shaped as one huge block at the block size
+    /// limit, with the process still small.
+    @Test(arguments: [UInt64(1) << 30, (UInt64(4) << 30) - 1])
+    func aFormatTwoBombIsRefusedInBoundedMemory(declared: UInt64) throws {
+        let zeros = try hostileArchive(
+            declaring: declared, in: "zeros-\(declared)", formatVersion: 2, body: Self.formatTwoBody(try Self.bomb()))
+        try expectRefused(
+            ["restore", zeros.path, "--to", sandbox.directory.path("z.coffer").path],
+            ["COFFER_PASSPHRASE": Self.attackerPassphrase], status: 65, says: "not a Coffer export")
+        // "CFREXPV2", then a block declared at 64 MiB, all zeros: no kind, no layout.
+        let encoder = try XZ.Encoder(preset: 0, threads: 1, blockSize: 0)
+        try (Array("CFREXPV2".utf8) + [0, 0, 0, 4]).withUnsafeBytes { try encoder.compress($0) }
+        let zeroMiB = [UInt8](repeating: 0, count: 1 << 20)
+        for _ in 0..<64 { try zeroMiB.withUnsafeBytes { try encoder.compress($0) } }
+        try encoder.finish()
+        let block = try hostileArchive(
+            declaring: declared, in: "block-\(declared)", formatVersion: 2, body: Self.formatTwoBody(encoder.output))
+        let target = sandbox.directory.path("b.coffer")
+        try expectRefused(
+            ["restore", block.path, "--to", target.path], ["COFFER_PASSPHRASE": Self.attackerPassphrase],
+            status: 65, says: "describes its columns in a way Coffer cannot read")
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }
 

@@ -21,6 +21,13 @@ struct Fixture {
     }
 
     var records: [(RecordID, Data)] { vault.records.map { ($0.id, $0.payload) } }
+
+    /// Every record an archive holds, by id (as `records` lists them).
+    func opened(_ url: URL, keys: BackupKeys? = nil) throws -> (ArchiveContents, [(RecordID, Data)]) {
+        var records: [(RecordID, Data)] = []
+        let contents = try Archive.open(at: url, keys: keys ?? vault.backupKeys) { records.append(($0, Data($1))) }
+        return (contents, records.sorted { $0.0 < $1.0 })
+    }
     var publicKey: MinisignPublicKey { MinisignPublicKey(key: vault.backupKeys.signingKey.publicKey) }
 
     func write(
@@ -29,9 +36,10 @@ struct Fixture {
         let destination = directory.path(name)
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         return try Archive.write(
-            records: records, netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
+            CopiedRecords(records), netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
             keys: vault.backupKeys, sequence: sequence, created: created.addingTimeInterval(Double(sequence)),
-            to: destination)
+            to: destination
+        ).url
     }
 }
 
@@ -61,9 +69,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let info = try Archive.verify(at: url, publicKey: fixture.publicKey)
         #expect(info.sequence == 1 && info.vaultID == fixture.vault.id.hex)
 
-        let contents = try Archive.open(at: url, keys: fixture.vault.backupKeys)
-        #expect(contents.records.map(\.0) == fixture.records.map(\.0))
-        #expect(contents.records.map(\.1) == fixture.records.map(\.1))
+        let (contents, records) = try fixture.opened(url)
+        #expect(records.map(\.0) == fixture.records.map(\.0))
+        #expect(records.map(\.1) == fixture.records.map(\.1))
         #expect(contents.netWorth == "GBP 1234.56")
 
         // A fresh machine: only the archive and the passphrase.
@@ -253,15 +261,55 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         #expect(
             try Archive.verify(at: url, trust: ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)).generation
                 == 2)
-        let contents = try Archive.open(at: url, keys: keys)
-        #expect(contents.records.map { $0.0.hex } == fixture.records.map(\.id))
+        var records: [(RecordID, Data)] = []
+        let contents = try Archive.open(at: url, keys: keys) { records.append(($0, Data($1))) }
+        #expect(records.map { $0.0.hex } == fixture.records.map(\.id))
         #expect(
-            contents.records.map { Data($0.1).map { String(format: "%02x", $0) }.joined() }
+            records.map { Data($0.1).map { String(format: "%02x", $0) }.joined() }
                 == fixture.records.map(\.payload))
         #expect(contents.netWorth == fixture.netWorth && contents.commitCounter == fixture.commitCounter)
         #expect(
             try MinisignSignature(parsing: String(contentsOf: Archive.signatureURL(for: url), encoding: .utf8))
                 .trustedComment == fixture.trustedComment)
+    }
+}
+
+/// Archive format 2 built by `scripts/make-vectors.py` from Specs/backup-format.md alone: the id
+/// table (with an id only the change log names), blocks in columns, a whole-payload block and a
+/// kind 0 block. Coffer verifies it and rebuilds every payload byte for byte.
+@Suite struct ArchiveFormatTwoVectorTests {
+    struct Vector: Decodable {
+        struct Record: Decodable {
+            let id: String
+            let payload: String
+        }
+        let file: String
+        let publicKey: String
+        let passphrase: String
+        let sequence: UInt64
+        let records: [Record]
+        let netWorth: String
+        let commitCounter: UInt64
+    }
+
+    @Test func theIndependentlyBuiltFormatTwoArchiveOpens() throws {
+        let directory = ArchiveVectorTests.directory
+        let vector = try JSONDecoder().decode(
+            Vector.self, from: Data(contentsOf: directory.appendingPathComponent("archive-v2.json")))
+        let url = directory.appendingPathComponent(vector.file)
+        let publicKey = try MinisignPublicKey(
+            parsing: String(contentsOf: directory.appendingPathComponent(vector.publicKey), encoding: .utf8))
+        #expect(try Archive.verify(at: url, publicKey: publicKey).sequence == vector.sequence)
+        let keys = try Vault.unlockArchivedHeader(
+            try Archive.peek(at: url).vaultHeader, credential: .passphrase(try Passphrase(vector.passphrase))
+        ).backupKeys
+        var records: [(String, String)] = []
+        let contents = try Archive.open(at: url, keys: keys) { id, payload in
+            records.append((id.hex, payload.map { String(format: "%02x", $0) }.joined()))
+        }
+        #expect(records.map(\.0) == vector.records.map(\.id))
+        #expect(records.map(\.1) == vector.records.map(\.payload))
+        #expect(contents.netWorth == vector.netWorth && contents.commitCounter == vector.commitCounter)
     }
 }
 
@@ -283,7 +331,7 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let trust = ArchiveTrust(vaultID: fixture.vault.id, history: firstHistory)
         #expect(trust.extended(byArchivesIn: [folder]).keys.count == 2, "one chain alone is learnt")
         _ = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
             sequence: 3, created: Date(timeIntervalSince1970: 1_790_000_100), to: folder)
         let learnt = trust.extended(byArchivesIn: [folder])
         #expect(learnt.keys.count == 1 && learnt.conflictAfter == 1)
@@ -298,13 +346,15 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let folder = fixture.directory.path("backups")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let later = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
-            sequence: 9, created: Date().addingTimeInterval(3600), to: folder)
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+            sequence: 9, created: Date().addingTimeInterval(3600), to: folder
+        ).url
         #expect(throws: BackupError.self) { try Archive.verify(at: later, trust: trust) }
         #expect(Archive.signedDescriptions(in: folder, trust: trust).isEmpty)
         let earlier = try Archive.write(
-            records: [], netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
-            sequence: 8, created: Date().addingTimeInterval(-3600), to: folder)
+            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+            sequence: 8, created: Date().addingTimeInterval(-3600), to: folder
+        ).url
         #expect(try Archive.verify(at: earlier, trust: trust).generation == 1)
         #expect(Archive.signedDescriptions(in: folder, trust: trust).map(\.bySupersededKey) == [true])
     }

@@ -203,7 +203,6 @@ public enum BackupService {
         var sequenceRecorded = false
         let netWorth =
             "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
-        let records = vault.records.filter { !RecordCodec.isLocal($0.payload) }.map { ($0.id, $0.payload) }
         let keys = vault.backupKeys
         var outcomes: [(folder: URL, outcome: Outcome)] = []
         for directory in directories {
@@ -214,12 +213,16 @@ public enum BackupService {
                 outcomes.append((directory, .missingFolder))
                 continue
             }
-            progress("Writing an archive of \(records.count) records to \(directory.path)")
-            let url: URL
+            let url: URL, recordCount: Int
             do {
-                url = try Archive.write(
-                    records: records, netWorth: netWorth, appVersion: appVersion, commitCounter: vault.commitCounter,
-                    device: vault.deviceID, keys: keys, sequence: sequence, created: now, to: directory)
+                (url, recordCount) = try vault.withPayloads { view in
+                    let records = FilteredRecords(view) { !RecordCodec.isLocal($0) }
+                    progress("Writing an archive of \(records.count) records to \(directory.path)")
+                    return try Archive.write(
+                        records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
+                        commitCounter: vault.commitCounter, device: vault.deviceID, keys: keys, sequence: sequence,
+                        created: now, to: directory)
+                }
             } catch let error as BackupError {
                 outcomes.append((directory, .writeFailed(error.errorDescription ?? "write failed")))
                 continue
@@ -236,7 +239,7 @@ public enum BackupService {
             progress("Reading it back and verifying it")
             do {
                 let (contents, _) = try Archive.open(at: url, keys: keys, trust: trust)
-                guard contents.recordCount == records.count else { throw BackupError(.damaged, "record count differs") }
+                guard contents.recordCount == recordCount else { throw BackupError(.damaged, "record count differs") }
                 try Archive.writePublicKeys(history, vaultID: vault.id, into: directory)
             } catch {
                 Archive.remove(url)
@@ -247,7 +250,7 @@ public enum BackupService {
             state.verified.append(
                 .init(path: directory.path, sequence: sequence, time: Int64(now.timeIntervalSince1970)))
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-            outcomes.append((directory, .written(archive: url, records: records.count, size: size)))
+            outcomes.append((directory, .written(archive: url, records: recordCount, size: size)))
         }
         if sequenceRecorded { try ledger.writeWithoutHistory([(stateID, .backupState(state))]) }
         return outcomes
@@ -341,14 +344,20 @@ public enum BackupService {
     /// own header gave (kept for building the vault without deriving them again).
     public struct OpenedArchive: Sendable {
         public let contents: ArchiveContents
+        /// Every record, unless the archive was opened to verify it only (`keepingRecords: false`).
+        public let records: [(RecordID, Data)]?
         public let info: ArchiveInfo
         let unlock: ArchiveUnlock
         public var keys: BackupKeys { unlock.backupKeys }
     }
 
     /// Unlocks the archive's own vault header with `credential` (one key derivation, bounded)
-    /// and reads the archive once: signature, every chunk and every record checked.
-    public static func open(_ archive: ArchiveToOpen, credential: Credential) throws -> OpenedArchive {
+    /// and reads the archive once: signature, every chunk and every record checked, and the
+    /// records kept to restore them unless `keepingRecords` is false (to verify it only, in the
+    /// memory of one block).
+    public static func open(_ archive: ArchiveToOpen, credential: Credential, keepingRecords: Bool = true) throws
+        -> OpenedArchive
+    {
         let unlock: ArchiveUnlock
         do {
             unlock = try Vault.unlockArchivedHeader(archive.peek.vaultHeader, credential: credential)
@@ -365,8 +374,11 @@ public enum BackupService {
         let trust =
             archive.knownTrust.flatMap { known in known.keys.contains { $0.publicKey == signer } ? known : nil }
             ?? ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)
-        let (contents, info) = try Archive.open(at: archive.url, keys: keys, trust: trust)
-        return OpenedArchive(contents: contents, info: info, unlock: unlock)
+        var records: [(RecordID, Data)] = []
+        let (contents, info) = try Archive.open(
+            at: archive.url, keys: keys, trust: trust,
+            visit: keepingRecords ? { id, payload in records.append((id, Data(payload))) } : nil)
+        return OpenedArchive(contents: contents, records: keepingRecords ? records : nil, info: info, unlock: unlock)
     }
 
     /// Why the archive holds an older state than the vault at `target`, or nil when it does not
@@ -388,7 +400,7 @@ public enum BackupService {
         }
         // The change log is in the archive too: a change the vault has and the archive lacks is
         // work the restore would undo (exact, where comparing clocks would miss the same second).
-        let archived = Set(opened.contents.records.filter { RecordCodec.isChange($0.1) }.map(\.0.uuid))
+        let archived = Set((opened.records ?? []).filter { RecordCodec.isChange($0.1) }.map(\.0.uuid))
         if current.changes.contains(where: { !archived.contains($0.id) }) {
             return "the vault has changes made after the archive"
         }
@@ -404,6 +416,9 @@ public enum BackupService {
         guard rollbackGuard: RollbackGuard?, notice: (BackupNotice) -> Void
     ) throws -> Ledger {
         let contents = opened.contents
+        guard let archivedRecords = opened.records else {
+            throw CofferError(.failed, "The archive was opened to verify it, not to restore it; nothing was restored.")
+        }
         let folder = opened.info.url.deletingLastPathComponent().standardizedFileURL
         let trust = ArchiveTrust(vaultID: opened.keys.vaultID, history: opened.keys.keyHistory).extended(byArchivesIn: [
             folder
@@ -423,7 +438,7 @@ public enum BackupService {
                 .init(
                     path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))
             ])
-        let migrated = try contents.records.map { id, payload -> (RecordID, Data) in
+        let migrated = try archivedRecords.map { id, payload -> (RecordID, Data) in
             do {
                 return (id, Data(try RecordCodec.upgraded(Array(payload), id: id.uuid)))
             } catch {

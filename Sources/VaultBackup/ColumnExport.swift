@@ -1,0 +1,395 @@
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// Records to archive, sorted by id: a vault's payloads in place, or a copy.
+public protocol ArchiveRecordSource {
+    var count: Int { get }
+    func id(at index: Int) -> RecordID
+    /// Valid for as long as the source is.
+    func payload(at index: Int) -> UnsafeRawBufferPointer
+}
+
+extension PayloadView: ArchiveRecordSource {}
+
+/// The records of `base` that `include` accepts, in place.
+public struct FilteredRecords<Base: ArchiveRecordSource>: ArchiveRecordSource {
+    let base: Base
+    let kept: [Int32]
+
+    public init(_ base: Base, include: (UnsafeRawBufferPointer) -> Bool) {
+        self.base = base
+        kept = (0..<base.count).filter { include(base.payload(at: $0)) }.map { Int32($0) }
+    }
+
+    public var count: Int { kept.count }
+    public func id(at index: Int) -> RecordID { base.id(at: Int(kept[index])) }
+    public func payload(at index: Int) -> UnsafeRawBufferPointer { base.payload(at: Int(kept[index])) }
+}
+
+/// Records copied into one buffer, sorted by id: for archiving records that are not a vault's.
+public final class CopiedRecords: ArchiveRecordSource {
+    private let ids: [RecordID]
+    private let ends: [Int]
+    private let storage: UnsafeMutableRawBufferPointer
+
+    public init(_ records: [(RecordID, Data)]) {
+        let sorted = records.sorted { $0.0 < $1.0 }
+        ids = sorted.map(\.0)
+        var ends: [Int] = []
+        var total = 0
+        for (_, payload) in sorted {
+            total += payload.count
+            ends.append(total)
+        }
+        self.ends = ends
+        storage = .allocate(byteCount: max(total, 1), alignment: 8)
+        var offset = 0
+        for (_, payload) in sorted {
+            payload.withUnsafeBytes {
+                storage.baseAddress!.advanced(by: offset).copyMemory(
+                    from: $0.baseAddress ?? UnsafeRawPointer(storage.baseAddress!), byteCount: $0.count)
+            }
+            offset += payload.count
+        }
+    }
+
+    deinit { storage.deallocate() }
+
+    public var count: Int { ids.count }
+    public func id(at index: Int) -> RecordID { ids[index] }
+    public func payload(at index: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: storage[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+    }
+}
+
+/// The content of a format 2 archive (Specs/backup-format.md, "Body, format 2"): the id table
+/// stored as it is (random ids do not compress), then one xz stream of the export: records
+/// grouped by kind and payload version, ordered by their dates and sequence numbers, and cut
+/// into blocks whose fields lie in columns. The manifest comes last, so the export is written
+/// and read in one pass.
+enum ColumnExport {
+    static let magic = Array("CFREXPV2".utf8)
+    static let blockRecordLimit = 65_536
+    /// A block is closed once its columns pass this size, so memory stays bounded either way.
+    static let blockByteLimit = 4 << 20
+    /// No block Coffer writes is longer; a reader refuses one that is.
+    static let maximumBlockLength = 64 << 20
+    static let maximumManifestLength = 1 << 20
+
+    /// Archive content ready to seal: `prefix` (the id table) then `compressed` (the export).
+    struct Written {
+        var prefix: [UInt8]
+        var compressed: [UInt8]
+        var exportLength: UInt64
+        var recordCount: Int
+    }
+
+    /// Which records go into the export and in what order: kind, version and whether the layout
+    /// fits, then the ordering key, then id.
+    private struct Group: Hashable, Comparable {
+        let kind: UInt8
+        let version: UInt8
+        let columns: Bool
+        static func < (a: Group, b: Group) -> Bool {
+            (a.kind, a.version, a.columns ? 0 : 1) < (b.kind, b.version, b.columns ? 0 : 1)
+        }
+    }
+
+    private struct Entry {
+        let key: (Int64, Int64)
+        let index: Int32
+    }
+
+    /// Builds the content from `view` (sorted by id, as a vault's records are). `layouts` are
+    /// keyed by `kind << 8 | version`.
+    static func write(
+        _ view: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout],
+        manifest: (_ recordCount: UInt64, _ countsByKind: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8],
+        encoder: XZ.Encoder
+    ) throws -> Written {
+        var groups: [Group: [Entry]] = [:]
+        for index in 0..<view.count {
+            let payload = view.payload(at: index)
+            guard payload.count >= 2, payload[0] != 0 else {
+                groups[Group(kind: 0, version: 0, columns: false), default: []].append(
+                    Entry(key: (0, 0), index: Int32(index)))
+                continue
+            }
+            let layout = layouts[UInt16(payload[0]) << 8 | UInt16(payload[1])]
+            let fields = UnsafeRawBufferPointer(rebasing: payload[2...])
+            if let layout, let key = layout.orderingKey(of: fields) {
+                groups[Group(kind: payload[0], version: payload[1], columns: true), default: []].append(
+                    Entry(key: key, index: Int32(index)))
+            } else {
+                groups[Group(kind: payload[0], version: payload[1], columns: false), default: []].append(
+                    Entry(key: (0, 0), index: Int32(index)))
+            }
+        }
+        let order = groups.keys.sorted()
+        var position = [Int32](repeating: -1, count: view.count)
+        var prefix: [UInt8] = []
+        var recordCount = 0
+        for group in order {
+            groups[group]!.sort { ($0.key.0, $0.key.1, $0.index) < ($1.key.0, $1.key.1, $1.index) }
+            recordCount += groups[group]!.count
+        }
+        prefix.reserveCapacity(16 + recordCount * 16)
+        withUnsafeBytes(of: UInt64(recordCount).littleEndian) { prefix += $0 }
+        let extraCountOffset = prefix.count
+        prefix += [UInt8](repeating: 0, count: 8)
+        var next: Int32 = 0
+        for group in order {
+            for entry in groups[group]! {
+                position[Int(entry.index)] = next
+                next += 1
+                view.id(at: Int(entry.index)).withBytes { prefix += $0 }
+            }
+        }
+
+        // Ids a record names that are not records of the archive (deleted ones, in the change
+        // log): appended to the table in the order first met.
+        var extra: [RecordID: UInt64] = [:]
+        var extraBytes: [UInt8] = []
+        let lookup = SortedIDs(view)
+        let indexOf = { (bytes: UnsafeRawBufferPointer) -> UInt64 in
+            let id = try! RecordID(contiguous: bytes)
+            if let at = lookup.index(of: id), position[at] >= 0 { return UInt64(position[at]) }
+            if let known = extra[id] { return known }
+            let new = UInt64(recordCount + extra.count)
+            extra[id] = new
+            extraBytes += bytes
+            return new
+        }
+
+        var exportLength: UInt64 = 0
+        func emit(_ bytes: [UInt8]) throws {
+            try bytes.withUnsafeBytes { try encoder.compress($0) }
+            exportLength += UInt64(bytes.count)
+        }
+        func u32(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(value).littleEndian) { Array($0) } }
+        func hash(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
+            id.withBytes { digest.update($0) }
+            withUnsafeBytes(of: UInt32(payload.count).littleEndian) { digest.update($0) }
+            digest.update(payload)
+        }
+
+        let digest = BLAKE2bHasher()
+        try emit(magic)
+        var counts: [UInt8: UInt64] = [:]
+        var done = 0
+        for group in order {
+            let layout: ColumnLayout
+            if group.columns {
+                layout = layouts[UInt16(group.kind) << 8 | UInt16(group.version)]!
+            } else {
+                layout = .whole
+            }
+            var block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
+            func flush() throws {
+                guard block.count > 0 else { return }
+                let encoded = block.encoded()
+                try emit(u32(encoded.count) + encoded)
+                block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
+                WorkProgress.report(.compressing, done, of: recordCount, every: 1)
+            }
+            for entry in groups[group]! {
+                let payload = view.payload(at: Int(entry.index))
+                try block.add(
+                    group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...]), index: indexOf)
+                hash(view.id(at: Int(entry.index)), payload)
+                counts[payload.first ?? 0, default: 0] += 1
+                done += 1
+                if block.count == blockRecordLimit || block.size >= blockByteLimit { try flush() }
+            }
+            try flush()
+        }
+        let manifestBytes = manifest(UInt64(recordCount), counts, digest.finalize())
+        try emit(u32(0) + u32(manifestBytes.count) + manifestBytes)
+        try encoder.finish()
+        withUnsafeBytes(of: UInt64(extra.count).littleEndian) {
+            prefix.replaceSubrange(extraCountOffset..<extraCountOffset + 8, with: $0)
+        }
+        prefix += extraBytes
+        return Written(
+            prefix: prefix, compressed: encoder.output, exportLength: exportLength, recordCount: recordCount)
+    }
+
+    /// The source's ids in one array with a table of where each 16-bit prefix starts: finding
+    /// an id costs a few comparisons (random ids spread evenly), not a search of the whole.
+    private struct SortedIDs {
+        let ids: [RecordID]
+        let starts: [Int32]
+
+        init(_ source: some ArchiveRecordSource) {
+            ids = (0..<source.count).map { source.id(at: $0) }
+            var starts = [Int32](repeating: 0, count: (1 << 16) + 1)
+            for id in ids { starts[Int(id.prefix16) + 1] += 1 }
+            for bucket in 0..<(1 << 16) { starts[bucket + 1] += starts[bucket] }
+            self.starts = starts
+        }
+
+        func index(of id: RecordID) -> Int? {
+            let bucket = Int(id.prefix16)
+            var low = Int(starts[bucket]), high = Int(starts[bucket + 1])
+            return ids.withUnsafeBufferPointer { ids in
+                while low < high {
+                    let middle = (low + high) / 2
+                    if ids[middle] == id { return middle }
+                    if ids[middle] < id { low = middle + 1 } else { high = middle }
+                }
+                return nil
+            }
+        }
+    }
+
+    /// Reads the content of a format 2 archive: the id table, then the export streamed through
+    /// the xz decoder block by block, each record rebuilt, counted and hashed, and handed to
+    /// `visit` (valid only during the call); then the manifest, which must match exactly.
+    static func read(
+        _ body: UnsafeRawBufferPointer, exportLength: UInt64,
+        visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+    ) throws -> ExportFormat.Manifest {
+        var cursor = FieldCursor(bytes: body)
+        guard let counts = cursor.take(16) else { throw truncated }
+        let recordCount = counts.loadUnaligned(as: UInt64.self).littleEndian
+        let extraCount = counts.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
+        let (idBytes, overflow) = (recordCount &+ extraCount).multipliedReportingOverflow(by: 16)
+        guard !overflow, recordCount <= UInt64(Int32.max), let table = cursor.take(idBytes) else { throw truncated }
+        try checkUnique(UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)]))
+        let tableCount = recordCount + extraCount
+        let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
+            index < tableCount
+                ? UnsafeRawBufferPointer(rebasing: table[Int(index) * 16..<Int(index) * 16 + 16]) : nil
+        }
+
+        let reader = StreamReader(
+            table: table, recordCount: Int(recordCount), id: id, visit: visit)
+        try XZ.decompress(
+            UnsafeRawBufferPointer(rebasing: body[cursor.offset...]), expectedLength: exportLength
+        ) { piece in try reader.feed(piece) }
+        guard let manifest = reader.manifest else { throw truncated }
+        guard reader.pending.count == reader.start else {
+            throw BackupError(.damaged, "The archive's export has bytes after its manifest.")
+        }
+        guard manifest.recordCount == recordCount, UInt64(reader.records) == recordCount else {
+            throw BackupError(
+                .damaged,
+                "The archive holds \(reader.records) records but its manifest lists \(manifest.recordCount).")
+        }
+        guard reader.counts == manifest.countsByKind else {
+            throw BackupError(.damaged, "The archive's records do not match its manifest's counts by kind.")
+        }
+        guard reader.digest.finalize() == manifest.contentDigest else {
+            throw BackupError(.damaged, "The archive's records do not match its manifest's digest.")
+        }
+        return manifest
+    }
+
+    static let truncated = BackupError(.damaged, "The archive's content is truncated.")
+
+    /// Record ids must be unique: sorted copies of their two words, compared neighbour to neighbour.
+    private static func checkUnique(_ table: UnsafeRawBufferPointer) throws {
+        var ids = (0..<table.count / 16).map {
+            try! RecordID(contiguous: UnsafeRawBufferPointer(rebasing: table[$0 * 16..<$0 * 16 + 16]))
+        }
+        ids.sort()
+        for index in ids.indices.dropFirst() where ids[index - 1] == ids[index] {
+            throw BackupError(.damaged, "The archive holds the same record id twice.")
+        }
+    }
+
+    /// Cuts the decompressed export into blocks as it arrives, keeping at most one block.
+    private final class StreamReader {
+        let table: UnsafeRawBufferPointer
+        let recordCount: Int
+        let id: (UInt64) -> UnsafeRawBufferPointer?
+        let visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+        var pending: [UInt8] = []
+        var start = 0
+        var sawMagic = false
+        var ended = false
+        var manifest: ExportFormat.Manifest?
+        var records = 0
+        var counts: [UInt8: UInt64] = [:]
+        let digest = BLAKE2bHasher()
+
+        init(
+            table: UnsafeRawBufferPointer, recordCount: Int, id: @escaping (UInt64) -> UnsafeRawBufferPointer?,
+            visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+        ) {
+            self.table = table
+            self.recordCount = recordCount
+            self.id = id
+            self.visit = visit
+        }
+
+        func feed(_ piece: UnsafeRawBufferPointer) throws {
+            if start > 0, start >= pending.count / 2 {
+                pending.removeSubrange(..<start)
+                start = 0
+            }
+            pending += piece
+            while try step() {}
+        }
+
+        private func u32(at offset: Int) -> Int {
+            pending.withUnsafeBytes {
+                Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            }
+        }
+
+        /// Consumes one whole part when it is there.
+        private func step() throws -> Bool {
+            let available = pending.count - start
+            if !sawMagic {
+                guard available >= magic.count else { return false }
+                guard Array(pending[start..<start + magic.count]) == magic else {
+                    throw BackupError(.damaged, "The archive's content is not a Coffer export.")
+                }
+                start += magic.count
+                sawMagic = true
+                return true
+            }
+            guard manifest == nil, available >= 4 else { return false }
+            let length = u32(at: start)
+            if ended {
+                guard length <= maximumManifestLength else { throw truncated }
+                guard available >= 4 + length else { return false }
+                manifest = try pending.withUnsafeBytes {
+                    try ExportFormat.parseManifest(Array($0[start + 4..<start + 4 + length]))
+                }
+                start += 4 + length
+                return false
+            }
+            if length == 0 {
+                start += 4
+                ended = true
+                return true
+            }
+            guard length <= maximumBlockLength else {
+                throw BackupError(.damaged, "The archive's export holds a block larger than Coffer writes.")
+            }
+            guard available >= 4 + length else { return false }
+            try pending.withUnsafeBytes { buffer in
+                let block = UnsafeRawBufferPointer(rebasing: buffer[start + 4..<start + 4 + length])
+                let first = records
+                let added = try ColumnBlockDecoder.decode(block, id: id) { position, _, payload in
+                    let index = first + position
+                    guard index < recordCount else {
+                        throw BackupError(.damaged, "The archive's export holds more records than its id table.")
+                    }
+                    let idBytes = UnsafeRawBufferPointer(rebasing: table[index * 16..<index * 16 + 16])
+                    digest.update(idBytes)
+                    withUnsafeBytes(of: UInt32(payload.count).littleEndian) { digest.update($0) }
+                    digest.update(payload)
+                    counts[payload.first ?? 0, default: 0] += 1
+                    try visit?(try RecordID(contiguous: idBytes), payload)
+                }
+                records += added
+            }
+            start += 4 + length
+            return true
+        }
+    }
+}

@@ -1,0 +1,481 @@
+import Foundation
+
+/// How one kind of payload splits into columns (Specs/backup-format.md, "Record layouts"): a
+/// short description of its fields in the record codec's own encodings, carried inside every
+/// block of an archive that uses it, so a reader needs no knowledge of any record kind.
+///
+/// `u` unsigned varint, `s` signed (zig-zag) varint, `d` date (a signed varint stored as the
+/// difference from the previous one), `b` one byte, `t` length-prefixed bytes (dictionary
+/// coded), `i` a 16-byte id (an index into the archive's id table), `?X` a presence byte then X,
+/// `[…]` a count then that many of the fields inside, `(…)` fields in sequence, `<A|B|…>` a tag
+/// byte choosing one of the alternatives, `*` every byte left (the last field only).
+public struct ColumnLayout: Sendable, Equatable {
+    /// One field, with the streams its values go to (numbered in the order they appear).
+    indirect enum Field: Sendable, Equatable {
+        case unsigned(Int)
+        case signed(Int)
+        case date(Int)
+        case byte(Int)
+        case text(codes: Int, entries: Int)
+        case id(Int)
+        case rest(Int)
+        case optional(presence: Int, Field)
+        case list(count: Int, [Field])
+        case sequence([Field])
+        case union(tag: Int, [[Field]])
+    }
+
+    static let maximumLength = 255
+    static let maximumDepth = 8
+    /// The layout of blocks that hold whole payloads, whatever they contain (block kind 0).
+    static let whole = try! ColumnLayout("*")
+
+    let text: String
+    let fields: [Field]
+    let streamCount: Int
+    /// The streams of the first two top-level `d` and `u` fields: what records are ordered by.
+    let orderingStreams: [Int]
+
+    public init(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count <= Self.maximumLength else { throw Self.malformed }
+        var parser = Parser(bytes: bytes)
+        let fields = try parser.sequence(depth: 0, topLevel: true)
+        guard parser.offset == bytes.count else { throw Self.malformed }
+        self.text = text
+        self.fields = fields
+        self.streamCount = parser.streams
+        self.orderingStreams = Array(
+            fields.compactMap { field -> Int? in
+                switch field {
+                case .date(let stream), .unsigned(let stream): stream
+                default: nil
+                }
+            }.prefix(2))
+    }
+
+    static let malformed = BackupError(.damaged, "An archive block describes its columns in a way Coffer cannot read.")
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var offset = 0
+        var streams = 0
+
+        mutating func next() -> Int {
+            defer { streams += 1 }
+            return streams
+        }
+
+        /// Fields up to a closing bracket, `|` or the end.
+        mutating func sequence(depth: Int, topLevel: Bool = false) throws -> [Field] {
+            guard depth <= ColumnLayout.maximumDepth else { throw ColumnLayout.malformed }
+            var fields: [Field] = []
+            while offset < bytes.count,
+                ![UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "|"), UInt8(ascii: ">")]
+                    .contains(bytes[offset])
+            {
+                if bytes[offset] == UInt8(ascii: "*") {
+                    // Only as the very last field of the whole layout.
+                    guard topLevel, offset == bytes.count - 1 else { throw ColumnLayout.malformed }
+                    offset += 1
+                    fields.append(.rest(next()))
+                    break
+                }
+                fields.append(try field(depth: depth))
+            }
+            return fields
+        }
+
+        mutating func field(depth: Int) throws -> Field {
+            guard offset < bytes.count else { throw ColumnLayout.malformed }
+            let symbol = bytes[offset]
+            offset += 1
+            switch symbol {
+            case UInt8(ascii: "u"): return .unsigned(next())
+            case UInt8(ascii: "s"): return .signed(next())
+            case UInt8(ascii: "d"): return .date(next())
+            case UInt8(ascii: "b"): return .byte(next())
+            case UInt8(ascii: "i"): return .id(next())
+            case UInt8(ascii: "t"):
+                let codes = next()
+                return .text(codes: codes, entries: next())
+            case UInt8(ascii: "?"):
+                let presence = next()
+                return .optional(presence: presence, try field(depth: depth + 1))
+            case UInt8(ascii: "("):
+                let inner = try sequence(depth: depth + 1)
+                try expect(")")
+                return .sequence(inner)
+            case UInt8(ascii: "["):
+                let count = next()
+                let inner = try sequence(depth: depth + 1)
+                guard !inner.isEmpty else { throw ColumnLayout.malformed }
+                try expect("]")
+                return .list(count: count, inner)
+            case UInt8(ascii: "<"):
+                let tag = next()
+                var alternatives = [try sequence(depth: depth + 1)]
+                while offset < bytes.count, bytes[offset] == UInt8(ascii: "|") {
+                    offset += 1
+                    alternatives.append(try sequence(depth: depth + 1))
+                }
+                try expect(">")
+                return .union(tag: tag, alternatives)
+            default: throw ColumnLayout.malformed
+            }
+        }
+
+        mutating func expect(_ symbol: Unicode.Scalar) throws {
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: symbol) else { throw ColumnLayout.malformed }
+            offset += 1
+        }
+    }
+}
+
+/// Reads a payload's fields in place: the canonical encodings only (minimal varints, presence
+/// bytes 0 or 1), so that writing the values back gives the same bytes.
+struct FieldCursor {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func byte() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count {
+            let next = bytes[offset]
+            offset += 1
+            guard shift < 64, shift < 63 || next <= 1 else { return nil }
+            result |= UInt64(next & 0x7f) << shift
+            if next & 0x80 == 0 {
+                // Minimal: no trailing zero group (except the value 0 itself).
+                return next == 0 && shift > 0 ? nil : result
+            }
+            shift += 7
+        }
+        return nil
+    }
+
+    mutating func take(_ count: UInt64) -> UnsafeRawBufferPointer? {
+        guard count <= UInt64(bytes.count - offset) else { return nil }
+        defer { offset += Int(count) }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(count)])
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            append(UInt8(value & 0x7f) | 0x80)
+            value >>= 7
+        }
+        append(UInt8(value))
+    }
+}
+
+@inline(__always) func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+@inline(__always) func unzigzag(_ raw: UInt64) -> Int64 { Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))) }
+
+extension ColumnLayout {
+    /// Whether a whole payload (kind and version first) is stored in this layout's columns.
+    package func fits(_ payload: UnsafeRawBufferPointer) -> Bool {
+        payload.count >= 2 && orderingKey(of: UnsafeRawBufferPointer(rebasing: payload[2...])) != nil
+    }
+
+    /// The values of the ordering fields, or nil when the payload (after its kind and version)
+    /// does not follow this layout exactly: such a record is stored whole.
+    func orderingKey(of fields: UnsafeRawBufferPointer) -> (Int64, Int64)? {
+        var cursor = FieldCursor(bytes: fields)
+        var key: [Int64] = []
+        key.reserveCapacity(2)
+        guard Self.skim(self.fields, &cursor, key: &key, topLevel: true, ordering: orderingStreams),
+            cursor.isAtEnd
+        else { return nil }
+        return (key.first ?? 0, key.count > 1 ? key[1] : 0)
+    }
+
+    private static func skim(
+        _ fields: [Field], _ cursor: inout FieldCursor, key: inout [Int64], topLevel: Bool, ordering: [Int]
+    ) -> Bool {
+        for field in fields {
+            switch field {
+            case .unsigned(let stream), .signed(let stream), .date(let stream):
+                guard let value = cursor.varint() else { return false }
+                if topLevel, ordering.contains(stream) {
+                    if case .date = field { key.append(unzigzag(value)) } else { key.append(Int64(bitPattern: value)) }
+                }
+            case .byte: guard cursor.byte() != nil else { return false }
+            case .text:
+                guard let length = cursor.varint(), cursor.take(length) != nil else { return false }
+            case .id: guard cursor.take(16) != nil else { return false }
+            case .rest: cursor.offset = cursor.bytes.count
+            case .optional(_, let inner):
+                switch cursor.byte() {
+                case 0: continue
+                case 1:
+                    guard skim([inner], &cursor, key: &key, topLevel: false, ordering: ordering) else { return false }
+                default: return false
+                }
+            case .list(_, let inner):
+                guard let count = cursor.varint(), count <= UInt64(cursor.bytes.count - cursor.offset) else {
+                    return false
+                }
+                for _ in 0..<count {
+                    guard skim(inner, &cursor, key: &key, topLevel: false, ordering: ordering) else { return false }
+                }
+            case .sequence(let inner):
+                guard skim(inner, &cursor, key: &key, topLevel: false, ordering: ordering) else { return false }
+            case .union(_, let alternatives):
+                guard let tag = cursor.byte(), Int(tag) < alternatives.count,
+                    skim(alternatives[Int(tag)], &cursor, key: &key, topLevel: false, ordering: ordering)
+                else { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// One block's columns as they are filled (Specs/backup-format.md, "Blocks").
+struct ColumnBlockEncoder {
+    let kind: UInt8
+    let version: UInt8
+    let layout: ColumnLayout
+    private(set) var count = 0
+    private var streams: [[UInt8]]
+    /// The last date or id position of each stream: both are stored as differences.
+    private var previous: [Int64]
+    private var dictionaries: [[[UInt8]: UInt64]]
+    private(set) var size = 0
+
+    init(kind: UInt8, version: UInt8, layout: ColumnLayout) {
+        self.kind = kind
+        self.version = version
+        self.layout = layout
+        streams = Array(repeating: [], count: layout.streamCount)
+        previous = Array(repeating: 0, count: layout.streamCount)
+        dictionaries = Array(repeating: [:], count: layout.streamCount)
+    }
+
+    /// Adds one record's fields (a payload that `orderingKey` accepted); `index` gives an id's
+    /// place in the archive's id table.
+    mutating func add(_ fields: UnsafeRawBufferPointer, index: (UnsafeRawBufferPointer) -> UInt64) throws {
+        var cursor = FieldCursor(bytes: fields)
+        try emit(layout.fields, &cursor, index: index)
+        guard cursor.isAtEnd else { throw ColumnBlockEncoder.inconsistent }
+        count += 1
+    }
+
+    static let inconsistent = BackupError(.writeFailed, "A record changed its shape while the archive was written.")
+
+    private mutating func emit(
+        _ fields: [ColumnLayout.Field], _ cursor: inout FieldCursor, index: (UnsafeRawBufferPointer) -> UInt64
+    ) throws {
+        for field in fields {
+            switch field {
+            case .unsigned(let stream), .signed(let stream):
+                guard let value = cursor.varint() else { throw Self.inconsistent }
+                append(varint: value, to: stream)
+            case .date(let stream):
+                guard let raw = cursor.varint() else { throw Self.inconsistent }
+                let value = unzigzag(raw)
+                append(varint: zigzag(value &- previous[stream]), to: stream)
+                previous[stream] = value
+            case .byte(let stream):
+                guard let value = cursor.byte() else { throw Self.inconsistent }
+                streams[stream].append(value)
+                size += 1
+            case .text(let codes, let entries):
+                guard let length = cursor.varint(), let text = cursor.take(length) else { throw Self.inconsistent }
+                let value = [UInt8](text)
+                if let code = dictionaries[codes][value] {
+                    append(varint: code, to: codes)
+                } else {
+                    let code = UInt64(dictionaries[codes].count)
+                    dictionaries[codes][value] = code
+                    append(varint: code, to: codes)
+                    append(varint: length, to: entries)
+                    streams[entries] += value
+                    size += value.count
+                }
+            case .id(let stream):
+                guard let id = cursor.take(16) else { throw Self.inconsistent }
+                let position = Int64(bitPattern: index(id))
+                append(varint: zigzag(position &- previous[stream]), to: stream)
+                previous[stream] = position
+            case .rest(let stream):
+                let rest = UnsafeRawBufferPointer(rebasing: cursor.bytes[cursor.offset...])
+                cursor.offset = cursor.bytes.count
+                append(varint: UInt64(rest.count), to: stream)
+                streams[stream] += rest
+                size += rest.count
+            case .optional(let presence, let inner):
+                guard let flag = cursor.byte(), flag <= 1 else { throw Self.inconsistent }
+                streams[presence].append(flag)
+                size += 1
+                if flag == 1 { try emit([inner], &cursor, index: index) }
+            case .list(let countStream, let inner):
+                guard let items = cursor.varint() else { throw Self.inconsistent }
+                append(varint: items, to: countStream)
+                for _ in 0..<items { try emit(inner, &cursor, index: index) }
+            case .sequence(let inner):
+                try emit(inner, &cursor, index: index)
+            case .union(let tagStream, let alternatives):
+                guard let tag = cursor.byte(), Int(tag) < alternatives.count else { throw Self.inconsistent }
+                streams[tagStream].append(tag)
+                size += 1
+                try emit(alternatives[Int(tag)], &cursor, index: index)
+            }
+        }
+    }
+
+    private mutating func append(varint value: UInt64, to stream: Int) {
+        let before = streams[stream].count
+        streams[stream].appendVarint(value)
+        size += streams[stream].count - before
+    }
+
+    /// `kind ‖ version ‖ layout length u8 ‖ layout ‖ uvarint record count ‖ uvarint stream count
+    /// ‖ uvarint length × streams ‖ the streams`.
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = [kind, version, UInt8(layout.text.utf8.count)]
+        out += Array(layout.text.utf8)
+        out.appendVarint(UInt64(count))
+        out.appendVarint(UInt64(streams.count))
+        for stream in streams { out.appendVarint(UInt64(stream.count)) }
+        out.reserveCapacity(out.count + size)
+        for stream in streams { out += stream }
+        return out
+    }
+}
+
+/// Rebuilds the payloads of one block, checking every stream is used exactly to its end.
+struct ColumnBlockDecoder {
+    static let maximumRecords = 1 << 20
+
+    /// Calls `visit` with each record's position in the block and its payload (valid only
+    /// during the call); `id` gives the 16 bytes of an id-table entry, nil when out of range.
+    static func decode(
+        _ block: UnsafeRawBufferPointer, id: @escaping (UInt64) -> UnsafeRawBufferPointer?,
+        visit: (Int, UInt8, UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
+        var cursor = FieldCursor(bytes: block)
+        guard let kind = cursor.byte(), let version = cursor.byte(), let length = cursor.byte(),
+            let text = cursor.take(UInt64(length)), let layoutText = String(validating: text, as: UTF8.self)
+        else { throw damaged }
+        let layout = try ColumnLayout(layoutText)
+        // Kind 0 blocks hold whole payloads, header included; others rebuild it.
+        guard kind == 0 ? (version == 0 && layout == .whole) : true else { throw damaged }
+        guard let count = cursor.varint(), count <= UInt64(maximumRecords), let streamCount = cursor.varint(),
+            streamCount == UInt64(layout.streamCount)
+        else { throw damaged }
+        var lengths: [UInt64] = []
+        for _ in 0..<streamCount {
+            guard let length = cursor.varint() else { throw damaged }
+            lengths.append(length)
+        }
+        var streams: [FieldCursor] = []
+        for length in lengths {
+            guard let stream = cursor.take(length) else { throw damaged }
+            streams.append(FieldCursor(bytes: stream))
+        }
+        guard cursor.isAtEnd else { throw damaged }
+        var state = State(
+            streams: streams, id: id, previous: Array(repeating: 0, count: streams.count),
+            dictionaries: Array(repeating: [], count: streams.count))
+        var payload: [UInt8] = []
+        for position in 0..<Int(count) {
+            payload.removeAll(keepingCapacity: true)
+            if kind != 0 { payload += [kind, version] }
+            try state.rebuild(layout.fields, into: &payload)
+            try payload.withUnsafeBytes { try visit(position, kind, $0) }
+        }
+        guard state.streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
+        return Int(count)
+    }
+
+    static let damaged = BackupError(.damaged, "An archive block's columns are malformed.")
+
+    private struct State {
+        var streams: [FieldCursor]
+        let id: (UInt64) -> UnsafeRawBufferPointer?
+        var previous: [Int64]
+        var dictionaries: [[UnsafeRawBufferPointer]]
+
+        mutating func varint(_ stream: Int) throws -> UInt64 {
+            guard let value = streams[stream].varint() else { throw damaged }
+            return value
+        }
+
+        mutating func byte(_ stream: Int) throws -> UInt8 {
+            guard let value = streams[stream].byte() else { throw damaged }
+            return value
+        }
+
+        mutating func rebuild(_ fields: [ColumnLayout.Field], into payload: inout [UInt8]) throws {
+            for field in fields {
+                switch field {
+                case .unsigned(let stream), .signed(let stream):
+                    payload.appendVarint(try varint(stream))
+                case .date(let stream):
+                    let value = previous[stream] &+ unzigzag(try varint(stream))
+                    previous[stream] = value
+                    payload.appendVarint(zigzag(value))
+                case .byte(let stream):
+                    payload.append(try byte(stream))
+                case .text(let codes, let entries):
+                    let code = try varint(codes)
+                    if code == UInt64(dictionaries[codes].count) {
+                        guard let length = streams[entries].varint(), let text = streams[entries].take(length) else {
+                            throw damaged
+                        }
+                        dictionaries[codes].append(text)
+                    } else if code > UInt64(dictionaries[codes].count) {
+                        throw damaged
+                    }
+                    let text = dictionaries[codes][Int(code)]
+                    payload.appendVarint(UInt64(text.count))
+                    payload += text
+                case .id(let stream):
+                    let position = previous[stream] &+ unzigzag(try varint(stream))
+                    previous[stream] = position
+                    guard let bytes = id(UInt64(bitPattern: position)) else { throw damaged }
+                    payload += bytes
+                case .rest(let stream):
+                    guard let length = streams[stream].varint(), let rest = streams[stream].take(length) else {
+                        throw damaged
+                    }
+                    payload += rest
+                case .optional(let presence, let inner):
+                    let flag = try byte(presence)
+                    guard flag <= 1 else { throw damaged }
+                    payload.append(flag)
+                    if flag == 1 { try rebuild([inner], into: &payload) }
+                case .list(let countStream, let inner):
+                    let items = try varint(countStream)
+                    // Every item takes at least one byte of some stream: a count beyond what is
+                    // left cannot be real, and is refused before it is looped over.
+                    guard items <= UInt64(streams.reduce(0) { $0 + $1.bytes.count - $1.offset }) else {
+                        throw damaged
+                    }
+                    payload.appendVarint(items)
+                    for _ in 0..<items { try rebuild(inner, into: &payload) }
+                case .sequence(let inner):
+                    try rebuild(inner, into: &payload)
+                case .union(let tagStream, let alternatives):
+                    let tag = try byte(tagStream)
+                    guard Int(tag) < alternatives.count else { throw damaged }
+                    payload.append(tag)
+                    try rebuild(alternatives[Int(tag)], into: &payload)
+                }
+            }
+        }
+    }
+}
