@@ -42,11 +42,12 @@ struct BackupCommands: ParsableCommand {
 
     /// The trust CofferKit resolves (key files, else the vault's history), with its notices shown.
     static func trust(pubkeys: [String], options: VaultOptions, vault: Vault? = nil, folders: [URL]) throws -> Trust {
+        // The key history is in the header, which unlocking authenticates: no record is read.
         let vault =
             try vault
             ?? (FileManager.default.fileExists(atPath: options.vaultURL.path) && options.hasCredentialWithoutPrompt
                 && pubkeys.isEmpty
-                ? options.openVault() : nil)
+                ? options.unlockVaultFile().open(reading: { _ in false }) : nil)
         do {
             return Trust(
                 try BackupService.trust(
@@ -211,7 +212,10 @@ struct BackupCommands: ParsableCommand {
 
         func run() throws {
             let started = Date()
-            let ledger = try options.openLedger()
+            let today = try CommandContext.today()
+            // What the overview reads (net worth on `today` for the manifest, the destinations and
+            // bookkeeping); the archive's records are read apart, page by page.
+            let ledger = try options.openLedger(for: .overview(on: today))
             let targets = destinations.isEmpty ? BackupCommands.defaultTargets(ledger) : destinations
             guard !targets.isEmpty else {
                 throw CLIError(
@@ -228,7 +232,7 @@ struct BackupCommands: ParsableCommand {
             do {
                 outcomes = try BackupService.create(
                     ledger, to: targets.map { URL(fileURLWithPath: $0) }, appVersion: Coffer.version,
-                    today: try CommandContext.today(), acceptRollback: options.acceptRollback,
+                    today: today, acceptRollback: options.acceptRollback,
                     progress: progress.step, notice: BackupCommands.show)
             } catch let error as CofferError where error.code == .rolledBack {
                 throw CLIError(

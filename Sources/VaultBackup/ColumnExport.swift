@@ -2,59 +2,47 @@ import Foundation
 import VaultCrypto
 import VaultStore
 
-/// Records to archive, sorted by id: a vault's payloads in place, or a copy.
+/// Records to archive, in any order.
 public protocol ArchiveRecordSource {
     var count: Int { get }
     func id(at index: Int) -> RecordID
-    /// Valid for as long as the source is.
+    /// Valid for as long as the source is, and not added to.
     func payload(at index: Int) -> UnsafeRawBufferPointer
 }
 
-extension PayloadView: ArchiveRecordSource {}
+/// Records gathered one at a time into one buffer, in the order they came: what
+/// `Vault.forEachRecord` hands over, kept in about their own size.
+public final class CollectedRecords: ArchiveRecordSource {
+    private var ids: [RecordID] = []
+    private var ends: [Int] = []
+    private var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    private var used = 0
 
-/// The records of `base` that `include` accepts, in place.
-public struct FilteredRecords<Base: ArchiveRecordSource>: ArchiveRecordSource {
-    let base: Base
-    let kept: [Int32]
+    public init() {}
 
-    public init(_ base: Base, include: (UnsafeRawBufferPointer) -> Bool) {
-        self.base = base
-        kept = (0..<base.count).filter { include(base.payload(at: $0)) }.map { Int32($0) }
-    }
-
-    public var count: Int { kept.count }
-    public func id(at index: Int) -> RecordID { base.id(at: Int(kept[index])) }
-    public func payload(at index: Int) -> UnsafeRawBufferPointer { base.payload(at: Int(kept[index])) }
-}
-
-/// Records copied into one buffer, sorted by id: for archiving records that are not a vault's.
-public final class CopiedRecords: ArchiveRecordSource {
-    private let ids: [RecordID]
-    private let ends: [Int]
-    private let storage: UnsafeMutableRawBufferPointer
-
-    public init(_ records: [(RecordID, Data)]) {
-        let sorted = records.sorted { $0.0 < $1.0 }
-        ids = sorted.map(\.0)
-        var ends: [Int] = []
-        var total = 0
-        for (_, payload) in sorted {
-            total += payload.count
-            ends.append(total)
-        }
-        self.ends = ends
-        storage = .allocate(byteCount: max(total, 1), alignment: 8)
-        var offset = 0
-        for (_, payload) in sorted {
-            payload.withUnsafeBytes {
-                storage.baseAddress!.advanced(by: offset).copyMemory(
-                    from: $0.baseAddress ?? UnsafeRawPointer(storage.baseAddress!), byteCount: $0.count)
-            }
-            offset += payload.count
-        }
+    /// A copy of `records` (tests, and archives of records that are not a vault's).
+    public convenience init(_ records: [(RecordID, Data)]) {
+        self.init()
+        for (id, payload) in records { payload.withUnsafeBytes { append(id, $0) } }
     }
 
     deinit { storage.deallocate() }
+
+    public func append(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
+        if used + payload.count > storage.count {
+            let larger = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: max(storage.count * 2, used + payload.count), alignment: 8)
+            larger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: used)
+            storage.deallocate()
+            storage = larger
+        }
+        if let source = payload.baseAddress {
+            (storage.baseAddress! + used).copyMemory(from: source, byteCount: payload.count)
+        }
+        used += payload.count
+        ids.append(id)
+        ends.append(used)
+    }
 
     public var count: Int { ids.count }
     public func id(at index: Int) -> RecordID { ids[index] }
@@ -87,7 +75,7 @@ enum ColumnExport {
 
     /// Which records go into the export and in what order: kind, version and whether the layout
     /// fits, then the ordering key, then id.
-    private struct Group: Hashable, Comparable {
+    private struct Group: Comparable {
         let kind: UInt8
         let version: UInt8
         let columns: Bool
@@ -101,38 +89,52 @@ enum ColumnExport {
         let index: Int32
     }
 
-    /// Builds the content from `view` (sorted by id, as a vault's records are). `layouts` are
-    /// keyed by `kind << 8 | version`.
+    /// Builds the content from `view`. `layouts` are keyed by `kind << 8 | version`.
     static func write(
         _ view: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout],
         manifest: (_ recordCount: UInt64, _ countsByKind: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8],
         encoder: XZ.Encoder
     ) throws -> Written {
-        var groups: [Group: [Entry]] = [:]
+        let lookup = SortedIDs(view)
+        // Groups found, and where each (kind, version, columns or whole) is in them: by array,
+        // since a dictionary lookup per record is a measurable part of a million.
+        var groups: [Group] = [], entries: [[Entry]] = []
+        var groupAt = [Int32](repeating: -1, count: 1 << 17)
+        var layoutAt = [ColumnLayout?](repeating: nil, count: 1 << 16)
+        for (key, layout) in layouts { layoutAt[Int(key)] = layout }
+        func add(_ group: Group, _ entry: Entry) {
+            let slot = Int(group.kind) << 9 | Int(group.version) << 1 | (group.columns ? 0 : 1)
+            if groupAt[slot] < 0 {
+                groupAt[slot] = Int32(groups.count)
+                groups.append(group)
+                entries.append([])
+            }
+            entries[Int(groupAt[slot])].append(entry)
+        }
         for index in 0..<view.count {
             let payload = view.payload(at: index)
             guard payload.count >= 2, payload[0] != 0 else {
-                groups[Group(kind: 0, version: 0, columns: false), default: []].append(
-                    Entry(key: (0, 0), index: Int32(index)))
+                add(Group(kind: 0, version: 0, columns: false), Entry(key: (0, 0), index: Int32(index)))
                 continue
             }
-            let layout = layouts[UInt16(payload[0]) << 8 | UInt16(payload[1])]
             let fields = UnsafeRawBufferPointer(rebasing: payload[2...])
-            if let layout, let key = layout.orderingKey(of: fields) {
-                groups[Group(kind: payload[0], version: payload[1], columns: true), default: []].append(
-                    Entry(key: key, index: Int32(index)))
+            if let layout = layoutAt[Int(payload[0]) << 8 | Int(payload[1])], let key = layout.orderingKey(of: fields) {
+                add(Group(kind: payload[0], version: payload[1], columns: true), Entry(key: key, index: Int32(index)))
             } else {
-                groups[Group(kind: payload[0], version: payload[1], columns: false), default: []].append(
+                add(
+                    Group(kind: payload[0], version: payload[1], columns: false),
                     Entry(key: (0, 0), index: Int32(index)))
             }
         }
-        let order = groups.keys.sorted()
-        var position = [Int32](repeating: -1, count: view.count)
+        let order = groups.indices.sorted { groups[$0] < groups[$1] }
         var prefix: [UInt8] = []
         var recordCount = 0
+        let rank = lookup.rank
         for group in order {
-            groups[group]!.sort { ($0.key.0, $0.key.1, $0.index) < ($1.key.0, $1.key.1, $1.index) }
-            recordCount += groups[group]!.count
+            entries[group].sort {
+                ($0.key.0, $0.key.1, rank[Int($0.index)]) < ($1.key.0, $1.key.1, rank[Int($1.index)])
+            }
+            recordCount += entries[group].count
         }
         prefix.reserveCapacity(16 + recordCount * 16)
         withUnsafeBytes(of: UInt64(recordCount).littleEndian) { prefix += $0 }
@@ -140,8 +142,8 @@ enum ColumnExport {
         prefix += [UInt8](repeating: 0, count: 8)
         var next: Int32 = 0
         for group in order {
-            for entry in groups[group]! {
-                position[Int(entry.index)] = next
+            for entry in entries[group] {
+                lookup.position[Int(entry.index)] = next
                 next += 1
                 view.id(at: Int(entry.index)).withBytes { prefix += $0 }
             }
@@ -151,10 +153,9 @@ enum ColumnExport {
         // log): appended to the table in the order first met.
         var extra: [RecordID: UInt64] = [:]
         var extraBytes: [UInt8] = []
-        let lookup = SortedIDs(view)
         let indexOf = { (bytes: UnsafeRawBufferPointer) -> UInt64 in
             let id = try! RecordID(contiguous: bytes)
-            if let at = lookup.index(of: id), position[at] >= 0 { return UInt64(position[at]) }
+            if let known = lookup.position(of: id) { return UInt64(known) }
             if let known = extra[id] { return known }
             let new = UInt64(recordCount + extra.count)
             extra[id] = new
@@ -176,15 +177,11 @@ enum ColumnExport {
 
         let digest = BLAKE2bHasher()
         try emit(magic)
-        var counts: [UInt8: UInt64] = [:]
+        var counts = [UInt64](repeating: 0, count: 256)
         var done = 0
-        for group in order {
-            let layout: ColumnLayout
-            if group.columns {
-                layout = layouts[UInt16(group.kind) << 8 | UInt16(group.version)]!
-            } else {
-                layout = .whole
-            }
+        for groupIndex in order {
+            let group = groups[groupIndex]
+            let layout = group.columns ? layoutAt[Int(group.kind) << 8 | Int(group.version)]! : .whole
             var block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
             func flush() throws {
                 guard block.count > 0 else { return }
@@ -193,18 +190,20 @@ enum ColumnExport {
                 block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
                 WorkProgress.report(.compressing, done, of: recordCount, every: 1)
             }
-            for entry in groups[group]! {
+            for entry in entries[groupIndex] {
                 let payload = view.payload(at: Int(entry.index))
                 try block.add(
                     group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...]), index: indexOf)
                 hash(view.id(at: Int(entry.index)), payload)
-                counts[payload.first ?? 0, default: 0] += 1
+                counts[Int(payload.first ?? 0)] += 1
                 done += 1
                 if block.count == blockRecordLimit || block.size >= blockByteLimit { try flush() }
             }
             try flush()
         }
-        let manifestBytes = manifest(UInt64(recordCount), counts, digest.finalize())
+        let countsByKind = Dictionary(
+            uniqueKeysWithValues: counts.indices.filter { counts[$0] > 0 }.map { (UInt8($0), counts[$0]) })
+        let manifestBytes = manifest(UInt64(recordCount), countsByKind, digest.finalize())
         try emit(u32(0) + u32(manifestBytes.count) + manifestBytes)
         try encoder.finish()
         withUnsafeBytes(of: UInt64(extra.count).littleEndian) {
@@ -215,31 +214,56 @@ enum ColumnExport {
             prefix: prefix, compressed: encoder.output, exportLength: exportLength, recordCount: recordCount)
     }
 
-    /// The source's ids in one array with a table of where each 16-bit prefix starts: finding
-    /// an id costs a few comparisons (random ids spread evenly), not a search of the whole.
-    private struct SortedIDs {
-        let ids: [RecordID]
-        let starts: [Int32]
+    /// The source's ids sorted, with a table of where each 16-bit prefix starts: finding an id
+    /// costs a few comparisons (random ids spread evenly), not a search of the whole; each
+    /// record's rank in id order, which breaks ties in the export's order; and each record's
+    /// place in the export once it has one. Plain memory, looked up millions of times.
+    private final class SortedIDs {
+        let ids: UnsafeMutableBufferPointer<RecordID>
+        /// The source index of each sorted id, and the sorted position of each source index.
+        let indices: UnsafeMutableBufferPointer<Int32>
+        let rank: UnsafeMutableBufferPointer<Int32>
+        let starts: UnsafeMutableBufferPointer<Int32>
+        /// The export position of each source index (-1: not in the export).
+        let position: UnsafeMutableBufferPointer<Int32>
 
         init(_ source: some ArchiveRecordSource) {
-            ids = (0..<source.count).map { source.id(at: $0) }
-            var starts = [Int32](repeating: 0, count: (1 << 16) + 1)
-            for id in ids { starts[Int(id.prefix16) + 1] += 1 }
+            var pairs = (0..<source.count).map { (source.id(at: $0), Int32($0)) }
+            pairs.sort { $0.0 < $1.0 }
+            ids = .allocate(capacity: pairs.count)
+            indices = .allocate(capacity: pairs.count)
+            rank = .allocate(capacity: pairs.count)
+            position = .allocate(capacity: pairs.count)
+            position.initialize(repeating: -1)
+            starts = .allocate(capacity: (1 << 16) + 1)
+            starts.initialize(repeating: 0)
+            for (sorted, pair) in pairs.enumerated() {
+                ids[sorted] = pair.0
+                indices[sorted] = pair.1
+                rank[Int(pair.1)] = Int32(sorted)
+                starts[Int(pair.0.prefix16) + 1] += 1
+            }
             for bucket in 0..<(1 << 16) { starts[bucket + 1] += starts[bucket] }
-            self.starts = starts
         }
 
-        func index(of id: RecordID) -> Int? {
+        deinit {
+            for buffer in [indices, rank, starts, position] { buffer.deallocate() }
+            ids.deallocate()
+        }
+
+        /// The export position of `id`, when it is a record of the export.
+        func position(of id: RecordID) -> Int32? {
             let bucket = Int(id.prefix16)
             var low = Int(starts[bucket]), high = Int(starts[bucket + 1])
-            return ids.withUnsafeBufferPointer { ids in
-                while low < high {
-                    let middle = (low + high) / 2
-                    if ids[middle] == id { return middle }
-                    if ids[middle] < id { low = middle + 1 } else { high = middle }
+            while low < high {
+                let middle = (low + high) / 2
+                if ids[middle] == id {
+                    let at = position[Int(indices[middle])]
+                    return at >= 0 ? at : nil
                 }
-                return nil
+                if ids[middle] < id { low = middle + 1 } else { high = middle }
             }
+            return nil
         }
     }
 
@@ -277,7 +301,9 @@ enum ColumnExport {
                 .damaged,
                 "The archive holds \(reader.records) records but its manifest lists \(manifest.recordCount).")
         }
-        guard reader.counts == manifest.countsByKind else {
+        guard reader.counts.indices.allSatisfy({ reader.counts[$0] == manifest.countsByKind[UInt8($0)] ?? 0 }),
+            manifest.countsByKind.values.allSatisfy({ $0 > 0 })
+        else {
             throw BackupError(.damaged, "The archive's records do not match its manifest's counts by kind.")
         }
         guard reader.digest.finalize() == manifest.contentDigest else {
@@ -311,7 +337,7 @@ enum ColumnExport {
         var ended = false
         var manifest: ExportFormat.Manifest?
         var records = 0
-        var counts: [UInt8: UInt64] = [:]
+        var counts = [UInt64](repeating: 0, count: 256)
         let digest = BLAKE2bHasher()
 
         init(
@@ -383,7 +409,7 @@ enum ColumnExport {
                     digest.update(idBytes)
                     withUnsafeBytes(of: UInt32(payload.count).littleEndian) { digest.update($0) }
                     digest.update(payload)
-                    counts[payload.first ?? 0, default: 0] += 1
+                    counts[Int(payload.first ?? 0)] += 1
                     try visit?(try RecordID(contiguous: idBytes), payload)
                 }
                 records += added

@@ -32,6 +32,9 @@ public struct ColumnLayout: Sendable, Equatable {
 
     let text: String
     let fields: [Field]
+    /// `fields` compiled for the loops that run per record: one flat array, children by range.
+    let nodes: [Node]
+    let top: Range<Int>
     let streamCount: Int
     /// The streams of the first two top-level `d` and `u` fields: what records are ordered by.
     let orderingStreams: [Int]
@@ -44,6 +47,7 @@ public struct ColumnLayout: Sendable, Equatable {
         guard parser.offset == bytes.count else { throw Self.malformed }
         self.text = text
         self.fields = fields
+        (nodes, top) = Self.flatten(fields)
         self.streamCount = parser.streams
         self.orderingStreams = Array(
             fields.compactMap { field -> Int? in
@@ -55,6 +59,47 @@ public struct ColumnLayout: Sendable, Equatable {
     }
 
     static let malformed = BackupError(.damaged, "An archive block describes its columns in a way Coffer cannot read.")
+
+    /// A field with its streams and the range of its children in `nodes` (the inner field of
+    /// `?`, the fields of `[…]` and `(…)`, one `(…)` per alternative of `<…>`): plain values,
+    /// so walking a layout per record retains nothing.
+    struct Node: Equatable, Sendable {
+        enum Symbol: UInt8, Sendable {
+            case unsigned, signed, date, byte, text, id, rest, optional, list, sequence, union
+        }
+        var symbol: Symbol
+        var stream: Int
+        var entries = 0
+        var children: Range<Int> = 0..<0
+    }
+
+    private static func flatten(_ fields: [Field]) -> ([Node], Range<Int>) {
+        var nodes: [Node] = []
+        func place(_ fields: [Field]) -> Range<Int> {
+            let start = nodes.count
+            nodes += Array(repeating: Node(symbol: .sequence, stream: 0), count: fields.count)
+            for (offset, field) in fields.enumerated() { nodes[start + offset] = node(field) }
+            return start..<start + fields.count
+        }
+        func node(_ field: Field) -> Node {
+            switch field {
+            case .unsigned(let stream): Node(symbol: .unsigned, stream: stream)
+            case .signed(let stream): Node(symbol: .signed, stream: stream)
+            case .date(let stream): Node(symbol: .date, stream: stream)
+            case .byte(let stream): Node(symbol: .byte, stream: stream)
+            case .text(let codes, let entries): Node(symbol: .text, stream: codes, entries: entries)
+            case .id(let stream): Node(symbol: .id, stream: stream)
+            case .rest(let stream): Node(symbol: .rest, stream: stream)
+            case .optional(let presence, let inner): Node(symbol: .optional, stream: presence, children: place([inner]))
+            case .list(let count, let inner): Node(symbol: .list, stream: count, children: place(inner))
+            case .sequence(let inner): Node(symbol: .sequence, stream: 0, children: place(inner))
+            case .union(let tag, let alternatives):
+                Node(symbol: .union, stream: tag, children: place(alternatives.map { .sequence($0) }))
+            }
+        }
+        let top = place(fields)
+        return (nodes, top)
+    }
 
     private struct Parser {
         let bytes: [UInt8]
@@ -194,48 +239,52 @@ extension ColumnLayout {
     /// does not follow this layout exactly: such a record is stored whole.
     func orderingKey(of fields: UnsafeRawBufferPointer) -> (Int64, Int64)? {
         var cursor = FieldCursor(bytes: fields)
-        var key: [Int64] = []
-        key.reserveCapacity(2)
-        guard Self.skim(self.fields, &cursor, key: &key, topLevel: true, ordering: orderingStreams),
-            cursor.isAtEnd
-        else { return nil }
-        return (key.first ?? 0, key.count > 1 ? key[1] : 0)
+        var key: (Int64, Int64) = (0, 0)
+        var found = 0
+        let complete = nodes.withUnsafeBufferPointer { nodes in
+            Self.skim(top, nodes, &cursor) { stream, value in
+                guard found < 2, orderingStreams.contains(stream) else { return }
+                if found == 0 { key.0 = value } else { key.1 = value }
+                found += 1
+            }
+        }
+        return complete && cursor.isAtEnd ? key : nil
     }
 
+    /// Walks a payload's fields; `ordering` sees the value of every top-level `d` and `u` field.
     private static func skim(
-        _ fields: [Field], _ cursor: inout FieldCursor, key: inout [Int64], topLevel: Bool, ordering: [Int]
+        _ range: Range<Int>, _ nodes: UnsafeBufferPointer<Node>, _ cursor: inout FieldCursor,
+        ordering: ((Int, Int64) -> Void)? = nil
     ) -> Bool {
-        for field in fields {
-            switch field {
-            case .unsigned(let stream), .signed(let stream), .date(let stream):
+        for index in range {
+            let node = nodes[index]
+            switch node.symbol {
+            case .unsigned, .signed, .date:
                 guard let value = cursor.varint() else { return false }
-                if topLevel, ordering.contains(stream) {
-                    if case .date = field { key.append(unzigzag(value)) } else { key.append(Int64(bitPattern: value)) }
+                if let ordering, node.symbol != .signed {
+                    ordering(node.stream, node.symbol == .date ? unzigzag(value) : Int64(bitPattern: value))
                 }
             case .byte: guard cursor.byte() != nil else { return false }
             case .text:
                 guard let length = cursor.varint(), cursor.take(length) != nil else { return false }
             case .id: guard cursor.take(16) != nil else { return false }
             case .rest: cursor.offset = cursor.bytes.count
-            case .optional(_, let inner):
+            case .optional:
                 switch cursor.byte() {
                 case 0: continue
-                case 1:
-                    guard skim([inner], &cursor, key: &key, topLevel: false, ordering: ordering) else { return false }
+                case 1: guard skim(node.children, nodes, &cursor) else { return false }
                 default: return false
                 }
-            case .list(_, let inner):
+            case .list:
                 guard let count = cursor.varint(), count <= UInt64(cursor.bytes.count - cursor.offset) else {
                     return false
                 }
-                for _ in 0..<count {
-                    guard skim(inner, &cursor, key: &key, topLevel: false, ordering: ordering) else { return false }
-                }
-            case .sequence(let inner):
-                guard skim(inner, &cursor, key: &key, topLevel: false, ordering: ordering) else { return false }
-            case .union(_, let alternatives):
-                guard let tag = cursor.byte(), Int(tag) < alternatives.count,
-                    skim(alternatives[Int(tag)], &cursor, key: &key, topLevel: false, ordering: ordering)
+                for _ in 0..<count { guard skim(node.children, nodes, &cursor) else { return false } }
+            case .sequence:
+                guard skim(node.children, nodes, &cursor) else { return false }
+            case .union:
+                guard let tag = cursor.byte(), Int(tag) < node.children.count,
+                    skim(nodes[node.children.lowerBound + Int(tag)].children, nodes, &cursor)
                 else { return false }
             }
         }
@@ -252,8 +301,24 @@ struct ColumnBlockEncoder {
     private var streams: [[UInt8]]
     /// The last date or id position of each stream: both are stored as differences.
     private var previous: [Int64]
-    private var dictionaries: [[[UInt8]: UInt64]]
+    private var dictionaries: [[Text: UInt64]]
     private(set) var size = 0
+
+    /// A text as a dictionary key, hashed in one pass over its bytes.
+    struct Text: Hashable {
+        let bytes: [UInt8]
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    /// Where one record's values go: the block's state, borrowed for the record, so the walk
+    /// over the layout touches plain memory.
+    fileprivate struct Sink {
+        let streams: UnsafeMutableBufferPointer<[UInt8]>
+        let previous: UnsafeMutableBufferPointer<Int64>
+        let dictionaries: UnsafeMutableBufferPointer<[Text: UInt64]>
+        let nodes: UnsafeBufferPointer<ColumnLayout.Node>
+        var size = 0
+    }
 
     init(kind: UInt8, version: UInt8, layout: ColumnLayout) {
         self.kind = kind
@@ -268,79 +333,24 @@ struct ColumnBlockEncoder {
     /// place in the archive's id table.
     mutating func add(_ fields: UnsafeRawBufferPointer, index: (UnsafeRawBufferPointer) -> UInt64) throws {
         var cursor = FieldCursor(bytes: fields)
-        try emit(layout.fields, &cursor, index: index)
+        let top = layout.top
+        let added = try streams.withUnsafeMutableBufferPointer { streams in
+            try previous.withUnsafeMutableBufferPointer { previous in
+                try dictionaries.withUnsafeMutableBufferPointer { dictionaries in
+                    try layout.nodes.withUnsafeBufferPointer { nodes in
+                        var sink = Sink(streams: streams, previous: previous, dictionaries: dictionaries, nodes: nodes)
+                        try sink.emit(top, &cursor, index: index)
+                        return sink.size
+                    }
+                }
+            }
+        }
         guard cursor.isAtEnd else { throw ColumnBlockEncoder.inconsistent }
+        size += added
         count += 1
     }
 
     static let inconsistent = BackupError(.writeFailed, "A record changed its shape while the archive was written.")
-
-    private mutating func emit(
-        _ fields: [ColumnLayout.Field], _ cursor: inout FieldCursor, index: (UnsafeRawBufferPointer) -> UInt64
-    ) throws {
-        for field in fields {
-            switch field {
-            case .unsigned(let stream), .signed(let stream):
-                guard let value = cursor.varint() else { throw Self.inconsistent }
-                append(varint: value, to: stream)
-            case .date(let stream):
-                guard let raw = cursor.varint() else { throw Self.inconsistent }
-                let value = unzigzag(raw)
-                append(varint: zigzag(value &- previous[stream]), to: stream)
-                previous[stream] = value
-            case .byte(let stream):
-                guard let value = cursor.byte() else { throw Self.inconsistent }
-                streams[stream].append(value)
-                size += 1
-            case .text(let codes, let entries):
-                guard let length = cursor.varint(), let text = cursor.take(length) else { throw Self.inconsistent }
-                let value = [UInt8](text)
-                if let code = dictionaries[codes][value] {
-                    append(varint: code, to: codes)
-                } else {
-                    let code = UInt64(dictionaries[codes].count)
-                    dictionaries[codes][value] = code
-                    append(varint: code, to: codes)
-                    append(varint: length, to: entries)
-                    streams[entries] += value
-                    size += value.count
-                }
-            case .id(let stream):
-                guard let id = cursor.take(16) else { throw Self.inconsistent }
-                let position = Int64(bitPattern: index(id))
-                append(varint: zigzag(position &- previous[stream]), to: stream)
-                previous[stream] = position
-            case .rest(let stream):
-                let rest = UnsafeRawBufferPointer(rebasing: cursor.bytes[cursor.offset...])
-                cursor.offset = cursor.bytes.count
-                append(varint: UInt64(rest.count), to: stream)
-                streams[stream] += rest
-                size += rest.count
-            case .optional(let presence, let inner):
-                guard let flag = cursor.byte(), flag <= 1 else { throw Self.inconsistent }
-                streams[presence].append(flag)
-                size += 1
-                if flag == 1 { try emit([inner], &cursor, index: index) }
-            case .list(let countStream, let inner):
-                guard let items = cursor.varint() else { throw Self.inconsistent }
-                append(varint: items, to: countStream)
-                for _ in 0..<items { try emit(inner, &cursor, index: index) }
-            case .sequence(let inner):
-                try emit(inner, &cursor, index: index)
-            case .union(let tagStream, let alternatives):
-                guard let tag = cursor.byte(), Int(tag) < alternatives.count else { throw Self.inconsistent }
-                streams[tagStream].append(tag)
-                size += 1
-                try emit(alternatives[Int(tag)], &cursor, index: index)
-            }
-        }
-    }
-
-    private mutating func append(varint value: UInt64, to stream: Int) {
-        let before = streams[stream].count
-        streams[stream].appendVarint(value)
-        size += streams[stream].count - before
-    }
 
     /// `kind ‖ version ‖ layout length u8 ‖ layout ‖ uvarint record count ‖ uvarint stream count
     /// ‖ uvarint length × streams ‖ the streams`.
@@ -353,6 +363,81 @@ struct ColumnBlockEncoder {
         out.reserveCapacity(out.count + size)
         for stream in streams { out += stream }
         return out
+    }
+}
+
+extension ColumnBlockEncoder.Sink {
+    mutating func emit(
+        _ range: Range<Int>, _ cursor: inout FieldCursor, index: (UnsafeRawBufferPointer) -> UInt64
+    ) throws {
+        for position in range {
+            let node = nodes[position]
+            let stream = node.stream
+            switch node.symbol {
+            case .unsigned, .signed:
+                guard let value = cursor.varint() else { throw ColumnBlockEncoder.inconsistent }
+                append(varint: value, to: stream)
+            case .date:
+                guard let raw = cursor.varint() else { throw ColumnBlockEncoder.inconsistent }
+                let value = unzigzag(raw)
+                append(varint: zigzag(value &- previous[stream]), to: stream)
+                previous[stream] = value
+            case .byte:
+                guard let value = cursor.byte() else { throw ColumnBlockEncoder.inconsistent }
+                streams[stream].append(value)
+                size += 1
+            case .text:
+                guard let length = cursor.varint(), let text = cursor.take(length) else {
+                    throw ColumnBlockEncoder.inconsistent
+                }
+                let value = ColumnBlockEncoder.Text(bytes: [UInt8](text))
+                if let code = dictionaries[stream][value] {
+                    append(varint: code, to: stream)
+                } else {
+                    let code = UInt64(dictionaries[stream].count)
+                    dictionaries[stream][value] = code
+                    append(varint: code, to: stream)
+                    append(varint: length, to: node.entries)
+                    streams[node.entries] += value.bytes
+                    size += value.bytes.count
+                }
+            case .id:
+                guard let id = cursor.take(16) else { throw ColumnBlockEncoder.inconsistent }
+                let position = Int64(bitPattern: index(id))
+                append(varint: zigzag(position &- previous[stream]), to: stream)
+                previous[stream] = position
+            case .rest:
+                let rest = UnsafeRawBufferPointer(rebasing: cursor.bytes[cursor.offset...])
+                cursor.offset = cursor.bytes.count
+                append(varint: UInt64(rest.count), to: stream)
+                streams[stream] += rest
+                size += rest.count
+            case .optional:
+                guard let flag = cursor.byte(), flag <= 1 else { throw ColumnBlockEncoder.inconsistent }
+                streams[stream].append(flag)
+                size += 1
+                if flag == 1 { try emit(node.children, &cursor, index: index) }
+            case .list:
+                guard let items = cursor.varint() else { throw ColumnBlockEncoder.inconsistent }
+                append(varint: items, to: stream)
+                for _ in 0..<items { try emit(node.children, &cursor, index: index) }
+            case .sequence:
+                try emit(node.children, &cursor, index: index)
+            case .union:
+                guard let tag = cursor.byte(), Int(tag) < node.children.count else {
+                    throw ColumnBlockEncoder.inconsistent
+                }
+                streams[stream].append(tag)
+                size += 1
+                try emit(nodes[node.children.lowerBound + Int(tag)].children, &cursor, index: index)
+            }
+        }
+    }
+
+    private mutating func append(varint value: UInt64, to stream: Int) {
+        let before = streams[stream].count
+        streams[stream].appendVarint(value)
+        size += streams[stream].count - before
     }
 }
 
@@ -394,7 +479,7 @@ struct ColumnBlockDecoder {
         for position in 0..<Int(count) {
             payload.removeAll(keepingCapacity: true)
             if kind != 0 { payload += [kind, version] }
-            try state.rebuild(layout.fields, into: &payload)
+            try layout.nodes.withUnsafeBufferPointer { try state.rebuild(layout.top, $0, into: &payload) }
             try payload.withUnsafeBytes { try visit(position, kind, $0) }
         }
         guard state.streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
@@ -419,61 +504,65 @@ struct ColumnBlockDecoder {
             return value
         }
 
-        mutating func rebuild(_ fields: [ColumnLayout.Field], into payload: inout [UInt8]) throws {
-            for field in fields {
-                switch field {
-                case .unsigned(let stream), .signed(let stream):
+        mutating func rebuild(
+            _ range: Range<Int>, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, into payload: inout [UInt8]
+        ) throws {
+            for position in range {
+                let node = nodes[position]
+                let stream = node.stream
+                switch node.symbol {
+                case .unsigned, .signed:
                     payload.appendVarint(try varint(stream))
-                case .date(let stream):
+                case .date:
                     let value = previous[stream] &+ unzigzag(try varint(stream))
                     previous[stream] = value
                     payload.appendVarint(zigzag(value))
-                case .byte(let stream):
+                case .byte:
                     payload.append(try byte(stream))
-                case .text(let codes, let entries):
-                    let code = try varint(codes)
-                    if code == UInt64(dictionaries[codes].count) {
-                        guard let length = streams[entries].varint(), let text = streams[entries].take(length) else {
-                            throw damaged
-                        }
-                        dictionaries[codes].append(text)
-                    } else if code > UInt64(dictionaries[codes].count) {
+                case .text:
+                    let code = try varint(stream)
+                    if code == UInt64(dictionaries[stream].count) {
+                        guard let length = streams[node.entries].varint(),
+                            let text = streams[node.entries].take(length)
+                        else { throw damaged }
+                        dictionaries[stream].append(text)
+                    } else if code > UInt64(dictionaries[stream].count) {
                         throw damaged
                     }
-                    let text = dictionaries[codes][Int(code)]
+                    let text = dictionaries[stream][Int(code)]
                     payload.appendVarint(UInt64(text.count))
                     payload += text
-                case .id(let stream):
+                case .id:
                     let position = previous[stream] &+ unzigzag(try varint(stream))
                     previous[stream] = position
                     guard let bytes = id(UInt64(bitPattern: position)) else { throw damaged }
                     payload += bytes
-                case .rest(let stream):
+                case .rest:
                     guard let length = streams[stream].varint(), let rest = streams[stream].take(length) else {
                         throw damaged
                     }
                     payload += rest
-                case .optional(let presence, let inner):
-                    let flag = try byte(presence)
+                case .optional:
+                    let flag = try byte(stream)
                     guard flag <= 1 else { throw damaged }
                     payload.append(flag)
-                    if flag == 1 { try rebuild([inner], into: &payload) }
-                case .list(let countStream, let inner):
-                    let items = try varint(countStream)
+                    if flag == 1 { try rebuild(node.children, nodes, into: &payload) }
+                case .list:
+                    let items = try varint(stream)
                     // Every item takes at least one byte of some stream: a count beyond what is
                     // left cannot be real, and is refused before it is looped over.
                     guard items <= UInt64(streams.reduce(0) { $0 + $1.bytes.count - $1.offset }) else {
                         throw damaged
                     }
                     payload.appendVarint(items)
-                    for _ in 0..<items { try rebuild(inner, into: &payload) }
-                case .sequence(let inner):
-                    try rebuild(inner, into: &payload)
-                case .union(let tagStream, let alternatives):
-                    let tag = try byte(tagStream)
-                    guard Int(tag) < alternatives.count else { throw damaged }
+                    for _ in 0..<items { try rebuild(node.children, nodes, into: &payload) }
+                case .sequence:
+                    try rebuild(node.children, nodes, into: &payload)
+                case .union:
+                    let tag = try byte(stream)
+                    guard Int(tag) < node.children.count else { throw damaged }
                     payload.append(tag)
-                    try rebuild(alternatives[Int(tag)], into: &payload)
+                    try rebuild(nodes[node.children.lowerBound + Int(tag)].children, nodes, into: &payload)
                 }
             }
         }

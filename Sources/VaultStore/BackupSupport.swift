@@ -35,6 +35,33 @@ public struct ArchiveUnlock: Sendable {
 let archiveArgon2Ceiling = (opsLimit: UInt64(4), memLimit: UInt64(1) << 30)
 
 extension Vault {
+    /// Every record, read afresh from the file and checked as a whole open checks them (commit
+    /// record, every index, every page), handed to `body` one at a time in no particular order
+    /// (the payload valid only during the call) and kept nowhere: how an archive reads a vault
+    /// of millions of records in the memory of one batch of pages, whatever part of it this
+    /// open read. The file must still be at the commit this open read. A format 1 or 2 file,
+    /// always read whole, hands over what this open holds.
+    public func forEachRecord(_ body: (RecordID, UnsafeRawBufferPointer) -> Void) throws {
+        guard state.paged != nil else {
+            return withPayloads { view in
+                for index in 0..<view.count { body(view.id(at: index), view.payload(at: index)) }
+            }
+        }
+        let read = try withStorageErrors {
+            try withoutActuallyEscaping(body) { body in
+                try database.read { db in
+                    try Self.loadPagedState(
+                        db: db, header: header, headerBytes: headerBytes, keys: keys.operational, sink: body)
+                }
+            }
+        }
+        guard read.commitSealed == state.commitSealed else {
+            throw VaultError(
+                .storageFailure,
+                "The vault was changed by another process while it was being read; nothing was written.")
+        }
+    }
+
     public var backupKeys: BackupKeys {
         BackupKeys(
             vaultID: id, headerBytes: headerBytesForBackup, backupKey: operationalKeys.backup,

@@ -39,9 +39,12 @@ extension Vault {
     /// selects, when given), and checks each against the others. Every problem is collected, and a
     /// page that cannot be read still has its records named, from its index. A partial read looks
     /// up its rows by locator and cannot see rows nobody lists: that is the whole read's work.
+    ///
+    /// With `sink`, every record goes to it (its payload valid only during the call) instead of
+    /// into the state, whose records are then empty: a whole read in the memory of one batch.
     static func loadPagedState(
         db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys,
-        reading: ((PageGroup) -> Bool)? = nil
+        reading: ((PageGroup) -> Bool)? = nil, sink: ((RecordID, UnsafeRawBufferPointer) -> Void)? = nil
     ) throws -> VaultState {
         let vaultID = header.vaultID
         let locatorKey = keys.locator
@@ -159,7 +162,8 @@ extension Vault {
         }
         let allIndexesRead = indexes.count == groups.count
 
-        var records = RecordStore(reservingCapacity: listed)
+        var records = RecordStore(reservingCapacity: sink == nil ? listed : 0)
+        var recordsRead = 0
         var found = Set<Data>()
         // Pages are read in batches and opened on all cores; each batch's plaintext is wiped.
         var batch: [(locator: Data, sealed: Data, expected: Expected)] = []
@@ -204,11 +208,15 @@ extension Vault {
                 }
                 plain.withUnsafeBytes { bytes in
                     for (entry, version) in zip(entries, page.versions) {
-                        records.append(
-                            id: entry.id, version: version,
-                            payload: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]))
+                        let payload = UnsafeRawBufferPointer(rebasing: bytes[entry.payload])
+                        if let sink {
+                            sink(entry.id, payload)
+                        } else {
+                            records.append(id: entry.id, version: version, payload: payload)
+                        }
                     }
                 }
+                recordsRead += entries.count
             }
             batch.removeAll(keepingCapacity: true)
         }
@@ -255,17 +263,17 @@ extension Vault {
                     ))
             }
         }
-        if problems.isEmpty, reading == nil, UInt64(records.count) != commit.recordCount {
+        if problems.isEmpty, reading == nil, UInt64(recordsRead) != commit.recordCount {
             problems.append(
                 IntegrityProblem(
                     kind: .structureDamaged, recordID: nil,
-                    detail: "the pages hold \(records.count) records but the commit record counts \(commit.recordCount)"
+                    detail: "the pages hold \(recordsRead) records but the commit record counts \(commit.recordCount)"
                 ))
         }
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(
             partial: reading != nil, counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
-            records: records.sortedByID(),
+            records: sink == nil ? records.sortedByID() : records,
             paged: PagedLayout(commit: commit, indexes: indexes))
     }
 

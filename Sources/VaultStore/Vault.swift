@@ -91,7 +91,7 @@ public final class Vault {
     public static let busyTimeout: TimeInterval = 10
 
     public let url: URL
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
     private(set) var headerBytes: [UInt8]
     private(set) var header: VaultHeader
     private(set) var keys: UnlockedKeys

@@ -130,11 +130,11 @@ import VaultStore
         #expect(try coffer(["rekey"]).status == 0)
         try backup()
         let forgedLater = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, device: device,
             keys: stolen, sequence: 50, created: Date().addingTimeInterval(3600), to: folder
         ).url
         let backdated = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 999_999, device: device,
             keys: stolen, sequence: 1000, created: Date().addingTimeInterval(-3600), to: folder
         ).url
         let refused = try coffer(["backup", "verify", forgedLater.path])
@@ -173,14 +173,14 @@ import VaultStore
         try backup()
         let vault = try Vault.open(at: sandbox.vault, with: .passphrase(try Passphrase(Self.passphrase)))
         let absurd = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
             device: vault.deviceID, keys: vault.backupKeys, sequence: .max, created: Date(), to: folder
         ).url
         #expect(try coffer(["backup", "verify", absurd.path]).status == 65)
         // The largest number accepted, signed with the current key (a stolen session could):
         // ignored for numbering, so the vault's numbers are never used up.
         let nearLimit = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: vault.commitCounter,
             device: vault.deviceID, keys: vault.backupKeys, sequence: Archive.maximumSequence, created: Date(),
             to: folder
         ).url

@@ -36,7 +36,7 @@ struct Fixture {
         let destination = directory.path(name)
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         return try Archive.write(
-            CopiedRecords(records), netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
+            CollectedRecords(records), netWorth: "GBP 1234.56", appVersion: "test", commitCounter: vault.commitCounter,
             keys: vault.backupKeys, sequence: sequence, created: created.addingTimeInterval(Double(sequence)),
             to: destination
         ).url
@@ -331,7 +331,7 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let trust = ArchiveTrust(vaultID: fixture.vault.id, history: firstHistory)
         #expect(trust.extended(byArchivesIn: [folder]).keys.count == 2, "one chain alone is learnt")
         _ = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "test", commitCounter: 1, keys: other.backupKeys,
             sequence: 3, created: Date(timeIntervalSince1970: 1_790_000_100), to: folder)
         let learnt = trust.extended(byArchivesIn: [folder])
         #expect(learnt.keys.count == 1 && learnt.conflictAfter == 1)
@@ -346,13 +346,13 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let folder = fixture.directory.path("backups")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let later = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
             sequence: 9, created: Date().addingTimeInterval(3600), to: folder
         ).url
         #expect(throws: BackupError.self) { try Archive.verify(at: later, trust: trust) }
         #expect(Archive.signedDescriptions(in: folder, trust: trust).isEmpty)
         let earlier = try Archive.write(
-            CopiedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
+            CollectedRecords([]), netWorth: "GBP 0.00", appVersion: "attacker", commitCounter: 1, keys: stolen,
             sequence: 8, created: Date().addingTimeInterval(-3600), to: folder
         ).url
         #expect(try Archive.verify(at: earlier, trust: trust).generation == 1)

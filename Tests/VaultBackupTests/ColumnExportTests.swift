@@ -104,7 +104,7 @@ import VaultStore
         ExportFormat.Manifest, [(RecordID, Data)], ColumnExport.Written
     ) {
         let written = try ColumnExport.write(
-            CopiedRecords(records), layouts: layouts,
+            CollectedRecords(records), layouts: layouts,
             manifest: { count, counts, digest in
                 ExportFormat.encodeManifest(
                     .init(

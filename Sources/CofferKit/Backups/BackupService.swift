@@ -204,6 +204,10 @@ public enum BackupService {
         let netWorth =
             "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
         let keys = vault.backupKeys
+        // The records as this commit holds them, read once for every destination (after the
+        // first archive, the vault's counter moves on with the recorded sequence number).
+        let commitCounter = vault.commitCounter
+        var collected: CollectedRecords?
         var outcomes: [(folder: URL, outcome: Outcome)] = []
         for directory in directories {
             var isDirectory: ObjCBool = false
@@ -213,16 +217,24 @@ public enum BackupService {
                 outcomes.append((directory, .missingFolder))
                 continue
             }
+            let records: CollectedRecords
+            if let collected {
+                records = collected
+            } else {
+                progress("Reading the vault's records")
+                records = CollectedRecords()
+                try vault.forEachRecord { id, payload in
+                    if !RecordCodec.isLocal(payload) { records.append(id, payload) }
+                }
+                collected = records
+            }
+            progress("Writing an archive of \(records.count) records to \(directory.path)")
             let url: URL, recordCount: Int
             do {
-                (url, recordCount) = try vault.withPayloads { view in
-                    let records = FilteredRecords(view) { !RecordCodec.isLocal($0) }
-                    progress("Writing an archive of \(records.count) records to \(directory.path)")
-                    return try Archive.write(
-                        records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
-                        commitCounter: vault.commitCounter, device: vault.deviceID, keys: keys, sequence: sequence,
-                        created: now, to: directory)
-                }
+                (url, recordCount) = try Archive.write(
+                    records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
+                    commitCounter: commitCounter, device: vault.deviceID, keys: keys, sequence: sequence,
+                    created: now, to: directory)
             } catch let error as BackupError {
                 outcomes.append((directory, .writeFailed(error.errorDescription ?? "write failed")))
                 continue
