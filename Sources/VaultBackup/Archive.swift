@@ -75,12 +75,23 @@ public enum Archive {
             + (device.map { " device=\($0.hex) commit=\(commitCounter)" } ?? "")
     }
 
-    /// Builds the archive bytes and its signature (pure: no I/O): format 2, the records in
-    /// columns after the id table (`ColumnExport`).
-    static func build(
-        _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout], netWorth: String, appVersion: String,
-        commitCounter: UInt64, device: DeviceID?, keys: BackupKeys, sequence: UInt64, created: Date, fileName: String
-    ) throws -> (archive: [UInt8], signature: String, recordCount: Int) {
+    /// An archive made and signed but not yet written anywhere: every destination of one backup
+    /// gets the same bytes, so the records are read and compressed once.
+    public struct Made: Sendable {
+        public let name: String
+        public let recordCount: Int
+        let bytes: [UInt8]
+        let signature: String
+    }
+
+    /// Makes the archive bytes and their signature (no I/O): format 2, the records in columns
+    /// after the id table (`ColumnExport`).
+    public static func make(
+        _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
+        appVersion: String, commitCounter: UInt64, device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64,
+        created: Date
+    ) throws -> Made {
+        let name = fileName(sequence: sequence, created: created)
         let written = try ColumnExport.write(
             records, layouts: layouts,
             manifest: { count, counts, digest in
@@ -92,9 +103,9 @@ public enum Archive {
             encoder: try XZ.Encoder(preset: compressionPreset, threads: compressionThreads, blockSize: compressionBlock)
         )
         let (archive, signature) = try seal(
-            compressed: written.prefix + written.compressed, plaintextLength: written.exportLength, keys: keys,
-            sequence: sequence, created: created, fileName: fileName, device: device, commitCounter: commitCounter)
-        return (archive, signature, written.recordCount)
+            prefix: written.prefix, compressed: written.compressed, plaintextLength: written.exportLength, keys: keys,
+            sequence: sequence, created: created, fileName: name, device: device, commitCounter: commitCounter)
+        return Made(name: name, recordCount: written.recordCount, bytes: archive, signature: signature)
     }
 
     /// xz settings for the columns (Specs/backup-format.md). Measured at 1M records (BENCHMARKS.md):
@@ -105,8 +116,10 @@ public enum Archive {
     static let compressionBlock: UInt64 = 4 << 20
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
+    /// The body is `prefix` then `compressed` (format 2's id table, then its xz stream), sealed
+    /// without joining them.
     static func seal(
-        compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
+        prefix: [UInt8] = [], compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
         fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0,
         formatVersion: UInt16 = ArchiveHeader.currentFormatVersion
     ) throws -> (archive: [UInt8], signature: String) {
@@ -125,20 +138,27 @@ public enum Archive {
         header.wrappedFileKey = Array(wrapped)
         let headerBytes = header.encoded()
         let chunkAD = BLAKE2b.hash(headerBytes)
+        let total = prefix.count + compressed.count
         var output = headerBytes
-        output.reserveCapacity(headerBytes.count + compressed.count + compressed.count / chunkSize * 21 + 64)
+        output.reserveCapacity(headerBytes.count + total + total / chunkSize * 21 + 64)
+        /// The body's bytes in `range`, from whichever part holds them.
+        func piece(_ range: Range<Int>) -> ArraySlice<UInt8> {
+            if range.upperBound <= prefix.count { return prefix[range] }
+            if range.lowerBound >= prefix.count {
+                return compressed[(range.lowerBound - prefix.count)..<(range.upperBound - prefix.count)]
+            }
+            return ArraySlice(prefix[range.lowerBound...] + compressed[..<(range.upperBound - prefix.count)])
+        }
         var offset = 0
         repeat {
-            let end = min(offset + chunkSize, compressed.count)
-            let sealed = try compressed[offset..<end].withUnsafeBytes { chunk in
-                try chunkAD.withUnsafeBytes {
-                    try encryptor.push(chunk, associatedData: $0, isFinal: end == compressed.count)
-                }
+            let end = min(offset + chunkSize, total)
+            let sealed = try piece(offset..<end).withUnsafeBytes { chunk in
+                try chunkAD.withUnsafeBytes { try encryptor.push(chunk, associatedData: $0, isFinal: end == total) }
             }
             withUnsafeBytes(of: UInt32(sealed.count).littleEndian) { output += $0 }
             output += sealed
             offset = end
-        } while offset < compressed.count
+        } while offset < total
         let signature = MinisignSignature.sign(
             fileDigest: BLAKE2b.hash(output, outputByteCount: 64), with: keys.signingKey,
             trustedComment: trustedComment(
@@ -149,19 +169,23 @@ public enum Archive {
         return (output, signature.fileContents)
     }
 
-    /// Writes a new archive and its `.minisig` into `directory`: each under a `.partial` name,
-    /// fsynced, then renamed, then the directory fsynced. On failure nothing with a final name
-    /// is left. The caller must still read it back and verify it before calling it a backup.
-    /// Returns the archive and how many records it holds.
+    /// Makes an archive of `records` and writes it into `directory` (`make`, then `write(_:to:)`).
     public static func write(
         _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
         appVersion: String, commitCounter: UInt64, device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64,
         created: Date, to directory: URL
     ) throws -> (url: URL, recordCount: Int) {
-        let name = fileName(sequence: sequence, created: created)
-        let (bytes, signature, recordCount) = try build(
+        let made = try make(
             records, layouts: layouts, netWorth: netWorth, appVersion: appVersion, commitCounter: commitCounter,
-            device: device, keys: keys, sequence: sequence, created: created, fileName: name)
+            device: device, keys: keys, sequence: sequence, created: created)
+        return (try write(made, to: directory), made.recordCount)
+    }
+
+    /// Writes a made archive and its `.minisig` into `directory`: each under a `.partial` name,
+    /// fsynced, then renamed, then the directory fsynced. On failure nothing with a final name
+    /// is left. The caller must still read it back and verify it before calling it a backup.
+    public static func write(_ made: Made, to directory: URL) throws -> URL {
+        let (name, bytes, signature) = (made.name, made.bytes, made.signature)
         let url = directory.appendingPathComponent(name)
         let signatureURL = signatureURL(for: url)
         guard !FileManager.default.fileExists(atPath: url.path) else {
@@ -175,7 +199,7 @@ public enum Archive {
             try renameOrThrow(partialArchive, to: url)
             try renameOrThrow(partialSignature, to: signatureURL)
             DurableFile.syncDirectory(directory)
-            return (url, recordCount)
+            return url
         } catch {
             for leftover in [partialArchive, partialSignature, url, signatureURL] { unlink(leftover.path) }
             throw error

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import VaultCrypto
 import VaultStore
 
@@ -11,34 +14,37 @@ public protocol ArchiveRecordSource {
 }
 
 /// Records gathered one at a time into one buffer, in the order they came: what
-/// `Vault.forEachRecord` hands over, kept in about their own size.
+/// `Vault.forEachRecord` hands over, kept in about their own size (the buffer grows with
+/// `realloc`, which moves a large block's pages instead of copying them).
 public final class CollectedRecords: ArchiveRecordSource {
     private var ids: [RecordID] = []
     private var ends: [Int] = []
-    private var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    private var storage: UnsafeMutableRawPointer
+    private var capacity = 1 << 16
     private var used = 0
 
-    public init() {}
+    /// `expecting`: how many records will come, when known.
+    public init(expecting: Int = 0) {
+        storage = malloc(capacity)!
+        ids.reserveCapacity(expecting)
+        ends.reserveCapacity(expecting)
+    }
 
     /// A copy of `records` (tests, and archives of records that are not a vault's).
     public convenience init(_ records: [(RecordID, Data)]) {
-        self.init()
+        self.init(expecting: records.count)
         for (id, payload) in records { payload.withUnsafeBytes { append(id, $0) } }
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     public func append(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
-        if used + payload.count > storage.count {
-            let larger = UnsafeMutableRawBufferPointer.allocate(
-                byteCount: max(storage.count * 2, used + payload.count), alignment: 8)
-            larger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: used)
-            storage.deallocate()
+        if used + payload.count > capacity {
+            capacity = max(capacity * 2, used + payload.count)
+            guard let larger = realloc(storage, capacity) else { fatalError("out of memory") }
             storage = larger
         }
-        if let source = payload.baseAddress {
-            (storage.baseAddress! + used).copyMemory(from: source, byteCount: payload.count)
-        }
+        if let source = payload.baseAddress { (storage + used).copyMemory(from: source, byteCount: payload.count) }
         used += payload.count
         ids.append(id)
         ends.append(used)
@@ -47,7 +53,8 @@ public final class CollectedRecords: ArchiveRecordSource {
     public var count: Int { ids.count }
     public func id(at index: Int) -> RecordID { ids[index] }
     public func payload(at index: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: storage[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+        let start = index == 0 ? 0 : ends[index - 1]
+        return UnsafeRawBufferPointer(start: storage + start, count: ends[index] - start)
     }
 }
 

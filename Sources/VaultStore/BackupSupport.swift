@@ -62,6 +62,9 @@ extension Vault {
         }
     }
 
+    /// How many records the commit this open read holds, whatever part of them it read.
+    public var committedRecordCount: Int { state.paged.map { Int($0.commit.recordCount) } ?? state.records.count }
+
     public var backupKeys: BackupKeys {
         BackupKeys(
             vaultID: id, headerBytes: headerBytesForBackup, backupKey: operationalKeys.backup,

@@ -204,39 +204,47 @@ public enum BackupService {
         let netWorth =
             "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
         let keys = vault.backupKeys
-        // The records as this commit holds them, read once for every destination (after the
-        // first archive, the vault's counter moves on with the recorded sequence number).
-        let commitCounter = vault.commitCounter
-        var collected: CollectedRecords?
-        var outcomes: [(folder: URL, outcome: Outcome)] = []
-        for directory in directories {
+        // One archive for every destination: the records as this commit holds them, read page by
+        // page, compressed and sealed once (the counter moves on once the sequence is recorded).
+        // The records are let go before any archive is read back: both at once would double
+        // the memory.
+        let folders = directories.filter { directory in
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
-                isDirectory.boolValue
-            else {
-                outcomes.append((directory, .missingFolder))
+            return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
+                && isDirectory.boolValue
+        }
+        var made: Archive.Made?
+        if !folders.isEmpty {
+            progress("Reading the vault's records")
+            let records = CollectedRecords(expecting: vault.committedRecordCount)
+            try vault.forEachRecord { id, payload in
+                if !RecordCodec.isLocal(payload) { records.append(id, payload) }
+            }
+            progress("Compressing and sealing an archive of \(records.count) records")
+            do {
+                made = try Archive.make(
+                    records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
+                    commitCounter: vault.commitCounter, device: vault.deviceID, keys: keys, sequence: sequence,
+                    created: now)
+            } catch let error as BackupError {
+                return directories.map {
+                    ($0, folders.contains($0) ? .writeFailed(error.errorDescription ?? "write failed") : .missingFolder)
+                }
+            }
+        }
+        var results = [Outcome?](repeating: nil, count: directories.count)
+        var written: [(position: Int, url: URL, recordCount: Int)] = []
+        for (position, directory) in directories.enumerated() {
+            guard let made, folders.contains(directory) else {
+                results[position] = .missingFolder
                 continue
             }
-            let records: CollectedRecords
-            if let collected {
-                records = collected
-            } else {
-                progress("Reading the vault's records")
-                records = CollectedRecords()
-                try vault.forEachRecord { id, payload in
-                    if !RecordCodec.isLocal(payload) { records.append(id, payload) }
-                }
-                collected = records
-            }
-            progress("Writing an archive of \(records.count) records to \(directory.path)")
-            let url: URL, recordCount: Int
+            progress("Writing \(made.name) to \(directory.path)")
+            let url: URL
             do {
-                (url, recordCount) = try Archive.write(
-                    records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
-                    commitCounter: commitCounter, device: vault.deviceID, keys: keys, sequence: sequence,
-                    created: now, to: directory)
+                url = try Archive.write(made, to: directory)
             } catch let error as BackupError {
-                outcomes.append((directory, .writeFailed(error.errorDescription ?? "write failed")))
+                results[position] = .writeFailed(error.errorDescription ?? "write failed")
                 continue
             }
             if !sequenceRecorded {
@@ -248,22 +256,28 @@ public enum BackupService {
                 }
                 sequenceRecorded = true
             }
-            progress("Reading it back and verifying it")
+            written.append((position, url, made.recordCount))
+        }
+        made = nil
+        for (position, url, recordCount) in written {
+            let directory = directories[position]
+            progress("Reading \(url.lastPathComponent) back and verifying it")
             do {
                 let (contents, _) = try Archive.open(at: url, keys: keys, trust: trust)
                 guard contents.recordCount == recordCount else { throw BackupError(.damaged, "record count differs") }
                 try Archive.writePublicKeys(history, vaultID: vault.id, into: directory)
             } catch {
                 Archive.remove(url)
-                outcomes.append((directory, .verifyFailed((error as? LocalizedError)?.errorDescription ?? "\(error)")))
+                results[position] = .verifyFailed((error as? LocalizedError)?.errorDescription ?? "\(error)")
                 continue
             }
             state.verified.removeAll { $0.path == directory.path }
             state.verified.append(
                 .init(path: directory.path, sequence: sequence, time: Int64(now.timeIntervalSince1970)))
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-            outcomes.append((directory, .written(archive: url, records: recordCount, size: size)))
+            results[position] = .written(archive: url, records: recordCount, size: size)
         }
+        let outcomes = zip(directories, results).map { (folder: $0, outcome: $1!) }
         if sequenceRecorded { try ledger.writeWithoutHistory([(stateID, .backupState(state))]) }
         return outcomes
     }
