@@ -119,7 +119,8 @@ public enum Archive {
     /// The body is `prefix` then `compressed` (format 2's id table, then its xz stream), sealed
     /// without joining them.
     static func seal(
-        prefix: [UInt8] = [], compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64, created: Date,
+        prefix: [UInt8] = [], compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64,
+        created: Date,
         fileName: String, device: DeviceID? = nil, commitCounter: UInt64 = 0,
         formatVersion: UInt16 = ArchiveHeader.currentFormatVersion
     ) throws -> (archive: [UInt8], signature: String) {

@@ -1,9 +1,10 @@
 import Foundation
+import VaultCrypto
+import VaultStore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import VaultCrypto
-import VaultStore
 
 /// Records to archive, in any order.
 public protocol ArchiveRecordSource {
@@ -68,8 +69,9 @@ enum ColumnExport {
     static let blockRecordLimit = 65_536
     /// A block is closed once its columns pass this size, so memory stays bounded either way.
     static let blockByteLimit = 4 << 20
-    /// No block Coffer writes is longer; a reader refuses one that is.
-    static let maximumBlockLength = 64 << 20
+    /// No block Coffer writes is longer (one record's payload is at most 256 MiB, and a block is
+    /// closed once it passes 4 MiB); a reader refuses one that is.
+    static let maximumBlockLength = 260 << 20
     static let maximumManifestLength = 1 << 20
 
     /// Archive content ready to seal: `prefix` (the id table) then `compressed` (the export).
@@ -193,6 +195,12 @@ enum ColumnExport {
             func flush() throws {
                 guard block.count > 0 else { return }
                 let encoded = block.encoded()
+                guard encoded.count <= maximumBlockLength else {
+                    throw BackupError(
+                        .writeFailed,
+                        "A record is larger than an archive holds (\(ColumnBlockDecoder.maximumPayload >> 20) MiB); nothing was written."
+                    )
+                }
                 try emit(u32(encoded.count) + encoded)
                 block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
                 WorkProgress.report(.compressing, done, of: recordCount, every: 1)
@@ -285,10 +293,14 @@ enum ColumnExport {
         guard let counts = cursor.take(16) else { throw truncated }
         let recordCount = counts.loadUnaligned(as: UInt64.self).littleEndian
         let extraCount = counts.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
-        let (idBytes, overflow) = (recordCount &+ extraCount).multipliedReportingOverflow(by: 16)
-        guard !overflow, recordCount <= UInt64(Int32.max), let table = cursor.take(idBytes) else { throw truncated }
+        // Both counts are checked against the body before any is used: their sum, times 16,
+        // must fit in what is left of it.
+        let (tableCount, sumOverflow) = recordCount.addingReportingOverflow(extraCount)
+        let (idBytes, overflow) = tableCount.multipliedReportingOverflow(by: 16)
+        guard !sumOverflow, !overflow, recordCount <= UInt64(Int32.max), let table = cursor.take(idBytes) else {
+            throw truncated
+        }
         try checkUnique(UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)]))
-        let tableCount = recordCount + extraCount
         let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
             index < tableCount
                 ? UnsafeRawBufferPointer(rebasing: table[Int(index) * 16..<Int(index) * 16 + 16]) : nil
@@ -358,6 +370,10 @@ enum ColumnExport {
         }
 
         func feed(_ piece: UnsafeRawBufferPointer) throws {
+            // Nothing may follow the manifest: refused at once, never gathered.
+            guard manifest == nil || piece.isEmpty else {
+                throw BackupError(.damaged, "The archive's export has bytes after its manifest.")
+            }
             if start > 0, start >= pending.count / 2 {
                 pending.removeSubrange(..<start)
                 start = 0

@@ -23,12 +23,19 @@ public struct ColumnLayout: Sendable, Equatable {
         case list(count: Int, [Field])
         case sequence([Field])
         case union(tag: Int, [[Field]])
+
+        /// Whether every value of this field takes at least one byte of some stream: all but a
+        /// sequence of none.
+        var takesAByte: Bool {
+            if case .sequence(let inner) = self { return inner.contains(where: \.takesAByte) }
+            return true
+        }
     }
 
     static let maximumLength = 255
     static let maximumDepth = 8
     /// The layout of blocks that hold whole payloads, whatever they contain (block kind 0).
-    static let whole = try! ColumnLayout("*")
+    static var whole: ColumnLayout { try! ColumnLayout("*") }
 
     let text: String
     let fields: [Field]
@@ -132,7 +139,7 @@ public struct ColumnLayout: Sendable, Equatable {
         }
 
         mutating func field(depth: Int) throws -> Field {
-            guard offset < bytes.count else { throw ColumnLayout.malformed }
+            guard offset < bytes.count, depth <= ColumnLayout.maximumDepth else { throw ColumnLayout.malformed }
             let symbol = bytes[offset]
             offset += 1
             switch symbol {
@@ -154,7 +161,9 @@ public struct ColumnLayout: Sendable, Equatable {
             case UInt8(ascii: "["):
                 let count = next()
                 let inner = try sequence(depth: depth + 1)
-                guard !inner.isEmpty else { throw ColumnLayout.malformed }
+                // Every item must take at least one byte of some stream, so a block's items are
+                // never more than its bytes: `[()]` would let a count loop over nothing.
+                guard inner.contains(where: \.takesAByte) else { throw ColumnLayout.malformed }
                 try expect("]")
                 return .list(count: count, inner)
             case UInt8(ascii: "<"):
@@ -444,6 +453,10 @@ extension ColumnBlockEncoder.Sink {
 /// Rebuilds the payloads of one block, checking every stream is used exactly to its end.
 struct ColumnBlockDecoder {
     static let maximumRecords = 1 << 20
+    /// The largest payload a block rebuilds (a change-log entry naming ten million records is
+    /// 170 MB), and the most one block rebuilds in all.
+    static let maximumPayload = 256 << 20
+    static let maximumRebuilt = 4 << 30
 
     /// Calls `visit` with each record's position in the block and its payload (valid only
     /// during the call); `id` gives the 16 bytes of an id-table entry, nil when out of range.
@@ -457,7 +470,7 @@ struct ColumnBlockDecoder {
         else { throw damaged }
         let layout = try ColumnLayout(layoutText)
         // Kind 0 blocks hold whole payloads, header included; others rebuild it.
-        guard kind == 0 ? (version == 0 && layout == .whole) : true else { throw damaged }
+        guard kind == 0 ? (version == 0 && layout.text == "*") : true else { throw damaged }
         guard let count = cursor.varint(), count <= UInt64(maximumRecords), let streamCount = cursor.varint(),
             streamCount == UInt64(layout.streamCount)
         else { throw damaged }
@@ -474,12 +487,17 @@ struct ColumnBlockDecoder {
         guard cursor.isAtEnd else { throw damaged }
         var state = State(
             streams: streams, id: id, previous: Array(repeating: 0, count: streams.count),
-            dictionaries: Array(repeating: [], count: streams.count))
+            dictionaries: Array(repeating: [], count: streams.count), blockBytes: block.count)
+        // What a block rebuilds is bounded too: texts repeat from a dictionary and ids take 16
+        // bytes for one, so a small block could otherwise ask for gigabytes.
+        var rebuilt = 0
         var payload: [UInt8] = []
         for position in 0..<Int(count) {
             payload.removeAll(keepingCapacity: true)
             if kind != 0 { payload += [kind, version] }
             try layout.nodes.withUnsafeBufferPointer { try state.rebuild(layout.top, $0, into: &payload) }
+            rebuilt += payload.count
+            guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
             try payload.withUnsafeBytes { try visit(position, kind, $0) }
         }
         guard state.streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
@@ -487,12 +505,14 @@ struct ColumnBlockDecoder {
     }
 
     static let damaged = BackupError(.damaged, "An archive block's columns are malformed.")
+    static let tooLarge = BackupError(.damaged, "An archive block rebuilds more than Coffer accepts.")
 
     private struct State {
         var streams: [FieldCursor]
         let id: (UInt64) -> UnsafeRawBufferPointer?
         var previous: [Int64]
         var dictionaries: [[UnsafeRawBufferPointer]]
+        let blockBytes: Int
 
         mutating func varint(_ stream: Int) throws -> UInt64 {
             guard let value = streams[stream].varint() else { throw damaged }
@@ -508,6 +528,10 @@ struct ColumnBlockDecoder {
             _ range: Range<Int>, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, into payload: inout [UInt8]
         ) throws {
             for position in range {
+                // Checked as it grows: one field past the limit at most, never gigabytes.
+                guard payload.count <= ColumnBlockDecoder.maximumPayload else {
+                    throw ColumnBlockDecoder.tooLarge
+                }
                 let node = nodes[position]
                 let stream = node.stream
                 switch node.symbol {
@@ -549,11 +573,10 @@ struct ColumnBlockDecoder {
                     if flag == 1 { try rebuild(node.children, nodes, into: &payload) }
                 case .list:
                     let items = try varint(stream)
-                    // Every item takes at least one byte of some stream: a count beyond what is
-                    // left cannot be real, and is refused before it is looped over.
-                    guard items <= UInt64(streams.reduce(0) { $0 + $1.bytes.count - $1.offset }) else {
-                        throw damaged
-                    }
+                    // Every item takes at least one byte of some stream (the layout parser
+                    // insists): a count beyond the block's bytes cannot be real, and is refused
+                    // before it is looped over.
+                    guard items <= UInt64(blockBytes) else { throw damaged }
                     payload.appendVarint(items)
                     for _ in 0..<items { try rebuild(node.children, nodes, into: &payload) }
                 case .sequence:

@@ -179,6 +179,59 @@ import VaultStore
         #expect(refused == body.count)
     }
 
+    /// Id counts whose sum wraps around (found by the fuzzer) are refused before any is used.
+    @Test func idCountsThatOverflowAreRefused() throws {
+        for (records, extra) in [(UInt64(1), UInt64.max), (UInt64(Int32.max) + 1, 0), (2, UInt64.max / 16)] {
+            var body: [UInt8] = []
+            withUnsafeBytes(of: records.littleEndian) { body += $0 }
+            withUnsafeBytes(of: extra.littleEndian) { body += $0 }
+            body += [UInt8](repeating: 7, count: 64)
+            #expect(throws: BackupError.self) {
+                try body.withUnsafeBytes { try ColumnExport.read($0, exportLength: 10, visit: nil) }
+            }
+        }
+    }
+
+    /// A block whose values repeat one long text millions of times (found by review: a few MB
+    /// asking to rebuild gigabytes) is refused once a payload passes the limit.
+    @Test func aBlockThatRebuildsTooMuchIsRefused() throws {
+        let repeats = 3_000_000
+        let text = [UInt8](repeating: 0x41, count: 200)
+        var counts: [UInt8] = [], entries: [UInt8] = []
+        let codes = [UInt8](repeating: 0, count: repeats)
+        counts.appendVarint(UInt64(repeats))
+        entries.appendVarint(UInt64(text.count))
+        entries += text
+        var block: [UInt8] = [9, 1, 3] + Array("[t]".utf8)
+        block.appendVarint(1)
+        block.appendVarint(3)
+        for stream in [counts, codes, entries] { block.appendVarint(UInt64(stream.count)) }
+        block += counts + codes + entries
+        let error = #expect(throws: BackupError.self) {
+            _ = try block.withUnsafeBytes { try ColumnBlockDecoder.decode($0, id: { _ in nil }) { _, _, _ in } }
+        }
+        #expect(error?.errorDescription == ColumnBlockDecoder.tooLarge.errorDescription)
+    }
+
+    /// Bytes after the manifest are refused as they arrive, not gathered until the stream ends.
+    @Test func bytesAfterTheManifestAreRefused() throws {
+        let (_, _, written) = try Self.roundTrip(Self.records(count: 30, seed: 5))
+        var export: [UInt8] = []
+        try written.compressed.withUnsafeBytes {
+            try XZ.decompress($0, expectedLength: written.exportLength) { export += $0 }
+        }
+        let encoder = try XZ.Encoder(preset: 0, threads: 1, blockSize: 0)
+        try (export + [UInt8](repeating: 0, count: 1 << 20)).withUnsafeBytes { try encoder.compress($0) }
+        try encoder.finish()
+        let body = written.prefix + encoder.output
+        let error = #expect(throws: BackupError.self) {
+            try body.withUnsafeBytes {
+                try ColumnExport.read($0, exportLength: UInt64(export.count + (1 << 20)), visit: nil)
+            }
+        }
+        #expect(error?.errorDescription?.contains("after its manifest") == true)
+    }
+
     @Test func twoRecordsWithOneIdAreRefused() throws {
         let id = RecordID.random()
         let records = [(id, Data([0x0A, 0x02, 1])), (RecordID.random(), Data([0x0A, 0x02, 2]))]
