@@ -112,8 +112,8 @@ struct ArchiveHeader: Equatable {
     static func fileKeyAssociatedData(_ prefix: [UInt8]) -> [UInt8] { Array("coffer-archive-key-v1".utf8) + prefix }
 }
 
-/// The canonical export inside an archive (schema 1): every record, sorted by id, after a
-/// manifest that says what should be there.
+/// The export inside a format 1 archive (schema 1): every record, sorted by id, after a
+/// manifest that says what should be there. Only read now; format 2 shares its manifest.
 enum ExportFormat {
     static let schemaVersion: UInt16 = 1
     static let magic = Array("CFREXPV1".utf8)
@@ -128,30 +128,6 @@ enum ExportFormat {
         /// e.g. "GBP 229584.25": net worth when the archive was made, for people comparing archives.
         var netWorth: String
         var appVersion: String
-    }
-
-    static func encode(records: [(RecordID, Data)], netWorth: String, appVersion: String, commitCounter: UInt64)
-        -> [UInt8]
-    {
-        var section = Writer()
-        var counts: [UInt8: UInt64] = [:]
-        for (id, payload) in records.sorted(by: { $0.0 < $1.0 }) {
-            section.bytes(id.bytes)
-            section.u32(UInt32(payload.count))
-            section.bytes(Array(payload))
-            counts[payload.first ?? 0, default: 0] += 1
-        }
-        let manifest = encodeManifest(
-            Manifest(
-                recordCount: UInt64(records.count), countsByKind: counts, contentDigest: BLAKE2b.hash(section.output),
-                commitCounter: commitCounter, netWorth: netWorth, appVersion: appVersion))
-        var out = Writer()
-        out.bytes(magic)
-        out.u16(schemaVersion)
-        out.u32(UInt32(manifest.count))
-        out.bytes(manifest)
-        out.bytes(section.output)
-        return out.output
     }
 
     /// `record count u64 ‖ kinds u8 ‖ (kind u8 ‖ count u64)×kinds ‖ digest 32 ‖ commit counter

@@ -9,9 +9,9 @@ import Foundation
 /// coded), `i` a 16-byte id (an index into the archive's id table), `?X` a presence byte then X,
 /// `[…]` a count then that many of the fields inside, `(…)` fields in sequence, `<A|B|…>` a tag
 /// byte choosing one of the alternatives, `*` every byte left (the last field only).
-public struct ColumnLayout: Sendable, Equatable {
+public struct ColumnLayout: Sendable {
     /// One field, with the streams its values go to (numbered in the order they appear).
-    indirect enum Field: Sendable, Equatable {
+    indirect enum Field: Sendable {
         case unsigned(Int)
         case signed(Int)
         case date(Int)
@@ -70,7 +70,7 @@ public struct ColumnLayout: Sendable, Equatable {
     /// A field with its streams and the range of its children in `nodes` (the inner field of
     /// `?`, the fields of `[…]` and `(…)`, one `(…)` per alternative of `<…>`): plain values,
     /// so walking a layout per record retains nothing.
-    struct Node: Equatable, Sendable {
+    struct Node: Sendable {
         enum Symbol: UInt8, Sendable {
             case unsigned, signed, date, byte, text, id, rest, optional, list, sequence, union
         }

@@ -60,12 +60,7 @@ public enum XZ {
         stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
         stream.avail_in = input.count
         while true {
-            let status: lzma_ret = buffer.withUnsafeMutableBufferPointer { out in
-                stream.next_out = out.baseAddress
-                stream.avail_out = out.count
-                return lzma_code(&stream, LZMA_FINISH)
-            }
-            let count = buffer.count - stream.avail_out
+            let (status, count) = code(&stream, into: &buffer, LZMA_FINISH)
             produced += UInt64(count)
             guard produced <= expectedLength else {
                 throw BackupError(
@@ -98,13 +93,24 @@ public enum XZ {
         }
     }
 
+    /// One call of liblzma over the whole of `buffer`: its status and how many bytes it wrote.
+    fileprivate static func code(_ stream: inout lzma_stream, into buffer: inout [UInt8], _ action: lzma_action)
+        -> (lzma_ret, Int)
+    {
+        let status = buffer.withUnsafeMutableBufferPointer { out in
+            stream.next_out = out.baseAddress
+            stream.avail_out = out.count
+            return lzma_code(&stream, action)
+        }
+        return (status, buffer.count - stream.avail_out)
+    }
+
     /// An xz stream written piece by piece (archive format 2): the content is compressed as it
     /// is made, so it is never held whole.
     final class Encoder {
         private var stream = lzma_stream()
         private var buffer = [UInt8](repeating: 0, count: 256 << 10)
         private(set) var output: [UInt8] = []
-        private(set) var consumed = 0
 
         /// `preset` is liblzma's (0–9); with `threads` > 1, liblzma's multithreaded encoder cuts
         /// the stream into independent blocks of `blockSize` bytes and compresses them in parallel.
@@ -127,7 +133,6 @@ public enum XZ {
         deinit { lzma_end(&stream) }
 
         func compress(_ input: UnsafeRawBufferPointer) throws {
-            consumed += input.count
             try run(input, action: LZMA_RUN)
         }
 
@@ -138,12 +143,8 @@ public enum XZ {
             stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
             stream.avail_in = input.count
             while true {
-                let status: lzma_ret = buffer.withUnsafeMutableBufferPointer { out in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = out.count
-                    return lzma_code(&stream, action)
-                }
-                output.append(contentsOf: buffer[..<(buffer.count - stream.avail_out)])
+                let (status, count) = XZ.code(&stream, into: &buffer, action)
+                output.append(contentsOf: buffer[..<count])
                 switch status {
                 case LZMA_OK:
                     if action == LZMA_RUN, stream.avail_in == 0 { return }
