@@ -77,11 +77,12 @@ func tour(in folder: URL) throws {
 
     // 8. Restore on a "new machine": the archive alone and the passphrase, one key derivation.
     let found = try BackupService.inspect(archive, vaultURL: nil)
-    let opened = try BackupService.open(found, credential: .passphrase(passphrase))
-    let restored = try BackupService.restore(
-        opened, to: folder.appendingPathComponent("restored.coffer"), replacing: false,
+    let restoredURL = folder.appendingPathComponent("restored.coffer")
+    let opened = try BackupService.restore(
+        BackupService.unlock(found, credential: .passphrase(passphrase)), to: restoredURL, replacing: false,
         keepingOldAt: nil, guard: nil
     ) { _ in }
+    let restored = try Ledger(vault: Vault.open(at: restoredURL, with: .passphrase(passphrase)))
     let restoredTotals = try restored.netWorth.totals(on: today)
     guard restoredTotals == totals, restored.transactions.count == ledger.transactions.count,
         restored.changes.count == ledger.changes.count

@@ -324,14 +324,14 @@ struct BackupCommands: ParsableCommand {
             let signedBy: String
             if full, pubkey.isEmpty, !FileManager.default.fileExists(atPath: options.vaultURL.path) {
                 // A fresh machine: the archive's own key history, unlocked by the passphrase of its time.
-                info = try BackupCommands.openArchive(url, options: options, keepingRecords: false).info
+                info = try BackupService.open(BackupCommands.unlockArchive(url, options: options)).info
                 signedBy = "the key its own vault header certifies, opened with your passphrase"
             } else {
                 let trust = try BackupCommands.trust(
                     pubkeys: pubkey, options: options, folders: [url.deletingLastPathComponent()])
                 info = try Archive.verify(at: url, trust: trust.keys)
                 signedBy = "this vault's \(trust.describe(info.generation)), from \(trust.source)"
-                if full { _ = try BackupCommands.openArchive(url, options: options, keepingRecords: false) }
+                if full { _ = try BackupService.open(BackupCommands.unlockArchive(url, options: options)) }
             }
             if report.json {
                 return try Output.json(
@@ -363,15 +363,13 @@ struct BackupCommands: ParsableCommand {
     /// Opens an archive fully through CofferKit: refused before any key derivation when it is
     /// unsigned or signed by none of the keys that may have made it; then one labelled prompt
     /// naming the archive, one key derivation and one read of the archive.
-    static func openArchive(_ url: URL, options: VaultOptions, keepingRecords: Bool) throws
-        -> BackupService.OpenedArchive
-    {
+    static func unlockArchive(_ url: URL, options: VaultOptions) throws -> BackupService.UnlockedArchive {
         let archive = try BackupService.inspect(url, vaultURL: options.vaultURL)
         let made = ISO8601DateFormatter().string(from: archive.created)
         let credential = try options.credential(
             prompt: "Passphrase for archive \(url.lastPathComponent) (#\(archive.sequence), made \(made)): ")
         do {
-            return try BackupService.open(archive, credential: credential, keepingRecords: keepingRecords)
+            return try BackupService.unlock(archive, credential: credential)
         } catch let error as CofferError where error.code == .wrongCredential {
             throw CLIError(
                 .noPermission, error.message,
@@ -749,30 +747,30 @@ struct Restore: ParsableCommand {
                 .invalidInput, "A vault already exists at \(destination.path); nothing was changed.",
                 hint: "Restore to another path, or add --replace (the old vault is kept beside it).")
         }
-        let opened = try BackupCommands.openArchive(url, options: options, keepingRecords: true)
-        let contents = opened.contents
-        if replace, FileManager.default.fileExists(atPath: destination.path), !yes,
-            let reason = BackupService.olderThanVault(at: destination, archive: opened)
-        {
-            guard
-                try Terminal.confirm(
-                    "Archive #\(contents.sequence) of \(ISO8601DateFormatter().string(from: contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
-                    refusal: "Replacing a vault with an older archive (\(reason))")
-            else {
-                throw CLIError(.failure, "Nothing was restored.")
-            }
-        }
+        let unlocked = try BackupCommands.unlockArchive(url, options: options)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         let oldCopy = URL(fileURLWithPath: destination.path + ".before-restore-\(formatter.string(from: Date()))")
         var superseded = false
-        _ = try BackupService.restore(
-            opened, to: destination, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard
+        let opened = try BackupService.restore(
+            unlocked, to: destination, replacing: replace, keepingOldAt: oldCopy, guard: options.rollbackGuard,
+            confirmingOlder: yes
+                ? nil
+                : { opened, reason in
+                    guard
+                        try Terminal.confirm(
+                            "Archive #\(opened.contents.sequence) of \(ISO8601DateFormatter().string(from: opened.contents.created)) is older than the vault at \(destination.path) (\(reason)). Replace it anyway? (The vault is kept beside it.)",
+                            refusal: "Replacing a vault with an older archive (\(reason))")
+                    else {
+                        throw CLIError(.failure, "Nothing was restored.")
+                    }
+                }
         ) { notice in
             if case .restoredFromSupersededKey = notice { superseded = true }
             BackupCommands.show(notice)
         }
+        let contents = opened.contents
         if report.json {
             return try Output.json(
                 JSON(

@@ -51,7 +51,14 @@ public enum XZ {
         into output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var stream = lzma_stream()
-        guard lzma_stream_decoder(&stream, memoryLimit, 0) == LZMA_OK else {
+        // Two threads decode the stream's blocks (the encoder writes their sizes in their
+        // headers) while this one uses the output; the limit holds for all of them together.
+        var options = lzma_mt()
+        options.threads = UInt32(min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)))
+        options.memlimit_threading = memoryLimit
+        options.memlimit_stop = memoryLimit
+        options.timeout = 0
+        guard lzma_stream_decoder_mt(&stream, &options) == LZMA_OK else {
             throw BackupError(.damaged, "Could not start the xz decoder.")
         }
         defer { lzma_end(&stream) }

@@ -157,16 +157,12 @@ extension Vault {
         grouping: @escaping PageGrouping = { _, _ in .unsorted },
         replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
     ) throws -> Vault {
-        guard let master = unlocked.keys.master else {
-            throw VaultError(
-                .passphraseRequired, "Restoring needs the passphrase (or recovery key) of the archive, not a session.")
+        let built = try restoreAside(at: url, unlocked: unlocked, replacing: replacing) { writer in
+            for (id, payload) in records {
+                try payload.withUnsafeBytes { try writer.append(id, group: grouping(id, $0), payload: $0) }
+            }
         }
-        let archived = unlocked.header
-        let header = archived.replacingSlots(
-            passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
-        try build(
-            at: url, header: header, keys: master, records: records, grouping: grouping, replacing: replacing,
-            keepingOldAt: oldCopy)
+        try built.moveIntoPlace(replacing: replacing, keepingOldAt: oldCopy)
         var accepting = rollbackGuard
         accepting?.acceptRollback = true
         let vault = try open(at: url, guard: accepting) { _ in unlocked.keys }
@@ -174,4 +170,22 @@ extension Vault {
         return vault
     }
 
+    /// Builds a vault from an archived header aside from `url`, as `restore(at:unlocked:records:…)`
+    /// does, with the records `body` streams into the writer (each sealed into a page as the page
+    /// fills): a million records restore in the memory of their ids. Nothing is at `url` until
+    /// the caller moves it there (`VaultBuiltAside.moveIntoPlace(replacing:keepingOldAt:guard:)`).
+    public static func restoreAside(
+        at url: URL, unlocked: ArchiveUnlock, replacing: Bool, records body: (BulkRecordWriter) throws -> Void
+    ) throws -> VaultBuiltAside {
+        guard let master = unlocked.keys.master else {
+            throw VaultError(
+                .passphraseRequired, "Restoring needs the passphrase (or recovery key) of the archive, not a session.")
+        }
+        let archived = unlocked.header
+        let header = archived.replacingSlots(
+            passphrase: archived.passphraseSlot, recovery: archived.recoverySlot, keys: master)
+        let built = try buildAside(at: url, header: header, keys: master, replacing: replacing, records: body)
+        built.keys = unlocked.keys
+        return built
+    }
 }

@@ -13,12 +13,12 @@ public final class BulkRecordWriter {
     private var open: [OpenPage] = []
     private var openIndex: [PageGroup: Int] = [:]
     /// Sealed pages by group, in number order.
-    fileprivate var sealed: [PageGroup: [PageEntry]] = [:]
+    private(set) var sealed: [PageGroup: [PageEntry]] = [:]
     /// The number each group's next page takes: far above the group's pages before the load, so
     /// the small changes written with it can add pages of their own below.
     private var nextNumber: [PageGroup: UInt32] = [:]
     private let firstNumber: (PageGroup) -> UInt32?
-    fileprivate private(set) var ids: [RecordID] = []
+    private(set) var ids: [RecordID] = []
 
     private struct OpenPage {
         let group: PageGroup
@@ -34,12 +34,19 @@ public final class BulkRecordWriter {
     /// Room left between a group's last page before the load and its first loaded page.
     static let numberGap: UInt32 = 1 << 20
 
-    fileprivate init(db: Database, keys: OperationalKeys, vaultID: VaultID, layout: PagedLayout) {
+    /// `firstNumber` gives each group's first page number (nil: the group is full).
+    init(db: Database, keys: OperationalKeys, vaultID: VaultID, firstNumber: @escaping (PageGroup) -> UInt32?) {
         self.db = db
         self.keys = keys
         self.vaultID = vaultID
+        self.firstNumber = firstNumber
+    }
+
+    /// A writer whose pages go after every page `layout` holds, `numberGap` above each
+    /// group's last.
+    fileprivate convenience init(db: Database, keys: OperationalKeys, vaultID: VaultID, layout: PagedLayout) {
         let indexes = layout.indexes
-        firstNumber = { group in
+        self.init(db: db, keys: keys, vaultID: vaultID) { group in
             let last = indexes[group]?.pages.last?.number ?? 0
             let (first, overflow) = last.addingReportingOverflow(Self.numberGap)
             return overflow ? nil : first
@@ -91,7 +98,7 @@ public final class BulkRecordWriter {
                 number: number, tag: tag, ids: page.ids, versions: [UInt64](repeating: 1, count: page.ids.count)))
     }
 
-    fileprivate func sealAll() throws {
+    func sealAll() throws {
         for at in open.indices where !open[at].ids.isEmpty { try seal(at) }
     }
 }

@@ -82,6 +82,18 @@ enum Schema {
         return configuration
     }
 
+    /// For a file built aside whole in one transaction (`Vault.buildAside`) and fsynced before it
+    /// goes anywhere: no journal and no syncs while it is written, since a crash leaves only a
+    /// temporary file to delete; the builder switches it to WAL when done, as every vault is.
+    static func buildingConfiguration() -> Configuration {
+        var configuration = configuration()
+        configuration.journalMode = .default
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+        }
+        return configuration
+    }
+
     /// The schema objects (type, name, table, SQL with all whitespace removed) of a vault after
     /// every migration this build knows, and after each earlier one: the only shapes a vault file
     /// may have. Anything else (a trigger, a view, an index, an extra table or column) was put

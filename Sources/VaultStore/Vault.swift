@@ -239,9 +239,26 @@ public final class Vault {
         at url: URL, header: VaultHeader, keys: MasterKeys, records: [(RecordID, Data)], grouping: PageGrouping,
         replacing: Bool, keepingOldAt oldCopy: URL?
     ) throws {
+        let built = try buildAside(at: url, header: header, keys: keys, replacing: replacing) { writer in
+            for (id, payload) in records {
+                try payload.withUnsafeBytes { try writer.append(id, group: grouping(id, $0), payload: $0) }
+            }
+        }
+        try built.moveIntoPlace(replacing: replacing, keepingOldAt: oldCopy)
+    }
+
+    /// Writes a complete vault under a temporary name beside `url`: the header, every record
+    /// `body` streams into the writer (at version 1, sealed into a page as each page fills, so
+    /// memory holds one page per group, never the records), their indexes, and a commit record
+    /// with a new device id. Then reads it back from the file, every page checked as a whole open
+    /// checks it, and returns it ready to move into place. Nothing is at `url` until then; a
+    /// vault built aside and never moved is deleted.
+    static func buildAside(
+        at url: URL, header: VaultHeader, keys: MasterKeys, replacing: Bool,
+        records body: (BulkRecordWriter) throws -> Void
+    ) throws -> VaultBuiltAside {
         let fileManager = FileManager.default
-        let exists = fileManager.fileExists(atPath: url.path)
-        guard !exists || replacing else {
+        guard replacing || !fileManager.fileExists(atPath: url.path) else {
             throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
         }
         let directory = url.deletingLastPathComponent()
@@ -254,69 +271,71 @@ public final class Vault {
         let vaultID = header.vaultID
         let headerBytes = header.encoded()
         let operational = keys.operational
-        let temporary = directory.appendingPathComponent(
-            ".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building")
-        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary.path + suffix) } }
+        let built = VaultBuiltAside(
+            url: url,
+            temporary: directory.appendingPathComponent(
+                ".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building"))
+        let temporary = built.temporary
+        var recordCount = 0
         try withStorageErrors {
-            let database = try DatabaseQueue(path: temporary.path, configuration: Schema.configuration())
+            let database = try DatabaseQueue(path: temporary.path, configuration: Schema.buildingConfiguration())
             chmod(temporary.path, 0o600)
             try Schema.migrator.migrate(database)
             try database.write { db in
+                // Pages land at random places in the page table (their locators are keyed
+                // hashes): as for a bulk load, a larger cache keeps its leaves in memory.
+                try db.execute(sql: "PRAGMA cache_size = \(Self.bulkCacheSize)")
                 try db.execute(sql: "INSERT INTO header (id, body) VALUES (1, ?)", arguments: [Data(headerBytes)])
-                let layout = try writeAllPages(
-                    db, records: records.map { PageRecord(id: $0.0, version: 1, payload: $0.1) }, grouping: grouping,
-                    keys: operational, vaultID: vaultID, headerBytes: headerBytes, counter: 0, deviceID: .random())
+                let writer = BulkRecordWriter(db: db, keys: operational, vaultID: vaultID) { _ in 0 }
+                try body(writer)
+                try writer.sealAll()
+                recordCount = writer.ids.count
+                var commit = PagedCommit(
+                    counter: 0, recordCount: UInt64(recordCount), headerDigest: BLAKE2b.hash(headerBytes),
+                    deviceID: .random(), indexDigests: [:])
+                for (group, pages) in writer.sealed {
+                    let locator = PageLayout.locator(.index, group: group, key: operational.locator)
+                    let sealed = GroupIndex(group: group, pages: pages).sealed(
+                        key: operational.integrity, locator: locator, vaultID: vaultID)
+                    try db.execute(
+                        sql: "INSERT INTO page_index (locator, sealed) VALUES (?, ?)", arguments: [locator, sealed])
+                    try Self.expectOneChange(db, "a page index")
+                    commit.indexDigests[group] = BLAKE2b.hash(sealed)
+                }
                 try db.execute(
                     sql: "INSERT INTO commit_record (id, sealed) VALUES (1, ?)",
-                    arguments: [layout.commit.sealed(key: operational.integrity, vaultID: vaultID)])
+                    arguments: [commit.sealed(key: operational.integrity, vaultID: vaultID)])
             }
+            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
             try database.close()
         }
-        // Check the new vault before it goes anywhere.
+        // Check the new vault before it goes anywhere: read back from the file, every record
+        // counted and none kept. This is also where an id given twice is found.
         let (checkDatabase, checkHeaderBytes, checkHeader) = try connect(temporary)
-        let checked = try finishOpening(
-            url: temporary, database: checkDatabase, headerBytes: checkHeaderBytes, header: checkHeader,
-            keys: UnlockedKeys(operational: operational, master: keys, passphraseKEK: nil, recoveryKey: nil),
-            rollbackGuard: nil)
-        guard checked.recordCount == records.count else {
+        try checkHeaderMAC(
+            checkHeader,
+            keys: UnlockedKeys(operational: operational, master: keys, passphraseKEK: nil, recoveryKey: nil))
+        var checked = 0
+        do {
+            _ = try withStorageErrors {
+                try checkDatabase.read { db in
+                    try loadPagedState(
+                        db: db, header: checkHeader, headerBytes: checkHeaderBytes, keys: operational,
+                        sink: { _, _ in checked += 1 })
+                }
+            }
+        } catch let error as VaultError where error.code == .integrityFailure {
+            if let repeated = error.problems.first(where: { $0.kind == .recordDuplicated })?.recordID {
+                throw VaultError(.duplicateRecord, "Record \(repeated.hex) is given twice; nothing was written.")
+            }
             throw VaultError(.integrityFailure, "The new vault did not verify; nothing was written.")
         }
         try withStorageErrors { try checkDatabase.close() }
-        DurableFile.syncFile(temporary)
-        if !exists {
-            // link(2) fails if `url` appeared meanwhile, so an existing vault is never replaced.
-            guard link(temporary.path, url.path) == 0 else {
-                if errno == EEXIST {
-                    throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
-                }
-                throw VaultError(
-                    .storageFailure, "Could not create the vault at \(url.path): \(String(cString: strerror(errno))).")
-            }
-        } else {
-            // Fold any write-ahead log into the old file first: otherwise the kept copy could
-            // miss committed changes, and a stale log could be replayed onto the new vault.
-            try withStorageErrors {
-                let old = try DatabaseQueue(path: url.path, configuration: Schema.configuration())
-                try old.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-                try old.close()
-            }
-            if let oldCopy {
-                guard link(url.path, oldCopy.path) == 0 else {
-                    throw VaultError(
-                        .storageFailure,
-                        "Could not keep the old vault as \(oldCopy.path): \(String(cString: strerror(errno))). Nothing was replaced."
-                    )
-                }
-            }
-            guard rename(temporary.path, url.path) == 0 else {
-                throw VaultError(
-                    .storageFailure,
-                    "Could not move the new vault into place: \(String(cString: strerror(errno))). Nothing was replaced."
-                )
-            }
-            for suffix in ["-wal", "-shm"] { unlink(url.path + suffix) }
+        guard checked == recordCount else {
+            throw VaultError(.integrityFailure, "The new vault did not verify; nothing was written.")
         }
-        DurableFile.syncDirectory(directory)
+        DurableFile.syncFile(temporary)
+        return built
     }
 
     /// Opens, unlocks and fully verifies the vault at `url`. With `guard`, the file is also

@@ -91,12 +91,45 @@ import VaultStore
             BackupService.olderThanVault(at: ledger.vault.url, archive: opened)
                 == "the vault has changes made after the archive")
 
-        let restored = try BackupService.restore(
-            opened, to: directory.path("restored.coffer"), replacing: false, keepingOldAt: nil, guard: nil
+        try BackupService.restore(
+            BackupService.unlock(inspected, credential: .passphrase(try Passphrase(passphrase))),
+            to: directory.path("restored.coffer"), replacing: false, keepingOldAt: nil, guard: nil
         ) { _ in }
+        let restored = try Ledger(
+            vault: Vault.open(at: directory.path("restored.coffer"), with: .passphrase(try Passphrase(passphrase))))
         #expect(restored.vault.id == ledger.vault.id && restored.accounts.map(\.name) == ["Savings"])
         #expect(try restored.netWorth.totals(on: today).netWorth == Money(minorUnits: 100_000))
         #expect(restored.backupState?.state.lastSequence == 1, "numbering continues after the restored archive")
+
+        // Replacing the vault, which has a change the archive lacks: the restore reads and builds
+        // the whole archive first, then asks; a refusal leaves the vault and its folder as they were.
+        struct Refused: Error {}
+        let unlocked = try BackupService.unlock(inspected, credential: .passphrase(try Passphrase(passphrase)))
+        let oldCopy = directory.path("v.coffer.before-restore")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        var asked: [String] = []
+        #expect(throws: Refused.self) {
+            try BackupService.restore(
+                unlocked, to: ledger.vault.url, replacing: true, keepingOldAt: oldCopy, guard: nil,
+                confirmingOlder: { _, reason in
+                    asked.append(reason)
+                    throw Refused()
+                }
+            ) { _ in }
+        }
+        #expect(asked == ["the vault has changes made after the archive"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == files)
+        let kept = try Ledger(vault: Vault.open(at: ledger.vault.url, with: .passphrase(try Passphrase(passphrase))))
+        #expect(kept.changes.count == ledger.changes.count, "the newer vault is untouched")
+
+        try BackupService.restore(
+            unlocked, to: ledger.vault.url, replacing: true, keepingOldAt: oldCopy, guard: nil,
+            confirmingOlder: { _, _ in }
+        ) { _ in }
+        let replaced = try Ledger(
+            vault: Vault.open(at: ledger.vault.url, with: .passphrase(try Passphrase(passphrase))))
+        #expect(replaced.changes.count == ledger.changes.count - 1, "the change made after the archive is gone")
+        #expect(try Vault.open(at: oldCopy, with: .passphrase(try Passphrase(passphrase))).id == ledger.vault.id)
     }
 
     @Test func anArchiveSignedByAnotherVaultsKeyIsRefusedBeforeAnyKeyWork() throws {

@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import GRDB
 import Testing
 import VaultCrypto
 
@@ -117,5 +118,60 @@ import VaultCrypto
         #expect(restored.recordCount == 1)
         #expect(try Vault.open(at: oldCopy, with: .passphrase(passphrase())).recordCount == 2)
         #expect(try Vault.open(at: url, with: .passphrase(passphrase()), guard: guarded).recordCount == 1)
+    }
+
+    /// Files in the directory apart from the test's own: what a restore left behind.
+    func leftovers(besides kept: Set<String>) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !kept.contains($0) }.sorted()
+    }
+
+    /// A streamed restore writes nothing where the vault goes until it is moved there, and a
+    /// vault built aside that is never moved (the caller changed its mind, or failed) is gone.
+    @Test func aVaultBuiltAsideIsNowhereUntilMovedAndGoneIfDropped() throws {
+        let (header, records, original) = try archived()
+        let unlocked = try Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase()))
+        let target = directory.path("restored.coffer")
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path))
+        do {
+            let built = try Vault.restoreAside(at: target, unlocked: unlocked, replacing: false) { writer in
+                for (id, payload) in records {
+                    try payload.withUnsafeBytes { try writer.append(id, group: .unsorted, payload: $0) }
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+            #expect(try leftovers(besides: before).count == 1, "the vault under its temporary name")
+            _ = built
+        }
+        #expect(try leftovers(besides: before).isEmpty, "dropped unmoved: deleted")
+
+        let guarded = RollbackGuard(directory: directory.path("state"))
+        let built = try Vault.restoreAside(at: target, unlocked: unlocked, replacing: false) { writer in
+            for (id, payload) in records {
+                try payload.withUnsafeBytes { try writer.append(id, group: .unsorted, payload: $0) }
+            }
+        }
+        try built.moveIntoPlace(replacing: false, keepingOldAt: nil, guard: guarded)
+        #expect(try leftovers(besides: before.union(["state"])) == ["restored.coffer"])
+        let restored = try Vault.open(at: target, with: .passphrase(passphrase()), guard: guarded)
+        #expect(restored.records.map(\.payload) == original.records.map(\.payload))
+        #expect(try restored.verify().recordCount == records.count)
+        let journal = try DatabaseQueue(path: target.path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(journal == "wal", "built without a journal, then switched to WAL like every vault")
+    }
+
+    /// An id given twice is refused by name, and nothing is left: not at the target, not aside.
+    @Test func anIdGivenTwiceBuildsNothing() throws {
+        let (header, records, _) = try archived()
+        let unlocked = try Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase()))
+        let target = directory.path("restored.coffer")
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path))
+        let twice = records + [(records[1].0, Data("another payload".utf8))]
+        do {
+            _ = try Vault.restore(at: target, unlocked: unlocked, records: twice, replacing: false, keepingOldAt: nil)
+            Issue.record("a repeated id was restored")
+        } catch let error as VaultError {
+            #expect(error.code == .duplicateRecord && (error.errorDescription ?? "").contains(records[1].0.hex))
+        }
+        #expect(try leftovers(besides: before).isEmpty)
     }
 }

@@ -366,24 +366,30 @@ public enum BackupService {
         return ArchiveToOpen(url: url, created: peek.created, sequence: peek.sequence, peek: peek, knownTrust: known)
     }
 
-    /// An archive unlocked and read: its records, what its signature proved, and the keys its
-    /// own header gave (kept for building the vault without deriving them again).
+    /// An archive whose own vault header is unlocked (`unlock(_:credential:)`): the keys to
+    /// check and open it, and the master key to rebuild its vault, with no further key work.
+    public struct UnlockedArchive: Sendable {
+        public let archive: ArchiveToOpen
+        let unlock: ArchiveUnlock
+        /// The keys that may have signed it: those known before the passphrase when they hold
+        /// the key its header gives (they carry when each generation was superseded), else its
+        /// header's own history.
+        let trust: ArchiveTrust
+        public var keys: BackupKeys { unlock.backupKeys }
+    }
+
+    /// An archive read whole and checked: what its manifest and signature say, and the ids of
+    /// the change-log entries it holds (what `olderThanVault` compares with a vault's history).
     public struct OpenedArchive: Sendable {
         public let contents: ArchiveContents
-        /// Every record, unless the archive was opened to verify it only (`keepingRecords: false`).
-        public let records: [(RecordID, Data)]?
         public let info: ArchiveInfo
+        let changeIDs: Set<UUID>
         let unlock: ArchiveUnlock
         public var keys: BackupKeys { unlock.backupKeys }
     }
 
-    /// Unlocks the archive's own vault header with `credential` (one key derivation, bounded)
-    /// and reads the archive once: signature, every chunk and every record checked, and the
-    /// records kept to restore them unless `keepingRecords` is false (to verify it only, in the
-    /// memory of one block).
-    public static func open(_ archive: ArchiveToOpen, credential: Credential, keepingRecords: Bool = true) throws
-        -> OpenedArchive
-    {
+    /// Unlocks the archive's own vault header with `credential`: one key derivation, bounded.
+    public static func unlock(_ archive: ArchiveToOpen, credential: Credential) throws -> UnlockedArchive {
         let unlock: ArchiveUnlock
         do {
             unlock = try Vault.unlockArchivedHeader(archive.peek.vaultHeader, credential: credential)
@@ -394,17 +400,37 @@ public enum BackupService {
                 kind: "archive")
         }
         let keys = unlock.backupKeys
-        // The keys known before the passphrase decide when they hold the key the archive's own
-        // header gives (they carry when each generation was superseded); else its own history.
         let signer = MinisignPublicKey(key: keys.signingKey.publicKey)
         let trust =
             archive.knownTrust.flatMap { known in known.keys.contains { $0.publicKey == signer } ? known : nil }
             ?? ArchiveTrust(vaultID: keys.vaultID, history: keys.keyHistory)
-        var records: [(RecordID, Data)] = []
+        return UnlockedArchive(archive: archive, unlock: unlock, trust: trust)
+    }
+
+    /// Unlocks the archive (`unlock(_:credential:)`) and reads it once (`open(_:)`).
+    public static func open(_ archive: ArchiveToOpen, credential: Credential) throws -> OpenedArchive {
+        try open(unlock(archive, credential: credential))
+    }
+
+    /// Reads an unlocked archive once: signature, every chunk and every record checked, in the
+    /// memory of one block; nothing kept but the change log's ids.
+    public static func open(_ unlocked: UnlockedArchive) throws -> OpenedArchive {
+        try read(unlocked, visit: nil)
+    }
+
+    /// Reads an unlocked archive once, handing every record to `visit` (its payload valid only
+    /// during the call).
+    private static func read(
+        _ unlocked: UnlockedArchive, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+    ) throws -> OpenedArchive {
+        var changeIDs = Set<UUID>()
         let (contents, info) = try Archive.open(
-            at: archive.url, keys: keys, trust: trust,
-            visit: keepingRecords ? { id, payload in records.append((id, Data(payload))) } : nil)
-        return OpenedArchive(contents: contents, records: keepingRecords ? records : nil, info: info, unlock: unlock)
+            at: unlocked.archive.url, keys: unlocked.keys, trust: unlocked.trust,
+            visit: { id, payload in
+                if RecordCodec.isChange(payload) { changeIDs.insert(id.uuid) }
+                try visit?(id, payload)
+            })
+        return OpenedArchive(contents: contents, info: info, changeIDs: changeIDs, unlock: unlocked.unlock)
     }
 
     /// Why the archive holds an older state than the vault at `target`, or nil when it does not
@@ -426,60 +452,83 @@ public enum BackupService {
         }
         // The change log is in the archive too: a change the vault has and the archive lacks is
         // work the restore would undo (exact, where comparing clocks would miss the same second).
-        let archived = Set((opened.records ?? []).filter { RecordCodec.isChange($0.1) }.map(\.0.uuid))
-        if current.changes.contains(where: { !archived.contains($0.id) }) {
+        if current.changes.contains(where: { !opened.changeIDs.contains($0.id) }) {
             return "the vault has changes made after the archive"
         }
         return nil
     }
 
-    /// Builds a vault at `target` from an opened archive: every payload migrated to its current
-    /// version, backup bookkeeping rebuilt so numbering continues after every archive of this
-    /// vault in the archive's folder (only the newest known key generation numbers), built aside,
-    /// checked, then moved into place (with `replacing`, the old vault kept at `keepingOldAt`).
+    /// Restores an unlocked archive to `target` in one pass: every record read from the
+    /// archive, checked, migrated to its current version (only if older) and sealed into the
+    /// new vault's pages as it comes, built aside; backup bookkeeping rebuilt so numbering
+    /// continues after every archive of this vault in the archive's folder (only the newest
+    /// known key generation numbers); the new vault checked, then moved into place (with
+    /// `replacing`, the old vault kept at `keepingOldAt`). Nothing is at `target` before the
+    /// whole archive has verified.
+    ///
+    /// With `confirmingOlder`, an existing vault at `target` holding a newer state than the
+    /// archive (`olderThanVault`) is replaced only if it returns without throwing; what it
+    /// throws leaves everything as it was.
+    @discardableResult
     public static func restore(
-        _ opened: OpenedArchive, to target: URL, replacing: Bool, keepingOldAt oldCopy: URL?,
-        guard rollbackGuard: RollbackGuard?, notice: (BackupNotice) -> Void
-    ) throws -> Ledger {
-        let contents = opened.contents
-        guard let archivedRecords = opened.records else {
-            throw CofferError(.failed, "The archive was opened to verify it, not to restore it; nothing was restored.")
-        }
-        let folder = opened.info.url.deletingLastPathComponent().standardizedFileURL
-        let trust = ArchiveTrust(vaultID: opened.keys.vaultID, history: opened.keys.keyHistory).extended(byArchivesIn: [
-            folder
-        ])
-        if let generation = trust.conflictAfter { notice(.historiesConflict(afterGeneration: generation)) }
+        _ unlocked: UnlockedArchive, to target: URL, replacing: Bool, keepingOldAt oldCopy: URL?,
+        guard rollbackGuard: RollbackGuard?,
+        confirmingOlder: ((_ archive: OpenedArchive, _ reason: String) throws -> Void)? = nil,
+        notice: (BackupNotice) -> Void
+    ) throws -> OpenedArchive {
+        let folder = unlocked.archive.url.deletingLastPathComponent().standardizedFileURL
+        let trust = ArchiveTrust(vaultID: unlocked.keys.vaultID, history: unlocked.keys.keyHistory).extended(
+            byArchivesIn: [folder])
         let newest = trust.current?.generation
-        let folderMaximum =
-            plausible(
-                Archive.signedDescriptions(in: folder, trust: trust).filter {
-                    !$0.bySupersededKey && $0.generation == newest
-                },
-                after: contents.sequence, notice: notice
-            ).map(\.sequence).max() ?? 0
-        let state = BackupState(
-            lastSequence: max(contents.sequence, folderMaximum),
-            verified: [
-                .init(
-                    path: folder.path, sequence: contents.sequence, time: Int64(contents.created.timeIntervalSince1970))
-            ])
-        let migrated = try archivedRecords.map { id, payload -> (RecordID, Data) in
-            do {
-                return (id, Data(try RecordCodec.upgraded(Array(payload), id: id.uuid)))
-            } catch {
-                throw CofferError(.damaged, "Record \(id.hex) in the archive cannot be read; nothing was restored.")
+        var opened: OpenedArchive?
+        let built = try Vault.restoreAside(at: target, unlocked: unlocked.unlock, replacing: replacing) { writer in
+            let read = try read(unlocked) { id, payload in
+                let record: FinanceRecord
+                let upgraded: [UInt8]?
+                do {
+                    (record, upgraded) = try RecordCodec.upgradedIfOlder(payload, id: id.uuid)
+                } catch {
+                    throw CofferError(.damaged, "Record \(id.hex) in the archive cannot be read; nothing was restored.")
+                }
+                let group = RecordGrouping.group(of: record)
+                if let upgraded {
+                    try upgraded.withUnsafeBytes { try writer.append(id, group: group, payload: $0) }
+                } else {
+                    try writer.append(id, group: group, payload: payload)
+                }
+            }
+            opened = read
+            let contents = read.contents
+            if let generation = trust.conflictAfter { notice(.historiesConflict(afterGeneration: generation)) }
+            let folderMaximum =
+                plausible(
+                    Archive.signedDescriptions(in: folder, trust: trust).filter {
+                        !$0.bySupersededKey && $0.generation == newest
+                    },
+                    after: contents.sequence, notice: notice
+                ).map(\.sequence).max() ?? 0
+            let state = FinanceRecord.backupState(
+                BackupState(
+                    lastSequence: max(contents.sequence, folderMaximum),
+                    verified: [
+                        .init(
+                            path: folder.path, sequence: contents.sequence,
+                            time: Int64(contents.created.timeIntervalSince1970))
+                    ]))
+            try RecordCodec.encode(state).withUnsafeBytes {
+                try writer.append(RecordID(uuid: UUID()), group: RecordGrouping.group(of: state), payload: $0)
             }
         }
-        let records = migrated + [(RecordID(uuid: UUID()), Data(RecordCodec.encode(.backupState(state))))]
-        let vault = try Vault.restore(
-            at: target, unlocked: opened.unlock, records: records, grouping: RecordGrouping.grouping,
-            replacing: replacing,
-            keepingOldAt: oldCopy,
-            guard: rollbackGuard)
+        guard let opened else { preconditionFailure("a vault built aside has read its archive") }
+        if let confirmingOlder, replacing, FileManager.default.fileExists(atPath: target.path),
+            let reason = olderThanVault(at: target, archive: opened)
+        {
+            try confirmingOlder(opened, reason)
+        }
+        try built.moveIntoPlace(replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard)
         if let newest, let generation = opened.info.generation, generation < newest {
             notice(.restoredFromSupersededKey(generation: generation, newest: newest))
         }
-        return try Ledger(vault: vault)
+        return opened
     }
 }

@@ -155,6 +155,16 @@ public enum RecordCodec {
         encode(try decode(payload, id: id))
     }
 
+    /// Decodes a payload (which proves it readable) and gives it re-encoded only when its
+    /// version is older than its kind's current one: a payload already current is kept as it
+    /// is, so a restore re-encodes only what a migration changes.
+    static func upgradedIfOlder(_ payload: UnsafeRawBufferPointer, id: UUID) throws
+        -> (record: FinanceRecord, upgraded: [UInt8]?)
+    {
+        let record = try decode(payload, id: id)
+        return (record, payload[1] == record.kind.currentVersion ? nil : encode(record))
+    }
+
     /// Whether a payload is bookkeeping of this copy of the vault (`RecordKind.isLocal`: its
     /// backups, its place in a sync folder), which archives and sync leave out: a restored or
     /// joined copy rebuilds its own.
