@@ -33,6 +33,8 @@ let package = Package(
             pkgConfig: "liblzma",
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
+        // glibc's allocator settings, for the executable's start (malloc.h).
+        .systemLibrary(name: "CMalloc"),
         // Line editing and completion for `coffer shell` (BSD editline). Debian: libedit-dev.
         .systemLibrary(
             name: "CEditLine",
@@ -71,7 +73,7 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI", "CMalloc"]),
         // Proof that another front end can link the application: CofferKit and the layers
         // below, no CofferCLI, no ArgumentParser. Run by CofferEndToEndTests.
         .executableTarget(

@@ -85,9 +85,11 @@ public enum Archive {
     }
 
     /// Makes the archive bytes and their signature (no I/O): format 2, the records in columns
-    /// after the id table (`ColumnExport`).
+    /// after the id table (`ColumnExport`). The records are let go (when the caller gives them
+    /// up) as soon as the columns are made, before the archive is sealed: holding both is what
+    /// would decide a large backup's memory.
     public static func make(
-        _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
+        _ records: consuming some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
         appVersion: String, commitCounter: UInt64, device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64,
         created: Date
     ) throws -> Made {
@@ -102,6 +104,7 @@ public enum Archive {
             },
             encoder: try XZ.Encoder(preset: compressionPreset, threads: compressionThreads, blockSize: compressionBlock)
         )
+        _ = consume records
         let (archive, signature) = try seal(
             prefix: written.prefix, compressed: written.compressed, plaintextLength: written.exportLength, keys: keys,
             sequence: sequence, created: created, fileName: name, device: device, commitCounter: commitCounter)
@@ -109,11 +112,12 @@ public enum Archive {
     }
 
     /// xz settings for the columns (Specs/backup-format.md). Measured at 1M records (BENCHMARKS.md):
-    /// preset 2 makes the archive 1.5 % larger than preset 6 and the backup 40 % faster; columns
-    /// leave little for the slower match finders to find. 4 MiB blocks give two threads work.
-    static let compressionPreset: UInt32 = 2
+    /// columns leave the slower match finders little to find; preset 1 with 2 MiB blocks makes
+    /// the archive 1 % larger than preset 2 with 4 MiB at the same speed, and its two threads
+    /// need 29 MB instead of 56 MB. The blocks give two threads work.
+    static let compressionPreset: UInt32 = 1
     static let compressionThreads = min(2, ProcessInfo.processInfo.activeProcessorCount)
-    static let compressionBlock: UInt64 = 4 << 20
+    static let compressionBlock: UInt64 = 2 << 20
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
     /// The body is `prefix` then `compressed` (format 2's id table, then its xz stream), sealed

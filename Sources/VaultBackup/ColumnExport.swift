@@ -111,12 +111,21 @@ enum ColumnExport {
         var groupAt = [Int32](repeating: -1, count: 1 << 17)
         var layoutAt = [ColumnLayout?](repeating: nil, count: 1 << 16)
         for (key, layout) in layouts { layoutAt[Int(key)] = layout }
+        // How many records of each kind and version, so each group's entries are allocated once
+        // (a million entries grown by doubling would hold half as much again while copied).
+        var counted = [Int](repeating: 0, count: 1 << 16)
+        for index in 0..<view.count {
+            let payload = view.payload(at: index)
+            if payload.count >= 2 { counted[Int(payload[0]) << 8 | Int(payload[1])] += 1 }
+        }
         func add(_ group: Group, _ entry: Entry) {
             let slot = Int(group.kind) << 9 | Int(group.version) << 1 | (group.columns ? 0 : 1)
             if groupAt[slot] < 0 {
                 groupAt[slot] = Int32(groups.count)
                 groups.append(group)
-                entries.append([])
+                var fresh: [Entry] = []
+                if group.columns { fresh.reserveCapacity(counted[Int(group.kind) << 8 | Int(group.version)]) }
+                entries.append(fresh)
             }
             entries[Int(groupAt[slot])].append(entry)
         }
@@ -136,25 +145,21 @@ enum ColumnExport {
             }
         }
         let order = groups.indices.sorted { groups[$0] < groups[$1] }
-        var prefix: [UInt8] = []
         var recordCount = 0
-        let rank = lookup.rank
-        for group in order {
-            entries[group].sort {
-                ($0.key.0, $0.key.1, rank[Int($0.index)]) < ($1.key.0, $1.key.1, rank[Int($1.index)])
+        do {
+            let rank = lookup.ranks()
+            for group in order {
+                entries[group].sort {
+                    ($0.key.0, $0.key.1, rank[Int($0.index)]) < ($1.key.0, $1.key.1, rank[Int($1.index)])
+                }
+                recordCount += entries[group].count
             }
-            recordCount += entries[group].count
         }
-        prefix.reserveCapacity(16 + recordCount * 16)
-        withUnsafeBytes(of: UInt64(recordCount).littleEndian) { prefix += $0 }
-        let extraCountOffset = prefix.count
-        prefix += [UInt8](repeating: 0, count: 8)
         var next: Int32 = 0
         for group in order {
             for entry in entries[group] {
                 lookup.position[Int(entry.index)] = next
                 next += 1
-                view.id(at: Int(entry.index)).withBytes { prefix += $0 }
             }
         }
 
@@ -162,14 +167,26 @@ enum ColumnExport {
         // log): appended to the table in the order first met.
         var extra: [RecordID: UInt64] = [:]
         var extraBytes: [UInt8] = []
+        // Records name few ids, over and over (a transaction's account, its category): the
+        // last id met in each of a few slots answers most lookups without the sorted table's
+        // cache misses, which cost more than the rest of making the columns.
+        var recent = [(id: RecordID, index: UInt64)?](repeating: nil, count: 1 << 10)
         let indexOf = { (bytes: UnsafeRawBufferPointer) -> UInt64 in
             let id = try! RecordID(contiguous: bytes)
-            if let known = lookup.position(of: id) { return UInt64(known) }
-            if let known = extra[id] { return known }
-            let new = UInt64(recordCount + extra.count)
-            extra[id] = new
-            extraBytes += bytes
-            return new
+            let slot = Int(id.prefix16) & (1 << 10 - 1)
+            if let hit = recent[slot], hit.id == id { return hit.index }
+            let index: UInt64
+            if let known = lookup.position(of: id) {
+                index = UInt64(known)
+            } else if let known = extra[id] {
+                index = known
+            } else {
+                index = UInt64(recordCount + extra.count)
+                extra[id] = index
+                extraBytes += bytes
+            }
+            recent[slot] = (id, index)
+            return index
         }
 
         var exportLength: UInt64 = 0
@@ -221,49 +238,69 @@ enum ColumnExport {
         let manifestBytes = manifest(UInt64(recordCount), countsByKind, digest.finalize())
         try emit(u32(0) + u32(manifestBytes.count) + manifestBytes)
         try encoder.finish()
-        withUnsafeBytes(of: UInt64(extra.count).littleEndian) {
-            prefix.replaceSubrange(extraCountOffset..<extraCountOffset + 8, with: $0)
+        // The id table last, once the encoder's memory and the ordering are gone: it is as
+        // large as the ids. Each record's id goes to its export position.
+        entries = []
+        var prefix = [UInt8](repeating: 0, count: 16 + recordCount * 16)
+        withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(extra.count).littleEndian)) {
+            prefix.replaceSubrange(0..<16, with: $0)
+        }
+        prefix.withUnsafeMutableBytes { table in
+            for index in 0..<view.count {
+                let at = 16 + Int(lookup.position[index]) * 16
+                view.id(at: index).withBytes {
+                    table.baseAddress!.advanced(by: at).copyMemory(from: $0.baseAddress!, byteCount: 16)
+                }
+            }
         }
         prefix += extraBytes
         return Written(
             prefix: prefix, compressed: encoder.output, exportLength: exportLength, recordCount: recordCount)
     }
 
-    /// The source's ids sorted, with a table of where each 16-bit prefix starts: finding an id
-    /// costs a few comparisons (random ids spread evenly), not a search of the whole; each
-    /// record's rank in id order, which breaks ties in the export's order; and each record's
-    /// place in the export once it has one. Plain memory, looked up millions of times.
-    private final class SortedIDs {
-        let ids: UnsafeMutableBufferPointer<RecordID>
-        /// The source index of each sorted id, and the sorted position of each source index.
+    /// The source's records in id order, as source indices, with a table of where each 16-bit
+    /// prefix starts (a counting sort, then each bucket sorted): finding an id costs a few
+    /// comparisons, not a search of the whole; and each record's place in the export once it
+    /// has one. The ids themselves stay in the source. Plain memory, looked up millions of times.
+    private final class SortedIDs<Source: ArchiveRecordSource> {
+        let source: Source
         let indices: UnsafeMutableBufferPointer<Int32>
-        let rank: UnsafeMutableBufferPointer<Int32>
         let starts: UnsafeMutableBufferPointer<Int32>
         /// The export position of each source index (-1: not in the export).
         let position: UnsafeMutableBufferPointer<Int32>
 
-        init(_ source: some ArchiveRecordSource) {
-            var pairs = (0..<source.count).map { (source.id(at: $0), Int32($0)) }
-            pairs.sort { $0.0 < $1.0 }
-            ids = .allocate(capacity: pairs.count)
-            indices = .allocate(capacity: pairs.count)
-            rank = .allocate(capacity: pairs.count)
-            position = .allocate(capacity: pairs.count)
-            position.initialize(repeating: -1)
+        init(_ source: Source) {
+            self.source = source
+            let count = source.count
             starts = .allocate(capacity: (1 << 16) + 1)
             starts.initialize(repeating: 0)
-            for (sorted, pair) in pairs.enumerated() {
-                ids[sorted] = pair.0
-                indices[sorted] = pair.1
-                rank[Int(pair.1)] = Int32(sorted)
-                starts[Int(pair.0.prefix16) + 1] += 1
-            }
+            for index in 0..<count { starts[Int(source.id(at: index).prefix16) + 1] += 1 }
             for bucket in 0..<(1 << 16) { starts[bucket + 1] += starts[bucket] }
+            indices = .allocate(capacity: count)
+            var next = Array(starts.prefix(1 << 16))
+            for index in 0..<count {
+                let bucket = Int(source.id(at: index).prefix16)
+                indices[Int(next[bucket])] = Int32(index)
+                next[bucket] += 1
+            }
+            for bucket in 0..<(1 << 16) where starts[bucket + 1] - starts[bucket] > 1 {
+                var members = UnsafeMutableBufferPointer(
+                    rebasing: indices[Int(starts[bucket])..<Int(starts[bucket + 1])])
+                members.sort { source.id(at: Int($0)) < source.id(at: Int($1)) }
+            }
+            position = .allocate(capacity: count)
+            position.initialize(repeating: -1)
         }
 
         deinit {
-            for buffer in [indices, rank, starts, position] { buffer.deallocate() }
-            ids.deallocate()
+            for buffer in [indices, starts, position] { buffer.deallocate() }
+        }
+
+        /// Each source index's place in id order: what breaks ties in the export's order.
+        func ranks() -> [Int32] {
+            var rank = [Int32](repeating: 0, count: indices.count)
+            for (sorted, index) in indices.enumerated() { rank[Int(index)] = Int32(sorted) }
+            return rank
         }
 
         /// The export position of `id`, when it is a record of the export.
@@ -272,11 +309,13 @@ enum ColumnExport {
             var low = Int(starts[bucket]), high = Int(starts[bucket + 1])
             while low < high {
                 let middle = (low + high) / 2
-                if ids[middle] == id {
-                    let at = position[Int(indices[middle])]
+                let index = Int(indices[middle])
+                let candidate = source.id(at: index)
+                if candidate == id {
+                    let at = position[index]
                     return at >= 0 ? at : nil
                 }
-                if ids[middle] < id { low = middle + 1 } else { high = middle }
+                if candidate < id { low = middle + 1 } else { high = middle }
             }
             return nil
         }

@@ -143,8 +143,12 @@ public enum XZ {
             try run(input, action: LZMA_RUN)
         }
 
-        /// Ends the stream; the compressed bytes are in `output`.
-        func finish() throws { try run(UnsafeRawBufferPointer(start: nil, count: 0), action: LZMA_FINISH) }
+        /// Ends the stream; the compressed bytes are in `output`. liblzma's state (tens of MiB
+        /// for two threads) is let go at once, not when the encoder is. (`lzma_end` may run twice.)
+        func finish() throws {
+            try run(UnsafeRawBufferPointer(start: nil, count: 0), action: LZMA_FINISH)
+            lzma_end(&stream)
+        }
 
         private func run(_ input: UnsafeRawBufferPointer, action: lzma_action) throws {
             stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)

@@ -76,27 +76,9 @@ extension Vault {
         var indexes: [PageGroup: GroupIndex] = [:]
         var seenIndexes = Set<PageGroup>()
         let selected = reading.map { groups.filter($0) } ?? groups
-        let indexRows: [(Data, Data)]
-        if reading == nil {
-            // Only bytes are rows: SQLite would keep a text copy of a blob key as another key.
-            indexRows = try Row.fetchAll(db, sql: "SELECT locator, sealed FROM page_index WHERE \(Self.bothBlobs)")
-                .map { ($0[0], $0[1]) }
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM page_index WHERE NOT (\(Self.bothBlobs))")! > 0 {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil,
-                        detail: "page index rows that are not stored as bytes are in the file (planted)"))
-            }
-        } else {
-            indexRows = try selected.compactMap { group in
-                let locator = PageLayout.locator(.index, group: group, key: locatorKey)
-                return try Data.fetchOne(
-                    db, sql: "SELECT sealed FROM page_index WHERE locator = ? AND \(Self.bothBlobs)",
-                    arguments: [locator]
-                ).map { (locator, $0) }
-            }
-        }
-        for (locator, sealed) in indexRows {
+        // Each index is checked and opened as its row is read: a million records' indexes are
+        // tens of MB sealed, and holding every sealed row beside its opened index would double that.
+        func consider(_ locator: Data, _ sealed: Data) {
             guard let group = expectedIndexes[locator] else {
                 problems.append(
                     IntegrityProblem(
@@ -104,7 +86,7 @@ extension Vault {
                         detail:
                             "a page index the commit record does not list is in the file (planted, or left from another state)"
                     ))
-                continue
+                return
             }
             seenIndexes.insert(group)
             guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
@@ -113,7 +95,7 @@ extension Vault {
                         kind: .structureDamaged, recordID: nil,
                         detail: "the index of \(name(group)) does not match the commit record (altered or rolled back)")
                 )
-                continue
+                return
             }
             guard
                 let index = GroupIndex.open(
@@ -122,9 +104,30 @@ extension Vault {
                 problems.append(
                     IntegrityProblem(
                         kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is damaged"))
-                continue
+                return
             }
             indexes[group] = index
+        }
+        if reading == nil {
+            // Only bytes are rows: SQLite would keep a text copy of a blob key as another key.
+            let rows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page_index WHERE \(Self.bothBlobs)")
+            while let row = try rows.next() { consider(row[0], row[1]) }
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM page_index WHERE NOT (\(Self.bothBlobs))")! > 0 {
+                problems.append(
+                    IntegrityProblem(
+                        kind: .structureDamaged, recordID: nil,
+                        detail: "page index rows that are not stored as bytes are in the file (planted)"))
+            }
+        } else {
+            for group in selected {
+                let locator = PageLayout.locator(.index, group: group, key: locatorKey)
+                if let sealed = try Data.fetchOne(
+                    db, sql: "SELECT sealed FROM page_index WHERE locator = ? AND \(Self.bothBlobs)",
+                    arguments: [locator])
+                {
+                    consider(locator, sealed)
+                }
+            }
         }
         for group in selected where !seenIndexes.contains(group) {
             problems.append(
@@ -146,19 +149,17 @@ extension Vault {
             let page: Int
         }
         var expectedPages: [Data: Expected] = [:]
-        var seenIDs = Set<RecordID>()
-        seenIDs.reserveCapacity(listed)
         for (group, index) in indexes {
             for (position, page) in index.pages.enumerated() {
                 expectedPages[PageLayout.locator(.page, group: group, number: page.number, key: locatorKey)] =
                     Expected(group: group, page: position)
-                for id in page.ids where !seenIDs.insert(id).inserted {
-                    problems.append(
-                        IntegrityProblem(
-                            kind: .recordDuplicated, recordID: id,
-                            detail: "is listed in more than one page (duplicated)"))
-                }
             }
+        }
+        let listedIDs = indexes.values.lazy.flatMap { $0.pages.lazy.flatMap(\.ids) }
+        for id in repeated(in: listedIDs, sortedHighs: sortedHighs(of: listedIDs)) {
+            problems.append(
+                IntegrityProblem(
+                    kind: .recordDuplicated, recordID: id, detail: "is listed in more than one page (duplicated)"))
         }
         let allIndexesRead = indexes.count == groups.count
 

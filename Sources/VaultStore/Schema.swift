@@ -83,13 +83,17 @@ enum Schema {
     }
 
     /// For a file built aside whole in one transaction (`Vault.buildAside`) and fsynced before it
-    /// goes anywhere: no journal and no syncs while it is written, since a crash leaves only a
-    /// temporary file to delete; the builder switches it to WAL when done, as every vault is.
+    /// goes anywhere: its journal in memory (defensive mode allows no less) and no syncs while it
+    /// is written, since a crash leaves only a temporary file to delete; the builder switches it
+    /// to WAL when done, as every vault is.
     static func buildingConfiguration() -> Configuration {
         var configuration = configuration()
         configuration.journalMode = .default
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") == "memory" else {
+                throw VaultError(.storageFailure, "SQLite would not keep the new vault's journal in memory.")
+            }
+            try db.execute(sql: "PRAGMA synchronous = OFF")
         }
         return configuration
     }

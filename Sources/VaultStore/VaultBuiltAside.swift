@@ -75,7 +75,14 @@ public final class VaultBuiltAside {
             accepting.acceptRollback = true
             // The commit record and indexes are enough to name the state; the pages were
             // checked before the move.
-            _ = try UnlockedVaultFile.unlock(at: url, guard: accepting) { _ in keys }.open(reading: { _ in false })
+            do {
+                _ = try UnlockedVaultFile.unlock(at: url, guard: accepting) { _ in keys }.open(reading: { _ in false })
+            } catch {
+                throw VaultError(
+                    .storageFailure,
+                    "The vault was restored to \(url.path), but this machine's record of it could not be updated; open it once with --accept-rollback."
+                )
+            }
         }
     }
 }

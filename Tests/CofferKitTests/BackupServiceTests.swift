@@ -101,8 +101,8 @@ import VaultStore
         #expect(try restored.netWorth.totals(on: today).netWorth == Money(minorUnits: 100_000))
         #expect(restored.backupState?.state.lastSequence == 1, "numbering continues after the restored archive")
 
-        // Replacing the vault, which has a change the archive lacks: the restore reads and builds
-        // the whole archive first, then asks; a refusal leaves the vault and its folder as they were.
+        // Replacing the vault, which has a change the archive lacks: the restore asks before it
+        // builds anything; a refusal leaves the vault and its folder as they were.
         struct Refused: Error {}
         let unlocked = try BackupService.unlock(inspected, credential: .passphrase(try Passphrase(passphrase)))
         let oldCopy = directory.path("v.coffer.before-restore")
@@ -113,6 +113,9 @@ import VaultStore
                 unlocked, to: ledger.vault.url, replacing: true, keepingOldAt: oldCopy, guard: nil,
                 confirmingOlder: { _, reason in
                     asked.append(reason)
+                    #expect(
+                        try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == files,
+                        "nothing is built before the answer")
                     throw Refused()
                 }
             ) { _ in }

@@ -223,7 +223,7 @@ public enum BackupService {
             progress("Compressing and sealing an archive of \(records.count) records")
             do {
                 made = try Archive.make(
-                    records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
+                    consume records, layouts: ArchiveLayouts.all, netWorth: netWorth, appVersion: appVersion,
                     commitCounter: vault.commitCounter, device: vault.deviceID, keys: keys, sequence: sequence,
                     created: now)
             } catch let error as BackupError {
@@ -468,7 +468,9 @@ public enum BackupService {
     ///
     /// With `confirmingOlder`, an existing vault at `target` holding a newer state than the
     /// archive (`olderThanVault`) is replaced only if it returns without throwing; what it
-    /// throws leaves everything as it was.
+    /// throws leaves everything as it was. It is asked before anything is built (the archive is
+    /// then read twice: once to compare, once to restore), so a question left unanswered, or a
+    /// process stopped at it, leaves nothing behind.
     @discardableResult
     public static func restore(
         _ unlocked: UnlockedArchive, to target: URL, replacing: Bool, keepingOldAt oldCopy: URL?,
@@ -480,6 +482,12 @@ public enum BackupService {
         let trust = ArchiveTrust(vaultID: unlocked.keys.vaultID, history: unlocked.keys.keyHistory).extended(
             byArchivesIn: [folder])
         let newest = trust.current?.generation
+        if let confirmingOlder, replacing, let summary = try? Vault.summary(at: target),
+            summary.vaultID == unlocked.keys.vaultID
+        {
+            let compared = try open(unlocked)
+            if let reason = olderThanVault(at: target, archive: compared) { try confirmingOlder(compared, reason) }
+        }
         var opened: OpenedArchive?
         let built = try Vault.restoreAside(at: target, unlocked: unlocked.unlock, replacing: replacing) { writer in
             let read = try read(unlocked) { id, payload in
@@ -520,11 +528,6 @@ public enum BackupService {
             }
         }
         guard let opened else { preconditionFailure("a vault built aside has read its archive") }
-        if let confirmingOlder, replacing, FileManager.default.fileExists(atPath: target.path),
-            let reason = olderThanVault(at: target, archive: opened)
-        {
-            try confirmingOlder(opened, reason)
-        }
         try built.moveIntoPlace(replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard)
         if let newest, let generation = opened.info.generation, generation < newest {
             notice(.restoredFromSupersededKey(generation: generation, newest: newest))
