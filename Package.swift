@@ -33,7 +33,7 @@ let package = Package(
             pkgConfig: "liblzma",
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
-        // glibc's allocator settings, for the executable's start (malloc.h).
+        // glibc's allocator settings (malloc.h), for the commands that hold a large vault whole.
         .systemLibrary(name: "CMalloc"),
         // Line editing and completion for `coffer shell` (BSD editline). Debian: libedit-dev.
         .systemLibrary(
@@ -68,12 +68,12 @@ let package = Package(
         .target(
             name: "CofferCLI",
             dependencies: [
-                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup", "CEditLine",
+                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup", "CEditLine", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        .executableTarget(name: "coffer", dependencies: ["CofferCLI", "CMalloc"]),
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         // Proof that another front end can link the application: CofferKit and the layers
         // below, no CofferCLI, no ArgumentParser. Run by CofferEndToEndTests.
         .executableTarget(

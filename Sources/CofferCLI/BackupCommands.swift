@@ -211,6 +211,7 @@ struct BackupCommands: ParsableCommand {
         }
 
         func run() throws {
+            LargeAllocations.mapped()
             let started = Date()
             let today = try CommandContext.today()
             // What the overview reads (net worth on `today` for the manifest, the destinations and
@@ -316,6 +317,7 @@ struct BackupCommands: ParsableCommand {
         }
 
         func run() throws {
+            LargeAllocations.mapped()
             let url = URL(fileURLWithPath: file)
             guard FileManager.default.fileExists(atPath: url.path) else {
                 throw CLIError(.notFound, "No archive at \(url.path).")
@@ -737,6 +739,7 @@ struct Restore: ParsableCommand {
     }
 
     func run() throws {
+        LargeAllocations.mapped()
         let url = URL(fileURLWithPath: file)
         let destination = URL(fileURLWithPath: target)
         guard FileManager.default.fileExists(atPath: url.path) else {
