@@ -262,8 +262,18 @@ public final class Vault {
             throw VaultError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
         }
         let directory = url.deletingLastPathComponent()
+        let built = VaultBuiltAside(
+            url: url,
+            temporary: directory.appendingPathComponent(
+                ".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building"))
+        // The folders this makes for the vault go again, if still empty, when it never moves in.
+        var folder = directory
+        while !fileManager.fileExists(atPath: folder.path), folder.path != "/" {
+            built.madeFolders.append(folder)
+            folder = folder.deletingLastPathComponent()
+        }
         try withStorageErrors {
-            if !fileManager.fileExists(atPath: directory.path) {
+            if !built.madeFolders.isEmpty {
                 try fileManager.createDirectory(
                     at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
@@ -271,10 +281,6 @@ public final class Vault {
         let vaultID = header.vaultID
         let headerBytes = header.encoded()
         let operational = keys.operational
-        let built = VaultBuiltAside(
-            url: url,
-            temporary: directory.appendingPathComponent(
-                ".\(url.lastPathComponent).\(SecureRandom.bytes(count: 6).hexString).building"))
         let temporary = built.temporary
         var recordCount = 0
         try withStorageErrors {

@@ -11,6 +11,8 @@ public final class VaultBuiltAside {
     let temporary: URL
     /// The keys that open it, when it is a restore: to raise the high-water mark once in place.
     var keys: UnlockedKeys?
+    /// Folders made to hold it, deepest first: removed (when empty) if it never moves in.
+    var madeFolders: [URL] = []
     private var moved = false
 
     init(url: URL, temporary: URL) {
@@ -19,7 +21,9 @@ public final class VaultBuiltAside {
     }
 
     deinit {
-        if !moved { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary.path + suffix) } }
+        guard !moved else { return }
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary.path + suffix) }
+        for folder in madeFolders { rmdir(folder.path) }
     }
 
     /// Moves the vault to `url`: linked when nothing is there (never over a vault that appeared

@@ -159,11 +159,12 @@ import VaultCrypto
         #expect(journal == "wal", "built without a journal, then switched to WAL like every vault")
     }
 
-    /// An id given twice is refused by name, and nothing is left: not at the target, not aside.
+    /// An id given twice is refused by name, and nothing is left: not at the target, not aside,
+    /// not the folders made to hold it.
     @Test func anIdGivenTwiceBuildsNothing() throws {
         let (header, records, _) = try archived()
         let unlocked = try Vault.unlockArchivedHeader(header, credential: .passphrase(passphrase()))
-        let target = directory.path("restored.coffer")
+        let target = directory.path("new/deeper/restored.coffer")
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path))
         let twice = records + [(records[1].0, Data("another payload".utf8))]
         do {
