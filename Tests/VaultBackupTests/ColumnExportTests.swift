@@ -232,6 +232,26 @@ import VaultStore
         #expect(error?.errorDescription?.contains("after its manifest") == true)
     }
 
+    /// Ids that share their first eight bytes (as ordered ids of one device would) all fall in
+    /// one bucket of the writer's lookup: they are told apart whole, round-trip, and only a true
+    /// repeat among them is refused.
+    @Test func idsSharingTheirHighHalfAreToldApart() throws {
+        let high = Array(RecordID.random().bytes.prefix(8))
+        let ids = try (0..<2000).map { number in
+            try RecordID(high + withUnsafeBytes(of: UInt64(number * 7919 % 2000).bigEndian) { Array($0) })
+        }
+        let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
+        let (manifest, read, written) = try Self.roundTrip(records)
+        #expect(manifest.recordCount == 2000)
+        #expect(
+            Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
+        var body = written.prefix + written.compressed
+        body.replaceSubrange(48..<64, with: body[16..<32])
+        #expect(throws: BackupError.self) {
+            try body.withUnsafeBytes { try ColumnExport.read($0, exportLength: written.exportLength, visit: nil) }
+        }
+    }
+
     @Test func twoRecordsWithOneIdAreRefused() throws {
         let id = RecordID.random()
         let records = [(id, Data([0x0A, 0x02, 1])), (RecordID.random(), Data([0x0A, 0x02, 2]))]
