@@ -8,6 +8,12 @@ years: 50 accounts (40 assets, 10 liabilities) whose values are updated over the
 (20% of the records), invoices to 50 clients (3%), and budget transactions (the rest) across
 the 18 default categories, 3 income sources and 3 savings goals. The file is loaded with
 `coffer import json`, Coffer's own bulk path, in one transaction.
+
+Record ids are the ones Coffer would have issued had the household entered the records as they
+happened (FinanceCore's RecordIDs, Specs/record-payloads.md "Record ids"): one process a day
+(that day's session or statement import, some time in the evening) issues the ids of the
+records dated that day, a few milliseconds apart, each id the millisecond, a counter, and that
+process's 62 random bits; the setup records come from the first day's process.
 """
 import datetime
 import json
@@ -37,7 +43,23 @@ def main():
         sys.exit(__doc__)
     total, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     rng = random.Random(seed)
-    ids = lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    processes = random.Random(seed + 1)   # ids only: every other value is drawn as before
+    days = {}                             # day offset → [millisecond, counter, random bits] of its process
+
+    def ids(offset=0):
+        rng.getrandbits(128)              # the draw a random id took, so the rest of the data is unchanged
+        if offset not in days:
+            evening = datetime.datetime.combine(start + datetime.timedelta(days=offset), datetime.time(19),
+                                                tzinfo=datetime.timezone.utc)
+            days[offset] = [int(evening.timestamp() * 1000) + processes.randint(0, 3 * 3_600_000), -1,
+                            processes.getrandbits(62)]
+        state = days[offset]
+        step = processes.randint(0, 40)
+        if step or state[1] == 0xFFF:
+            state[0], state[1] = state[0] + max(step, 1), 0
+        else:
+            state[1] += 1
+        return str(uuid.UUID(int=state[0] << 80 | 0x8 << 76 | state[1] << 64 | 0b10 << 62 | state[2]))
     end = datetime.date(2026, 11, 22)
     start = end - datetime.timedelta(days=3652)
     day = lambda offset: (start + datetime.timedelta(days=offset)).isoformat()
@@ -63,7 +85,7 @@ def main():
         offset = sequence * 3652 // max(1, update_count)
         account = sequence % len(accounts)
         values[account] = max(0, values[account] + rng.randint(-2_000_00, 2_500_00))
-        updates.append({"id": ids(), "account": accounts[account]["id"], "date": day(offset),
+        updates.append({"id": ids(offset), "account": accounts[account]["id"], "date": day(offset),
                         "amount": money(values[account]), "sequence": sequence + 1})
 
     categories = []
@@ -90,7 +112,7 @@ def main():
             kind = "savings" if category["type"] == "savings" else "expense"
             target = {"kind": "category", "id": category["id"]}
             amount = rng.randint(1_00, 250_00)
-        entry = {"id": ids(), "amount": money(amount), "type": kind, "target": target, "date": day(offset), "sequence": sequence + 1}
+        entry = {"id": ids(offset), "amount": money(amount), "type": kind, "target": target, "date": day(offset), "sequence": sequence + 1}
         if rng.random() < 0.6:
             entry["note"] = f"{rng.choice(MERCHANTS)} {rng.randint(1000, 9999)}"
         transactions.append(entry)
@@ -102,7 +124,7 @@ def main():
         terms = rng.choice([14, 30])
         items = [{"description": f"Work package {rng.randint(1, 99)}", "quantity": str(rng.choice([1, 2, 2.5, 8, 10])),
                   "unitPrice": money(rng.randint(50_00, 900_00))} for _ in range(rng.randint(1, 3))]
-        invoice = {"id": ids(), "number": number, "client": rng.choice(clients)["id"], "items": items, "issued": day(issued),
+        invoice = {"id": ids(issued), "number": number, "client": rng.choice(clients)["id"], "items": items, "issued": day(issued),
                    "due": day(issued + terms), "payments": []}
         roll = rng.random()
         if roll < 0.02 or issued > 3640:

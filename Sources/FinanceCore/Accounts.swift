@@ -75,7 +75,7 @@ public struct Account: Identifiable, Hashable, Sendable {
     public var closed: CalendarDate?
 
     public init(
-        id: UUID = UUID(), name: String, category: String, kind: AccountKind, growthRate: GrowthRate? = nil,
+        id: UUID = RecordIDs.next(), name: String, category: String, kind: AccountKind, growthRate: GrowthRate? = nil,
         created: CalendarDate, closed: CalendarDate? = nil
     ) {
         self.id = id
@@ -132,7 +132,8 @@ public struct ValueUpdate: Identifiable, Hashable, Sendable {
     public var movedBy: UUID?
 
     public init(
-        id: UUID = UUID(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64, note: String? = nil,
+        id: UUID = RecordIDs.next(), accountID: UUID, date: CalendarDate, amount: Money, sequence: UInt64,
+        note: String? = nil,
         movedBy: UUID? = nil
     ) {
         self.id = id

@@ -28,7 +28,8 @@ public struct BudgetCategory: Identifiable, Hashable, Sendable {
     public var account: UUID?
 
     public init(
-        id: UUID = UUID(), name: String, type: BudgetType, sortOrder: Int, isDefault: Bool, isHidden: Bool = false,
+        id: UUID = RecordIDs.next(), name: String, type: BudgetType, sortOrder: Int, isDefault: Bool,
+        isHidden: Bool = false,
         account: UUID? = nil
     ) {
         self.account = account
@@ -76,7 +77,9 @@ public struct IncomeSource: Identifiable, Hashable, Sendable {
     /// The account this income is paid into unless `--into` says otherwise.
     public var account: UUID?
 
-    public init(id: UUID = UUID(), name: String, amount: Money, frequency: IncomeFrequency, account: UUID? = nil) {
+    public init(
+        id: UUID = RecordIDs.next(), name: String, amount: Money, frequency: IncomeFrequency, account: UUID? = nil
+    ) {
         self.account = account
         self.id = id
         self.name = name
@@ -151,7 +154,7 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     @Boxed public var flow: AccountFlow?
 
     public init(
-        id: UUID = UUID(), amount: Money, type: TransactionType, target: Target, note: String? = nil,
+        id: UUID = RecordIDs.next(), amount: Money, type: TransactionType, target: Target, note: String? = nil,
         date: CalendarDate, sequence: UInt64, origin: StatementOrigin? = nil, flow: AccountFlow? = nil
     ) {
         self.flow = flow
@@ -192,7 +195,8 @@ public struct SavingsGoal: Identifiable, Hashable, Sendable {
     public var account: UUID?
 
     public init(
-        id: UUID = UUID(), name: String, target: Money? = nil, targetDate: CalendarDate? = nil, account: UUID? = nil
+        id: UUID = RecordIDs.next(), name: String, target: Money? = nil, targetDate: CalendarDate? = nil,
+        account: UUID? = nil
     ) {
         self.account = account
         self.id = id

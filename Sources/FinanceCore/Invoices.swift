@@ -11,7 +11,7 @@ public struct Client: Identifiable, Hashable, Sendable {
     public var account: UUID?
 
     public init(
-        id: UUID = UUID(), name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30,
+        id: UUID = RecordIDs.next(), name: String, email: String? = nil, address: String? = nil, termsDays: Int = 30,
         account: UUID? = nil
     ) {
         self.id = id
@@ -155,7 +155,7 @@ public struct Invoice: Identifiable, Hashable, Sendable {
     public var reminders: [CalendarDate]
 
     public init(
-        id: UUID = UUID(), number: Int, clientID: UUID, items: [LineItem], taxBasisPoints: Int? = nil,
+        id: UUID = RecordIDs.next(), number: Int, clientID: UUID, items: [LineItem], taxBasisPoints: Int? = nil,
         issued: CalendarDate,
         due: CalendarDate, notes: String? = nil, stored: StoredStatus = .draft, sentOn: CalendarDate? = nil,
         voidedOn: CalendarDate? = nil, payments: [Payment] = [], reference: String? = nil,

@@ -53,7 +53,8 @@ public struct RecurringItem: Identifiable, Hashable, Sendable {
     public var handledThrough: CalendarDate?
 
     public init(
-        id: UUID = UUID(), name: String, amount: Money, entry: Entry, rule: RecurrenceRule, start: CalendarDate,
+        id: UUID = RecordIDs.next(), name: String, amount: Money, entry: Entry, rule: RecurrenceRule,
+        start: CalendarDate,
         end: CalendarDate? = nil, note: String? = nil, from: UUID? = nil, to: UUID? = nil,
         handledThrough: CalendarDate? = nil
     ) {

@@ -345,7 +345,7 @@ public struct CategoryRuleSet: Identifiable, Hashable, Sendable {
     public var name: String
     public var rules: [Rule]
 
-    public init(id: UUID = UUID(), name: String, rules: [Rule] = []) {
+    public init(id: UUID = RecordIDs.next(), name: String, rules: [Rule] = []) {
         self.id = id
         self.name = name
         self.rules = rules

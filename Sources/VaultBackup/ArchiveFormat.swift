@@ -7,8 +7,8 @@ import VaultStore
 struct ArchiveHeader: Equatable {
     static let magic = Array("COFFERBK".utf8)
     /// 1: the export row by row (records sorted by id); 2: the id table, then the export in
-    /// columns (Specs/backup-format.md).
-    static let currentFormatVersion: UInt16 = 2
+    /// columns; 3: the id table coded, and layouts with `n` (Specs/backup-format.md).
+    static let currentFormatVersion: UInt16 = 3
     static let xzCodec: UInt8 = 1
     /// Critical flags this reader understands (none yet): any other set bit means "refuse".
     static let knownCriticalFlags: UInt16 = 0
@@ -113,7 +113,7 @@ struct ArchiveHeader: Equatable {
 }
 
 /// The export inside a format 1 archive (schema 1): every record, sorted by id, after a
-/// manifest that says what should be there. Only read now; format 2 shares its manifest.
+/// manifest that says what should be there. Only read now; formats 2 and 3 share its manifest.
 enum ExportFormat {
     static let schemaVersion: UInt16 = 1
     static let magic = Array("CFREXPV1".utf8)
@@ -239,7 +239,8 @@ struct Reader {
 /// Fuzzing's way in to everything that reads an archive: the file (header and chunk framing,
 /// which run before any signature or key check), its signature text, the xz stream and the
 /// decrypted content formats (which a self-made archive with a known passphrase can reach):
-/// format 1's export, format 2's blocks and layouts, and its whole body (id table, xz, blocks).
+/// format 1's export, format 2's and 3's blocks and layouts, and their whole bodies (id table,
+/// xz, blocks).
 /// Package-only: the fuzzer is part of this package, no client of the library is.
 package func fuzzArchiveReader(_ bytes: [UInt8]) {
     if let (_, headerLength) = try? ArchiveHeader.parse(bytes) {
@@ -252,6 +253,7 @@ package func fuzzArchiveReader(_ bytes: [UInt8]) {
         _ = try? ColumnBlockDecoder.decode(
             input, id: { $0 < 4 ? UnsafeRawBufferPointer(rebasing: input.prefix(16)) : nil }
         ) { _, _, _ in }
-        _ = try? ColumnExport.read(input, exportLength: 1 << 20, visit: { _, _ in })
+        _ = try? ColumnExport.read(input, format: 2, exportLength: 1 << 20, visit: { _, _ in })
+        _ = try? ColumnExport.read(input, format: 3, exportLength: 1 << 20, visit: { _, _ in })
     }
 }

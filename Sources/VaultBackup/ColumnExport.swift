@@ -59,11 +59,11 @@ public final class CollectedRecords: ArchiveRecordSource {
     }
 }
 
-/// The content of a format 2 archive (Specs/backup-format.md, "Body, format 2"): the id table
-/// stored as it is (random ids do not compress), then one xz stream of the export: records
-/// grouped by kind and payload version, ordered by their dates and sequence numbers, and cut
-/// into blocks whose fields lie in columns. The manifest comes last, so the export is written
-/// and read in one pass.
+/// The content of a format 2 or 3 archive (Specs/backup-format.md, "Body, format 2" and "Body,
+/// format 3"): the id table (format 2: stored as it is; format 3: coded, `IDTable`), then one xz
+/// stream of the export: records grouped by kind and payload version, ordered by their dates and
+/// sequence numbers, and cut into blocks whose fields lie in columns. The manifest comes last, so
+/// the export is written and read in one pass. Coffer writes format 3.
 enum ColumnExport {
     static let magic = Array("CFREXPV2".utf8)
     static let blockRecordLimit = 65_536
@@ -74,7 +74,7 @@ enum ColumnExport {
     static let maximumBlockLength = 260 << 20
     static let maximumManifestLength = 1 << 20
 
-    /// Archive content ready to seal: `prefix` (the id table) then `compressed` (the export).
+    /// Archive content ready to seal: `prefix` (the id counts and table) then `compressed` (the export).
     struct Written {
         var prefix: [UInt8]
         var compressed: [UInt8]
@@ -98,7 +98,7 @@ enum ColumnExport {
         let index: Int32
     }
 
-    /// Builds the content from `view`. `layouts` are keyed by `kind << 8 | version`.
+    /// Builds format 3 content from `view`. `layouts` are keyed by `kind << 8 | version`.
     static func write(
         _ view: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout],
         manifest: (_ recordCount: UInt64, _ countsByKind: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8],
@@ -173,7 +173,8 @@ enum ColumnExport {
         var recent = [(id: RecordID, index: UInt64)?](repeating: nil, count: 1 << 10)
         let indexOf = { (bytes: UnsafeRawBufferPointer) -> UInt64 in
             let id = try! RecordID(contiguous: bytes)
-            let slot = Int(id.prefix16) & (1 << 10 - 1)
+            // Both words mixed: ordered ids share their first bytes, random ones their nothing.
+            let slot = Int(((id.high ^ (id.low &* 0x9E37_79B9_7F4A_7C15)) &* 0xBF58_476D_1CE4_E5B9) >> 54)
             if let hit = recent[slot], hit.id == id { return hit.index }
             let index: UInt64
             if let known = lookup.position(of: id) {
@@ -241,45 +242,60 @@ enum ColumnExport {
         // The id table last, once the encoder's memory and the ordering are gone: it is as
         // large as the ids. Each record's id goes to its export position.
         entries = []
-        var prefix = [UInt8](repeating: 0, count: 16 + recordCount * 16)
-        withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(extra.count).littleEndian)) {
-            prefix.replaceSubrange(0..<16, with: $0)
-        }
-        prefix.withUnsafeMutableBytes { table in
+        var table = [UInt8](repeating: 0, count: recordCount * 16)
+        table.withUnsafeMutableBytes { table in
             for index in 0..<view.count {
-                let at = 16 + Int(lookup.position[index]) * 16
+                let at = Int(lookup.position[index]) * 16
                 view.id(at: index).withBytes {
                     table.baseAddress!.advanced(by: at).copyMemory(from: $0.baseAddress!, byteCount: 16)
                 }
             }
         }
-        prefix += extraBytes
+        table += extraBytes
+        var prefix: [UInt8] = []
+        withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(extra.count).littleEndian)) { prefix += $0 }
+        prefix += try IDTable.encode(table)
         return Written(
             prefix: prefix, compressed: encoder.output, exportLength: exportLength, recordCount: recordCount)
     }
 
-    /// The source's records in id order, as source indices, with a table of where each 16-bit
-    /// prefix starts (a counting sort, then each bucket sorted): finding an id costs a few
-    /// comparisons, not a search of the whole; and each record's place in the export once it
-    /// has one. The ids themselves stay in the source. Plain memory, looked up millions of times.
+    /// The source's records in id order, as source indices, with a table of where each of 2¹⁶
+    /// slices of the ids' range starts (a counting sort, then each bucket sorted): finding an id
+    /// costs a few comparisons, not a search of the whole; and each record's place in the export
+    /// once it has one. The slices divide the range the ids' first words span, not all 2⁶⁴
+    /// values: ordered ids share their first bytes, and would otherwise fall in one bucket. The
+    /// ids themselves stay in the source. Plain memory, looked up millions of times.
     private final class SortedIDs<Source: ArchiveRecordSource> {
         let source: Source
         let indices: UnsafeMutableBufferPointer<Int32>
         let starts: UnsafeMutableBufferPointer<Int32>
         /// The export position of each source index (-1: not in the export).
         let position: UnsafeMutableBufferPointer<Int32>
+        /// The smallest first word, and how far a first word's distance from it is shifted to
+        /// give its bucket.
+        let lowest: UInt64
+        let shift: UInt64
 
         init(_ source: Source) {
             self.source = source
             let count = source.count
+            var lowest = UInt64.max, highest: UInt64 = 0
+            for index in 0..<count {
+                let high = source.id(at: index).high
+                lowest = min(lowest, high)
+                highest = max(highest, high)
+            }
+            lowest = count == 0 ? 0 : lowest
+            let shift = UInt64(max(0, UInt64.bitWidth - (highest &- lowest).leadingZeroBitCount - 16))
+            (self.lowest, self.shift) = (lowest, shift)
             starts = .allocate(capacity: (1 << 16) + 1)
             starts.initialize(repeating: 0)
-            for index in 0..<count { starts[Int(source.id(at: index).prefix16) + 1] += 1 }
+            for index in 0..<count { starts[Self.bucket(of: source.id(at: index), lowest, shift)! + 1] += 1 }
             for bucket in 0..<(1 << 16) { starts[bucket + 1] += starts[bucket] }
             indices = .allocate(capacity: count)
             var next = Array(starts.prefix(1 << 16))
             for index in 0..<count {
-                let bucket = Int(source.id(at: index).prefix16)
+                let bucket = Self.bucket(of: source.id(at: index), lowest, shift)!
                 indices[Int(next[bucket])] = Int32(index)
                 next[bucket] += 1
             }
@@ -303,9 +319,16 @@ enum ColumnExport {
             return rank
         }
 
+        /// The bucket of an id, nil for one outside the range the source's ids span.
+        private static func bucket(of id: RecordID, _ lowest: UInt64, _ shift: UInt64) -> Int? {
+            guard id.high >= lowest else { return nil }
+            let slice = (id.high - lowest) >> shift
+            return slice < 1 << 16 ? Int(slice) : nil
+        }
+
         /// The export position of `id`, when it is a record of the export.
         func position(of id: RecordID) -> Int32? {
-            let bucket = Int(id.prefix16)
+            guard let bucket = Self.bucket(of: id, lowest, shift) else { return nil }
             var low = Int(starts[bucket]), high = Int(starts[bucket + 1])
             while low < high {
                 let middle = (low + high) / 2
@@ -321,24 +344,40 @@ enum ColumnExport {
         }
     }
 
-    /// Reads the content of a format 2 archive: the id table, then the export streamed through
-    /// the xz decoder block by block, each record rebuilt, counted and hashed, and handed to
-    /// `visit` (valid only during the call); then the manifest, which must match exactly.
+    /// Reads the content of a format 2 or 3 archive: the id table, then the export streamed
+    /// through the xz decoder block by block, each record rebuilt, counted and hashed, and handed
+    /// to `visit` (valid only during the call); then the manifest, which must match exactly.
     static func read(
-        _ body: UnsafeRawBufferPointer, exportLength: UInt64,
+        _ body: UnsafeRawBufferPointer, format: UInt16, exportLength: UInt64,
         visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         var cursor = FieldCursor(bytes: body)
         guard let counts = cursor.take(16) else { throw truncated }
         let recordCount = counts.loadUnaligned(as: UInt64.self).littleEndian
         let extraCount = counts.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
-        // Both counts are checked against the body before any is used: their sum, times 16,
-        // must fit in what is left of it.
+        // Both counts are checked before any is used: their sum, times 16, must fit in what is
+        // left of the body (format 2), or be what a coded table may decode to (format 3).
         let (tableCount, sumOverflow) = recordCount.addingReportingOverflow(extraCount)
         let (idBytes, overflow) = tableCount.multipliedReportingOverflow(by: 16)
-        guard !sumOverflow, !overflow, recordCount <= UInt64(Int32.max), let table = cursor.take(idBytes) else {
-            throw truncated
+        guard !sumOverflow, !overflow, recordCount <= UInt64(Int32.max) else { throw truncated }
+        if format == 2 {
+            guard let table = cursor.take(idBytes) else { throw truncated }
+            return try read(
+                table: table, recordCount: recordCount,
+                export: UnsafeRawBufferPointer(rebasing: body[cursor.offset...]),
+                exportLength: exportLength, visit: visit)
         }
+        return try IDTable.decode(body, from: cursor.offset, count: tableCount) { table, export in
+            try read(table: table, recordCount: recordCount, export: export, exportLength: exportLength, visit: visit)
+        }
+    }
+
+    /// The export, once the id table is known (`table`: 16 bytes per id).
+    private static func read(
+        table: UnsafeRawBufferPointer, recordCount: UInt64, export: UnsafeRawBufferPointer, exportLength: UInt64,
+        visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+    ) throws -> ExportFormat.Manifest {
+        let tableCount = UInt64(table.count / 16)
         try checkUnique(UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)]))
         let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
             index < tableCount
@@ -347,9 +386,7 @@ enum ColumnExport {
 
         let reader = StreamReader(
             table: table, recordCount: Int(recordCount), id: id, visit: visit)
-        try XZ.decompress(
-            UnsafeRawBufferPointer(rebasing: body[cursor.offset...]), expectedLength: exportLength
-        ) { piece in try reader.feed(piece) }
+        try XZ.decompress(export, expectedLength: exportLength) { piece in try reader.feed(piece) }
         guard let manifest = reader.manifest else { throw truncated }
         guard reader.pending.count == reader.start else {
             throw BackupError(.damaged, "The archive's export has bytes after its manifest.")

@@ -5,7 +5,8 @@ import Foundation
 /// block of an archive that uses it, so a reader needs no knowledge of any record kind.
 ///
 /// `u` unsigned varint, `s` signed (zig-zag) varint, `d` date (a signed varint stored as the
-/// difference from the previous one), `b` one byte, `t` length-prefixed bytes (dictionary
+/// difference from the previous one), `n` an unsigned varint that mostly grows (a sequence
+/// number, stored as the difference from the previous one; format 3), `b` one byte, `t` length-prefixed bytes (dictionary
 /// coded), `i` a 16-byte id (an index into the archive's id table), `?X` a presence byte then X,
 /// `[…]` a count then that many of the fields inside, `(…)` fields in sequence, `<A|B|…>` a tag
 /// byte choosing one of the alternatives, `*` every byte left (the last field only).
@@ -15,6 +16,7 @@ public struct ColumnLayout: Sendable {
         case unsigned(Int)
         case signed(Int)
         case date(Int)
+        case increasing(Int)
         case byte(Int)
         case text(codes: Int, entries: Int)
         case id(Int)
@@ -43,7 +45,7 @@ public struct ColumnLayout: Sendable {
     let nodes: [Node]
     let top: Range<Int>
     let streamCount: Int
-    /// The streams of the first two top-level `d` and `u` fields: what records are ordered by.
+    /// The streams of the first two top-level `d`, `u` and `n` fields: what records are ordered by.
     let orderingStreams: [Int]
 
     public init(_ text: String) throws {
@@ -59,7 +61,7 @@ public struct ColumnLayout: Sendable {
         self.orderingStreams = Array(
             fields.compactMap { field -> Int? in
                 switch field {
-                case .date(let stream), .unsigned(let stream): stream
+                case .date(let stream), .unsigned(let stream), .increasing(let stream): stream
                 default: nil
                 }
             }.prefix(2))
@@ -72,7 +74,7 @@ public struct ColumnLayout: Sendable {
     /// so walking a layout per record retains nothing.
     struct Node: Sendable {
         enum Symbol: UInt8, Sendable {
-            case unsigned, signed, date, byte, text, id, rest, optional, list, sequence, union
+            case unsigned, signed, date, increasing, byte, text, id, rest, optional, list, sequence, union
         }
         var symbol: Symbol
         var stream: Int
@@ -93,6 +95,7 @@ public struct ColumnLayout: Sendable {
             case .unsigned(let stream): Node(symbol: .unsigned, stream: stream)
             case .signed(let stream): Node(symbol: .signed, stream: stream)
             case .date(let stream): Node(symbol: .date, stream: stream)
+            case .increasing(let stream): Node(symbol: .increasing, stream: stream)
             case .byte(let stream): Node(symbol: .byte, stream: stream)
             case .text(let codes, let entries): Node(symbol: .text, stream: codes, entries: entries)
             case .id(let stream): Node(symbol: .id, stream: stream)
@@ -146,6 +149,7 @@ public struct ColumnLayout: Sendable {
             case UInt8(ascii: "u"): return .unsigned(next())
             case UInt8(ascii: "s"): return .signed(next())
             case UInt8(ascii: "d"): return .date(next())
+            case UInt8(ascii: "n"): return .increasing(next())
             case UInt8(ascii: "b"): return .byte(next())
             case UInt8(ascii: "i"): return .id(next())
             case UInt8(ascii: "t"):
@@ -260,7 +264,7 @@ extension ColumnLayout {
         return complete && cursor.isAtEnd ? key : nil
     }
 
-    /// Walks a payload's fields; `ordering` sees the value of every top-level `d` and `u` field.
+    /// Walks a payload's fields; `ordering` sees the value of every top-level `d`, `u` and `n` field.
     private static func skim(
         _ range: Range<Int>, _ nodes: UnsafeBufferPointer<Node>, _ cursor: inout FieldCursor,
         ordering: ((Int, Int64) -> Void)? = nil
@@ -268,7 +272,7 @@ extension ColumnLayout {
         for index in range {
             let node = nodes[index]
             switch node.symbol {
-            case .unsigned, .signed, .date:
+            case .unsigned, .signed, .date, .increasing:
                 guard let value = cursor.varint() else { return false }
                 if let ordering, node.symbol != .signed {
                     ordering(node.stream, node.symbol == .date ? unzigzag(value) : Int64(bitPattern: value))
@@ -308,7 +312,7 @@ struct ColumnBlockEncoder {
     let layout: ColumnLayout
     private(set) var count = 0
     private var streams: [[UInt8]]
-    /// The last date or id position of each stream: both are stored as differences.
+    /// The last date, increasing number or id position of each stream: all are stored as differences.
     private var previous: [Int64]
     private var dictionaries: [[Text: UInt64]]
     private(set) var size = 0
@@ -389,6 +393,11 @@ extension ColumnBlockEncoder.Sink {
             case .date:
                 guard let raw = cursor.varint() else { throw ColumnBlockEncoder.inconsistent }
                 let value = unzigzag(raw)
+                append(varint: zigzag(value &- previous[stream]), to: stream)
+                previous[stream] = value
+            case .increasing:
+                guard let raw = cursor.varint() else { throw ColumnBlockEncoder.inconsistent }
+                let value = Int64(bitPattern: raw)
                 append(varint: zigzag(value &- previous[stream]), to: stream)
                 previous[stream] = value
             case .byte:
@@ -541,6 +550,10 @@ struct ColumnBlockDecoder {
                     let value = previous[stream] &+ unzigzag(try varint(stream))
                     previous[stream] = value
                     payload.appendVarint(zigzag(value))
+                case .increasing:
+                    let value = previous[stream] &+ unzigzag(try varint(stream))
+                    previous[stream] = value
+                    payload.appendVarint(UInt64(bitPattern: value))
                 case .byte:
                     payload.append(try byte(stream))
                 case .text:

@@ -62,19 +62,6 @@ public enum SecureRandom {
         return bytes
     }
 
-    /// `count` random (version 4) UUIDs from one draw, for a large import: `UUID()` on Linux
-    /// opens and reads /dev/urandom once per id.
-    public static func uuids(count: Int) -> [UUID] {
-        bytes(count: count * 16).withUnsafeBytes { raw in
-            (0..<count).map { index in
-                var uuid = raw.loadUnaligned(fromByteOffset: index * 16, as: uuid_t.self)
-                uuid.6 = uuid.6 & 0x0F | 0x40
-                uuid.8 = uuid.8 & 0x3F | 0x80
-                return UUID(uuid: uuid)
-            }
-        }
-    }
-
     static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         Sodium.ensureInitialised()
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }

@@ -1,13 +1,14 @@
 import Foundation
 import VaultCrypto
 
-/// A record's random 16-byte identifier. It carries no meaning, so it reveals nothing.
+/// A record's 16-byte identifier: random in older vaults, ordered by when it was made in newer
+/// ones (`RecordIDs` in FinanceCore); only ever stored inside the vault's encryption.
 public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static let byteCount = 16
     /// The 16 bytes as two big-endian words: no allocation per id, and comparing the words
     /// compares the bytes in order.
-    let high: UInt64
-    let low: UInt64
+    package let high: UInt64
+    package let low: UInt64
 
     public init<Bytes: Collection>(_ bytes: Bytes) throws where Bytes.Element == UInt8 {
         guard bytes.count == Self.byteCount else {

@@ -611,7 +611,7 @@ public final class Vault {
     ///
     /// A vault opened for some groups (`open(reading:)`) writes to those groups and to new ones
     /// only, and deletes only records it read; a record it puts that it did not read must be a
-    /// new one (a fresh random id): one already in a group not read would be there twice, which
+    /// new one (a fresh id): one already in a group not read would be there twice, which
     /// the next whole read reports as a duplicated record.
     public func apply(_ changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }

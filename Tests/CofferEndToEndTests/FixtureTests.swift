@@ -121,6 +121,19 @@ import VaultStore
         #expect(vault.records.filter { $0.payload.first == 5 }.count == 10, "the change log came back")
     }
 
+    /// Format 3: the id table coded as differences (every record's id is an ordered one), and
+    /// sequence numbers and times in `n` and `d` columns.
+    @Test func formatThreeFixtureStillRestores() throws {
+        let vault = try restoredReportsMatch(
+            "backup-v3",
+            reports: [
+                "overview.json": ["overview"], "budget.json": ["budget"], "invoices.json": ["invoices"],
+            ])
+        #expect(vault.records.filter { $0.payload.first == 10 }.count == 11)
+        #expect(vault.records.filter { $0.payload.first == 5 }.count == 10, "the change log came back")
+        #expect(vault.records.allSatisfy { $0.id.bytes[6] >> 4 == 8 }, "ordered ids, version 8")
+    }
+
     @Test func budgetFixtureWithVersionOneTransactionsStillRestores() throws {
         let vault = try restoredReportsMatch(
             "backup-v1-budget",

@@ -6,7 +6,8 @@ import VaultStore
 
 @testable import VaultBackup
 
-/// Archive format 2's columns: every payload comes back byte for byte, whatever its shape.
+/// Archive format 3's columns and id table: every payload and id comes back byte for byte,
+/// whatever its shape.
 @Suite struct ColumnExportTests {
     /// A payload in `layout`, with values drawn from `random`: small and huge numbers, negative
     /// dates, repeated and new texts, ids of records in the archive, and ids that are not.
@@ -16,7 +17,7 @@ import VaultStore
         var out: [UInt8] = []
         for field in fields {
             switch field {
-            case .unsigned, .signed:
+            case .unsigned, .signed, .increasing:
                 out.appendVarint(
                     Bool.random(using: &random) ? UInt64.random(in: 0..<300, using: &random) : random.next())
             case .date:
@@ -58,9 +59,9 @@ import VaultStore
     }
 
     static let layouts: [UInt16: ColumnLayout] = [
-        0x0A03: try! ColumnLayout("sb<i|i|i|>?tdu?(tt)?(?i?iu)"),
-        0x0501: try! ColumnLayout("ust[i?t]"),
-        0x0D03: try! ColumnLayout("ui[tssb?s]?sdd?tb?d?d[ds?(?i?iu)]t[d]"),
+        0x0A03: try! ColumnLayout("sb<i|i|i|>?tdn?(tt)?(?i?in)"),
+        0x0501: try! ColumnLayout("ndt[i?t]"),
+        0x0D03: try! ColumnLayout("ni[tssb?s]?sdd?tb?d?d[ds?(?i?in)]t[d]"),
         0x1601: try! ColumnLayout("tu*"),
     ]
 
@@ -113,7 +114,7 @@ import VaultStore
             }, encoder: try XZ.Encoder(preset: 1, threads: 2, blockSize: 1 << 20))
         var read: [(RecordID, Data)] = []
         let manifest = try (written.prefix + written.compressed).withUnsafeBytes {
-            try ColumnExport.read($0, exportLength: written.exportLength) { read.append(($0, Data($1))) }
+            try ColumnExport.read($0, format: 3, exportLength: written.exportLength) { read.append(($0, Data($1))) }
         }
         return (manifest, read, written)
     }
@@ -147,7 +148,7 @@ import VaultStore
         #expect(
             Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
         // Three blocks' headers: kind 5, version 1, the layout's length and text.
-        let header = [UInt8]([5, 1, 8]) + Array("ust[i?t]".utf8)
+        let header = [UInt8]([5, 1, 8]) + Array("ndt[i?t]".utf8)
         var export: [UInt8] = []
         try written.compressed.withUnsafeBytes {
             try XZ.decompress($0, expectedLength: written.exportLength) { export += $0 }
@@ -168,26 +169,28 @@ import VaultStore
             damaged[offset] ^= 0x10
             do {
                 _ = try damaged.withUnsafeBytes {
-                    try ColumnExport.read($0, exportLength: written.exportLength, visit: nil)
+                    try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
                 }
             } catch is BackupError {
                 refused += 1
             }
         }
-        // A flip inside an id (the table is stored as it is) changes an id, not the structure;
-        // the manifest's digest covers ids, so even those are refused.
+        // A flip inside an id (random ids: the table is stored as it is) changes an id, not the
+        // structure; the manifest's digest covers ids, so even those are refused.
+        #expect(written.prefix[16] == IDTable.asIs)
         #expect(refused == body.count)
     }
 
     /// Id counts whose sum wraps around (found by the fuzzer) are refused before any is used.
-    @Test func idCountsThatOverflowAreRefused() throws {
+    @Test(arguments: [UInt16(2), 3])
+    func idCountsThatOverflowAreRefused(format: UInt16) throws {
         for (records, extra) in [(UInt64(1), UInt64.max), (UInt64(Int32.max) + 1, 0), (2, UInt64.max / 16)] {
             var body: [UInt8] = []
             withUnsafeBytes(of: records.littleEndian) { body += $0 }
             withUnsafeBytes(of: extra.littleEndian) { body += $0 }
             body += [UInt8](repeating: 7, count: 64)
             #expect(throws: BackupError.self) {
-                try body.withUnsafeBytes { try ColumnExport.read($0, exportLength: 10, visit: nil) }
+                try body.withUnsafeBytes { try ColumnExport.read($0, format: format, exportLength: 10, visit: nil) }
             }
         }
     }
@@ -226,7 +229,7 @@ import VaultStore
         let body = written.prefix + encoder.output
         let error = #expect(throws: BackupError.self) {
             try body.withUnsafeBytes {
-                try ColumnExport.read($0, exportLength: UInt64(export.count + (1 << 20)), visit: nil)
+                try ColumnExport.read($0, format: 3, exportLength: UInt64(export.count + (1 << 20)), visit: nil)
             }
         }
         #expect(error?.errorDescription?.contains("after its manifest") == true)
@@ -245,11 +248,17 @@ import VaultStore
         #expect(manifest.recordCount == 2000)
         #expect(
             Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
-        var body = written.prefix + written.compressed
-        body.replaceSubrange(48..<64, with: body[16..<32])
-        #expect(throws: BackupError.self) {
-            try body.withUnsafeBytes { try ColumnExport.read($0, exportLength: written.exportLength, visit: nil) }
+        // Such ids are coded as differences; the table rebuilt with its third id made the first's.
+        #expect(written.prefix[16] == IDTable.differences)
+        var table = read.flatMap(\.0.bytes)
+        table.replaceSubrange(32..<48, with: table[0..<16])
+        let body = Array(written.prefix[..<16]) + (try IDTable.encode(table)) + written.compressed
+        let error = #expect(throws: BackupError.self) {
+            try body.withUnsafeBytes {
+                try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+            }
         }
+        #expect(error?.errorDescription?.contains("same record id twice") == true)
     }
 
     @Test func twoRecordsWithOneIdAreRefused() throws {
@@ -257,10 +266,95 @@ import VaultStore
         let records = [(id, Data([0x0A, 0x02, 1])), (RecordID.random(), Data([0x0A, 0x02, 2]))]
         let (_, _, written) = try Self.roundTrip(records)
         var body = written.prefix + written.compressed
+        // Random ids: the table as it is, after the counts, its coding and its length.
+        #expect(body[16] == IDTable.asIs)
         // The second table entry becomes the first one's id.
-        body.replaceSubrange(32..<48, with: body[16..<32])
+        body.replaceSubrange(41..<57, with: body[25..<41])
         #expect(throws: BackupError.self) {
-            try body.withUnsafeBytes { try ColumnExport.read($0, exportLength: written.exportLength, visit: nil) }
+            try body.withUnsafeBytes {
+                try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+            }
+        }
+    }
+
+    /// Ids as `RecordIDs` issues them (a millisecond and a counter, then one process's random
+    /// bits), and a second process's among them: coded as differences, about a byte each
+    /// before compression, and read back exactly.
+    static func orderedIDs(count: Int, processes: Int = 2) -> [RecordID] {
+        (0..<count).map { number in
+            let process = number * processes / count
+            let millisecond = UInt64(1_790_000_000_000 + number / 3 + process * 86_400_000)
+            let high = millisecond << 16 | 0x8 << 12 | UInt64(number % 3)
+            let low = 0b10 << 62 | UInt64(0x1234_5678_9ABC + process * 0x9E37_79B9)
+            return try! RecordID(withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) })
+        }
+    }
+
+    @Test func orderedIDsAreCodedInAFewBytes() throws {
+        let ids = Self.orderedIDs(count: 100_000)
+        let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
+        let (manifest, read, written) = try Self.roundTrip(records)
+        #expect(manifest.recordCount == 100_000)
+        #expect(written.prefix[16] == IDTable.differences)
+        // 1.6 MB of ids as they are; coded and compressed, well under a byte each.
+        #expect(written.prefix.count < 100_000, "\(written.prefix.count) bytes")
+        #expect(Set(read.map(\.0)) == Set(ids))
+        #expect(
+            Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
+    }
+
+    /// A coded table flipped anywhere (its coding, lengths, or the xz stream) is refused: the
+    /// xz check, the lengths, or the manifest's digest over every id catches it.
+    @Test func everyFlippedByteOfACodedTableIsRefused() throws {
+        let ids = Self.orderedIDs(count: 300)
+        let (_, _, written) = try Self.roundTrip(ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) })
+        #expect(written.prefix[16] == IDTable.differences)
+        var refused = 0
+        for offset in 16..<written.prefix.count {
+            var damaged = written.prefix + written.compressed
+            damaged[offset] ^= 0x04
+            do {
+                _ = try damaged.withUnsafeBytes {
+                    try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+                }
+            } catch is BackupError {
+                refused += 1
+            }
+        }
+        #expect(refused == written.prefix.count - 16)
+    }
+
+    /// A few hundred bytes that would decode to two billion ids (a bomb, which only the vault's
+    /// own keys could seal) are refused before anything is allocated for them; so are tables
+    /// whose content ends early or runs on, and codings no Coffer writes.
+    @Test func codedTablesThatClaimTooMuchAreRefused() throws {
+        func body(records: UInt64, table: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = []
+            withUnsafeBytes(of: (records.littleEndian, UInt64(0).littleEndian)) { out += $0 }
+            return out + table
+        }
+        func coded(_ content: [UInt8]) throws -> [UInt8] {
+            let encoder = try XZ.Encoder(preset: 1, threads: 1, blockSize: 0)
+            try content.withUnsafeBytes { try encoder.compress($0) }
+            try encoder.finish()
+            var out: [UInt8] = [IDTable.differences]
+            withUnsafeBytes(of: (UInt64(8 + encoder.output.count).littleEndian, UInt64(content.count).littleEndian)) {
+                out += $0
+            }
+            return out + encoder.output
+        }
+        let bomb = try coded([UInt8](repeating: 0, count: 1 << 20))
+        let cases: [(String, [UInt8])] = [
+            ("more ids than its size allows", body(records: UInt64(Int32.max), table: bomb)),
+            ("malformed", body(records: 4, table: try coded([2, 0, 2, 0, 2, 0]))),
+            ("malformed", body(records: 2, table: try coded([2, 0, 2, 0, 2, 0]))),
+            ("does not know", body(records: 1, table: [7] + [UInt8](repeating: 0, count: 8))),
+        ]
+        for (message, body) in cases {
+            let error = #expect(throws: BackupError.self) {
+                try body.withUnsafeBytes { try ColumnExport.read($0, format: 3, exportLength: 10, visit: nil) }
+            }
+            #expect(error?.errorDescription?.contains(message) == true, "\(error?.errorDescription ?? "")")
         }
     }
 
@@ -272,9 +366,9 @@ import VaultStore
     }
 
     @Test func layoutsNumberTheirStreams() throws {
-        let layout = try ColumnLayout("sb<i|i|i|>?tdu?(tt)?(?i?iu)")
-        // s, b | tag, i, i, i | presence, codes, entries | d, u | presence, 2 × (codes, entries)
-        // | presence, (presence, i) × 2, u
+        let layout = try ColumnLayout("sb<i|i|i|>?tdn?(tt)?(?i?in)")
+        // s, b | tag, i, i, i | presence, codes, entries | d, n | presence, 2 × (codes, entries)
+        // | presence, (presence, i) × 2, n
         #expect(layout.streamCount == 2 + 4 + 3 + 2 + 5 + 6)
         #expect(layout.orderingStreams.count == 2)
     }

@@ -199,7 +199,7 @@ public enum BackupService {
                 kind: "sequence")
         }
         let sequence = state.lastSequence
-        let stateID = ledger.backupState?.id ?? UUID()
+        let stateID = ledger.backupState?.id ?? RecordIDs.next()
         var sequenceRecorded = false
         let netWorth =
             "\(ledger.currency.code) \(ledger.currency.decimalString(try ledger.netWorth.totals(on: today).netWorth))"
@@ -524,7 +524,7 @@ public enum BackupService {
                             time: Int64(contents.created.timeIntervalSince1970))
                     ]))
             try RecordCodec.encode(state).withUnsafeBytes {
-                try writer.append(RecordID(uuid: UUID()), group: RecordGrouping.group(of: state), payload: $0)
+                try writer.append(RecordID(uuid: RecordIDs.next()), group: RecordGrouping.group(of: state), payload: $0)
             }
         }
         guard let opened else { preconditionFailure("a vault built aside has read its archive") }

@@ -286,7 +286,7 @@ extension ExportDocument {
         for (index, item) in (categoryRates ?? []).enumerated() {
             records.append(
                 (
-                    UUID(),
+                    RecordIDs.next(),
                     .categoryRate(
                         CategoryRate(
                             category: item.category,
@@ -427,7 +427,7 @@ extension ExportDocument {
             }
             records.append(
                 (
-                    UUID(),
+                    RecordIDs.next(),
                     .invoiceSender(
                         try Ledger.checked(
                             InvoiceSender(

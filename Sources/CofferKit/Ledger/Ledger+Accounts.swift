@@ -139,7 +139,7 @@ extension Ledger {
         let name = accounts.first { $0.category.caseInsensitiveCompare(target) == .orderedSame }?.category ?? target
         try commit(
             "Set \(name) growth to \(rate)",
-            puts: [(existing?.0 ?? UUID(), .categoryRate(CategoryRate(category: name, rate: rate)))])
+            puts: [(existing?.0 ?? RecordIDs.next(), .categoryRate(CategoryRate(category: name, rate: rate)))])
         return .category(name)
     }
 

@@ -34,7 +34,9 @@ extension Ledger {
             }
         }
         for (category, rate) in [("Investments", 500), ("Pensions", 450), ("Savings", 375), ("Mortgage", -300)] {
-            puts.append((UUID(), .categoryRate(CategoryRate(category: category, rate: GrowthRate(basisPoints: rate)))))
+            puts.append(
+                (RecordIDs.next(), .categoryRate(CategoryRate(category: category, rate: GrowthRate(basisPoints: rate))))
+            )
         }
         // A month of budget: salary in, the month's spending so far, two goals. Salary is paid into
         // the current account and the emergency fund is held in the easy-access savings account.

@@ -76,7 +76,7 @@ extension Ledger {
                 }
                 let settings = VaultSettings(
                     currency: currency, includeReceivables: outline.document.includeReceivables)
-                let settingsID = self.settingsID ?? UUID()
+                let settingsID = self.settingsID ?? RecordIDs.next()
                 changes.append(.put(RecordID(uuid: settingsID), Data(RecordCodec.encode(.settings(settings)))))
                 touched.append(settingsID)
                 if importsCategories {
@@ -90,7 +90,8 @@ extension Ledger {
                 }
                 if let counter = loaded.invoiceNumbers.counter(after: keptCounter) {
                     let record = FinanceRecord.invoiceCounter(InvoiceCounter(lastNumber: counter))
-                    changes.append(.put(RecordID(uuid: invoiceCounter?.id ?? UUID()), Data(RecordCodec.encode(record))))
+                    changes.append(
+                        .put(RecordID(uuid: invoiceCounter?.id ?? RecordIDs.next()), Data(RecordCodec.encode(record))))
                 }
                 changes += undoneChanges.map { .delete(RecordID(uuid: $0.id)) }
                 let entry = ChangeEntry(
@@ -99,11 +100,13 @@ extension Ledger {
                     before: touched.map {
                         .init(recordID: $0, payload: vault.record(RecordID(uuid: $0)).map { Array($0.payload) })
                     } + (created + loaded.ids).map { .init(recordID: $0, payload: nil) })
-                changes.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
+                changes.append(.put(RecordID(uuid: RecordIDs.next()), Data(RecordCodec.encode(.change(entry)))))
                 let summary = try loaded.summary(
                     commit: vault.commitCounter + 1, change: entry.sequence, currency: currency, accounts: accounts)
                 changes.append(
-                    .put(RecordID(uuid: summaryRecord?.id ?? UUID()), Data(RecordCodec.encode(.summary(summary)))))
+                    .put(
+                        RecordID(uuid: summaryRecord?.id ?? RecordIDs.next()),
+                        Data(RecordCodec.encode(.summary(summary)))))
                 return changes
             }
         } catch let error as VaultError where error.code == .duplicateRecord {

@@ -77,7 +77,7 @@ extension Ledger {
     public func saveInvoiceSender(_ sender: InvoiceSender) throws {
         let sender = try Self.checked(sender)
         try commit(
-            "Edited the invoice sender", puts: [(invoiceSenderRecord?.id ?? UUID(), .invoiceSender(sender))])
+            "Edited the invoice sender", puts: [(invoiceSenderRecord?.id ?? RecordIDs.next(), .invoiceSender(sender))])
     }
 
     /// A sender profile with its fields checked and trimmed (`saveInvoiceSender`).
@@ -188,7 +188,9 @@ extension Ledger {
                 number: number, clientID: client.id, items: items, taxBasisPoints: taxBasisPoints, issued: issued,
                 due: dueDate, notes: notes, reference: reference))
         if send { invoice = try invoice.sending(on: issued) }
-        try writeWithoutHistory([(invoiceCounter?.id ?? UUID(), .invoiceCounter(InvoiceCounter(lastNumber: number)))])
+        try writeWithoutHistory([
+            (invoiceCounter?.id ?? RecordIDs.next(), .invoiceCounter(InvoiceCounter(lastNumber: number)))
+        ])
         try commit(
             "Created \(invoice.reference) for \(client.name)", puts: [(invoice.id, .invoice(invoice))] + alsoPut)
         return invoice

@@ -108,7 +108,7 @@ extension Ledger {
                     } else {
                         // A source's amount is its latest payment, a variable source's estimate.
                         let source = IncomeSource(
-                            id: sourceIndex[name].map { plan.sources[$0].id } ?? UUID(), name: name,
+                            id: sourceIndex[name].map { plan.sources[$0].id } ?? RecordIDs.next(), name: name,
                             amount: posting.amount.negated, frequency: .variable)
                         if let at = sourceIndex[name] {
                             plan.sources[at] = source

@@ -14,7 +14,7 @@ extension Ledger {
         let vault = try Vault.create(at: url, passphrase: passphrase, parameters: parameters, guard: rollbackGuard)
         let ledger = try Ledger(vault: vault)
         try ledger.writeWithoutHistory(
-            [(UUID(), .settings(VaultSettings(currency: currency)))]
+            [(RecordIDs.next(), .settings(VaultSettings(currency: currency)))]
                 + BudgetCategory.defaults().map { ($0.id, .budgetCategory($0)) })
         return ledger
     }
@@ -27,7 +27,8 @@ extension Ledger {
         var settings = currentSettings
         settings.includeReceivables = include
         try commit(
-            "Turned invoices receivable \(include ? "on" : "off")", puts: [(settingsID ?? UUID(), .settings(settings))])
+            "Turned invoices receivable \(include ? "on" : "off")",
+            puts: [(settingsID ?? RecordIDs.next(), .settings(settings))])
     }
 
     // MARK: Backup targets
@@ -42,7 +43,7 @@ extension Ledger {
         guard !backupTargets.values.contains(where: { $0.path == path }) else {
             throw CofferError(.alreadyExists, "\(path) is already a backup target.", kind: "backup target")
         }
-        try commit("Added backup target \(path)", puts: [(UUID(), .backupTarget(BackupTarget(path: path)))])
+        try commit("Added backup target \(path)", puts: [(RecordIDs.next(), .backupTarget(BackupTarget(path: path)))])
         return path
     }
 

@@ -328,7 +328,7 @@ extension Ledger {
                         .put(RecordID(uuid: $0.id), Data(RecordCodec.encode(.budgetCategory($0))))
                     }
                 }
-                changes.append(.put(RecordID(uuid: UUID()), Data(RecordCodec.encode(.change(entry)))))
+                changes.append(.put(RecordID(uuid: RecordIDs.next()), Data(RecordCodec.encode(.change(entry)))))
                 changes.append(.put(RecordID(uuid: current.id), Data(RecordCodec.encode(.summary(next)))))
                 return changes
             }
@@ -476,7 +476,7 @@ private struct StatementPass {
                     continue
                 }
                 guard let adding else { continue }
-                if nextID == ids.count { (ids, nextID) = (SecureRandom.uuids(count: 4096), 0) }
+                if nextID == ids.count { (ids, nextID) = (RecordIDs.next(count: 4096), 0) }
                 let target =
                     placedAt.flatMap { $0.fits(cleaned.amount) ? $0 : nil }
                     ?? placer?(cleaned.description, cleaned.payee, cleaned.amount)

@@ -95,7 +95,7 @@ extension Ledger {
             existing?.summary.grouping == RecordGrouping.version
             ? []
             : vault.recordsOutsideTheirGroup().compactMap { id in vault.record(id).map { .put(id, $0.payload) } }
-        let recordID = existing?.id ?? UUID()
+        let recordID = existing?.id ?? RecordIDs.next()
         func refreshed() throws -> RecordChange {
             var base: LedgerSummary
             if let current, !large {

@@ -423,7 +423,7 @@ public final class Ledger {
         let forgotten = undoneChanges.map(\.id)
         var recordChanges: [RecordChange] = puts.map { .put(RecordID(uuid: $0.0), Data(RecordCodec.encode($0.1))) }
         recordChanges += (deletes + forgotten).map { .delete(RecordID(uuid: $0)) }
-        let changeID = UUID()
+        let changeID = RecordIDs.next()
         recordChanges.append(.put(RecordID(uuid: changeID), Data(RecordCodec.encode(.change(entry)))))
         try write(recordChanges, puts: puts + [(changeID, .change(entry))], deletes: deletes + forgotten)
     }
@@ -453,7 +453,7 @@ public final class Ledger {
                 .init(
                     recordID: $0.recordID, payload: vault.record(RecordID(uuid: $0.recordID)).map { Array($0.payload) })
             })
-        try replace(with: last.entry.before, removing: last.id, adding: (UUID(), .undoneChange(undone)))
+        try replace(with: last.entry.before, removing: last.id, adding: (RecordIDs.next(), .undoneChange(undone)))
         return last.entry
     }
 
@@ -472,7 +472,7 @@ public final class Ledger {
         let entry = ChangeEntry(
             sequence: (changes.last?.entry.sequence ?? 0) + 1, timestamp: last.undone.change.timestamp,
             summary: last.undone.change.summary, before: last.undone.change.before)
-        try replace(with: last.undone.after, removing: last.id, adding: (UUID(), .change(entry)))
+        try replace(with: last.undone.after, removing: last.id, adding: (RecordIDs.next(), .change(entry)))
         return entry
     }
 

@@ -103,7 +103,7 @@ public struct ImportProfile: Hashable, Sendable {
     public var encoding = StatementFile.Encoding.utf8
     public var currency: String?
 
-    public init(id: UUID = UUID(), name: String) {
+    public init(id: UUID = RecordIDs.next(), name: String) {
         self.id = id
         self.name = name
     }
@@ -135,7 +135,7 @@ public struct Note: Hashable, Sendable {
     public var updated: Int64
 
     public init(
-        id: UUID = UUID(), title: String, body: String, attachment: Attachment? = nil, created: CalendarDate,
+        id: UUID = RecordIDs.next(), title: String, body: String, attachment: Attachment? = nil, created: CalendarDate,
         updated: Int64
     ) {
         (self.id, self.title, self.body) = (id, title, body)

@@ -1,3 +1,4 @@
+import FinanceCore
 import Foundation
 import VaultCrypto
 import VaultStore
@@ -114,9 +115,10 @@ public enum SyncService {
         state = merge.state
         var records: [(RecordID, Data)] = merge.values.compactMap { id, value in value.payload.map { (id, Data($0)) } }
         records.append((keys.stateRecordID, Data(RecordCodec.encode(.syncState(state)))))
-        records.append((RecordID.random(), Data(RecordCodec.encode(.syncIndex(merge.mergedIndex().encoded())))))
+        records.append(
+            (RecordID(uuid: RecordIDs.next()), Data(RecordCodec.encode(.syncIndex(merge.mergedIndex().encoded())))))
         for conflict in merge.conflicts {
-            records.append((RecordID.random(), Data(RecordCodec.encode(.syncConflict(conflict)))))
+            records.append((RecordID(uuid: RecordIDs.next()), Data(RecordCodec.encode(.syncConflict(conflict)))))
         }
         let vault = try Vault.restore(
             at: url, unlocked: unlocked, records: records, grouping: RecordGrouping.grouping, replacing: false,
@@ -225,7 +227,7 @@ public enum SyncService {
             }
         }
         var write = Bookkeeping(ledger, keys: keys, state: merge.state, index: index)
-        for conflict in merge.conflicts { write.put(UUID(), .syncConflict(conflict)) }
+        for conflict in merge.conflicts { write.put(RecordIDs.next(), .syncConflict(conflict)) }
         write.changes = changes + write.changes
         write.puts = puts + write.puts
         write.deletes = deletes + write.deletes
@@ -249,7 +251,7 @@ public enum SyncService {
             let stateID = keys.stateRecordID.uuid
             if let old = ledger.syncState?.id, old != stateID { delete(old) }
             put(stateID, .syncState(state))
-            if let index { put(ledger.syncIndex?.id ?? UUID(), .syncIndex(index.encoded())) }
+            if let index { put(ledger.syncIndex?.id ?? RecordIDs.next(), .syncIndex(index.encoded())) }
         }
 
         mutating func put(_ id: UUID, _ record: FinanceRecord) {

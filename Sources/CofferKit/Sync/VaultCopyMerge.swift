@@ -1,3 +1,4 @@
+import FinanceCore
 import Foundation
 import VaultStore
 
@@ -104,7 +105,7 @@ extension SyncService {
         }
         report.conflicts = conflicts.count
         guard report.taken + conflicts.count > 0 else { return report }
-        puts += conflicts.map { (UUID(), FinanceRecord.syncConflict($0)) }
+        puts += conflicts.map { (RecordIDs.next(), FinanceRecord.syncConflict($0)) }
         try ledger.commit(
             "Merged \(report.taken) record\(report.taken == 1 ? "" : "s") from \(name)", puts: puts, deletes: deletes,
             now: now)
