@@ -8,7 +8,9 @@ implement from.
 
 Format 2 adds Ed25519 (key history certificates, archive signatures) and X25519 (the recovery
 slot) from pyca/cryptography, libsodium's crypto_secretstream_xchacha20poly1305 written out in
-Python on ChaCha20 and Poly1305 (archives), and Python's lzma (xz).
+Python on ChaCha20 and Poly1305 (archives), and Python's lzma (xz). Archive formats 2 and 3 (the export in columns; format 3's id table coded as
+differences of ordered ids) are written and read here too, and the committed fixtures
+Tests/Fixtures/backup-v2 and backup-v3 are read back from Specs/backup-format.md alone.
 
 Usage: pip install argon2-cffi cryptography && python3 scripts/make-vectors.py
 Deterministic: every "random" value is fixed below, so re-running rewrites identical files.
@@ -723,7 +725,7 @@ def parse_layout(text):
         nonlocal at
         symbol = text[at]
         at += 1
-        if symbol in "usdbi*":
+        if symbol in "usdnbi*":
             return (symbol, [new()], None)
         if symbol == "t":
             return (symbol, [new(), new()], None)
@@ -757,6 +759,11 @@ def encode_block(kind, version, layout, payloads, index_of):
                 streams[ss[0]] += uvarint(c.leb())
             elif symbol == "d":
                 value = unzz(c.leb())
+                streams[ss[0]] += uvarint(zz(signed64(value - previous[ss[0]])))
+                previous[ss[0]] = value
+            elif symbol == "n":   # format 3: an unsigned value that mostly grows
+                value = c.leb()
+                assert value < 1 << 64
                 streams[ss[0]] += uvarint(zz(signed64(value - previous[ss[0]])))
                 previous[ss[0]] = value
             elif symbol == "b":
@@ -815,12 +822,15 @@ def decode_block(block, table):
 
     def rebuild(fields, out):
         for symbol, ss, inner in fields:
-            s = streams[ss[0]]
+            s = streams[ss[0]] if ss else None   # `(` has no stream of its own
             if symbol in "us":
                 out += uvarint(s.leb())
             elif symbol == "d":
                 previous[ss[0]] = signed64(previous[ss[0]] + unzz(s.leb()))
                 out += uvarint(zz(previous[ss[0]]))
+            elif symbol == "n":   # the difference added back modulo 2^64, written as a uvarint
+                previous[ss[0]] = (previous[ss[0]] + unzz(s.leb())) & 0xFFFFFFFFFFFFFFFF
+                out += uvarint(previous[ss[0]])
             elif symbol == "b":
                 out.append(s.byte())
             elif symbol == "t":
@@ -830,6 +840,7 @@ def decode_block(block, table):
                 out += uvarint(len(known[code])) + known[code]
             elif symbol == "i":
                 previous[ss[0]] = signed64(previous[ss[0]] + unzz(s.leb()))
+                assert 0 <= previous[ss[0]] < len(table), "table index out of range"
                 out += table[previous[ss[0]]]
             elif symbol == "*":
                 out += s.take(s.leb())
@@ -959,13 +970,72 @@ def xchacha_open(key, nonce24, aad, sealed):
     return ChaCha20Poly1305(hchacha20(key, nonce24[:16])).decrypt(b"\0" * 4 + nonce24[16:], sealed, aad)
 
 
+MIB = 1 << 20
+
+
+def strict_uvarint(c):
+    """A minimal LEB128 uvarint of at most 10 bytes and 64 bits (the id table's coding 1)."""
+    result = 0
+    for i in range(10):
+        b = c.byte()
+        result |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            assert i == 0 or b != 0, "uvarint not minimal"
+            assert result < 1 << 64, "uvarint above 64 bits"
+            return result
+    raise AssertionError("uvarint longer than 10 bytes")
+
+
+def id_table_content(ids):
+    """Coding 1's content: per id zigzag(high - previous high), zigzag(low - previous low), the
+    words being bytes 0-7 and 8-15 read big-endian, differences modulo 2^64 read as signed."""
+    out, high, low = bytearray(), 0, 0
+    for rid in ids:
+        h, l = struct.unpack(">QQ", rid)
+        out += uvarint(zz(signed64(h - high))) + uvarint(zz(signed64(l - low)))
+        high, low = h, l
+    return bytes(out)
+
+
+def encode_id_table(ids, coding):
+    """The table's bytes (L of them) for coding 0 (as it is) or 1 (content length C u64 ‖ xz of the content)."""
+    if coding == 0:
+        return b"".join(ids)
+    content = id_table_content(ids)
+    return struct.pack("<Q", len(content)) + lzma.compress(content, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6)
+
+
+def decode_id_table(coding, table, count, extra, body_length):
+    """The N + E ids of a format 3 table, with the checks of "Reading (level 2, format 3)"."""
+    total = count + extra
+    if coding == 0:
+        assert len(table) == 16 * total, "coding 0: L is not 16 × (N + E)"
+        return [table[i:i + 16] for i in range(0, len(table), 16)]
+    assert coding == 1, "unknown table coding"
+    assert 16 * total <= 256 * MIB + 64 * body_length, "ids out of proportion to the body"
+    t = Cursor(table)
+    content_length = struct.unpack("<Q", t.take(8))[0]
+    assert 2 * total <= content_length <= 20 * total, "content length out of range"
+    xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=256 * MIB)
+    content = xz.decompress(table[8:], max_length=content_length + 1)
+    assert xz.eof and not xz.unused_data, "the xz stream does not end at the end of the table"
+    assert len(content) == content_length, "content is not C bytes"
+    c, ids, high, low = Cursor(content), [], 0, 0
+    for _ in range(total):
+        high = (high + unzz(strict_uvarint(c))) & 0xFFFFFFFFFFFFFFFF
+        low = (low + unzz(strict_uvarint(c))) & 0xFFFFFFFFFFFFFFFF
+        ids.append(struct.pack(">QQ", high, low))
+    assert c.end(), "bytes after the last pair"
+    return ids
+
+
 def read_archive(path, passphrase):
-    """Opens a format 2 archive with its passphrase: returns (records, manifest fields)."""
+    """Opens a format 2 or 3 archive with its passphrase: returns (records, manifest and table fields)."""
     data = Path(path).read_bytes()
     c = Cursor(data)
     assert c.take(8) == b"COFFERBK"
     version, critical, _, codec, _ = struct.unpack("<HHHBH", c.take(9))
-    assert version == 2 and critical == 0 and codec == 1
+    assert version in (2, 3) and critical == 0 and codec == 1
     vault_id = c.take(16)
     _, _, export_length = struct.unpack("<QQQ", c.take(24))
     vault_header = c.take(struct.unpack("<H", c.take(2))[0])
@@ -989,18 +1059,33 @@ def read_archive(path, passphrase):
     assert final, "no final chunk"
     b = Cursor(body)
     count, extra = struct.unpack("<QQ", b.take(16))
-    table = [b.take(16) for _ in range(count + extra)]
+    assert 16 * (count + extra) < 1 << 64
+    coding, table_length = None, 16 * (count + extra)
+    if version == 2:
+        assert 16 * (count + extra) <= len(body) - b.at, "the id table does not fit the body"
+        table = [b.take(16) for _ in range(count + extra)]
+    else:
+        assert count <= (1 << 31) - 1
+        coding = b.byte()
+        assert coding in (0, 1), "unknown table coding"
+        table_length = struct.unpack("<Q", b.take(8))[0]
+        # "the body's length": taken here as the secretstream's plaintext, the body of "Body, format 3".
+        table = decode_id_table(coding, b.take(table_length), count, extra, len(body))
     assert len(set(table[:count])) == count
-    export = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(body[b.at:])
-    assert len(export) == export_length
+    xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=256 * MIB)
+    export = xz.decompress(body[b.at:], max_length=export_length + 1)
+    assert xz.eof and not xz.unused_data and len(export) == export_length
     e = Cursor(export)
     assert e.take(8) == b"CFREXPV2"
-    records = []
+    records, layouts = [], []
     while True:
         length = struct.unpack("<I", e.take(4))[0]
         if length == 0:
             break
-        for payload in decode_block(e.take(length), table):
+        block = e.take(length)
+        layouts.append((block[0], block[1], block[3:3 + block[2]].decode()))
+        for payload in decode_block(block, table):
+            assert len(records) < count, "a block holds more records than the table has left"
             records.append((table[len(records)], payload))
     manifest = e.take(struct.unpack("<I", e.take(4))[0])
     assert e.end() and len(records) == count
@@ -1011,15 +1096,202 @@ def read_archive(path, passphrase):
     commit = struct.unpack("<Q", m.take(8))[0]
     net_worth = m.take(struct.unpack("<H", m.take(2))[0]).decode()
     assert manifest == manifest_bytes(records, commit, net_worth, m.take(struct.unpack("<H", m.take(2))[0]).decode())
-    return records, {"commit": commit, "netWorth": net_worth}
+    return records, {"commit": commit, "netWorth": net_worth, "format": version, "tableCoding": coding,
+                     "tableLength": table_length, "extraIds": table[count:], "layouts": layouts}
 
 
 read_back, fields = read_archive(OUT / name_v2, passphrase2)
-assert read_back == records_v2 and fields["netWorth"] == "GBP 1234.56"
-fixture = Path(__file__).resolve().parent.parent / "Tests" / "Fixtures" / "backup-v2"
-fixture_records, fixture_fields = read_archive(next(fixture.glob("*.cbak")), "fixture passphrase v1")
-kinds_read = {}
-for _, p in fixture_records:
-    kinds_read[p[0]] = kinds_read.get(p[0], 0) + 1
-print(f"wrote {OUT / name_v2} and archive-v2.json; read the format 2 fixture: {len(fixture_records)} records "
-      f"({kinds_read.get(10, 0)} transactions, {kinds_read.get(5, 0)} changes), net worth {fixture_fields['netWorth']}")
+assert read_back == records_v2 and fields["netWorth"] == "GBP 1234.56" and fields["extraIds"] == [deleted_id]
+print(f"wrote {OUT / name_v2} and archive-v2.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# Archive format 3 (Specs/backup-format.md, "Body, format 3"): format 2's export (layouts may use
+# `n`), with the id table coded as differences. Records get ordered ids (record-payloads.md
+# "Record ids"), as Coffer issues them, so that coding 1 saves most of the table.
+
+class OrderedIDs:
+    """RFC 9562 version 8 ids as one process issues them: 48-bit Unix milliseconds (big-endian),
+    version 1000, 12-bit counter within the millisecond, variant 10, 62 random bits drawn once per
+    process (fixed here). A clock that stands still or steps back keeps the last millisecond and
+    counts on; a counter past 4,095 moves to the next millisecond."""
+
+    def __init__(self, label):
+        self.random = int.from_bytes(fixed(label, 8), "big") & ((1 << 62) - 1)
+        self.ms, self.counter = -1, 0
+
+    def issue(self, clock_ms):
+        if clock_ms > self.ms:
+            self.ms, self.counter = clock_ms, 0
+        elif self.counter < 4095:
+            self.counter += 1
+        else:
+            self.ms, self.counter = self.ms + 1, 0
+        return struct.pack(">QQ", self.ms << 16 | 0x8 << 12 | self.counter, 0b10 << 62 | self.random)
+
+
+def epoch_day(iso):
+    return datetime.date.fromisoformat(iso).toordinal() - datetime.date(1970, 1, 1).toordinal()
+
+
+# Four processes, each with its own random bits: the one that set the vault up (an account, a
+# category, a record with an empty payload and a transaction deleted later), an import of 30
+# transactions (ids issued in bursts within a millisecond), the delete, and a spend with a flow.
+# Each process's last id is its change-log entry's.
+setup_ids, import_ids = OrderedIDs("v3 archive process setup"), OrderedIDs("v3 archive process import")
+delete_ids, spend_ids = OrderedIDs("v3 archive process delete"), OrderedIDs("v3 archive process spend")
+setup_ms, import_ms, delete_ms, spend_ms = 1_796_140_800_123, 1_796_144_400_000, 1_796_148_000_250, 1_796_151_600_500
+account_v3, category_v3, empty_v3 = setup_ids.issue(setup_ms), setup_ids.issue(setup_ms), setup_ids.issue(setup_ms + 1)
+deleted_v3 = setup_ids.issue(setup_ms + 3)
+setup_change_v3 = setup_ids.issue(setup_ms + 4)
+imported_v3 = [import_ids.issue(import_ms + n // 12) for n in range(30)]   # counters 0-11, 0-11, 0-5
+import_change_v3 = import_ids.issue(import_ms + 3)
+delete_change_v3 = delete_ids.issue(delete_ms)
+spent_v3 = spend_ids.issue(spend_ms)
+spend_change_v3 = spend_ids.issue(spend_ms)                               # same millisecond: counter 1
+LAYOUTS3 = {(2, 1): "ttb?sd?d", (5, 1): "ndt[i?t]", (10, 3): "sb<i|i|i|>?tdn?(tt)?(?i?in)"}
+
+
+def transaction_v3(amount, kind, target, note, date, sequence, origin=None, flow_=None):
+    """Kind 10 version 3: amount, type, target (tag 0-2 with an id, 3 uncategorised), note, date,
+    entry sequence, origin (account, row digest), flow (from, to, order)."""
+    tag, target_id = target
+    return (bytes([10, 3]) + svarint(amount) + bytes([kind, tag]) + (target_id or b"") + optional(note, text)
+            + svarint(epoch_day(date)) + uvarint(sequence)
+            + optional(origin, lambda o: text(o[0]) + uvarint(len(o[1])) + o[1])
+            + optional(flow_, lambda f: optional(f[0], lambda v: v) + optional(f[1], lambda v: v) + uvarint(f[2])))
+
+
+def change_v3(sequence, timestamp, summary, touched):
+    return (bytes([5, 1]) + uvarint(sequence) + svarint(timestamp) + text(summary) + uvarint(len(touched))
+            + b"".join(rid + optional(previous, lambda v: uvarint(len(v)) + v) for rid, previous in touched))
+
+
+shops = ["Tesco", "Pret", "Tesco", "Trainline", "Tesco", "Waitrose"]
+imported_payloads = [transaction_v3(250 + 137 * n, 1, (0, category_v3) if n % 3 else (3, None), shops[n % len(shops)],
+                                    f"2026-11-{n + 1:02d}", n + 1, ("Current", fixed(f"v3 archive row {n}", 16)))
+                     for n in range(30)]
+deleted_payload = transaction_v3(5000, 2, (3, None), "Holiday", "2026-11-08", 40)
+spent_payload = transaction_v3(320, 1, (0, category_v3), "Coffee", "2026-12-01", 31, None, (account_v3, None, 7))
+account_payload = (bytes([2, 1]) + text("Current") + text("Bank") + b"\x00" + optional(None, svarint)
+                   + svarint(epoch_day("2026-11-01")) + optional(None, svarint))
+category_payload = bytes([8, 2]) + text("Groceries") + b"\x00" + svarint(0) + b"\x01" + optional(account_v3, lambda v: v)
+changes_v3 = [
+    (setup_change_v3, change_v3(1, setup_ms // 1000, "Set up", [(account_v3, None), (category_v3, None), (deleted_v3, None)])),
+    (import_change_v3, change_v3(2, import_ms // 1000, "Imported 30 transactions", [(rid, None) for rid in imported_v3])),
+    (delete_change_v3, change_v3(3, delete_ms // 1000, "Deleted transaction", [(deleted_v3, deleted_payload)])),
+    (spend_change_v3, change_v3(4, spend_ms // 1000, "Spent 3.20", [(spent_v3, None)])),
+]
+groups_v3 = [  # (kind, version, layout, [(id, payload)]) in export order, as Coffer's encoder orders them
+    (0, 0, "*", [(empty_v3, b"")]),
+    (2, 1, LAYOUTS3[(2, 1)], [(account_v3, account_payload)]),
+    (5, 1, LAYOUTS3[(5, 1)], changes_v3),
+    (8, 2, "*", [(category_v3, category_payload)]),
+    (10, 3, LAYOUTS3[(10, 3)], list(zip(imported_v3, imported_payloads)) + [(spent_v3, spent_payload)]),
+]
+records_v3 = [r for _, _, _, rs in groups_v3 for r in rs]
+table_v3 = [rid for rid, _ in records_v3] + [deleted_v3]   # the deleted transaction: named, not held
+assert len(set(table_v3)) == len(table_v3) and all(rid[6] >> 4 == 8 and rid[8] >> 6 == 2 for rid in table_v3)
+export_v3 = b"CFREXPV2"
+for kind, version, layout, rs in groups_v3:
+    block = encode_block(kind, version, layout, [p for _, p in rs], table_v3.index)
+    assert decode_block(block, table_v3) == [p for _, p in rs]
+    export_v3 += struct.pack("<I", len(block)) + block
+net_worth_v3 = "GBP 2345.67"
+manifest_v3 = manifest_bytes(records_v3, commit_counter2, net_worth_v3, "make-vectors.py")
+export_v3 += struct.pack("<II", 0, len(manifest_v3)) + manifest_v3
+# Coffer writes coding 1 when it saves at least a quarter of the 16 × (N + E) bytes; here it does.
+table_content_v3 = id_table_content(table_v3)
+coded_table_v3 = encode_id_table(table_v3, 1)
+assert 4 * len(coded_table_v3) <= 3 * 16 * len(table_v3)
+coding_v3 = 1
+body_v3 = (struct.pack("<QQBQ", len(records_v3), 1, coding_v3, len(coded_table_v3)) + coded_table_v3
+           + lzma.compress(export_v3, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6))
+
+sequence_v3, time_v3 = 5, 1_796_169_600
+name_v3 = "coffer-20261202-000000-000005.cbak"
+assert name_v3 == datetime.datetime.fromtimestamp(time_v3, datetime.timezone.utc).strftime(
+    f"coffer-%Y%m%d-%H%M%S-{sequence_v3:06d}.cbak")
+file_key_v3, nonce_v3, stream_header_v3 = (fixed("archive v3 file key", 32), fixed("archive v3 file key nonce", 24),
+                                           fixed("archive v3 stream header", 24))
+bound_v3 = (b"COFFERBK" + struct.pack("<HHHBH", 3, 0, 0, 1, 1) + vault_id2 + struct.pack("<QQQ", sequence_v3, time_v3, len(export_v3))
+            + struct.pack("<H", len(header2)) + header2)
+header_v3 = (bound_v3 + nonce_v3 + xchacha_seal(backup_key, nonce_v3, b"coffer-archive-key-v1" + bound_v3, file_key_v3)
+             + stream_header_v3 + gen2_pk)
+header_v3 += blake2b(header_v3)
+stream_v3, ad_v3 = SecretStreamPush(file_key_v3, stream_header_v3), blake2b(header_v3)
+pieces_v3 = [body_v3[i:i + 65536] for i in range(0, len(body_v3), 65536)]
+archive_v3 = header_v3 + b"".join(struct.pack("<I", len(c)) + c for c in (
+    stream_v3.push(piece, ad_v3, 3 if i == len(pieces_v3) - 1 else 0) for i, piece in enumerate(pieces_v3)))
+comment_v3 = (f"coffer-archive v1 vault={vault_id2.hex()} seq={sequence_v3} time={time_v3} file={name_v3} "
+              f"device={device_id.hex()} commit={commit_counter2}")
+signature_v3 = gen2_key.sign(hashlib.blake2b(archive_v3, digest_size=64).digest())
+(OUT / name_v3).write_bytes(archive_v3)
+(OUT / (name_v3 + ".minisig")).write_text(
+    f"untrusted comment: signature from Coffer vault key {key_id_text}\n"
+    + base64.b64encode(b"ED" + key_id + signature_v3).decode() + "\n" + f"trusted comment: {comment_v3}\n"
+    + base64.b64encode(gen2_key.sign(signature_v3 + comment_v3.encode())).decode() + "\n")
+(OUT / "archive-v3.json").write_text(json.dumps({
+    "description": "Coffer archive format 3 test vector (Specs/backup-format.md, \"Body, format 3\"): the vault of "
+                   "vault-v2.json, its passphrase and keys; ordered record ids (record-payloads.md \"Record ids\"), "
+                   "so the id table is coded as differences (coding 1), and layouts with `n`. tableContent is the "
+                   "C bytes the table's xz stream holds. All byte strings are hex.",
+    "file": name_v3, "signature": name_v3 + ".minisig", "publicKey": "archive-v1.pub", "passphrase": passphrase2,
+    "sequence": sequence_v3, "created": time_v3, "fileKey": file_key_v3.hex(), "header": header_v3.hex(),
+    "body": body_v3.hex(), "export": export_v3.hex(), "tableCoding": coding_v3, "table": coded_table_v3.hex(),
+    "tableContent": table_content_v3.hex(), "extraIds": [deleted_v3.hex()],
+    "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in records_v3],
+    "netWorth": net_worth_v3, "commitCounter": commit_counter2, "trustedComment": comment_v3}, indent=2) + "\n")
+
+# The id table coder against itself and the reader's refusals.
+assert decode_id_table(1, coded_table_v3, len(records_v3), 1, len(body_v3)) == table_v3
+assert decode_id_table(0, encode_id_table(table_v3, 0), len(records_v3), 1, len(body_v3)) == table_v3
+
+
+def refused(table, coding=1, count=len(records_v3), extra=1, body_length=len(body_v3)):
+    try:
+        decode_id_table(coding, table, count, extra, body_length)
+    except (AssertionError, lzma.LZMAError):
+        return True
+    return False
+
+
+def coded(content, length=None):
+    return struct.pack("<Q", len(content) if length is None else length) + lzma.compress(content, format=lzma.FORMAT_XZ)
+
+
+assert refused(coded_table_v3 + b"\0")                                   # a byte after the xz stream
+assert refused(coded(table_content_v3, len(table_content_v3) - 1))     # more than C bytes
+assert refused(coded(table_content_v3 + b"\0", len(table_content_v3)))  # ditto
+assert refused(coded(table_content_v3[:-1] + b"\x80\x00"))              # a non-minimal uvarint
+assert refused(coded(table_content_v3 + b"\0\0"))                       # a pair more than N + E
+assert refused(coded(bytes(2 * 31)), extra=0)                           # C below 2 × (N + E)
+assert refused(coded_table_v3, count=1 << 27, extra=0, body_length=0)   # 16 × (N + E) above 256 MiB + 64 × body
+assert refused(encode_id_table(table_v3, 0)[:-16], coding=0)            # coding 0: L not 16 × (N + E)
+assert refused(coded_table_v3, coding=2)                                 # an unknown coding
+
+read_back, fields = read_archive(OUT / name_v3, passphrase2)
+assert read_back == records_v3 and fields["netWorth"] == net_worth_v3 and fields["extraIds"] == [deleted_v3]
+assert fields["format"] == 3 and fields["tableCoding"] == 1 and fields["tableLength"] == len(coded_table_v3)
+print(f"wrote {OUT / name_v3} and archive-v3.json: {len(table_v3)} ids in a {len(coded_table_v3)}-byte table "
+      f"(coding 1; {len(table_content_v3)} bytes before xz, {16 * len(table_v3)} as they are)")
+
+
+# The committed fixtures (made by Coffer), read from the document and the passphrase alone.
+FIXTURES = Path(__file__).resolve().parent.parent / "Tests" / "Fixtures"
+for folder, format_version in (("backup-v2", 2), ("backup-v3", 3)):
+    fixture_records, fixture_fields = read_archive(next((FIXTURES / folder).glob("*.cbak")), "fixture passphrase v1")
+    assert fixture_fields["format"] == format_version
+    kinds_read = {}
+    for _, p in fixture_records:
+        kinds_read[p[0] if p else 0] = kinds_read.get(p[0] if p else 0, 0) + 1
+    summary = (f"read the format {format_version} fixture {folder}: {len(fixture_records)} records ({kinds_read.get(10, 0)} "
+               f"transactions, {kinds_read.get(5, 0)} changes), {len(fixture_fields['extraIds'])} extra ids, "
+               f"net worth {fixture_fields['netWorth']}")
+    if format_version == 3:
+        assert fixture_fields["tableCoding"] == 1, "the format 3 fixture's id table should be coded as differences"
+        assert all(rid[6] >> 4 == 8 for rid, _ in fixture_records), "a fixture record id is not an ordered (version 8) id"
+        total = len(fixture_records) + len(fixture_fields["extraIds"])
+        summary += (f"; id table coding 1, {fixture_fields['tableLength']} bytes for {total} ids "
+                    f"({16 * total} as they are), every record id version 8")
+    print(summary)

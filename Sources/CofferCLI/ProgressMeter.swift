@@ -28,7 +28,7 @@ final class ProgressMeter: @unchecked Sendable {
             stage = nil
         }
         defer { clearLine() }
-        return try WorkProgress.$handler.withValue({ [self] in update($0, $1, $2) }) { try body() }
+        return try WorkProgress.reporting(to: { [self] in update($0, $1, $2) }) { try body() }
     }
 
     /// Wipes the meter's line, so that what is printed next starts at the left edge.

@@ -112,10 +112,10 @@ public enum Archive {
     }
 
     /// xz settings for the columns (Specs/backup-format.md). Measured at 1M records (BENCHMARKS.md):
-    /// columns leave the slower match finders little to find; preset 1 with 2 MiB blocks makes
-    /// the archive 1 % larger than preset 2 with 4 MiB at the same speed, and its two threads
-    /// need 29 MB instead of 56 MB. The blocks give two threads work.
-    static let compressionPreset: UInt32 = 1
+    /// columns leave the slower match finders little to find; with ordered ids, what is left to
+    /// compress is mostly texts and amounts, and preset 0 takes about an eighth less CPU than
+    /// preset 1 for an archive 2 % larger. 2 MiB blocks give two threads work in 29 MB.
+    static let compressionPreset: UInt32 = 0
     static let compressionThreads = min(2, ProcessInfo.processInfo.activeProcessorCount)
     static let compressionBlock: UInt64 = 2 << 20
 

@@ -360,15 +360,20 @@ enum ColumnExport {
         let (tableCount, sumOverflow) = recordCount.addingReportingOverflow(extraCount)
         let (idBytes, overflow) = tableCount.multipliedReportingOverflow(by: 16)
         guard !sumOverflow, !overflow, recordCount <= UInt64(Int32.max) else { throw truncated }
-        if format == 2 {
+        switch format {
+        case 2:
             guard let table = cursor.take(idBytes) else { throw truncated }
             return try read(
                 table: table, recordCount: recordCount,
                 export: UnsafeRawBufferPointer(rebasing: body[cursor.offset...]),
                 exportLength: exportLength, visit: visit)
-        }
-        return try IDTable.decode(body, from: cursor.offset, count: tableCount) { table, export in
-            try read(table: table, recordCount: recordCount, export: export, exportLength: exportLength, visit: visit)
+        case 3:
+            return try IDTable.decode(body, from: cursor.offset, count: tableCount) { table, export in
+                try read(
+                    table: table, recordCount: recordCount, export: export, exportLength: exportLength, visit: visit)
+            }
+        default:
+            throw BackupError(.unsupported, "This Coffer reads archive content of formats 2 and 3, not \(format).")
         }
     }
 

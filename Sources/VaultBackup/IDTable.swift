@@ -60,8 +60,10 @@ enum IDTable {
     }
 
     /// Reads the table at `offset` of `body` and calls `use` with its `count` ids (16 bytes
-    /// each) and the body after it. A coded table is decoded into memory bounded as a
-    /// decompressed format 1 export is: its ids may take at most 64 times the body plus 256 MiB.
+    /// each) and the body after it. A coded table is checked against the body before anything
+    /// is allocated (its ids may take at most 64 times the body plus 256 MiB, as a decompressed
+    /// format 1 export may), then decoded straight into the table as liblzma hands its output
+    /// over: nothing but the table is held.
     static func decode<Result>(
         _ body: UnsafeRawBufferPointer, from offset: Int, count: UInt64,
         _ use: (_ table: UnsafeRawBufferPointer, _ rest: UnsafeRawBufferPointer) throws -> Result
@@ -84,35 +86,65 @@ enum IDTable {
             }
             let contentLength = UInt64(littleEndian: stored.loadUnaligned(as: UInt64.self))
             guard contentLength >= 2 * count, contentLength <= maximumCodedBytesPerID * count else {
-                throw BackupError(.damaged, "The archive's id table is malformed.")
-            }
-            var content: [UInt8] = []
-            content.reserveCapacity(Int(contentLength))
-            try XZ.decompress(UnsafeRawBufferPointer(rebasing: stored[8...]), expectedLength: contentLength) {
-                content += $0
+                throw malformed
             }
             var table = [UInt8](repeating: 0, count: Int(idBytes))
-            try content.withUnsafeBytes { content in
-                var differences = FieldCursor(bytes: content)
-                var previous: (high: UInt64, low: UInt64) = (0, 0)
-                try table.withUnsafeMutableBytes { table in
-                    for at in stride(from: 0, to: table.count, by: 16) {
-                        guard let high = differences.varint(), let low = differences.varint() else {
-                            throw BackupError(.damaged, "The archive's id table is malformed.")
-                        }
-                        previous = (
-                            previous.high &+ UInt64(bitPattern: unzigzag(high)),
-                            previous.low &+ UInt64(bitPattern: unzigzag(low))
-                        )
-                        table.storeBytes(of: previous.high.bigEndian, toByteOffset: at, as: UInt64.self)
-                        table.storeBytes(of: previous.low.bigEndian, toByteOffset: at + 8, as: UInt64.self)
-                    }
+            try table.withUnsafeMutableBytes { table in
+                var words = DifferenceReader(table: table)
+                do {
+                    try XZ.decompress(
+                        UnsafeRawBufferPointer(rebasing: stored[8...]), expectedLength: contentLength,
+                        reportsProgress: false
+                    ) { try words.feed($0) }
+                } catch let error as BackupError where error.code == .damaged {
+                    throw BackupError(.damaged, "The archive's id table is malformed: \(error.errorDescription ?? "")")
                 }
-                guard differences.isAtEnd else { throw BackupError(.damaged, "The archive's id table is malformed.") }
+                guard words.isComplete else { throw malformed }
             }
             return try table.withUnsafeBytes { try use($0, rest) }
         default:
             throw BackupError(.damaged, "The archive's id table uses a coding Coffer does not know (\(coding)).")
+        }
+    }
+
+    static let malformed = BackupError(.damaged, "The archive's id table is malformed.")
+
+    /// Rebuilds ids from their coded differences as the bytes arrive, a uvarint possibly split
+    /// between two pieces: each pair of words goes into the next 16 bytes of `table`. Refuses
+    /// what `FieldCursor.varint` refuses (a value past 64 bits, a trailing zero group) and any
+    /// byte after the last id.
+    private struct DifferenceReader {
+        let table: UnsafeMutableRawBufferPointer
+        var written = 0
+        var previous: (high: UInt64, low: UInt64) = (0, 0)
+        /// The high word's difference once read, while the low word's is being read.
+        var high: UInt64?
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+
+        var isComplete: Bool { written == table.count && high == nil && shift == 0 }
+
+        mutating func feed(_ piece: UnsafeRawBufferPointer) throws {
+            for byte in piece {
+                guard written < table.count, shift < 64, shift < 63 || byte <= 1 else { throw IDTable.malformed }
+                value |= UInt64(byte & 0x7f) << shift
+                if byte & 0x80 != 0 {
+                    shift += 7
+                    continue
+                }
+                guard byte != 0 || shift == 0 else { throw IDTable.malformed }
+                let difference = UInt64(bitPattern: unzigzag(value))
+                (value, shift) = (0, 0)
+                guard let highDifference = high else {
+                    high = difference
+                    continue
+                }
+                previous = (previous.high &+ highDifference, previous.low &+ difference)
+                high = nil
+                table.storeBytes(of: previous.high.bigEndian, toByteOffset: written, as: UInt64.self)
+                table.storeBytes(of: previous.low.bigEndian, toByteOffset: written + 8, as: UInt64.self)
+                written += 16
+            }
         }
     }
 }

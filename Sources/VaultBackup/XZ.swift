@@ -48,7 +48,7 @@ public enum XZ {
     /// `expectedLength` bytes, within `memoryLimit`. What archive formats 2 and 3 read with.
     static func decompress(
         _ input: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64 = 256 << 20,
-        into output: (UnsafeRawBufferPointer) throws -> Void
+        reportsProgress: Bool = true, into output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var stream = lzma_stream()
         // Two threads decode the stream's blocks (the encoder writes their sizes in their
@@ -73,7 +73,9 @@ public enum XZ {
                 throw BackupError(
                     .damaged, "The archive's content is longer than its header declares; stopped decompressing.")
             }
-            WorkProgress.report(.decompressing, input.count - stream.avail_in, of: input.count, every: 1)
+            if reportsProgress {
+                WorkProgress.report(.decompressing, input.count - stream.avail_in, of: input.count, every: 1)
+            }
             try buffer.withUnsafeBytes { try output(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             switch status {
             case LZMA_OK: continue

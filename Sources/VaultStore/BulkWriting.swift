@@ -179,10 +179,11 @@ extension Vault {
     /// SQLite's page cache during a bulk load, in KiB (negative, as the pragma takes it).
     static let bulkCacheSize = -65_536
 
-    /// The ids' high halves, sorted: in two halves on two cores, then merged. Ids are random,
-    /// so ids that share a high half are (almost) never there, and the few that do are compared
-    /// whole (`repeated`); a million sort in a third of the time the whole ids take, and in a
-    /// quarter of the memory a set of them needs.
+    /// The ids' high halves, sorted: in two halves on two cores, then merged. Ids that share a
+    /// high half are rare (random ids: almost never; ordered ids: two processes in the same
+    /// millisecond with the same counter), and the few that do are compared whole (`repeated`);
+    /// a million sort in a third of the time the whole ids take, and in a quarter of the memory
+    /// a set of them needs.
     static func sortedHighs(of ids: some Sequence<RecordID>) -> [UInt64] {
         var halves = ids.map(\.high)
         let middle = halves.count / 2

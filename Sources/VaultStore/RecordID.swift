@@ -57,9 +57,6 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
     }
 
-    /// The first two bytes, as a number: a bucket for lookup tables over many ids.
-    package var prefix16: UInt16 { UInt16(high >> 48) }
-
     /// The 16 bytes, for the time of `body`, without an allocation (archives write millions).
     package func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try withUnsafeBytes(of: (high.bigEndian, low.bigEndian), body)
