@@ -913,27 +913,34 @@ export_v2 += struct.pack("<II", 0, len(manifest_v2)) + manifest_v2
 body_v2 = (struct.pack("<QQ", len(records_v2), 1) + b"".join(table_v2)
            + lzma.compress(export_v2, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6))
 
+def seal_archive(version, sequence, created, name, label, export_length, body):
+    """Header, chunks and minisign signature of an archive of the vault of vault-v2.json (key
+    generation 2), written to OUT: returns (file key, header, archive, trusted comment)."""
+    file_key, nonce, stream_header = (fixed(f"archive {label} file key", 32), fixed(f"archive {label} file key nonce", 24),
+                                      fixed(f"archive {label} stream header", 24))
+    bound = (b"COFFERBK" + struct.pack("<HHHBH", version, 0, 0, 1, 1) + vault_id2
+             + struct.pack("<QQQ", sequence, created, export_length) + struct.pack("<H", len(header2)) + header2)
+    header = (bound + nonce + xchacha_seal(backup_key, nonce, b"coffer-archive-key-v1" + bound, file_key)
+              + stream_header + gen2_pk)
+    header += blake2b(header)
+    stream, ad = SecretStreamPush(file_key, stream_header), blake2b(header)
+    pieces = [body[i:i + 65536] for i in range(0, len(body), 65536)]
+    archive = header + b"".join(struct.pack("<I", len(c)) + c for c in (
+        stream.push(piece, ad, 3 if i == len(pieces) - 1 else 0) for i, piece in enumerate(pieces)))
+    comment = (f"coffer-archive v1 vault={vault_id2.hex()} seq={sequence} time={created} file={name} "
+               f"device={device_id.hex()} commit={commit_counter2}")
+    signature = gen2_key.sign(hashlib.blake2b(archive, digest_size=64).digest())
+    (OUT / name).write_bytes(archive)
+    (OUT / (name + ".minisig")).write_text(
+        f"untrusted comment: signature from Coffer vault key {key_id_text}\n"
+        + base64.b64encode(b"ED" + key_id + signature).decode() + "\n" + f"trusted comment: {comment}\n"
+        + base64.b64encode(gen2_key.sign(signature + comment.encode())).decode() + "\n")
+    return file_key, header, archive, comment
+
+
 sequence_v2, time_v2 = 4, 1_796_083_200
 name_v2 = "coffer-20261201-000000-000004.cbak"
-file_key_v2, nonce_v2, stream_header_v2 = (fixed("archive v2 file key", 32), fixed("archive v2 file key nonce", 24),
-                                           fixed("archive v2 stream header", 24))
-bound_v2 = (b"COFFERBK" + struct.pack("<HHHBH", 2, 0, 0, 1, 1) + vault_id2 + struct.pack("<QQQ", sequence_v2, time_v2, len(export_v2))
-            + struct.pack("<H", len(header2)) + header2)
-header_v2 = (bound_v2 + nonce_v2 + xchacha_seal(backup_key, nonce_v2, b"coffer-archive-key-v1" + bound_v2, file_key_v2)
-             + stream_header_v2 + gen2_pk)
-header_v2 += blake2b(header_v2)
-stream_v2, ad_v2 = SecretStreamPush(file_key_v2, stream_header_v2), blake2b(header_v2)
-pieces_v2 = [body_v2[i:i + 65536] for i in range(0, len(body_v2), 65536)]
-archive_v2 = header_v2 + b"".join(struct.pack("<I", len(c)) + c for c in (
-    stream_v2.push(piece, ad_v2, 3 if i == len(pieces_v2) - 1 else 0) for i, piece in enumerate(pieces_v2)))
-comment_v2 = (f"coffer-archive v1 vault={vault_id2.hex()} seq={sequence_v2} time={time_v2} file={name_v2} "
-              f"device={device_id.hex()} commit={commit_counter2}")
-signature_v2 = gen2_key.sign(hashlib.blake2b(archive_v2, digest_size=64).digest())
-(OUT / name_v2).write_bytes(archive_v2)
-(OUT / (name_v2 + ".minisig")).write_text(
-    f"untrusted comment: signature from Coffer vault key {key_id_text}\n"
-    + base64.b64encode(b"ED" + key_id + signature_v2).decode() + "\n" + f"trusted comment: {comment_v2}\n"
-    + base64.b64encode(gen2_key.sign(signature_v2 + comment_v2.encode())).decode() + "\n")
+file_key_v2, header_v2, archive_v2, comment_v2 = seal_archive(2, sequence_v2, time_v2, name_v2, "v2", len(export_v2), body_v2)
 (OUT / "archive-v2.json").write_text(json.dumps({
     "description": "Coffer archive format 2 test vector (Specs/backup-format.md, \"Body, format 2\"): the vault of "
                    "vault-v2.json, its passphrase and keys. All byte strings are hex.",
@@ -1212,25 +1219,7 @@ sequence_v3, time_v3 = 5, 1_796_169_600
 name_v3 = "coffer-20261202-000000-000005.cbak"
 assert name_v3 == datetime.datetime.fromtimestamp(time_v3, datetime.timezone.utc).strftime(
     f"coffer-%Y%m%d-%H%M%S-{sequence_v3:06d}.cbak")
-file_key_v3, nonce_v3, stream_header_v3 = (fixed("archive v3 file key", 32), fixed("archive v3 file key nonce", 24),
-                                           fixed("archive v3 stream header", 24))
-bound_v3 = (b"COFFERBK" + struct.pack("<HHHBH", 3, 0, 0, 1, 1) + vault_id2 + struct.pack("<QQQ", sequence_v3, time_v3, len(export_v3))
-            + struct.pack("<H", len(header2)) + header2)
-header_v3 = (bound_v3 + nonce_v3 + xchacha_seal(backup_key, nonce_v3, b"coffer-archive-key-v1" + bound_v3, file_key_v3)
-             + stream_header_v3 + gen2_pk)
-header_v3 += blake2b(header_v3)
-stream_v3, ad_v3 = SecretStreamPush(file_key_v3, stream_header_v3), blake2b(header_v3)
-pieces_v3 = [body_v3[i:i + 65536] for i in range(0, len(body_v3), 65536)]
-archive_v3 = header_v3 + b"".join(struct.pack("<I", len(c)) + c for c in (
-    stream_v3.push(piece, ad_v3, 3 if i == len(pieces_v3) - 1 else 0) for i, piece in enumerate(pieces_v3)))
-comment_v3 = (f"coffer-archive v1 vault={vault_id2.hex()} seq={sequence_v3} time={time_v3} file={name_v3} "
-              f"device={device_id.hex()} commit={commit_counter2}")
-signature_v3 = gen2_key.sign(hashlib.blake2b(archive_v3, digest_size=64).digest())
-(OUT / name_v3).write_bytes(archive_v3)
-(OUT / (name_v3 + ".minisig")).write_text(
-    f"untrusted comment: signature from Coffer vault key {key_id_text}\n"
-    + base64.b64encode(b"ED" + key_id + signature_v3).decode() + "\n" + f"trusted comment: {comment_v3}\n"
-    + base64.b64encode(gen2_key.sign(signature_v3 + comment_v3.encode())).decode() + "\n")
+file_key_v3, header_v3, archive_v3, comment_v3 = seal_archive(3, sequence_v3, time_v3, name_v3, "v3", len(export_v3), body_v3)
 (OUT / "archive-v3.json").write_text(json.dumps({
     "description": "Coffer archive format 3 test vector (Specs/backup-format.md, \"Body, format 3\"): the vault of "
                    "vault-v2.json, its passphrase and keys; ordered record ids (record-payloads.md \"Record ids\"), "
