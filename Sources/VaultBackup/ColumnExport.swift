@@ -173,8 +173,8 @@ enum ColumnExport {
         var recent = [(id: RecordID, index: UInt64)?](repeating: nil, count: 1 << 10)
         let indexOf = { (bytes: UnsafeRawBufferPointer) -> UInt64 in
             let id = try! RecordID(contiguous: bytes)
-            // Both words mixed: ordered ids share their first bytes, random ones their nothing.
-            let slot = Int(((id.high ^ (id.low &* 0x9E37_79B9_7F4A_7C15)) &* 0xBF58_476D_1CE4_E5B9) >> 54)
+            // Both words mixed: ordered ids share their first bytes.
+            let slot = Int(id.mixed >> 54)
             if let hit = recent[slot], hit.id == id { return hit.index }
             let index: UInt64
             if let known = lookup.position(of: id) {

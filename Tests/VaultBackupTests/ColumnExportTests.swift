@@ -163,22 +163,29 @@ import VaultStore
         let records = Self.records(count: 40, seed: 4)
         let (_, _, written) = try Self.roundTrip(records)
         let body = written.prefix + written.compressed
-        var refused = 0
-        for offset in 0..<body.count {
-            var damaged = body
-            damaged[offset] ^= 0x10
-            do {
-                _ = try damaged.withUnsafeBytes {
-                    try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
-                }
-            } catch is BackupError {
-                refused += 1
-            }
-        }
+        let refused = Self.refusedFlips(of: written, at: 0..<body.count, flipping: 0x10)
         // A flip inside an id (random ids: the table is stored as it is) changes an id, not the
         // structure; the manifest's digest covers ids, so even those are refused.
         #expect(written.prefix[16] == IDTable.asIs)
         #expect(refused == body.count)
+    }
+
+    /// How many of the bodies `written` gives with `bits` flipped at one of `offsets` the reader
+    /// refuses (as damage, never a crash).
+    static func refusedFlips(of written: ColumnExport.Written, at offsets: Range<Int>, flipping bits: UInt8) -> Int {
+        let body = written.prefix + written.compressed
+        return offsets.count { offset in
+            var damaged = body
+            damaged[offset] ^= bits
+            do {
+                _ = try damaged.withUnsafeBytes {
+                    try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+                }
+                return false
+            } catch {
+                return error is BackupError
+            }
+        }
     }
 
     /// Id counts whose sum wraps around (found by the fuzzer) are refused before any is used.
@@ -313,18 +320,7 @@ import VaultStore
         let ids = Self.orderedIDs(count: 300)
         let (_, _, written) = try Self.roundTrip(ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) })
         #expect(written.prefix[16] == IDTable.differences)
-        var refused = 0
-        for offset in 16..<written.prefix.count {
-            var damaged = written.prefix + written.compressed
-            damaged[offset] ^= 0x04
-            do {
-                _ = try damaged.withUnsafeBytes {
-                    try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
-                }
-            } catch is BackupError {
-                refused += 1
-            }
-        }
+        let refused = Self.refusedFlips(of: written, at: 16..<written.prefix.count, flipping: 0x04)
         #expect(refused == written.prefix.count - 16)
     }
 

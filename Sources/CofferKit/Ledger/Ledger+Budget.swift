@@ -1,5 +1,7 @@
 import FinanceCore
 import Foundation
+import VaultCrypto
+import VaultStore
 
 /// The budget half of the vault: income sources, categories, goals and transactions.
 extension Ledger {
@@ -223,22 +225,9 @@ extension Ledger {
     /// made, shared by every record made within weeks) eight of its two words mixed, so that
     /// neighbours look nothing alike and a mistyped digit names no other record.
     public static func shortID(_ id: UUID) -> String {
-        let (high, low) = withUnsafeBytes(of: id.uuid) {
-            (
-                UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)),
-                UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
-        }
-        var shown = high >> 32
-        if RecordIDs.isOrdered(id) {
-            // splitmix64's finaliser over both words.
-            var mixed = high ^ (low &* 0x9E37_79B9_7F4A_7C15)
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            shown = (mixed ^ (mixed >> 31)) >> 32
-        }
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: (0..<8).map { digits[Int(shown >> UInt64(28 - 4 * $0) & 0xF)] }, as: UTF8.self)
+        let recordID = RecordID(uuid: id)
+        let shown = (RecordIDs.isOrdered(id) ? recordID.mixed : recordID.high) >> 32
+        return withUnsafeBytes(of: UInt32(shown).bigEndian) { Array($0) }.hexString
     }
 
     /// The transaction whose id starts with `id` (at least four characters, and only one match).
