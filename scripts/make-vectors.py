@@ -8,9 +8,9 @@ implement from.
 
 Format 2 adds Ed25519 (key history certificates, archive signatures) and X25519 (the recovery
 slot) from pyca/cryptography, libsodium's crypto_secretstream_xchacha20poly1305 written out in
-Python on ChaCha20 and Poly1305 (archives), and Python's lzma (xz). Archive formats 2 and 3 (the export in columns; format 3's id table coded as
-differences of ordered ids) are written and read here too, and the committed fixtures
-Tests/Fixtures/backup-v2 and backup-v3 are read back from Specs/backup-format.md alone.
+Python on ChaCha20 and Poly1305 (archives), and Python's lzma (xz). Archive formats 2 to 4 (the export in columns; format 3's id table coded as
+differences of ordered ids, format 4's in columns) are written and read here too, and the committed fixtures
+Tests/Fixtures/backup-v2, backup-v3 and backup-v4 are read back from Specs/backup-format.md alone.
 
 Usage: pip install argon2-cffi cryptography && python3 scripts/make-vectors.py
 Deterministic: every "random" value is fixed below, so re-running rewrites identical files.
@@ -1004,45 +1004,79 @@ def id_table_content(ids):
     return bytes(out)
 
 
+def id_table_columns(ids):
+    """Coding 2's content (format 4): three columns of zigzag differences, each starting from 0: the
+    high word's first 48 bits (bytes 0-5) for every id, its last 16 (bytes 6-7), then the low word
+    (bytes 8-15, modulo 2^64)."""
+    parts = [[int.from_bytes(rid[0:6], "big") for rid in ids], [int.from_bytes(rid[6:8], "big") for rid in ids],
+             [int.from_bytes(rid[8:16], "big") for rid in ids]]
+    out = bytearray()
+    for column, values in enumerate(parts):
+        previous = 0
+        for value in values:
+            difference = value - previous if column < 2 else signed64(value - previous)
+            out += uvarint(zz(difference))
+            previous = value
+    return bytes(out)
+
+
 def encode_id_table(ids, coding):
-    """The table's bytes (L of them) for coding 0 (as it is) or 1 (content length C u64 ‖ xz of the content)."""
+    """The table's bytes (L of them) for coding 0 (as it is), 1 (format 3: content length C u64 ‖ xz
+    of the pairs) or 2 (format 4: the same, of the columns)."""
     if coding == 0:
         return b"".join(ids)
-    content = id_table_content(ids)
+    content = id_table_content(ids) if coding == 1 else id_table_columns(ids)
     return struct.pack("<Q", len(content)) + lzma.compress(content, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6)
 
 
-def decode_id_table(coding, table, count, extra, body_length):
-    """The N + E ids of a format 3 table, with the checks of "Reading (level 2, format 3)"."""
+def decode_id_table(coding, table, count, extra, body_length, version=3):
+    """The N + E ids of a format 3 or 4 table, with the checks of "Reading (level 2, format 3)" and
+    "Reading (level 2, format 4)"."""
     total = count + extra
     if coding == 0:
         assert len(table) == 16 * total, "coding 0: L is not 16 × (N + E)"
         return [table[i:i + 16] for i in range(0, len(table), 16)]
-    assert coding == 1, "unknown table coding"
+    assert coding == (2 if version >= 4 else 1), "unknown table coding"
     assert 16 * total <= 256 * MIB + 64 * body_length, "ids out of proportion to the body"
     t = Cursor(table)
     content_length = struct.unpack("<Q", t.take(8))[0]
-    assert 2 * total <= content_length <= 20 * total, "content length out of range"
+    least, most = (2, 20) if coding == 1 else (3, 21)
+    assert least * total <= content_length <= most * total, "content length out of range"
     xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=256 * MIB)
     content = xz.decompress(table[8:], max_length=content_length + 1)
     assert xz.eof and not xz.unused_data, "the xz stream does not end at the end of the table"
     assert len(content) == content_length, "content is not C bytes"
-    c, ids, high, low = Cursor(content), [], 0, 0
-    for _ in range(total):
-        high = (high + unzz(strict_uvarint(c))) & 0xFFFFFFFFFFFFFFFF
-        low = (low + unzz(strict_uvarint(c))) & 0xFFFFFFFFFFFFFFFF
-        ids.append(struct.pack(">QQ", high, low))
-    assert c.end(), "bytes after the last pair"
+    c, ids = Cursor(content), []
+    if coding == 1:
+        high = low = 0
+        for _ in range(total):
+            high = (high + unzz(strict_uvarint(c))) & 0xFFFFFFFFFFFFFFFF
+            low = (low + unzz(strict_uvarint(c))) & 0xFFFFFFFFFFFFFFFF
+            ids.append(struct.pack(">QQ", high, low))
+    else:
+        columns = []
+        for column, limit in enumerate((1 << 48, 1 << 16, None)):
+            value, values = 0, []
+            for _ in range(total):
+                value += unzz(strict_uvarint(c))
+                if limit is None:
+                    value &= 0xFFFFFFFFFFFFFFFF
+                else:
+                    assert 0 <= value < limit, "a column's value outside its part of the id"
+                values.append(value)
+            columns.append(values)
+        ids = [m.to_bytes(6, "big") + k.to_bytes(2, "big") + low.to_bytes(8, "big") for m, k, low in zip(*columns)]
+    assert c.end(), "bytes after the last id"
     return ids
 
 
 def read_archive(path, passphrase):
-    """Opens a format 2 or 3 archive with its passphrase: returns (records, manifest and table fields)."""
+    """Opens a format 2, 3 or 4 archive with its passphrase: returns (records, manifest and table fields)."""
     data = Path(path).read_bytes()
     c = Cursor(data)
     assert c.take(8) == b"COFFERBK"
     version, critical, _, codec, _ = struct.unpack("<HHHBH", c.take(9))
-    assert version in (2, 3) and critical == 0 and codec == 1
+    assert version in (2, 3, 4) and critical == 0 and codec == 1
     vault_id = c.take(16)
     _, _, export_length = struct.unpack("<QQQ", c.take(24))
     vault_header = c.take(struct.unpack("<H", c.take(2))[0])
@@ -1074,10 +1108,10 @@ def read_archive(path, passphrase):
     else:
         assert count <= (1 << 31) - 1
         coding = b.byte()
-        assert coding in (0, 1), "unknown table coding"
+        assert coding in (0, 1, 2), "unknown table coding"
         table_length = struct.unpack("<Q", b.take(8))[0]
         # "the body's length": taken here as the secretstream's plaintext, the body of "Body, format 3".
-        table = decode_id_table(coding, b.take(table_length), count, extra, len(body))
+        table = decode_id_table(coding, b.take(table_length), count, extra, len(body), version)
     assert len(set(table[:count])) == count
     xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=256 * MIB)
     export = xz.decompress(body[b.at:], max_length=export_length + 1)
@@ -1208,29 +1242,35 @@ net_worth_v3 = "GBP 2345.67"
 manifest_v3 = manifest_bytes(records_v3, commit_counter2, net_worth_v3, "make-vectors.py")
 export_v3 += struct.pack("<II", 0, len(manifest_v3)) + manifest_v3
 # Coffer writes coding 1 when it saves at least a quarter of the 16 × (N + E) bytes; here it does.
-table_content_v3 = id_table_content(table_v3)
-coded_table_v3 = encode_id_table(table_v3, 1)
-assert 4 * len(coded_table_v3) <= 3 * 16 * len(table_v3)
-coding_v3 = 1
-body_v3 = (struct.pack("<QQBQ", len(records_v3), 1, coding_v3, len(coded_table_v3)) + coded_table_v3
-           + lzma.compress(export_v3, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6))
+def coded_table_vector(version, coding, sequence, created, description):
+    """A format 3 or 4 archive of the records above, the id table in `coding`, sealed and signed,
+    with its JSON description: returns (name, table content, coded table, body)."""
+    content = id_table_content(table_v3) if coding == 1 else id_table_columns(table_v3)
+    table = encode_id_table(table_v3, coding)
+    # Coffer writes a coded table when its content is under three quarters of 16 × (N + E); here it is.
+    assert 4 * len(content) < 3 * 16 * len(table_v3)
+    body = (struct.pack("<QQBQ", len(records_v3), 1, coding, len(table)) + table
+            + lzma.compress(export_v3, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6))
+    name = datetime.datetime.fromtimestamp(created, datetime.timezone.utc).strftime(
+        f"coffer-%Y%m%d-%H%M%S-{sequence:06d}.cbak")
+    file_key, header, _, comment = seal_archive(version, sequence, created, name, f"v{version}", len(export_v3), body)
+    (OUT / f"archive-v{version}.json").write_text(json.dumps({
+        "description": description + " tableContent is the C bytes the table's xz stream holds. All byte strings are hex.",
+        "file": name, "signature": name + ".minisig", "publicKey": "archive-v1.pub", "passphrase": passphrase2,
+        "sequence": sequence, "created": created, "fileKey": file_key.hex(), "header": header.hex(),
+        "body": body.hex(), "export": export_v3.hex(), "tableCoding": coding, "table": table.hex(),
+        "tableContent": content.hex(), "extraIds": [deleted_v3.hex()],
+        "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in records_v3],
+        "netWorth": net_worth_v3, "commitCounter": commit_counter2, "trustedComment": comment}, indent=2) + "\n")
+    return name, content, table, body
 
-sequence_v3, time_v3 = 5, 1_796_169_600
-name_v3 = "coffer-20261202-000000-000005.cbak"
-assert name_v3 == datetime.datetime.fromtimestamp(time_v3, datetime.timezone.utc).strftime(
-    f"coffer-%Y%m%d-%H%M%S-{sequence_v3:06d}.cbak")
-file_key_v3, header_v3, archive_v3, comment_v3 = seal_archive(3, sequence_v3, time_v3, name_v3, "v3", len(export_v3), body_v3)
-(OUT / "archive-v3.json").write_text(json.dumps({
-    "description": "Coffer archive format 3 test vector (Specs/backup-format.md, \"Body, format 3\"): the vault of "
-                   "vault-v2.json, its passphrase and keys; ordered record ids (record-payloads.md \"Record ids\"), "
-                   "so the id table is coded as differences (coding 1), and layouts with `n`. tableContent is the "
-                   "C bytes the table's xz stream holds. All byte strings are hex.",
-    "file": name_v3, "signature": name_v3 + ".minisig", "publicKey": "archive-v1.pub", "passphrase": passphrase2,
-    "sequence": sequence_v3, "created": time_v3, "fileKey": file_key_v3.hex(), "header": header_v3.hex(),
-    "body": body_v3.hex(), "export": export_v3.hex(), "tableCoding": coding_v3, "table": coded_table_v3.hex(),
-    "tableContent": table_content_v3.hex(), "extraIds": [deleted_v3.hex()],
-    "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in records_v3],
-    "netWorth": net_worth_v3, "commitCounter": commit_counter2, "trustedComment": comment_v3}, indent=2) + "\n")
+
+name_v3, table_content_v3, coded_table_v3, body_v3 = coded_table_vector(
+    3, 1, 5, 1_796_169_600,
+    "Coffer archive format 3 test vector (Specs/backup-format.md, \"Body, format 3\"): the vault of vault-v2.json, its "
+    "passphrase and keys; ordered record ids (record-payloads.md \"Record ids\"), so the id table is coded as "
+    "differences (coding 1), and layouts with `n`.")
+assert name_v3 == "coffer-20261202-000000-000005.cbak"
 
 # The id table coder against itself and the reader's refusals.
 assert decode_id_table(1, coded_table_v3, len(records_v3), 1, len(body_v3)) == table_v3
@@ -1257,7 +1297,7 @@ assert refused(coded(table_content_v3 + b"\0\0"))                       # a pair
 assert refused(coded(bytes(2 * 31)), extra=0)                           # C below 2 × (N + E)
 assert refused(coded_table_v3, count=1 << 27, extra=0, body_length=0)   # 16 × (N + E) above 256 MiB + 64 × body
 assert refused(encode_id_table(table_v3, 0)[:-16], coding=0)            # coding 0: L not 16 × (N + E)
-assert refused(coded_table_v3, coding=2)                                 # an unknown coding
+assert refused(coded_table_v3, coding=2)                                 # an unknown coding (in format 3)
 
 read_back, fields = read_archive(OUT / name_v3, passphrase2)
 assert read_back == records_v3 and fields["netWorth"] == net_worth_v3 and fields["extraIds"] == [deleted_v3]
@@ -1266,9 +1306,46 @@ print(f"wrote {OUT / name_v3} and archive-v3.json: {len(table_v3)} ids in a {len
       f"(coding 1; {len(table_content_v3)} bytes before xz, {16 * len(table_v3)} as they are)")
 
 
+# ---------------------------------------------------------------------------------------------
+# Archive format 4 (Specs/backup-format.md, "Body, format 4"): format 3's records and export, with
+# the id table coded in columns (coding 2).
+
+name_v4, table_columns_v4, coded_table_v4, body_v4 = coded_table_vector(
+    4, 2, 6, 1_796_256_000,
+    "Coffer archive format 4 test vector (Specs/backup-format.md, \"Body, format 4\"): the records and export of "
+    "archive-v3.json, with the id table coded in columns (coding 2).")
+assert name_v4 == "coffer-20261203-000000-000006.cbak"
+total_v4 = len(table_v3)
+assert decode_id_table(2, coded_table_v4, len(records_v3), 1, len(body_v4), 4) == table_v3
+
+
+def refused4(table, coding=2, count=len(records_v3), extra=1, body_length=len(body_v4)):
+    try:
+        decode_id_table(coding, table, count, extra, body_length, 4)
+    except (AssertionError, lzma.LZMAError):
+        return True
+    return False
+
+
+assert refused4(coded_table_v4 + b"\0")                                  # a byte after the xz stream
+assert refused4(coded(table_columns_v4 + b"\0"))                          # a value more than 3 × (N + E)
+assert refused4(coded(table_columns_v4[:-1] + b"\x80\x00"))                # a non-minimal uvarint
+assert refused4(coded(uvarint(zz(1 << 48)) + bytes(3 * total_v4 - 1)))   # m past 48 bits
+assert refused4(coded(bytes(total_v4) + uvarint(zz(1 << 16)) + bytes(2 * total_v4 - 1)))   # c past 16 bits
+assert refused4(coded(bytes(3 * total_v4 - 1)))                          # C below 3 × (N + E)
+assert refused4(encode_id_table(table_v3, 1), coding=1)                  # format 3's coding, in format 4
+assert refused4(coded_table_v4, count=1 << 27, extra=0, body_length=0)   # 16 × (N + E) above 256 MiB + 64 × body
+
+read_back, fields = read_archive(OUT / name_v4, passphrase2)
+assert read_back == records_v3 and fields["netWorth"] == net_worth_v3 and fields["extraIds"] == [deleted_v3]
+assert fields["format"] == 4 and fields["tableCoding"] == 2 and fields["tableLength"] == len(coded_table_v4)
+print(f"wrote {OUT / name_v4} and archive-v4.json: {len(table_v3)} ids in a {len(coded_table_v4)}-byte table "
+      f"(coding 2; {len(table_columns_v4)} bytes before xz)")
+
+
 # The committed fixtures (made by Coffer), read from the document and the passphrase alone.
 FIXTURES = Path(__file__).resolve().parent.parent / "Tests" / "Fixtures"
-for folder, format_version in (("backup-v2", 2), ("backup-v3", 3)):
+for folder, format_version in (("backup-v2", 2), ("backup-v3", 3), ("backup-v4", 4)):
     fixture_records, fixture_fields = read_archive(next((FIXTURES / folder).glob("*.cbak")), "fixture passphrase v1")
     assert fixture_fields["format"] == format_version
     kinds_read = {}
@@ -1277,10 +1354,10 @@ for folder, format_version in (("backup-v2", 2), ("backup-v3", 3)):
     summary = (f"read the format {format_version} fixture {folder}: {len(fixture_records)} records ({kinds_read.get(10, 0)} "
                f"transactions, {kinds_read.get(5, 0)} changes), {len(fixture_fields['extraIds'])} extra ids, "
                f"net worth {fixture_fields['netWorth']}")
-    if format_version == 3:
-        assert fixture_fields["tableCoding"] == 1, "the format 3 fixture's id table should be coded as differences"
+    if format_version >= 3:
+        assert fixture_fields["tableCoding"] == format_version - 2, "the fixture's id table should be coded"
         assert all(rid[6] >> 4 == 8 for rid, _ in fixture_records), "a fixture record id is not an ordered (version 8) id"
         total = len(fixture_records) + len(fixture_fields["extraIds"])
-        summary += (f"; id table coding 1, {fixture_fields['tableLength']} bytes for {total} ids "
+        summary += (f"; id table coding {format_version - 2}, {fixture_fields['tableLength']} bytes for {total} ids "
                     f"({16 * total} as they are), every record id version 8")
     print(summary)

@@ -84,12 +84,12 @@ public enum Archive {
         let signature: String
     }
 
-    /// Makes the archive bytes and their signature (no I/O): format 3, the records in columns
+    /// Makes the archive bytes and their signature (no I/O): format 4, the records in columns
     /// after the coded id table (`ColumnExport`). The records are let go (when the caller gives them
     /// up) as soon as the columns are made, before the archive is sealed: holding both is what
     /// would decide a large backup's memory.
     public static func make(
-        _ records: consuming some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
+        _ records: consuming CollectedRecords, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
         appVersion: String, commitCounter: UInt64, device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64,
         created: Date
     ) throws -> Made {
@@ -120,7 +120,7 @@ public enum Archive {
     static let compressionBlock: UInt64 = 2 << 20
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
-    /// The body is `prefix` then `compressed` (format 3's id table, then its xz stream), sealed
+    /// The body is `prefix` then `compressed` (format 4's id table, then its xz stream), sealed
     /// without joining them.
     static func seal(
         prefix: [UInt8] = [], compressed: [UInt8], plaintextLength: UInt64, keys: BackupKeys, sequence: UInt64,
@@ -176,7 +176,7 @@ public enum Archive {
 
     /// Makes an archive of `records` and writes it into `directory` (`make`, then `write(_:to:)`).
     public static func write(
-        _ records: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
+        _ records: CollectedRecords, layouts: [UInt16: ColumnLayout] = [:], netWorth: String,
         appVersion: String, commitCounter: UInt64, device: DeviceID? = nil, keys: BackupKeys, sequence: UInt64,
         created: Date, to directory: URL
     ) throws -> (url: URL, recordCount: Int) {
@@ -459,7 +459,7 @@ public enum Archive {
                 .damaged, "\(name) declares \(header.plaintextLength) bytes of content, more than Coffer accepts.")
         }
         // Format 1 is decompressed whole into memory of the declared size, so a declared size far
-        // beyond any real compression ratio is refused first; formats 2 and 3 are read in bounded pieces.
+        // beyond any real compression ratio is refused first; formats 2 to 4 are read in bounded pieces.
         guard
             header.formatVersion >= 2
                 || header.plaintextLength <= UInt64(bytes.count - headerLength) * maximumCompressionRatio + (1 << 20)

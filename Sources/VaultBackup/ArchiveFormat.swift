@@ -7,8 +7,9 @@ import VaultStore
 struct ArchiveHeader: Equatable {
     static let magic = Array("COFFERBK".utf8)
     /// 1: the export row by row (records sorted by id); 2: the id table, then the export in
-    /// columns; 3: the id table coded, and layouts with `n` (Specs/backup-format.md).
-    static let currentFormatVersion: UInt16 = 3
+    /// columns; 3: the id table coded, and layouts with `n`; 4: the id table coded in columns
+    /// (Specs/backup-format.md).
+    static let currentFormatVersion: UInt16 = 4
     static let xzCodec: UInt8 = 1
     /// Critical flags this reader understands (none yet): any other set bit means "refuse".
     static let knownCriticalFlags: UInt16 = 0
@@ -113,7 +114,7 @@ struct ArchiveHeader: Equatable {
 }
 
 /// The export inside a format 1 archive (schema 1): every record, sorted by id, after a
-/// manifest that says what should be there. Only read now; formats 2 and 3 share its manifest.
+/// manifest that says what should be there. Only read now; formats 2 to 4 share its manifest.
 enum ExportFormat {
     static let schemaVersion: UInt16 = 1
     static let magic = Array("CFREXPV1".utf8)
@@ -255,5 +256,6 @@ package func fuzzArchiveReader(_ bytes: [UInt8]) {
         ) { _, _, _ in }
         _ = try? ColumnExport.read(input, format: 2, exportLength: 1 << 20, visit: { _, _ in })
         _ = try? ColumnExport.read(input, format: 3, exportLength: 1 << 20, visit: { _, _ in })
+        _ = try? ColumnExport.read(input, format: 4, exportLength: 1 << 20, visit: { _, _ in })
     }
 }

@@ -6,29 +6,25 @@ import VaultStore
     import Glibc
 #endif
 
-/// Records to archive, in any order.
-public protocol ArchiveRecordSource {
-    var count: Int { get }
-    func id(at index: Int) -> RecordID
-    /// Valid for as long as the source is, and not added to.
-    func payload(at index: Int) -> UnsafeRawBufferPointer
-}
-
-/// Records gathered one at a time into one buffer, in the order they came: what
+/// The records to archive, gathered one at a time into one buffer in the order they came: what
 /// `Vault.forEachRecord` hands over, kept in about their own size (the buffer grows with
-/// `realloc`, which moves a large block's pages instead of copying them).
-public final class CollectedRecords: ArchiveRecordSource {
-    private var ids: [RecordID] = []
-    private var ends: [Int] = []
+/// `realloc`, which moves a large block's pages instead of copying them). Plain memory, not
+/// arrays: the archive writer reads each record's id and payload several times over.
+public final class CollectedRecords {
+    private var ids: UnsafeMutablePointer<RecordID>
+    private var ends: UnsafeMutablePointer<Int>
     private var storage: UnsafeMutableRawPointer
+    private var slots: Int
     private var capacity = 1 << 16
     private var used = 0
+    public private(set) var count = 0
 
     /// `expecting`: how many records will come, when known.
     public init(expecting: Int = 0) {
+        slots = max(expecting, 16)
+        ids = .allocate(capacity: slots)
+        ends = .allocate(capacity: slots)
         storage = malloc(capacity)!
-        ids.reserveCapacity(expecting)
-        ends.reserveCapacity(expecting)
     }
 
     /// A copy of `records` (tests, and archives of records that are not a vault's).
@@ -37,7 +33,12 @@ public final class CollectedRecords: ArchiveRecordSource {
         for (id, payload) in records { payload.withUnsafeBytes { append(id, $0) } }
     }
 
-    deinit { free(storage) }
+    deinit {
+        ids.deinitialize(count: count)
+        ids.deallocate()
+        ends.deallocate()
+        free(storage)
+    }
 
     public func append(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
         if used + payload.count > capacity {
@@ -45,25 +46,39 @@ public final class CollectedRecords: ArchiveRecordSource {
             guard let larger = realloc(storage, capacity) else { fatalError("out of memory") }
             storage = larger
         }
+        if count == slots {
+            slots *= 2
+            let (moreIDs, moreEnds) = (
+                UnsafeMutablePointer<RecordID>.allocate(capacity: slots),
+                UnsafeMutablePointer<Int>.allocate(capacity: slots)
+            )
+            moreIDs.moveInitialize(from: ids, count: count)
+            moreEnds.moveInitialize(from: ends, count: count)
+            ids.deallocate()
+            ends.deallocate()
+            (ids, ends) = (moreIDs, moreEnds)
+        }
         if let source = payload.baseAddress { (storage + used).copyMemory(from: source, byteCount: payload.count) }
         used += payload.count
-        ids.append(id)
-        ends.append(used)
+        (ids + count).initialize(to: id)
+        ends[count] = used
+        count += 1
     }
 
-    public var count: Int { ids.count }
-    public func id(at index: Int) -> RecordID { ids[index] }
-    public func payload(at index: Int) -> UnsafeRawBufferPointer {
+    @inline(__always) func id(at index: Int) -> RecordID { ids[index] }
+
+    /// Valid for as long as the records are, and not added to.
+    @inline(__always) func payload(at index: Int) -> UnsafeRawBufferPointer {
         let start = index == 0 ? 0 : ends[index - 1]
         return UnsafeRawBufferPointer(start: storage + start, count: ends[index] - start)
     }
 }
 
-/// The content of a format 2 or 3 archive (Specs/backup-format.md, "Body, format 2" and "Body,
-/// format 3"): the id table (format 2: stored as it is; format 3: coded, `IDTable`), then one xz
+/// The content of a format 2, 3 or 4 archive (Specs/backup-format.md, "Body, format 2" to "Body,
+/// format 4"): the id table (format 2: stored as it is; formats 3 and 4: coded, `IDTable`), then one xz
 /// stream of the export: records grouped by kind and payload version, ordered by their dates and
 /// sequence numbers, and cut into blocks whose fields lie in columns. The manifest comes last, so
-/// the export is written and read in one pass. Coffer writes format 3.
+/// the export is written and read in one pass. Coffer writes format 4.
 enum ColumnExport {
     static let magic = Array("CFREXPV2".utf8)
     static let blockRecordLimit = 65_536
@@ -98,9 +113,9 @@ enum ColumnExport {
         let index: Int32
     }
 
-    /// Builds format 3 content from `view`. `layouts` are keyed by `kind << 8 | version`.
+    /// Builds format 4 content from `view`. `layouts` are keyed by `kind << 8 | version`.
     static func write(
-        _ view: some ArchiveRecordSource, layouts: [UInt16: ColumnLayout],
+        _ view: CollectedRecords, layouts: [UInt16: ColumnLayout],
         manifest: (_ recordCount: UInt64, _ countsByKind: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8],
         encoder: XZ.Encoder
     ) throws -> Written {
@@ -163,32 +178,7 @@ enum ColumnExport {
             }
         }
 
-        // Ids a record names that are not records of the archive (deleted ones, in the change
-        // log): appended to the table in the order first met.
-        var extra: [RecordID: UInt64] = [:]
-        var extraBytes: [UInt8] = []
-        // Records name few ids, over and over (a transaction's account, its category): the
-        // last id met in each of a few slots answers most lookups without the sorted table's
-        // cache misses, which cost more than the rest of making the columns.
-        var recent = [(id: RecordID, index: UInt64)?](repeating: nil, count: 1 << 10)
-        let indexOf = { (bytes: UnsafeRawBufferPointer) -> UInt64 in
-            let id = try! RecordID(contiguous: bytes)
-            // Both words mixed: ordered ids share their first bytes.
-            let slot = Int(id.mixed >> 54)
-            if let hit = recent[slot], hit.id == id { return hit.index }
-            let index: UInt64
-            if let known = lookup.position(of: id) {
-                index = UInt64(known)
-            } else if let known = extra[id] {
-                index = known
-            } else {
-                index = UInt64(recordCount + extra.count)
-                extra[id] = index
-                extraBytes += bytes
-            }
-            recent[slot] = (id, index)
-            return index
-        }
+        let positions = TablePositions(lookup, recordCount: recordCount)
 
         var exportLength: UInt64 = 0
         func emit(_ bytes: [UInt8]) throws {
@@ -226,7 +216,7 @@ enum ColumnExport {
             for entry in entries[groupIndex] {
                 let payload = view.payload(at: Int(entry.index))
                 try block.add(
-                    group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...]), index: indexOf)
+                    group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...]), positions: positions)
                 hash(view.id(at: Int(entry.index)), payload)
                 counts[Int(payload.first ?? 0)] += 1
                 done += 1
@@ -251,12 +241,55 @@ enum ColumnExport {
                 }
             }
         }
-        table += extraBytes
+        table += positions.extraBytes
         var prefix: [UInt8] = []
-        withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(extra.count).littleEndian)) { prefix += $0 }
+        withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(positions.extra.count).littleEndian)) {
+            prefix += $0
+        }
         prefix += try IDTable.encode(table)
         return Written(
             prefix: prefix, compressed: encoder.output, exportLength: exportLength, recordCount: recordCount)
+    }
+
+    /// Each id's place in the archive's id table, as the columns are written: a record's export
+    /// position, or, for an id a record names that is no record of the archive (a deleted one, in
+    /// the change log), a place after the records', in the order first met.
+    final class TablePositions {
+        fileprivate let lookup: SortedIDs
+        let recordCount: Int
+        /// Records name few ids, over and over (a transaction's account, its category): the
+        /// last id met in each of a few slots answers most lookups without the sorted table's
+        /// cache misses, which cost more than the rest of making the columns.
+        let recent: UnsafeMutableBufferPointer<(id: RecordID, index: UInt64)?>
+        private(set) var extra: [RecordID: UInt64] = [:]
+        private(set) var extraBytes: [UInt8] = []
+
+        fileprivate init(_ lookup: SortedIDs, recordCount: Int) {
+            (self.lookup, self.recordCount) = (lookup, recordCount)
+            recent = .allocate(capacity: 1 << 10)
+            recent.initialize(repeating: nil)
+        }
+
+        deinit { recent.deallocate() }
+
+        func index(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+            let id = try! RecordID(contiguous: bytes)
+            // Both words mixed: ordered ids share their first bytes.
+            let slot = Int(id.mixed >> 54)
+            if let hit = recent[slot], hit.id == id { return hit.index }
+            let index: UInt64
+            if let known = lookup.position(of: id) {
+                index = UInt64(known)
+            } else if let known = extra[id] {
+                index = known
+            } else {
+                index = UInt64(recordCount + extra.count)
+                extra[id] = index
+                extraBytes += bytes
+            }
+            recent[slot] = (id, index)
+            return index
+        }
     }
 
     /// The source's records in id order, as source indices, with a table of where each of 2¹⁶
@@ -265,8 +298,8 @@ enum ColumnExport {
     /// once it has one. The slices divide the range the ids' first words span, not all 2⁶⁴
     /// values: ordered ids share their first bytes, and would otherwise fall in one bucket. The
     /// ids themselves stay in the source. Plain memory, looked up millions of times.
-    private final class SortedIDs<Source: ArchiveRecordSource> {
-        let source: Source
+    fileprivate final class SortedIDs {
+        let source: CollectedRecords
         let indices: UnsafeMutableBufferPointer<Int32>
         let starts: UnsafeMutableBufferPointer<Int32>
         /// The export position of each source index (-1: not in the export).
@@ -276,7 +309,7 @@ enum ColumnExport {
         let lowest: UInt64
         let shift: UInt64
 
-        init(_ source: Source) {
+        init(_ source: CollectedRecords) {
             self.source = source
             let count = source.count
             var lowest = UInt64.max, highest: UInt64 = 0
@@ -344,7 +377,7 @@ enum ColumnExport {
         }
     }
 
-    /// Reads the content of a format 2 or 3 archive: the id table, then the export streamed
+    /// Reads the content of a format 2, 3 or 4 archive: the id table, then the export streamed
     /// through the xz decoder block by block, each record rebuilt, counted and hashed, and handed
     /// to `visit` (valid only during the call); then the manifest, which must match exactly.
     static func read(
@@ -356,7 +389,7 @@ enum ColumnExport {
         let recordCount = counts.loadUnaligned(as: UInt64.self).littleEndian
         let extraCount = counts.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
         // Both counts are checked before any is used: their sum, times 16, must fit in what is
-        // left of the body (format 2), or be what a coded table may decode to (format 3).
+        // left of the body (format 2), or be what a coded table may decode to (formats 3 and 4).
         let (tableCount, sumOverflow) = recordCount.addingReportingOverflow(extraCount)
         let (idBytes, overflow) = tableCount.multipliedReportingOverflow(by: 16)
         guard !sumOverflow, !overflow, recordCount <= UInt64(Int32.max) else { throw truncated }
@@ -367,13 +400,13 @@ enum ColumnExport {
                 table: table, recordCount: recordCount,
                 export: UnsafeRawBufferPointer(rebasing: body[cursor.offset...]),
                 exportLength: exportLength, visit: visit)
-        case 3:
-            return try IDTable.decode(body, from: cursor.offset, count: tableCount) { table, export in
+        case 3, 4:
+            return try IDTable.decode(body, from: cursor.offset, count: tableCount, format: format) { table, export in
                 try read(
                     table: table, recordCount: recordCount, export: export, exportLength: exportLength, visit: visit)
             }
         default:
-            throw BackupError(.unsupported, "This Coffer reads archive content of formats 2 and 3, not \(format).")
+            throw BackupError(.unsupported, "This Coffer reads archive content of formats 2 to 4, not \(format).")
         }
     }
 

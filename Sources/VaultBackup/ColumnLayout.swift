@@ -10,7 +10,9 @@ import Foundation
 /// coded), `i` a 16-byte id (an index into the archive's id table), `?X` a presence byte then X,
 /// `[…]` a count then that many of the fields inside, `(…)` fields in sequence, `<A|B|…>` a tag
 /// byte choosing one of the alternatives, `*` every byte left (the last field only).
-public struct ColumnLayout: Sendable {
+/// A class: it is looked up per record, and a reference costs one count where a copy of its
+/// arrays would cost four.
+public final class ColumnLayout: Sendable {
     /// One field, with the streams its values go to (numbered in the order they appear).
     indirect enum Field: Sendable {
         case unsigned(Int)
@@ -45,8 +47,9 @@ public struct ColumnLayout: Sendable {
     let nodes: [Node]
     let top: Range<Int>
     let streamCount: Int
-    /// The streams of the first two top-level `d`, `u` and `n` fields: what records are ordered by.
-    let orderingStreams: [Int]
+    /// The nodes of the first two top-level `d`, `u` and `n` fields (-1: none): what records are
+    /// ordered by.
+    let orderingNodes: (Int, Int)
 
     public init(_ text: String) throws {
         let bytes = Array(text.utf8)
@@ -56,15 +59,11 @@ public struct ColumnLayout: Sendable {
         guard parser.offset == bytes.count else { throw Self.malformed }
         self.text = text
         self.fields = fields
-        (nodes, top) = Self.flatten(fields)
+        let (nodes, top) = Self.flatten(fields)
+        (self.nodes, self.top) = (nodes, top)
         self.streamCount = parser.streams
-        self.orderingStreams = Array(
-            fields.compactMap { field -> Int? in
-                switch field {
-                case .date(let stream), .unsigned(let stream), .increasing(let stream): stream
-                default: nil
-                }
-            }.prefix(2))
+        let ordering = top.filter { [.date, .unsigned, .increasing].contains(nodes[$0].symbol) }
+        orderingNodes = (ordering.first ?? -1, ordering.dropFirst().first ?? -1)
     }
 
     static let malformed = BackupError(.damaged, "An archive block describes its columns in a way Coffer cannot read.")
@@ -253,30 +252,31 @@ extension ColumnLayout {
     func orderingKey(of fields: UnsafeRawBufferPointer) -> (Int64, Int64)? {
         var cursor = FieldCursor(bytes: fields)
         var key: (Int64, Int64) = (0, 0)
-        var found = 0
         let complete = nodes.withUnsafeBufferPointer { nodes in
-            Self.skim(top, nodes, &cursor) { stream, value in
-                guard found < 2, orderingStreams.contains(stream) else { return }
-                if found == 0 { key.0 = value } else { key.1 = value }
-                found += 1
+            for index in top {
+                let start = cursor.offset
+                guard Self.skim(index..<index + 1, nodes, &cursor) else { return false }
+                guard index == orderingNodes.0 || index == orderingNodes.1 else { continue }
+                // The field just skimmed is one varint: read it again for its value.
+                var again = FieldCursor(bytes: cursor.bytes, offset: start)
+                let raw = again.varint()!
+                let value = nodes[index].symbol == .date ? unzigzag(raw) : Int64(bitPattern: raw)
+                if index == orderingNodes.0 { key.0 = value } else { key.1 = value }
             }
+            return true
         }
         return complete && cursor.isAtEnd ? key : nil
     }
 
-    /// Walks a payload's fields; `ordering` sees the value of every top-level `d`, `u` and `n` field.
-    private static func skim(
-        _ range: Range<Int>, _ nodes: UnsafeBufferPointer<Node>, _ cursor: inout FieldCursor,
-        ordering: ((Int, Int64) -> Void)? = nil
-    ) -> Bool {
+    /// Walks a payload's fields: whether they follow the layout.
+    private static func skim(_ range: Range<Int>, _ nodes: UnsafeBufferPointer<Node>, _ cursor: inout FieldCursor)
+        -> Bool
+    {
         for index in range {
             let node = nodes[index]
             switch node.symbol {
             case .unsigned, .signed, .date, .increasing:
-                guard let value = cursor.varint() else { return false }
-                if let ordering, node.symbol != .signed {
-                    ordering(node.stream, node.symbol == .date ? unzigzag(value) : Int64(bitPattern: value))
-                }
+                guard cursor.varint() != nil else { return false }
             case .byte: guard cursor.byte() != nil else { return false }
             case .text:
                 guard let length = cursor.varint(), cursor.take(length) != nil else { return false }
@@ -314,21 +314,15 @@ struct ColumnBlockEncoder {
     private var streams: [[UInt8]]
     /// The last date, increasing number or id position of each stream: all are stored as differences.
     private var previous: [Int64]
-    private var dictionaries: [[Text: UInt64]]
+    private var dictionaries: [TextDictionary]
     private(set) var size = 0
-
-    /// A text as a dictionary key, hashed in one pass over its bytes.
-    struct Text: Hashable {
-        let bytes: [UInt8]
-        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
-    }
 
     /// Where one record's values go: the block's state, borrowed for the record, so the walk
     /// over the layout touches plain memory.
     fileprivate struct Sink {
         let streams: UnsafeMutableBufferPointer<[UInt8]>
         let previous: UnsafeMutableBufferPointer<Int64>
-        let dictionaries: UnsafeMutableBufferPointer<[Text: UInt64]>
+        let dictionaries: UnsafeMutableBufferPointer<TextDictionary>
         let nodes: UnsafeBufferPointer<ColumnLayout.Node>
         var size = 0
     }
@@ -339,12 +333,12 @@ struct ColumnBlockEncoder {
         self.layout = layout
         streams = Array(repeating: [], count: layout.streamCount)
         previous = Array(repeating: 0, count: layout.streamCount)
-        dictionaries = Array(repeating: [:], count: layout.streamCount)
+        dictionaries = Array(repeating: TextDictionary(), count: layout.streamCount)
     }
 
-    /// Adds one record's fields (a payload that `orderingKey` accepted); `index` gives an id's
-    /// place in the archive's id table.
-    mutating func add(_ fields: UnsafeRawBufferPointer, index: (UnsafeRawBufferPointer) -> UInt64) throws {
+    /// Adds one record's fields (a payload that `orderingKey` accepted); `positions` gives an
+    /// id's place in the archive's id table.
+    mutating func add(_ fields: UnsafeRawBufferPointer, positions: ColumnExport.TablePositions) throws {
         var cursor = FieldCursor(bytes: fields)
         let top = layout.top
         let added = try streams.withUnsafeMutableBufferPointer { streams in
@@ -352,7 +346,7 @@ struct ColumnBlockEncoder {
                 try dictionaries.withUnsafeMutableBufferPointer { dictionaries in
                     try layout.nodes.withUnsafeBufferPointer { nodes in
                         var sink = Sink(streams: streams, previous: previous, dictionaries: dictionaries, nodes: nodes)
-                        try sink.emit(top, &cursor, index: index)
+                        try sink.emit(top, &cursor, positions: positions)
                         return sink.size
                     }
                 }
@@ -381,7 +375,7 @@ struct ColumnBlockEncoder {
 
 extension ColumnBlockEncoder.Sink {
     mutating func emit(
-        _ range: Range<Int>, _ cursor: inout FieldCursor, index: (UnsafeRawBufferPointer) -> UInt64
+        _ range: Range<Int>, _ cursor: inout FieldCursor, positions: ColumnExport.TablePositions
     ) throws {
         for position in range {
             let node = nodes[position]
@@ -408,20 +402,17 @@ extension ColumnBlockEncoder.Sink {
                 guard let length = cursor.varint(), let text = cursor.take(length) else {
                     throw ColumnBlockEncoder.inconsistent
                 }
-                let value = ColumnBlockEncoder.Text(bytes: [UInt8](text))
-                if let code = dictionaries[stream][value] {
-                    append(varint: code, to: stream)
-                } else {
-                    let code = UInt64(dictionaries[stream].count)
-                    dictionaries[stream][value] = code
-                    append(varint: code, to: stream)
+                let code = streams[node.entries].withUnsafeBytes { dictionaries[stream].code(of: text, in: $0) }
+                append(varint: code.value, to: stream)
+                if code.isNew {
                     append(varint: length, to: node.entries)
-                    streams[node.entries] += value.bytes
-                    size += value.bytes.count
+                    dictionaries[stream].added(at: streams[node.entries].count, length: text.count)
+                    streams[node.entries] += text
+                    size += text.count
                 }
             case .id:
                 guard let id = cursor.take(16) else { throw ColumnBlockEncoder.inconsistent }
-                let position = Int64(bitPattern: index(id))
+                let position = Int64(bitPattern: positions.index(of: id))
                 append(varint: zigzag(position &- previous[stream]), to: stream)
                 previous[stream] = position
             case .rest:
@@ -434,20 +425,20 @@ extension ColumnBlockEncoder.Sink {
                 guard let flag = cursor.byte(), flag <= 1 else { throw ColumnBlockEncoder.inconsistent }
                 streams[stream].append(flag)
                 size += 1
-                if flag == 1 { try emit(node.children, &cursor, index: index) }
+                if flag == 1 { try emit(node.children, &cursor, positions: positions) }
             case .list:
                 guard let items = cursor.varint() else { throw ColumnBlockEncoder.inconsistent }
                 append(varint: items, to: stream)
-                for _ in 0..<items { try emit(node.children, &cursor, index: index) }
+                for _ in 0..<items { try emit(node.children, &cursor, positions: positions) }
             case .sequence:
-                try emit(node.children, &cursor, index: index)
+                try emit(node.children, &cursor, positions: positions)
             case .union:
                 guard let tag = cursor.byte(), Int(tag) < node.children.count else {
                     throw ColumnBlockEncoder.inconsistent
                 }
                 streams[stream].append(tag)
                 size += 1
-                try emit(nodes[node.children.lowerBound + Int(tag)].children, &cursor, index: index)
+                try emit(nodes[node.children.lowerBound + Int(tag)].children, &cursor, positions: positions)
             }
         }
     }
@@ -456,6 +447,63 @@ extension ColumnBlockEncoder.Sink {
         let before = streams[stream].count
         streams[stream].appendVarint(value)
         size += streams[stream].count - before
+    }
+}
+
+/// One text stream's dictionary while a block is written: each text's code, found by hashing its
+/// bytes, the texts themselves being where the block keeps them anyway (its entries stream), so a
+/// text met again costs a hash and a comparison, and a new one no allocation of its own.
+struct TextDictionary {
+    /// Where each code's text starts in the entries stream, its length and its hash.
+    private var starts: [Int] = []
+    private var lengths: [Int] = []
+    private var hashes: [UInt64] = []
+    /// Open addressing, a power of two long, at most half full: code + 1, or 0 when free.
+    private var slots = [Int32](repeating: 0, count: 64)
+    private var pending = (slot: 0, hash: UInt64(0))
+
+    /// The text's code, and whether it is new (then `added(at:length:)` must follow: the caller
+    /// appends it to the entries stream).
+    mutating func code(of text: UnsafeRawBufferPointer, in entries: UnsafeRawBufferPointer) -> (
+        value: UInt64, isNew: Bool
+    ) {
+        let mask = slots.count - 1
+        let hash = Self.hash(text)
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] != 0 {
+            let code = Int(slots[slot]) - 1
+            if hashes[code] == hash, lengths[code] == text.count,
+                text.count == 0 || memcmp(entries.baseAddress! + starts[code], text.baseAddress!, text.count) == 0
+            {
+                return (UInt64(code), false)
+            }
+            slot = (slot + 1) & mask
+        }
+        pending = (slot, hash)
+        return (UInt64(starts.count), true)
+    }
+
+    /// Records the new text `code(of:in:)` just gave a code, at `start` of the entries stream.
+    mutating func added(at start: Int, length: Int) {
+        starts.append(start)
+        lengths.append(length)
+        hashes.append(pending.hash)
+        slots[pending.slot] = Int32(starts.count)
+        guard starts.count * 2 > slots.count else { return }
+        slots = [Int32](repeating: 0, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (code, hash) in hashes.enumerated() {
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(code + 1)
+        }
+    }
+
+    /// FNV-1a over the bytes, folded: texts are short, and what matters is that equal ones meet.
+    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash ^ (hash >> 29)
     }
 }
 
@@ -488,38 +536,91 @@ struct ColumnBlockDecoder {
             guard let length = cursor.varint() else { throw damaged }
             lengths.append(length)
         }
-        var streams: [FieldCursor] = []
-        for length in lengths {
+        let streams = UnsafeMutableBufferPointer<FieldCursor>.allocate(capacity: lengths.count)
+        defer { streams.deallocate() }
+        for (index, length) in lengths.enumerated() {
             guard let stream = cursor.take(length) else { throw damaged }
-            streams.append(FieldCursor(bytes: stream))
+            streams.initializeElement(at: index, to: FieldCursor(bytes: stream))
         }
         guard cursor.isAtEnd else { throw damaged }
+        let previous = UnsafeMutableBufferPointer<Int64>.allocate(capacity: lengths.count)
+        previous.initialize(repeating: 0)
+        defer { previous.deallocate() }
         var state = State(
-            streams: streams, id: id, previous: Array(repeating: 0, count: streams.count),
+            streams: streams, id: id, previous: previous,
             dictionaries: Array(repeating: [], count: streams.count), blockBytes: block.count)
         // What a block rebuilds is bounded too: texts repeat from a dictionary and ids take 16
         // bytes for one, so a small block could otherwise ask for gigabytes.
         var rebuilt = 0
-        var payload: [UInt8] = []
-        for position in 0..<Int(count) {
-            payload.removeAll(keepingCapacity: true)
-            if kind != 0 { payload += [kind, version] }
-            try layout.nodes.withUnsafeBufferPointer { try state.rebuild(layout.top, $0, into: &payload) }
-            rebuilt += payload.count
-            guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
-            try payload.withUnsafeBytes { try visit(position, kind, $0) }
+        var payload = PayloadBuffer()
+        defer { payload.release() }
+        try layout.nodes.withUnsafeBufferPointer { nodes in
+            for position in 0..<Int(count) {
+                payload.count = 0
+                if kind != 0 { payload.append(bytes: [kind, version]) }
+                try state.rebuild(layout.top, nodes, into: &payload)
+                rebuilt += payload.count
+                guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
+                try visit(position, kind, payload.bytes)
+            }
         }
-        guard state.streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
+        guard streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
         return Int(count)
+    }
+
+    /// The payload being rebuilt: plain memory, grown by doubling and reused for every record.
+    private struct PayloadBuffer {
+        var start = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 1)
+        var capacity = 256
+        var count = 0
+
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: start, count: count) }
+
+        func release() { start.deallocate() }
+
+        @inline(__always) mutating func reserve(_ more: Int) {
+            guard count + more > capacity else { return }
+            let larger = max(capacity * 2, count + more)
+            let moved = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 1)
+            moved.copyMemory(from: start, byteCount: count)
+            start.deallocate()
+            (start, capacity) = (moved, larger)
+        }
+
+        @inline(__always) mutating func append(_ byte: UInt8) {
+            reserve(1)
+            start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+            count += 1
+        }
+
+        @inline(__always) mutating func append(bytes: UnsafeRawBufferPointer) {
+            reserve(bytes.count)
+            if let source = bytes.baseAddress { (start + count).copyMemory(from: source, byteCount: bytes.count) }
+            count += bytes.count
+        }
+
+        mutating func append(bytes: [UInt8]) { bytes.withUnsafeBytes { append(bytes: $0) } }
+
+        @inline(__always) mutating func appendVarint(_ value: UInt64) {
+            reserve(10)
+            var value = value
+            while value >= 0x80 {
+                start.storeBytes(of: UInt8(value & 0x7f) | 0x80, toByteOffset: count, as: UInt8.self)
+                count += 1
+                value >>= 7
+            }
+            start.storeBytes(of: UInt8(value), toByteOffset: count, as: UInt8.self)
+            count += 1
+        }
     }
 
     static let damaged = BackupError(.damaged, "An archive block's columns are malformed.")
     static let tooLarge = BackupError(.damaged, "An archive block rebuilds more than Coffer accepts.")
 
     private struct State {
-        var streams: [FieldCursor]
+        let streams: UnsafeMutableBufferPointer<FieldCursor>
         let id: (UInt64) -> UnsafeRawBufferPointer?
-        var previous: [Int64]
+        let previous: UnsafeMutableBufferPointer<Int64>
         var dictionaries: [[UnsafeRawBufferPointer]]
         let blockBytes: Int
 
@@ -534,7 +635,7 @@ struct ColumnBlockDecoder {
         }
 
         mutating func rebuild(
-            _ range: Range<Int>, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, into payload: inout [UInt8]
+            _ range: Range<Int>, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, into payload: inout PayloadBuffer
         ) throws {
             for position in range {
                 // Checked as it grows: one field past the limit at most, never gigabytes.
@@ -568,17 +669,17 @@ struct ColumnBlockDecoder {
                     }
                     let text = dictionaries[stream][Int(code)]
                     payload.appendVarint(UInt64(text.count))
-                    payload += text
+                    payload.append(bytes: text)
                 case .id:
                     let position = previous[stream] &+ unzigzag(try varint(stream))
                     previous[stream] = position
                     guard let bytes = id(UInt64(bitPattern: position)) else { throw damaged }
-                    payload += bytes
+                    payload.append(bytes: bytes)
                 case .rest:
                     guard let length = streams[stream].varint(), let rest = streams[stream].take(length) else {
                         throw damaged
                     }
-                    payload += rest
+                    payload.append(bytes: rest)
                 case .optional:
                     let flag = try byte(stream)
                     guard flag <= 1 else { throw damaged }

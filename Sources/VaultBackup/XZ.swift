@@ -45,7 +45,7 @@ public enum XZ {
 
     /// Decompresses authenticated `input`, which must be exactly one xz stream, handing the
     /// output on in pieces as it comes (nothing is held but liblzma's own state): exactly
-    /// `expectedLength` bytes, within `memoryLimit`. What archive formats 2 and 3 read with.
+    /// `expectedLength` bytes, within `memoryLimit`. What archive formats 2 to 4 read with.
     static func decompress(
         _ input: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64 = 256 << 20,
         reportsProgress: Bool = true, into output: (UnsafeRawBufferPointer) throws -> Void
@@ -114,7 +114,7 @@ public enum XZ {
         return (status, buffer.count - stream.avail_out)
     }
 
-    /// An xz stream written piece by piece (archive formats 2 and 3): the content is compressed as it
+    /// An xz stream written piece by piece (archive formats 2 to 4): the content is compressed as it
     /// is made, so it is never held whole.
     final class Encoder {
         private var stream = lzma_stream()

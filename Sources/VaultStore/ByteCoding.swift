@@ -34,17 +34,25 @@ struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
-    mutating func readUInt8() throws -> UInt8 { try read(1)[0] }
-
-    mutating func readUInt16() throws -> UInt16 {
-        try read(2).reversed().reduce(0) { $0 << 8 | UInt16($1) }
+    /// A fixed-width value loaded in place: page indexes hold a million of them, and a copy per
+    /// field would be most of the cost of reading one.
+    private mutating func load<Value: FixedWidthInteger>(_: Value.Type) throws -> Value {
+        let size = MemoryLayout<Value>.size
+        guard remaining >= size else { throw makeError() }
+        defer { offset += size }
+        return Value(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Value.self) })
     }
 
-    mutating func readUInt32() throws -> UInt32 {
-        try read(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
-    }
+    mutating func readUInt8() throws -> UInt8 { try load(UInt8.self) }
+    mutating func readUInt16() throws -> UInt16 { try load(UInt16.self) }
+    mutating func readUInt32() throws -> UInt32 { try load(UInt32.self) }
+    mutating func readUInt64() throws -> UInt64 { try load(UInt64.self) }
 
-    mutating func readUInt64() throws -> UInt64 {
-        try read(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    mutating func readRecordID() throws -> RecordID {
+        guard remaining >= 16 else { throw makeError() }
+        defer { offset += 16 }
+        return try bytes.withUnsafeBytes {
+            try RecordID(contiguous: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + 16]))
+        }
     }
 }

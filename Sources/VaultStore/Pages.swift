@@ -154,9 +154,11 @@ struct GroupIndex: Equatable, Sendable {
                 number > (pages.last?.number ?? 0) || pages.isEmpty
             else { return nil }
             var entry = PageEntry(number: number, tag: RecordTag(tag), ids: [], versions: [])
+            entry.ids.reserveCapacity(Int(records))
+            entry.versions.reserveCapacity(Int(records))
             for _ in 0..<records {
-                guard let id = try? reader.read(16), let version = try? reader.readUInt64() else { return nil }
-                entry.ids.append(try! RecordID(id))
+                guard let id = try? reader.readRecordID(), let version = try? reader.readUInt64() else { return nil }
+                entry.ids.append(id)
                 entry.versions.append(version)
             }
             guard !entry.ids.isEmpty else { return nil }

@@ -121,11 +121,12 @@ import VaultStore
         #expect(vault.records.filter { $0.payload.first == 5 }.count == 10, "the change log came back")
     }
 
-    /// Format 3: the id table coded as differences (every record's id is an ordered one), and
-    /// sequence numbers and times in `n` and `d` columns.
-    @Test func formatThreeFixtureStillRestores() throws {
+    /// Format 3 (the id table coded as differences, sequence numbers and times in `n` and `d`
+    /// columns) and format 4 (the id table coded in columns): every record's id an ordered one.
+    @Test(arguments: ["backup-v3", "backup-v4"])
+    func orderedIDFixturesStillRestore(folder: String) throws {
         let vault = try restoredReportsMatch(
-            "backup-v3",
+            folder,
             reports: [
                 "overview.json": ["overview"], "budget.json": ["budget"], "invoices.json": ["invoices"],
             ])

@@ -292,9 +292,9 @@ func damagedCopies(of original: Data) -> [(String, Data)] {
         let commitCounter: UInt64
     }
 
-    /// Formats 2 and 3 (the id table coded as differences, `n` in layouts), each built by
-    /// scripts/make-vectors.py from Specs/backup-format.md alone.
-    @Test(arguments: ["archive-v2.json", "archive-v3.json"])
+    /// Formats 2, 3 (the id table coded as differences, `n` in layouts) and 4 (the id table coded
+    /// in columns), each built by scripts/make-vectors.py from Specs/backup-format.md alone.
+    @Test(arguments: ["archive-v2.json", "archive-v3.json", "archive-v4.json"])
     func theIndependentlyBuiltColumnArchivesOpen(vectorFile: String) throws {
         let directory = ArchiveVectorTests.directory
         let vector = try JSONDecoder().decode(

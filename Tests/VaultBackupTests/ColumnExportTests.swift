@@ -114,7 +114,7 @@ import VaultStore
             }, encoder: try XZ.Encoder(preset: 1, threads: 2, blockSize: 1 << 20))
         var read: [(RecordID, Data)] = []
         let manifest = try (written.prefix + written.compressed).withUnsafeBytes {
-            try ColumnExport.read($0, format: 3, exportLength: written.exportLength) { read.append(($0, Data($1))) }
+            try ColumnExport.read($0, format: 4, exportLength: written.exportLength) { read.append(($0, Data($1))) }
         }
         return (manifest, read, written)
     }
@@ -179,7 +179,7 @@ import VaultStore
             damaged[offset] ^= bits
             do {
                 _ = try damaged.withUnsafeBytes {
-                    try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+                    try ColumnExport.read($0, format: 4, exportLength: written.exportLength, visit: nil)
                 }
                 return false
             } catch {
@@ -189,7 +189,7 @@ import VaultStore
     }
 
     /// Id counts whose sum wraps around (found by the fuzzer) are refused before any is used.
-    @Test(arguments: [UInt16(2), 3])
+    @Test(arguments: [UInt16(2), 3, 4])
     func idCountsThatOverflowAreRefused(format: UInt16) throws {
         for (records, extra) in [(UInt64(1), UInt64.max), (UInt64(Int32.max) + 1, 0), (2, UInt64.max / 16)] {
             var body: [UInt8] = []
@@ -236,7 +236,7 @@ import VaultStore
         let body = written.prefix + encoder.output
         let error = #expect(throws: BackupError.self) {
             try body.withUnsafeBytes {
-                try ColumnExport.read($0, format: 3, exportLength: UInt64(export.count + (1 << 20)), visit: nil)
+                try ColumnExport.read($0, format: 4, exportLength: UInt64(export.count + (1 << 20)), visit: nil)
             }
         }
         #expect(error?.errorDescription?.contains("after its manifest") == true)
@@ -255,14 +255,14 @@ import VaultStore
         #expect(manifest.recordCount == 2000)
         #expect(
             Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
-        // Such ids are coded as differences; the table rebuilt with its third id made the first's.
-        #expect(written.prefix[16] == IDTable.differences)
+        // Such ids are coded in columns; the table rebuilt with its third id made the first's.
+        #expect(written.prefix[16] == IDTable.columns)
         var table = read.flatMap(\.0.bytes)
         table.replaceSubrange(32..<48, with: table[0..<16])
         let body = Array(written.prefix[..<16]) + (try IDTable.encode(table)) + written.compressed
         let error = #expect(throws: BackupError.self) {
             try body.withUnsafeBytes {
-                try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+                try ColumnExport.read($0, format: 4, exportLength: written.exportLength, visit: nil)
             }
         }
         #expect(error?.errorDescription?.contains("same record id twice") == true)
@@ -279,14 +279,14 @@ import VaultStore
         body.replaceSubrange(41..<57, with: body[25..<41])
         #expect(throws: BackupError.self) {
             try body.withUnsafeBytes {
-                try ColumnExport.read($0, format: 3, exportLength: written.exportLength, visit: nil)
+                try ColumnExport.read($0, format: 4, exportLength: written.exportLength, visit: nil)
             }
         }
     }
 
     /// Ids as `RecordIDs` issues them (a millisecond and a counter, then one process's random
-    /// bits), and a second process's among them: coded as differences, about a byte each
-    /// before compression, and read back exactly.
+    /// bits), and a second process's among them: coded in columns, three bytes each before
+    /// compression, and read back exactly.
     static func orderedIDs(count: Int, processes: Int = 2) -> [RecordID] {
         (0..<count).map { number in
             let process = number * processes / count
@@ -297,16 +297,17 @@ import VaultStore
         }
     }
 
-    /// 300,000 ids: their differences (over 600 KB) come out of liblzma in several pieces, so
-    /// uvarints split between pieces are read too.
+    /// 300,000 ids: their differences (900 KB) come out of liblzma in several pieces, so
+    /// uvarints split between pieces, and columns that start inside a piece, are read too.
     @Test func orderedIDsAreCodedInAFewBytes() throws {
         let ids = Self.orderedIDs(count: 300_000)
         let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
         let (manifest, read, written) = try Self.roundTrip(records)
         #expect(manifest.recordCount == 300_000)
-        #expect(written.prefix[16] == IDTable.differences)
+        #expect(written.prefix[16] == IDTable.columns)
         let content = written.prefix.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 25, as: UInt64.self) }
-        #expect(content > 600_000, "\(content) bytes of differences")
+        // Three columns of one byte per id, but for the first id and the second process's.
+        #expect(content > 900_000 && content < 900_040, "\(content) bytes of differences")
         // 4.8 MB of ids as they are; coded and compressed, well under a byte each.
         #expect(written.prefix.count < 300_000, "\(written.prefix.count) bytes")
         #expect(Set(read.map(\.0)) == Set(ids))
@@ -319,43 +320,80 @@ import VaultStore
     @Test func everyFlippedByteOfACodedTableIsRefused() throws {
         let ids = Self.orderedIDs(count: 300)
         let (_, _, written) = try Self.roundTrip(ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) })
-        #expect(written.prefix[16] == IDTable.differences)
+        #expect(written.prefix[16] == IDTable.columns)
         let refused = Self.refusedFlips(of: written, at: 16..<written.prefix.count, flipping: 0x04)
         #expect(refused == written.prefix.count - 16)
     }
 
     /// A few hundred bytes that would decode to two billion ids (a bomb, which only the vault's
     /// own keys could seal) are refused before anything is allocated for them; so are tables
-    /// whose content ends early or runs on, and codings no Coffer writes.
-    @Test func codedTablesThatClaimTooMuchAreRefused() throws {
+    /// whose content ends early or runs on, values outside their column, and codings no Coffer
+    /// writes in that format (format 3 codes pairs, format 4 columns).
+    @Test(arguments: [(UInt16(3), IDTable.differences), (UInt16(4), IDTable.columns)])
+    func codedTablesThatClaimTooMuchAreRefused(format: UInt16, coding: UInt8) throws {
         func body(records: UInt64, table: [UInt8]) -> [UInt8] {
             var out: [UInt8] = []
             withUnsafeBytes(of: (records.littleEndian, UInt64(0).littleEndian)) { out += $0 }
             return out + table
         }
-        func coded(_ content: [UInt8]) throws -> [UInt8] {
+        func coded(_ content: [UInt8], as coding: UInt8 = coding) throws -> [UInt8] {
             let encoder = try XZ.Encoder(preset: 1, threads: 1, blockSize: 0)
             try content.withUnsafeBytes { try encoder.compress($0) }
             try encoder.finish()
-            var out: [UInt8] = [IDTable.differences]
+            var out: [UInt8] = [coding]
             withUnsafeBytes(of: (UInt64(8 + encoder.output.count).littleEndian, UInt64(content.count).littleEndian)) {
                 out += $0
             }
             return out + encoder.output
         }
         let bomb = try coded([UInt8](repeating: 0, count: 1 << 20))
-        let cases: [(String, [UInt8])] = [
+        // Six values: three ids' pairs, or two ids' three columns.
+        let six: [UInt8] = [2, 0, 2, 0, 2, 0]
+        var cases: [(String, [UInt8])] = [
             ("more ids than its size allows", body(records: UInt64(Int32.max), table: bomb)),
-            ("malformed", body(records: 4, table: try coded([2, 0, 2, 0, 2, 0]))),
-            ("malformed", body(records: 2, table: try coded([2, 0, 2, 0, 2, 0]))),
+            // Twelve values: too few for five ids in columns, too many for four in pairs.
+            ("malformed", body(records: coding == IDTable.differences ? 4 : 5, table: try coded(six + six))),
+            ("malformed", body(records: coding == IDTable.differences ? 2 : 1, table: try coded(six))),
             ("does not know", body(records: 1, table: [7] + [UInt8](repeating: 0, count: 8))),
+            (
+                "does not know",
+                body(records: 2, table: try coded(six, as: IDTable.differences + IDTable.columns - coding))
+            ),
         ]
+        if coding == IDTable.columns {
+            // One id whose first column is 2⁴⁸ (zig-zag 2⁴⁹), then 0 and 0: past an id's 48 bits.
+            var content: [UInt8] = []
+            content.appendVarint(1 << 49)
+            cases.append(("malformed", body(records: 1, table: try coded(content + [0, 0]))))
+            // Its second column 2¹⁶: past 16 bits.
+            content = [0]
+            content.appendVarint(1 << 17)
+            cases.append(("malformed", body(records: 1, table: try coded(content + [0]))))
+        }
         for (message, body) in cases {
             let error = #expect(throws: BackupError.self) {
-                try body.withUnsafeBytes { try ColumnExport.read($0, format: 3, exportLength: 10, visit: nil) }
+                try body.withUnsafeBytes { try ColumnExport.read($0, format: format, exportLength: 10, visit: nil) }
             }
             #expect(error?.errorDescription?.contains(message) == true, "\(error?.errorDescription ?? "")")
         }
+    }
+
+    /// Format 3's coding (pairs of differences) still reads: the same ids, coded the old way.
+    @Test func formatThreeTablesStillRead() throws {
+        let ids = Self.orderedIDs(count: 5000)
+        let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
+        let (_, read, written) = try Self.roundTrip(records)
+        let table = read.flatMap(\.0.bytes)
+        let pairs = try IDTable.encode(table, coding: IDTable.differences)
+        #expect(pairs[0] == IDTable.differences)
+        let body = Array(written.prefix[..<16]) + pairs + written.compressed
+        var again: [(RecordID, Data)] = []
+        try body.withUnsafeBytes {
+            _ = try ColumnExport.read($0, format: 3, exportLength: written.exportLength) {
+                again.append(($0, Data($1)))
+            }
+        }
+        #expect(again.map(\.0) == read.map(\.0) && again.map(\.1) == read.map(\.1))
     }
 
     @Test(arguments: [
@@ -370,6 +408,11 @@ import VaultStore
         // s, b | tag, i, i, i | presence, codes, entries | d, n | presence, 2 × (codes, entries)
         // | presence, (presence, i) × 2, n
         #expect(layout.streamCount == 2 + 4 + 3 + 2 + 5 + 6)
-        #expect(layout.orderingStreams.count == 2)
+        // Ordered by the first two top-level d, u and n fields: the date, then the sequence number.
+        // s = -5, b = 1, the empty alternative, no note, d = 20,000, n = 300, no pair, no flow.
+        let fields: [UInt8] = [0x09, 1, 3, 0, 0xC0, 0xB8, 0x02, 0xAC, 0x02, 0, 0]
+        #expect(fields.withUnsafeBytes { layout.orderingKey(of: $0) } ?? (0, 0) == (20_000, 300))
+        #expect(fields.dropLast().withUnsafeBytes { layout.orderingKey(of: $0) } == nil)
+        #expect((fields + [0]).withUnsafeBytes { layout.orderingKey(of: $0) } == nil)
     }
 }
