@@ -1040,7 +1040,7 @@ def decode_id_table(coding, table, count, extra, body_length, version=3):
     assert 16 * total <= 256 * MIB + 64 * body_length, "ids out of proportion to the body"
     t = Cursor(table)
     content_length = struct.unpack("<Q", t.take(8))[0]
-    least, most = (2, 20) if coding == 1 else (3, 21)
+    least, most = (2, 20) if coding == 1 else (3, 20)
     assert least * total <= content_length <= most * total, "content length out of range"
     xz = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=256 * MIB)
     content = xz.decompress(table[8:], max_length=content_length + 1)
@@ -1247,8 +1247,9 @@ def coded_table_vector(version, coding, sequence, created, description):
     with its JSON description: returns (name, table content, coded table, body)."""
     content = id_table_content(table_v3) if coding == 1 else id_table_columns(table_v3)
     table = encode_id_table(table_v3, coding)
-    # Coffer writes a coded table when its content is under three quarters of 16 × (N + E); here it is.
-    assert 4 * len(content) < 3 * 16 * len(table_v3)
+    # Coffer writes a coded table when its content is under three quarters of 16 × (N + E) (format 4:
+    # and the coded table under 16 × (N + E)); here it is.
+    assert 4 * len(content) < 3 * 16 * len(table_v3) and len(table) < 16 * len(table_v3)
     body = (struct.pack("<QQBQ", len(records_v3), 1, coding, len(table)) + table
             + lzma.compress(export_v3, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6))
     name = datetime.datetime.fromtimestamp(created, datetime.timezone.utc).strftime(
@@ -1332,6 +1333,10 @@ assert refused4(coded(table_columns_v4 + b"\0"))                          # a va
 assert refused4(coded(table_columns_v4[:-1] + b"\x80\x00"))                # a non-minimal uvarint
 assert refused4(coded(uvarint(zz(1 << 48)) + bytes(3 * total_v4 - 1)))   # m past 48 bits
 assert refused4(coded(bytes(total_v4) + uvarint(zz(1 << 16)) + bytes(2 * total_v4 - 1)))   # c past 16 bits
+assert refused4(coded(uvarint(zz(-1)) + bytes(3 * total_v4 - 1)))       # m below 0
+assert refused4(coded(bytes(total_v4) + uvarint(zz(-1)) + bytes(2 * total_v4 - 1)))   # c below 0
+assert refused4(coded(uvarint(zz(1)) + uvarint(zz(-2)) + bytes(3 * total_v4 - 2)))   # m 1, then below 0
+assert not refused4(coded(bytes(3 * total_v4 - 1) + uvarint(zz(-1))))   # the low word wraps: ...ff is an id
 assert refused4(coded(bytes(3 * total_v4 - 1)))                          # C below 3 × (N + E)
 assert refused4(encode_id_table(table_v3, 1), coding=1)                  # format 3's coding, in format 4
 assert refused4(coded_table_v4, count=1 << 27, extra=0, body_length=0)   # 16 × (N + E) above 256 MiB + 64 × body

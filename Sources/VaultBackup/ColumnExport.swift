@@ -410,13 +410,36 @@ enum ColumnExport {
         }
     }
 
-    /// The export, once the id table is known (`table`: 16 bytes per id).
+    /// The export, once the id table is known (`table`: 16 bytes per id), its record ids checked
+    /// unique beside it.
     private static func read(
         table: UnsafeRawBufferPointer, recordCount: UInt64, export: UnsafeRawBufferPointer, exportLength: UInt64,
         visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         let tableCount = UInt64(table.count / 16)
-        try checkUnique(UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)]))
+        // Checked beside the decoding, on another core: nothing the reader hands over counts
+        // before the manifest has matched at the end, and the table outlives both.
+        let uniqueness = BesideCheck(UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)]))
+        let manifest: ExportFormat.Manifest
+        do {
+            manifest = try readExport(
+                table: table, tableCount: tableCount, recordCount: recordCount, export: export,
+                exportLength: exportLength, visit: visit)
+        } catch {
+            // A repeated id is the first fault, whatever the decoding then made of it.
+            try uniqueness.wait()
+            throw error
+        }
+        try uniqueness.wait()
+        return manifest
+    }
+
+    /// The export once the table is known: each block decoded as the xz stream hands it over,
+    /// then the manifest, which must match what was read exactly.
+    private static func readExport(
+        table: UnsafeRawBufferPointer, tableCount: UInt64, recordCount: UInt64, export: UnsafeRawBufferPointer,
+        exportLength: UInt64, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+    ) throws -> ExportFormat.Manifest {
         let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
             index < tableCount
                 ? UnsafeRawBufferPointer(rebasing: table[Int(index) * 16..<Int(index) * 16 + 16]) : nil
@@ -446,6 +469,30 @@ enum ColumnExport {
     }
 
     static let truncated = BackupError(.damaged, "The archive's content is truncated.")
+
+    /// `checkUnique` of a table on another thread, started at once; `wait` must be called
+    /// before the table's memory goes (it throws what the check found).
+    private final class BesideCheck: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var failure: Error?
+        private var waited = false
+
+        init(_ table: UnsafeRawBufferPointer) {
+            nonisolated(unsafe) let table = table
+            DispatchQueue.global().async {
+                do { try ColumnExport.checkUnique(table) } catch { self.failure = error }
+                self.done.signal()
+            }
+        }
+
+        func wait() throws {
+            if !waited {
+                done.wait()
+                waited = true
+            }
+            if let failure { throw failure }
+        }
+    }
 
     /// Record ids must be unique: sorted copies of their two words, compared neighbour to neighbour.
     private static func checkUnique(_ table: UnsafeRawBufferPointer) throws {

@@ -16,37 +16,58 @@ enum IDTable {
     static let columns: UInt8 = 2
     /// Coding 1: two uvarints of at most 10 bytes each.
     static let maximumCodedBytesPerID: UInt64 = 20
-    /// Coding 2: a 49-bit, a 17-bit and a 64-bit zig-zag value: 8 + 3 + 10 bytes at most.
-    static let maximumColumnBytesPerID: UInt64 = 21
+    /// Coding 2: a 49-bit, a 17-bit and a 64-bit zig-zag value: 7 + 3 + 10 bytes at most.
+    static let maximumColumnBytesPerID: UInt64 = 20
 
     /// The table of `table` (16 bytes per id) in `coding` (1 or 2), or as it is (coding 0) when
     /// the coded content would not be under three quarters of the ids' own bytes, which only ids
-    /// with shared, ordered parts give.
+    /// with shared, ordered parts give, or the coded table would not be smaller than the ids (a
+    /// handful of them, where xz's own framing outweighs what coding saves).
     static func encode(_ table: [UInt8], coding: UInt8 = columns) throws -> [UInt8] {
+        precondition(coding == differences || coding == columns)
+        // Measured before anything is built: random ids would take more than the ids themselves.
+        var length = 0
+        forEachValue(table, coding: coding) { length += varintLength($0) }
+        guard length < table.count / 4 * 3 else { return uncoded(table) }
         var content: [UInt8] = []
-        content.reserveCapacity(table.count / 4)
-        if coding == differences {
-            forEachDifference(table) { high, low in
-                content.appendVarint(high)
-                content.appendVarint(low)
-            }
-        } else {
-            for column in 0..<3 { forEachDifference(table, column: column) { content.appendVarint($0) } }
-        }
-        guard content.count < table.count / 4 * 3 else {
-            var out = [asIs]
-            withUnsafeBytes(of: UInt64(table.count).littleEndian) { out += $0 }
-            return out + table
-        }
-        // One thread: the content is small, and mostly repeats.
-        let encoder = try XZ.Encoder(preset: coding == differences ? 1 : 0, threads: 1, blockSize: 0)
+        content.reserveCapacity(length)
+        forEachValue(table, coding: coding) { content.appendVarint($0) }
+        // Compressed once the export is, when the cores are free again: columns in blocks of
+        // 1 MiB on as many threads as the export's (a million ids make three).
+        let encoder =
+            coding == differences
+            ? try XZ.Encoder(preset: 1, threads: 1, blockSize: 0)
+            : try XZ.Encoder(preset: 0, threads: Archive.compressionThreads, blockSize: 1 << 20)
         try content.withUnsafeBytes { try encoder.compress($0) }
         try encoder.finish()
+        guard 8 + encoder.output.count < table.count else { return uncoded(table) }
         var out = [coding]
         withUnsafeBytes(of: (UInt64(8 + encoder.output.count).littleEndian, UInt64(content.count).littleEndian)) {
             out += $0
         }
         return out + encoder.output
+    }
+
+    private static func uncoded(_ table: [UInt8]) -> [UInt8] {
+        var out = [asIs]
+        withUnsafeBytes(of: UInt64(table.count).littleEndian) { out += $0 }
+        return out + table
+    }
+
+    /// Every value of the content of `coding`, in order.
+    private static func forEachValue(_ table: [UInt8], coding: UInt8, _ body: (UInt64) -> Void) {
+        if coding == differences {
+            forEachDifference(table) { high, low in
+                body(high)
+                body(low)
+            }
+        } else {
+            for column in 0..<3 { forEachDifference(table, column: column, body) }
+        }
+    }
+
+    private static func varintLength(_ value: UInt64) -> Int {
+        (UInt64.bitWidth - (value | 1).leadingZeroBitCount + 6) / 7
     }
 
     /// One column of coding 2: each id's part (0: the high word's first 48 bits, 1: its last 16,
@@ -123,7 +144,9 @@ enum IDTable {
                     UnsafeRawBufferPointer(rebasing: stored[8...]), expectedLength: contentLength,
                     reportsProgress: false
                 ) { coding == differences ? try pairs.feed($0) : try columns.feed($0) }
-            } catch let error as BackupError where error.code == .damaged {
+            } catch let error as BackupError
+                where error.code == .damaged && error.errorDescription != malformed.errorDescription
+            {
                 throw BackupError(.damaged, "The archive's id table is malformed: \(error.errorDescription ?? "")")
             }
             guard coding == differences ? pairs.isComplete : columns.isComplete else { throw malformed }

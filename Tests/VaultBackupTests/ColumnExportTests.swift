@@ -369,6 +369,9 @@ import VaultStore
             content = [0]
             content.appendVarint(1 << 17)
             cases.append(("malformed", body(records: 1, table: try coded(content + [0]))))
+            // Below zero: a first column of 1 then -2 (zig-zag 2, 3), or a second column of -1.
+            cases.append(("malformed", body(records: 2, table: try coded([2, 3, 0, 0, 0, 0]))))
+            cases.append(("malformed", body(records: 1, table: try coded([0, 1, 0]))))
         }
         for (message, body) in cases {
             let error = #expect(throws: BackupError.self) {
