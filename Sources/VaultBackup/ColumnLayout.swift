@@ -518,8 +518,8 @@ struct ColumnBlockDecoder {
     /// Calls `visit` with each record's position in the block and its payload (valid only
     /// during the call); `id` gives the 16 bytes of an id-table entry, nil when out of range.
     static func decode(
-        _ block: UnsafeRawBufferPointer, id: @escaping (UInt64) -> UnsafeRawBufferPointer?,
-        visit: (Int, UInt8, UnsafeRawBufferPointer) throws -> Void
+        _ block: UnsafeRawBufferPointer, id: @escaping (UInt64) -> UnsafeRawBufferPointer?, framing: Int = 0,
+        visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
     ) throws -> Int {
         var cursor = FieldCursor(bytes: block)
         guard let kind = cursor.byte(), let version = cursor.byte(), let length = cursor.byte(),
@@ -552,7 +552,7 @@ struct ColumnBlockDecoder {
         // What a block rebuilds is bounded too: texts repeat from a dictionary and ids take 16
         // bytes for one, so a small block could otherwise ask for gigabytes.
         var rebuilt = 0
-        var payload = PayloadBuffer()
+        var payload = PayloadBuffer(framing: framing)
         defer { payload.release() }
         try layout.nodes.withUnsafeBufferPointer { nodes in
             for position in 0..<Int(count) {
@@ -561,7 +561,7 @@ struct ColumnBlockDecoder {
                 try state.rebuild(layout.top, nodes, into: &payload)
                 rebuilt += payload.count
                 guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
-                try visit(position, kind, payload.bytes)
+                try visit(position, kind, payload.framed)
             }
         }
         guard streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
@@ -569,33 +569,47 @@ struct ColumnBlockDecoder {
     }
 
     /// The payload being rebuilt: plain memory, grown by doubling and reused for every record.
+    /// The payload being rebuilt: plain memory, grown by doubling and reused for every record,
+    /// `framing` bytes kept free in front of it for the caller.
     private struct PayloadBuffer {
-        var start = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 1)
-        var capacity = 256
+        let framing: Int
+        var start: UnsafeMutableRawPointer
+        var capacity: Int
+        /// The payload's length (the framing not included).
         var count = 0
 
-        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: start, count: count) }
+        init(framing: Int) {
+            (self.framing, capacity) = (framing, framing + 256)
+            start = .allocate(byteCount: capacity, alignment: 1)
+        }
+
+        /// The framing, then the payload.
+        var framed: UnsafeMutableRawBufferPointer {
+            UnsafeMutableRawBufferPointer(start: start, count: framing + count)
+        }
 
         func release() { start.deallocate() }
 
         @inline(__always) mutating func reserve(_ more: Int) {
-            guard count + more > capacity else { return }
-            let larger = max(capacity * 2, count + more)
+            guard framing + count + more > capacity else { return }
+            let larger = max(capacity * 2, framing + count + more)
             let moved = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 1)
-            moved.copyMemory(from: start, byteCount: count)
+            moved.copyMemory(from: start, byteCount: framing + count)
             start.deallocate()
             (start, capacity) = (moved, larger)
         }
 
         @inline(__always) mutating func append(_ byte: UInt8) {
             reserve(1)
-            start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+            start.storeBytes(of: byte, toByteOffset: framing + count, as: UInt8.self)
             count += 1
         }
 
         @inline(__always) mutating func append(bytes: UnsafeRawBufferPointer) {
             reserve(bytes.count)
-            if let source = bytes.baseAddress { (start + count).copyMemory(from: source, byteCount: bytes.count) }
+            if let source = bytes.baseAddress {
+                (start + framing + count).copyMemory(from: source, byteCount: bytes.count)
+            }
             count += bytes.count
         }
 
@@ -605,11 +619,11 @@ struct ColumnBlockDecoder {
             reserve(10)
             var value = value
             while value >= 0x80 {
-                start.storeBytes(of: UInt8(value & 0x7f) | 0x80, toByteOffset: count, as: UInt8.self)
+                start.storeBytes(of: UInt8(value & 0x7f) | 0x80, toByteOffset: framing + count, as: UInt8.self)
                 count += 1
                 value >>= 7
             }
-            start.storeBytes(of: UInt8(value), toByteOffset: count, as: UInt8.self)
+            start.storeBytes(of: UInt8(value), toByteOffset: framing + count, as: UInt8.self)
             count += 1
         }
     }
