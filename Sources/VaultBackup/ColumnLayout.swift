@@ -515,8 +515,9 @@ struct ColumnBlockDecoder {
     static let maximumPayload = 256 << 20
     static let maximumRebuilt = 4 << 30
 
-    /// Calls `visit` with each record's position in the block and its payload (valid only
-    /// during the call); `id` gives the 16 bytes of an id-table entry, nil when out of range.
+    /// Calls `visit` with each record's position in the block, the block's kind, and `framing`
+    /// bytes the caller may write followed by the record's payload (valid only during the call);
+    /// `id` gives the 16 bytes of an id-table entry, nil when out of range.
     static func decode(
         _ block: UnsafeRawBufferPointer, id: @escaping (UInt64) -> UnsafeRawBufferPointer?, framing: Int = 0,
         visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
@@ -568,7 +569,6 @@ struct ColumnBlockDecoder {
         return Int(count)
     }
 
-    /// The payload being rebuilt: plain memory, grown by doubling and reused for every record.
     /// The payload being rebuilt: plain memory, grown by doubling and reused for every record,
     /// `framing` bytes kept free in front of it for the caller.
     private struct PayloadBuffer {
