@@ -246,16 +246,18 @@ enum ColumnExport {
     }
 
     /// The manifest's digest: BLAKE2b-256 over every record's id ‖ length u32 ‖ payload, in export
-    /// order. A record of ordinary size is copied behind its id and length and hashed in one
-    /// call (three calls per record cost more than the copy).
-    private final class RecordDigest {
+    /// order, each record in one call (three calls per record cost more than a copy). The writer
+    /// copies a record of ordinary size behind its id and length; the reader rebuilds each payload
+    /// behind `framing` free bytes and fills them in.
+    fileprivate final class RecordDigest {
+        static let framing = 20
         private let hasher = BLAKE2bHasher()
-        private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 20 + 4096, alignment: 8)
+        private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: framing + 4096, alignment: 8)
 
         deinit { scratch.deallocate() }
 
         func add(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
-            guard payload.count <= scratch.count - 20 else {
+            guard payload.count <= scratch.count - Self.framing else {
                 id.withBytes { hasher.update($0) }
                 withUnsafeBytes(of: UInt32(payload.count).littleEndian) { hasher.update($0) }
                 hasher.update(payload)
@@ -264,9 +266,17 @@ enum ColumnExport {
             id.withBytes { scratch.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 16) }
             scratch.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: 16, as: UInt32.self)
             if let source = payload.baseAddress {
-                (scratch.baseAddress! + 20).copyMemory(from: source, byteCount: payload.count)
+                (scratch.baseAddress! + Self.framing).copyMemory(from: source, byteCount: payload.count)
             }
-            hasher.update(UnsafeRawBufferPointer(rebasing: scratch[..<(20 + payload.count)]))
+            hasher.update(UnsafeRawBufferPointer(rebasing: scratch[..<(Self.framing + payload.count)]))
+        }
+
+        /// `framed`: `framing` bytes free, then the payload.
+        func add(_ id: UnsafeRawBufferPointer, framed: UnsafeMutableRawBufferPointer) {
+            framed.baseAddress!.copyMemory(from: id.baseAddress!, byteCount: 16)
+            framed.storeBytes(
+                of: UInt32(framed.count - Self.framing).littleEndian, toByteOffset: 16, as: UInt32.self)
+            hasher.update(UnsafeRawBufferPointer(framed))
         }
 
         func finalize() -> [UInt8] { hasher.finalize() }
@@ -276,12 +286,12 @@ enum ColumnExport {
     /// position, or, for an id a record names that is no record of the archive (a deleted one, in
     /// the change log), a place after the records', in the order first met.
     final class TablePositions {
-        fileprivate let lookup: SortedIDs
-        let recordCount: Int
+        private let lookup: SortedIDs
+        private let recordCount: Int
         /// Records name few ids, over and over (a transaction's account, its category): the
         /// last id met in each of a few slots answers most lookups without the sorted table's
         /// cache misses, which cost more than the rest of making the columns.
-        let recent: UnsafeMutableBufferPointer<(id: RecordID, index: UInt64)?>
+        private let recent: UnsafeMutableBufferPointer<(id: RecordID, index: UInt64)?>
         private(set) var extra: [RecordID: UInt64] = [:]
         private(set) var extraBytes: [UInt8] = []
 
@@ -491,12 +501,11 @@ enum ColumnExport {
 
     static let truncated = BackupError(.damaged, "The archive's content is truncated.")
 
-    /// `checkUnique` of a table on another thread, started at once; `wait` must be called
+    /// `checkUnique` of a table on another thread, started at once; `wait` must be called once,
     /// before the table's memory goes (it throws what the check found).
     private final class BesideCheck: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)
         private var failure: Error?
-        private var waited = false
 
         init(_ table: UnsafeRawBufferPointer) {
             nonisolated(unsafe) let table = table
@@ -507,10 +516,7 @@ enum ColumnExport {
         }
 
         func wait() throws {
-            if !waited {
-                done.wait()
-                waited = true
-            }
+            done.wait()
             if let failure { throw failure }
         }
     }
@@ -539,7 +545,7 @@ enum ColumnExport {
         var manifest: ExportFormat.Manifest?
         var records = 0
         var counts = [UInt64](repeating: 0, count: 256)
-        let digest = BLAKE2bHasher()
+        let digest = RecordDigest()
 
         init(
             table: UnsafeRawBufferPointer, recordCount: Int, id: @escaping (UInt64) -> UnsafeRawBufferPointer?,
@@ -605,18 +611,15 @@ enum ColumnExport {
             try pending.withUnsafeBytes { buffer in
                 let block = UnsafeRawBufferPointer(rebasing: buffer[start + 4..<start + 4 + length])
                 let first = records
-                // Each payload comes with 20 bytes free in front, for its id and length: the
-                // digest takes all three in one call.
-                let added = try ColumnBlockDecoder.decode(block, id: id, framing: 20) { position, _, framed in
+                let added = try ColumnBlockDecoder.decode(block, id: id, framing: RecordDigest.framing) {
+                    position, _, framed in
                     let index = first + position
                     guard index < recordCount else {
                         throw BackupError(.damaged, "The archive's export holds more records than its id table.")
                     }
                     let idBytes = UnsafeRawBufferPointer(rebasing: table[index * 16..<index * 16 + 16])
-                    let payload = UnsafeRawBufferPointer(rebasing: framed[20...])
-                    framed.baseAddress!.copyMemory(from: idBytes.baseAddress!, byteCount: 16)
-                    framed.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: 16, as: UInt32.self)
-                    digest.update(UnsafeRawBufferPointer(framed))
+                    digest.add(idBytes, framed: framed)
+                    let payload = UnsafeRawBufferPointer(rebasing: framed[RecordDigest.framing...])
                     counts[Int(payload.first ?? 0)] += 1
                     try visit?(try RecordID(contiguous: idBytes), payload)
                 }

@@ -136,20 +136,23 @@ enum IDTable {
             ? (2 * count, maximumCodedBytesPerID * count) : (3 * count, maximumColumnBytesPerID * count)
         guard contentLength >= least, contentLength <= most else { throw malformed }
         var table = [UInt8](repeating: 0, count: Int(idBytes))
-        try table.withUnsafeMutableBytes { table in
-            var pairs = VarintReader(sink: Pairs(table: table))
-            var columns = VarintReader(sink: Columns(table: table))
+        /// The content, decompressed straight into `sink`, which must then hold every id.
+        func fill(_ sink: some ValueSink) throws {
+            var reader = VarintReader(sink: sink)
             do {
                 try XZ.decompress(
                     UnsafeRawBufferPointer(rebasing: stored[8...]), expectedLength: contentLength,
                     reportsProgress: false
-                ) { coding == differences ? try pairs.feed($0) : try columns.feed($0) }
+                ) { try reader.feed($0) }
             } catch let error as BackupError
                 where error.code == .damaged && error.errorDescription != malformed.errorDescription
             {
                 throw BackupError(.damaged, "The archive's id table is malformed: \(error.errorDescription ?? "")")
             }
-            guard coding == differences ? pairs.isComplete : columns.isComplete else { throw malformed }
+            guard reader.isComplete else { throw malformed }
+        }
+        try table.withUnsafeMutableBytes { table in
+            try coding == differences ? fill(Pairs(table: table)) : fill(Columns(table: table))
         }
         return try table.withUnsafeBytes { try use($0, rest) }
     }

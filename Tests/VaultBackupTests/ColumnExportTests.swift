@@ -131,6 +131,30 @@ import VaultStore
         #expect(differing == 0, "\(differing) payloads differ")
     }
 
+    /// A text met again in a block is stored once and named by its code after that (the
+    /// dictionary finds it by its bytes), and texts that differ are all kept.
+    @Test func aRepeatedTextIsStoredOnce() throws {
+        let texts = ["Tesco", "Pret", "Tesco", "Tesco", "Tescos", "Pret", ""]
+        let records = texts.enumerated().map { index, text in
+            var payload: [UInt8] = [0x16, 0x01]
+            payload.appendVarint(UInt64(text.utf8.count))
+            payload += Array(text.utf8)
+            payload.appendVarint(UInt64(index))
+            return (RecordID.random(), Data(payload))
+        }
+        let (_, read, written) = try Self.roundTrip(records)
+        #expect(Dictionary(uniqueKeysWithValues: read) == Dictionary(uniqueKeysWithValues: records))
+        var export: [UInt8] = []
+        try written.compressed.withUnsafeBytes {
+            try XZ.decompress($0, expectedLength: written.exportLength) { export += $0 }
+        }
+        func occurrences(_ text: String) -> Int {
+            let bytes = [UInt8(text.utf8.count)] + Array(text.utf8)
+            return (0...export.count - bytes.count).count { export[$0..<$0 + bytes.count].elementsEqual(bytes) }
+        }
+        #expect(occurrences("Tesco") == 1 && occurrences("Pret") == 1 && occurrences("Tescos") == 1)
+    }
+
     /// Blocks close at 65,536 records; each starts its dates, ids and texts afresh.
     @Test func manyRecordsSpanSeveralBlocks() throws {
         var random = SeededGenerator(state: 9)
