@@ -102,7 +102,8 @@ public enum Archive {
                         recordCount: count, countsByKind: counts, contentDigest: digest, commitCounter: commitCounter,
                         netWorth: netWorth, appVersion: appVersion))
             },
-            encoder: try XZ.Encoder(preset: compressionPreset, threads: compressionThreads, blockSize: compressionBlock)
+            writer: try XZ.BlockWriter(
+                preset: compressionPreset, threads: compressionThreads, blockSize: compressionBlock)
         )
         _ = consume records
         let (archive, signature) = try seal(
@@ -114,10 +115,11 @@ public enum Archive {
     /// xz settings for the columns (Specs/backup-format.md). Measured at 1M records (BENCHMARKS.md):
     /// columns leave the slower match finders little to find; with ordered ids, what is left to
     /// compress is mostly texts and amounts, and preset 0 takes about an eighth less CPU than
-    /// preset 1 for an archive 2 % larger. 2 MiB blocks give two threads work in 29 MB.
+    /// preset 1 for an archive 2 % larger. Blocks of 1 MiB (four times preset 0's dictionary)
+    /// keep both threads busy to the end of a 16 MB export with little lost at each block's reset.
     static let compressionPreset: UInt32 = 0
     static let compressionThreads = min(2, ProcessInfo.processInfo.activeProcessorCount)
-    static let compressionBlock: UInt64 = 2 << 20
+    static let compressionBlock = 1 << 20
 
     /// Encrypts and signs compressed content (also how tests build hostile archives).
     /// The body is `prefix` then `compressed` (format 4's id table, then its xz stream), sealed

@@ -360,16 +360,21 @@ struct ColumnBlockEncoder {
     static let inconsistent = BackupError(.writeFailed, "A record changed its shape while the archive was written.")
 
     /// `kind ‖ version ‖ layout length u8 ‖ layout ‖ uvarint record count ‖ uvarint stream count
-    /// ‖ uvarint length × streams ‖ the streams`.
-    func encoded() -> [UInt8] {
+    /// ‖ uvarint length × streams ‖ the streams`, and where in those bytes each stream is.
+    func encoded() -> (bytes: [UInt8], streams: [Range<Int>]) {
         var out: [UInt8] = [kind, version, UInt8(layout.text.utf8.count)]
         out += Array(layout.text.utf8)
         out.appendVarint(UInt64(count))
         out.appendVarint(UInt64(streams.count))
         for stream in streams { out.appendVarint(UInt64(stream.count)) }
         out.reserveCapacity(out.count + size)
-        for stream in streams { out += stream }
-        return out
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(streams.count)
+        for stream in streams {
+            ranges.append(out.count..<out.count + stream.count)
+            out += stream
+        }
+        return (out, ranges)
     }
 }
 

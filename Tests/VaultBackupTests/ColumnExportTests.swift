@@ -101,17 +101,19 @@ import VaultStore
         }
     }
 
+    static func manifest(_ count: UInt64, _ counts: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8] {
+        ExportFormat.encodeManifest(
+            .init(
+                recordCount: count, countsByKind: counts, contentDigest: digest, commitCounter: 7,
+                netWorth: "GBP 1.00", appVersion: "test"))
+    }
+
     static func roundTrip(_ records: [(RecordID, Data)]) throws -> (
         ExportFormat.Manifest, [(RecordID, Data)], ColumnExport.Written
     ) {
         let written = try ColumnExport.write(
-            CollectedRecords(records), layouts: layouts,
-            manifest: { count, counts, digest in
-                ExportFormat.encodeManifest(
-                    .init(
-                        recordCount: count, countsByKind: counts, contentDigest: digest, commitCounter: 7,
-                        netWorth: "GBP 1.00", appVersion: "test"))
-            }, encoder: try XZ.Encoder(preset: 1, threads: 2, blockSize: 1 << 20))
+            CollectedRecords(records), layouts: layouts, manifest: manifest,
+            writer: try XZ.BlockWriter(preset: 1, threads: 2, blockSize: 64 << 10))
         var read: [(RecordID, Data)] = []
         let manifest = try (written.prefix + written.compressed).withUnsafeBytes {
             try ColumnExport.read($0, format: 4, exportLength: written.exportLength) { read.append(($0, Data($1))) }
