@@ -108,6 +108,11 @@ enum ColumnExport {
         }
     }
 
+    /// A group's place in `groupAt`: kind, version, then 0 for columns or 1 for whole payloads.
+    private static func slot(kind: UInt8, version: UInt8, columns: Bool) -> Int32 {
+        Int32(kind) << 9 | Int32(version) << 1 | (columns ? 0 : 1)
+    }
+
     private struct Entry {
         let key: (Int64, Int64)
         let index: Int32
@@ -126,39 +131,55 @@ enum ColumnExport {
         var groupAt = [Int32](repeating: -1, count: 1 << 17)
         var layoutAt = [ColumnLayout?](repeating: nil, count: 1 << 16)
         for (key, layout) in layouts { layoutAt[Int(key)] = layout }
-        // How many records of each kind and version, so each group's entries are allocated once
-        // (a million entries grown by doubling would hold half as much again while copied).
-        var counted = [Int](repeating: 0, count: 1 << 16)
-        for index in 0..<view.count {
-            let payload = view.payload(at: index)
-            if payload.count >= 2 { counted[Int(payload[0]) << 8 | Int(payload[1])] += 1 }
+        // Each record's group (kind, version, columns or whole, as `slot`) and ordering key,
+        // worked out on every core: each part of the records writes only its own places, and
+        // the layouts are only read.
+        let count = view.count
+        var slotOf = [Int32](repeating: 0, count: count)
+        var keyOf = [(Int64, Int64)](repeating: (0, 0), count: count)
+        slotOf.withUnsafeMutableBufferPointer { slots in
+            keyOf.withUnsafeMutableBufferPointer { keys in
+                nonisolated(unsafe) let (slots, keys, view) = (slots, keys, view)
+                let layoutAt = layoutAt
+                let part = 1 << 15
+                DispatchQueue.concurrentPerform(iterations: (count + part - 1) / part) { number in
+                    for index in number * part..<min(count, (number + 1) * part) {
+                        let payload = view.payload(at: index)
+                        guard payload.count >= 2, payload[0] != 0 else {
+                            slots[index] = Self.slot(kind: 0, version: 0, columns: false)
+                            continue
+                        }
+                        let (kind, version) = (payload[0], payload[1])
+                        let fields = UnsafeRawBufferPointer(rebasing: payload[2...])
+                        if let layout = layoutAt[Int(kind) << 8 | Int(version)],
+                            let key = layout.orderingKey(of: fields)
+                        {
+                            slots[index] = Self.slot(kind: kind, version: version, columns: true)
+                            keys[index] = key
+                        } else {
+                            slots[index] = Self.slot(kind: kind, version: version, columns: false)
+                        }
+                    }
+                }
+            }
         }
-        func add(_ group: Group, _ entry: Entry) {
-            let slot = Int(group.kind) << 9 | Int(group.version) << 1 | (group.columns ? 0 : 1)
+        // How many records each group has, so its entries are allocated once (a million entries
+        // grown by doubling would hold half as much again while copied).
+        var counted = [Int](repeating: 0, count: 1 << 17)
+        for slot in slotOf { counted[Int(slot)] += 1 }
+        for index in 0..<count {
+            let slot = Int(slotOf[index])
             if groupAt[slot] < 0 {
                 groupAt[slot] = Int32(groups.count)
-                groups.append(group)
+                groups.append(Group(kind: UInt8(slot >> 9), version: UInt8(slot >> 1 & 0xFF), columns: slot & 1 == 0))
                 var fresh: [Entry] = []
-                if group.columns { fresh.reserveCapacity(counted[Int(group.kind) << 8 | Int(group.version)]) }
+                fresh.reserveCapacity(counted[slot])
                 entries.append(fresh)
             }
-            entries[Int(groupAt[slot])].append(entry)
+            entries[Int(groupAt[slot])].append(Entry(key: keyOf[index], index: Int32(index)))
         }
-        for index in 0..<view.count {
-            let payload = view.payload(at: index)
-            guard payload.count >= 2, payload[0] != 0 else {
-                add(Group(kind: 0, version: 0, columns: false), Entry(key: (0, 0), index: Int32(index)))
-                continue
-            }
-            let fields = UnsafeRawBufferPointer(rebasing: payload[2...])
-            if let layout = layoutAt[Int(payload[0]) << 8 | Int(payload[1])], let key = layout.orderingKey(of: fields) {
-                add(Group(kind: payload[0], version: payload[1], columns: true), Entry(key: key, index: Int32(index)))
-            } else {
-                add(
-                    Group(kind: payload[0], version: payload[1], columns: false),
-                    Entry(key: (0, 0), index: Int32(index)))
-            }
-        }
+        slotOf = []
+        keyOf = []
         let order = groups.indices.sorted { groups[$0] < groups[$1] }
         var recordCount = 0
         do {
