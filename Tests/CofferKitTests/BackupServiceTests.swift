@@ -135,6 +135,84 @@ import VaultStore
         #expect(try Vault.open(at: oldCopy, with: .passphrase(try Passphrase(passphrase))).id == ledger.vault.id)
     }
 
+    /// Every record of the vault, as its pages hold it, except this copy's own bookkeeping.
+    static func records(of vault: Vault) throws -> [RecordID: [UInt8]] {
+        var records: [RecordID: [UInt8]] = [:]
+        try vault.forEachRecord { id, payload in
+            if !RecordCodec.isLocal(payload) { records[id] = Array(payload) }
+        }
+        return records
+    }
+
+    /// A restore of tens of thousands of records (many column blocks, many pages) brings every
+    /// record back byte for byte.
+    @Test func aLargeRestoreBringsBackEveryRecord() throws {
+        let directory = TemporaryDirectory()
+        let ledger = try makeLedger(in: directory)
+        var random = SeededGenerator(state: 3)
+        var options = Ledger.StatementImportOptions(fileName: "long.csv")
+        options.account = "Current"
+        _ = try ledger.importStatement(
+            try StatementStreamTests.open(
+                StatementStreamTests.statementText(40_000, newestFirst: false, using: &random)),
+            options)
+        let folder = directory.path("backups")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let outcomes = try BackupService.create(
+            ledger, to: [folder], appVersion: "test", today: today, acceptRollback: false
+        ) { _ in }
+        guard case .written(let archive, let count, _) = outcomes[0].outcome else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(count > 40_000, "tens of thousands of records")
+        let unlocked = try BackupService.unlock(
+            BackupService.inspect(archive, vaultURL: nil), credential: .passphrase(try Passphrase(passphrase)))
+        try BackupService.restore(
+            unlocked, to: directory.path("restored.coffer"), replacing: false, keepingOldAt: nil, guard: nil
+        ) { _ in }
+        let restored = try Vault.open(
+            at: directory.path("restored.coffer"), with: .passphrase(try Passphrase(passphrase)))
+        #expect(try Self.records(of: restored) == Self.records(of: ledger.vault))
+    }
+
+    /// An archive holding a record this Coffer cannot read (authentic, but not a record) restores
+    /// nothing, and says which record it is.
+    @Test func anUnreadableRecordInAnArchiveRestoresNothing() throws {
+        let directory = TemporaryDirectory()
+        let ledger = try makeLedger(in: directory)
+        let records = CollectedRecords()
+        var bad = RecordID.random()
+        for (id, payload) in try Self.records(of: ledger.vault) { payload.withUnsafeBytes { records.append(id, $0) } }
+        for number in 0..<20_000 {
+            let id = RecordID.random()
+            // A transaction (kind 10, version 3) whose fields end after one byte.
+            let payload: [UInt8] =
+                number == 12_345
+                ? [10, 3, 0x80]
+                : RecordCodec.encode(
+                    .settings(VaultSettings(currency: .gbp)))
+            if number == 12_345 { bad = id }
+            payload.withUnsafeBytes { records.append(id, $0) }
+        }
+        let vault = ledger.vault
+        let made = try Archive.make(
+            records, netWorth: "GBP 1000.00", appVersion: "test", commitCounter: vault.commitCounter,
+            keys: vault.backupKeys, sequence: 1, created: Date(timeIntervalSince1970: 1_800_000_000))
+        let folder = directory.path("backups")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let archive = try Archive.write(made, to: folder)
+        let unlocked = try BackupService.unlock(
+            BackupService.inspect(archive, vaultURL: nil), credential: .passphrase(try Passphrase(passphrase)))
+        let target = directory.path("restored.coffer")
+        let error = #expect(throws: CofferError.self) {
+            try BackupService.restore(unlocked, to: target, replacing: false, keepingOldAt: nil, guard: nil) { _ in }
+        }
+        #expect(error?.code == .damaged)
+        #expect(error?.errorDescription?.contains(bad.hex) == true)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+
     @Test func anArchiveSignedByAnotherVaultsKeyIsRefusedBeforeAnyKeyWork() throws {
         let directory = TemporaryDirectory()
         let ledger = try makeLedger(in: directory)
