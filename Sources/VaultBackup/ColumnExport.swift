@@ -259,9 +259,9 @@ enum ColumnExport {
             uniqueKeysWithValues: counts.indices.filter { counts[$0] > 0 }.map { (UInt8($0), counts[$0]) })
         let manifestBytes = manifest(UInt64(recordCount), countsByKind, digest.finalize())
         try emit(u32(0) + u32(manifestBytes.count) + manifestBytes)
-        try writer.finish()
-        // The id table last, once the encoder's memory and the ordering are gone: it is as
-        // large as the ids. Each record's id goes to its export position.
+        // The id table last, once the ordering is gone: it is as large as the ids. Each
+        // record's id goes to its export position. It is coded and compressed on another thread
+        // while the export's last blocks are.
         entries = []
         var table = [UInt8](repeating: 0, count: recordCount * 16)
         table.withUnsafeMutableBytes { table in
@@ -273,11 +273,14 @@ enum ColumnExport {
             }
         }
         table += positions.extraBytes
+        let coded = Beside { [table] in try IDTable.encode(table) }
+        table = []
+        try writer.finish()
         var prefix: [UInt8] = []
         withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(positions.extra.count).littleEndian)) {
             prefix += $0
         }
-        prefix += try IDTable.encode(table)
+        prefix += try coded.value()
         return Written(
             prefix: prefix, compressed: writer.output, exportLength: exportLength, recordCount: recordCount)
     }
@@ -526,7 +529,8 @@ enum ColumnExport {
         let tableCount = UInt64(table.count / 16)
         // Checked beside the decoding, on another core: nothing the reader hands over counts
         // before the manifest has matched at the end, and the table outlives both.
-        let uniqueness = BesideCheck(UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)]))
+        nonisolated(unsafe) let ids = UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)])
+        let uniqueness = Beside { try checkUnique(ids) }
         let manifest: ExportFormat.Manifest
         do {
             manifest = try readExport(
@@ -534,10 +538,10 @@ enum ColumnExport {
                 exportLength: exportLength, visit: visit)
         } catch {
             // A repeated id is the first fault, whatever the decoding then made of it.
-            try uniqueness.wait()
+            try uniqueness.value()
             throw error
         }
-        try uniqueness.wait()
+        try uniqueness.value()
         return manifest
     }
 
@@ -577,23 +581,22 @@ enum ColumnExport {
 
     static let truncated = BackupError(.damaged, "The archive's content is truncated.")
 
-    /// `checkUnique` of a table on another thread, started at once; `wait` must be called once,
-    /// before the table's memory goes (it throws what the check found).
-    private final class BesideCheck: @unchecked Sendable {
+    /// Work done on another thread, started at once; `value` must be called once, before
+    /// anything the work reads goes (it waits, and gives what the work returned or threw).
+    private final class Beside<Value>: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)
-        private var failure: Error?
+        private var result: Result<Value, Error>?
 
-        init(_ table: UnsafeRawBufferPointer) {
-            nonisolated(unsafe) let table = table
+        init(_ work: @escaping @Sendable () throws -> Value) {
             DispatchQueue.global().async {
-                do { try ColumnExport.checkUnique(table) } catch { self.failure = error }
+                self.result = Result { try work() }
                 self.done.signal()
             }
         }
 
-        func wait() throws {
+        func value() throws -> Value {
             done.wait()
-            if let failure { throw failure }
+            return try result!.get()
         }
     }
 
