@@ -275,7 +275,10 @@ enum ColumnExport {
         table += positions.extraBytes
         let coded = Beside { [table] in try IDTable.encode(table) }
         table = []
-        try writer.finish()
+        do { try writer.finish() } catch {
+            _ = try? coded.value()
+            throw error
+        }
         var prefix: [UInt8] = []
         withUnsafeBytes(of: (UInt64(recordCount).littleEndian, UInt64(positions.extra.count).littleEndian)) {
             prefix += $0

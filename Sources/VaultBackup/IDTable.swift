@@ -32,8 +32,8 @@ enum IDTable {
         var content: [UInt8] = []
         content.reserveCapacity(length)
         forEachValue(table, coding: coding) { content.appendVarint($0) }
-        // Compressed once the export is, when the cores are free again: columns in blocks of
-        // 1 MiB on as many threads as the export's (a million ids make three).
+        // Compressed while the export's last blocks are (`ColumnExport.write`): columns in blocks
+        // of 1 MiB on as many threads as the export's (a million ids make three).
         let encoder =
             coding == differences
             ? try XZ.Encoder(preset: 1, threads: 1, blockSize: 0)

@@ -192,6 +192,8 @@ extension XZ {
         private var inFlight: [Job] = []
         private(set) var output: [UInt8] = []
         private var finished = false
+        /// What stopped the writer: a block is then missing, so nothing more may be written.
+        private var failure: Error?
 
         init(preset: UInt32, threads: Int, blockSize: Int) throws {
             filterPreset = preset
@@ -216,10 +218,19 @@ extension XZ {
         }
 
         /// Bytes for LZMA2 to compress.
-        func compress(_ bytes: UnsafeRawBufferPointer) throws { try append(bytes, stored: false) }
+        func compress(_ bytes: UnsafeRawBufferPointer) throws { try guarded { try append(bytes, stored: false) } }
 
         /// Bytes kept as they are (in uncompressed chunks).
-        func store(_ bytes: UnsafeRawBufferPointer) throws { try append(bytes, stored: true) }
+        func store(_ bytes: UnsafeRawBufferPointer) throws { try guarded { try append(bytes, stored: true) } }
+
+        /// Runs `body` unless an earlier call failed, and remembers its failure.
+        private func guarded(_ body: () throws -> Void) throws {
+            if let failure { throw failure }
+            do { try body() } catch {
+                failure = error
+                throw error
+            }
+        }
 
         private func append(_ bytes: UnsafeRawBufferPointer, stored: Bool) throws {
             precondition(!finished, "BlockWriter used after finish()")
@@ -240,9 +251,13 @@ extension XZ {
         /// Ends the stream: the last blocks, the index and the footer are in `output`.
         func finish() throws {
             guard !finished else { return }
+            try guarded { try end() }
+            finished = true
+        }
+
+        private func end() throws {
             try cut()
             while !inFlight.isEmpty { try collect(waiting: true) }
-            finished = true
             var indexBytes = [UInt8](repeating: 0, count: Int(lzma_index_size(index)))
             var written = 0
             try XZ.checkEncoding(lzma_index_buffer_encode(index, &indexBytes, &written, indexBytes.count))

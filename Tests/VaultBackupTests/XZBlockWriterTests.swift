@@ -51,6 +51,49 @@ import VaultStore
         #expect(try Self.decompressed(writer, length: expected.count) == expected)
     }
 
+    /// Every block header says how long the block is, packed and unpacked (what lets the
+    /// reader's liblzma decode blocks on several threads; without them it falls back to one),
+    /// and the blocks add up to what was handed in. Read from the xz format itself.
+    @Test func everyBlockHeaderCarriesItsSizes() throws {
+        var random = SeededGenerator(state: 5)
+        let writer = try XZ.BlockWriter(preset: 0, threads: 2, blockSize: 16 << 10)
+        var total = 0
+        for number in 0..<12 {
+            let piece = number % 2 == 0 ? Self.text(40_000) : Self.amounts(9_000, &random)
+            try piece.withUnsafeBytes { number % 4 == 1 ? try writer.store($0) : try writer.compress($0) }
+            total += piece.count
+        }
+        try writer.finish()
+        let stream = writer.output
+        func vli(_ at: inout Int) -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                let byte = Int(stream[at])
+                at += 1
+                value |= (byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        var at = 12  // the stream header
+        var blocks = 0
+        var unpacked = 0
+        while stream[at] != 0 {  // 0: the index
+            let start = at
+            let headerSize = (Int(stream[at]) + 1) * 4
+            #expect(stream[at + 1] & 0xC0 == 0xC0, "block \(blocks): both sizes present")
+            at += 2
+            let packed = vli(&at)
+            unpacked += vli(&at)
+            at = start + headerSize + packed
+            at += (4 - (at - start) % 4) % 4 + 8  // padding, then the CRC64
+            blocks += 1
+        }
+        #expect(blocks > 12 && unpacked == total)
+        #expect(try Self.decompressed(writer, length: total).count == total)
+    }
+
     /// An empty stream is a valid xz stream of nothing.
     @Test func nothingIsAnEmptyStream() throws {
         let writer = try XZ.BlockWriter(preset: 0, threads: 2, blockSize: 1 << 20)
