@@ -163,20 +163,36 @@ extension Vault {
         }
         let allIndexesRead = indexes.count == groups.count
 
-        var records = RecordStore(reservingCapacity: sink == nil ? listed : 0)
-        var recordsRead = 0
+        // Pages are read in batches: while this thread reads the next batch's rows, another opens
+        // the last batch (on all cores) and hands its records over in order. Only one batch is
+        // opened at a time, and what they found is read here only once the last is done.
+        final class Opened: @unchecked Sendable {
+            var records: RecordStore
+            var read = 0
+            var problems: [IntegrityProblem] = []
+            init(capacity: Int) { records = RecordStore(reservingCapacity: capacity) }
+        }
+        let opened = Opened(capacity: sink == nil ? listed : 0)
         var found = Set<Data>()
-        // Pages are read in batches and opened on all cores; each batch's plaintext is wiped.
         var batch: [(locator: Data, sealed: Data, expected: Expected)] = []
-        func openBatch() {
-            let opened = PageCodec.openAll(batch.map { ($0.locator, $0.sealed) }, key: keys.records, vaultID: vaultID)
-            for (item, result) in zip(batch, opened) {
-                let page = indexes[item.expected.group]!.pages[item.expected.page]
+        let batchDone = DispatchGroup()
+        let pageIndexes = indexes
+        nonisolated(unsafe) let sink = sink  // called by one batch's thread at a time, in order
+        let pageKey = keys.records
+        let groupNames = groups
+        // Each batch's plaintext is wiped.
+        let openBatch = { @Sendable (batch: [(locator: Data, sealed: Data, expected: Expected)]) in
+            func name(_ group: PageGroup) -> String {
+                "page group \(groupNames.firstIndex(of: group).map { $0 + 1 } ?? 0)"
+            }
+            let plaintexts = PageCodec.openAll(batch.map { ($0.locator, $0.sealed) }, key: pageKey, vaultID: vaultID)
+            for (item, result) in zip(batch, plaintexts) {
+                let page = pageIndexes[item.expected.group]!.pages[item.expected.page]
                 let where_ = "page \(page.number) of \(name(item.expected.group))"
                 let tagMatches = item.sealed.withUnsafeBytes { RecordCipher.tag(of: $0) }.constantTimeEquals(page.tag)
                 guard var plain = result else {
                     for id in page.ids {
-                        problems.append(
+                        opened.problems.append(
                             IntegrityProblem(
                                 kind: .recordDamaged, recordID: id,
                                 detail:
@@ -188,7 +204,7 @@ extension Vault {
                 defer { secureWipe(&plain) }
                 guard tagMatches else {
                     for id in page.ids {
-                        problems.append(
+                        opened.problems.append(
                             IntegrityProblem(
                                 kind: .recordStale, recordID: id,
                                 detail:
@@ -200,7 +216,7 @@ extension Vault {
                 let entries = plain.withUnsafeBytes { PageCodec.entries(of: $0) }
                 guard let entries, entries.map(\.id) == page.ids else {
                     for id in page.ids {
-                        problems.append(
+                        opened.problems.append(
                             IntegrityProblem(
                                 kind: .recordDamaged, recordID: id,
                                 detail: "is in \(where_), whose records are not the ones its index lists"))
@@ -213,13 +229,19 @@ extension Vault {
                         if let sink {
                             sink(entry.id, payload)
                         } else {
-                            records.append(id: entry.id, version: version, payload: payload)
+                            opened.records.append(id: entry.id, version: version, payload: payload)
                         }
                     }
                 }
-                recordsRead += entries.count
+                opened.read += entries.count
             }
+        }
+        func handOver() {
+            guard !batch.isEmpty else { return }
+            let taken = batch
             batch.removeAll(keepingCapacity: true)
+            batchDone.wait()
+            DispatchQueue.global().async(group: batchDone) { openBatch(taken) }
         }
         var unlisted = 0
         if reading == nil {
@@ -233,7 +255,7 @@ extension Vault {
                 }
                 found.insert(locator)
                 batch.append((locator, row[1], expected))
-                if batch.count == 256 { openBatch() }
+                if batch.count == 256 { handOver() }
             }
         } else {
             let statement = try db.makeStatement(sql: "SELECT sealed FROM page WHERE locator = ? AND \(Self.bothBlobs)")
@@ -241,10 +263,13 @@ extension Vault {
                 guard let sealed = try Data.fetchOne(statement, arguments: [locator]) else { continue }
                 found.insert(locator)
                 batch.append((locator, sealed, expected))
-                if batch.count == 256 { openBatch() }
+                if batch.count == 256 { handOver() }
             }
         }
-        openBatch()
+        handOver()
+        batchDone.wait()
+        problems += opened.problems
+        let recordsRead = opened.read
         if unlisted > 0, allIndexesRead {
             problems.append(
                 IntegrityProblem(
@@ -274,7 +299,7 @@ extension Vault {
         guard problems.isEmpty else { throw failure(problems) }
         return VaultState(
             partial: reading != nil, counter: commit.counter, deviceID: commit.deviceID, commitSealed: commitSealed,
-            records: sink == nil ? records.sortedByID() : records,
+            records: sink == nil ? opened.records.sortedByID() : opened.records,
             paged: PagedLayout(commit: commit, indexes: indexes))
     }
 
