@@ -177,7 +177,21 @@ extension Vault {
         var batch: [(locator: Data, sealed: Data, expected: Expected)] = []
         let batchDone = DispatchGroup()
         let pageIndexes = indexes
-        nonisolated(unsafe) let sink = sink  // called by one batch's thread at a time, in order
+        // The batches reach the caller's sink through a box this call holds, never retaining
+        // it themselves: the sink may be a closure that must not outlive the call
+        // (`withoutActuallyEscaping`), and a finished batch's block is let go a moment after
+        // the group hears it is done. Called by one batch's thread at a time, in order.
+        final class SinkBox: @unchecked Sendable {
+            let sink: ((RecordID, UnsafeRawBufferPointer) -> Void)?
+            init(_ sink: ((RecordID, UnsafeRawBufferPointer) -> Void)?) { self.sink = sink }
+        }
+        let sinkBox = SinkBox(sink)
+        // Whatever ends this read (a row that cannot be read throws), no batch outlives it.
+        defer {
+            batchDone.wait()
+            withExtendedLifetime(sinkBox) {}
+        }
+        unowned(unsafe) let sinks = sinkBox
         let pageKey = keys.records
         let groupNames = groups
         // Each batch's plaintext is wiped.
@@ -226,7 +240,7 @@ extension Vault {
                 plain.withUnsafeBytes { bytes in
                     for (entry, version) in zip(entries, page.versions) {
                         let payload = UnsafeRawBufferPointer(rebasing: bytes[entry.payload])
-                        if let sink {
+                        if let sink = sinks.sink {
                             sink(entry.id, payload)
                         } else {
                             opened.records.append(id: entry.id, version: version, payload: payload)
