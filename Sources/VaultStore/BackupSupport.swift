@@ -40,7 +40,8 @@ extension Vault {
     /// (the payload valid only during the call) and kept nowhere: how an archive reads a vault
     /// of millions of records in the memory of one batch of pages, whatever part of it this
     /// open read. The file must still be at the commit this open read. A format 1 or 2 file,
-    /// always read whole, hands over what this open holds.
+    /// always read whole, hands over what this open holds. From pages, `body` is called on
+    /// another thread (one record after another, in order, never after this returns).
     public func forEachRecord(_ body: (RecordID, UnsafeRawBufferPointer) -> Void) throws {
         guard state.paged != nil else {
             return withPayloads { view in

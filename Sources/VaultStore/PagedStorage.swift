@@ -41,7 +41,9 @@ extension Vault {
     /// up its rows by locator and cannot see rows nobody lists: that is the whole read's work.
     ///
     /// With `sink`, every record goes to it (its payload valid only during the call) instead of
-    /// into the state, whose records are then empty: a whole read in the memory of one batch.
+    /// into the state, whose records are then empty: a whole read in the memory of two batches.
+    /// The sink is called on another thread, one record after another in order, and never after
+    /// this returns or throws.
     static func loadPagedState(
         db: Database, header: VaultHeader, headerBytes: [UInt8], keys: OperationalKeys,
         reading: ((PageGroup) -> Bool)? = nil, sink: ((RecordID, UnsafeRawBufferPointer) -> Void)? = nil
@@ -199,12 +201,14 @@ extension Vault {
             func name(_ group: PageGroup) -> String {
                 "page group \(groupNames.firstIndex(of: group).map { $0 + 1 } ?? 0)"
             }
-            let plaintexts = PageCodec.openAll(batch.map { ($0.locator, $0.sealed) }, key: pageKey, vaultID: vaultID)
-            for (item, result) in zip(batch, plaintexts) {
+            var plaintexts = PageCodec.openAll(batch.map { ($0.locator, $0.sealed) }, key: pageKey, vaultID: vaultID)
+            for (position, item) in batch.enumerated() {
                 let page = pageIndexes[item.expected.group]!.pages[item.expected.page]
                 let where_ = "page \(page.number) of \(name(item.expected.group))"
                 let tagMatches = item.sealed.withUnsafeBytes { RecordCipher.tag(of: $0) }.constantTimeEquals(page.tag)
-                guard var plain = result else {
+                // Taken out of the batch's results, so that the wipe below reaches the plaintext
+                // itself, not a copy.
+                guard var plain = plaintexts[position].take() else {
                     for id in page.ids {
                         opened.problems.append(
                             IntegrityProblem(
