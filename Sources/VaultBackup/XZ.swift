@@ -172,8 +172,8 @@ public enum XZ {
 }
 
 extension XZ {
-    /// An xz stream assembled from blocks this writer encodes itself (archive format 4's export,
-    /// and its coded id table): bytes that compress go into LZMA2 blocks of `blockSize`,
+    /// An xz stream assembled from blocks this writer encodes itself (archive format 4's
+    /// export): bytes that compress go into LZMA2 blocks of `blockSize`,
     /// compressed on `threads` threads while the caller makes the next ones; bytes the caller
     /// knows xz cannot shrink go into blocks of LZMA2's uncompressed chunks, which cost a copy
     /// to write and to read. (liblzma spends as long on a near-random byte as on any other: at a
@@ -203,9 +203,7 @@ extension XZ {
                 throw BackupError(.writeFailed, "Out of memory while compressing.")
             }
             self.index = index
-            var flags = lzma_stream_flags()
-            flags.version = 0
-            flags.check = LZMA_CHECK_CRC64
+            var flags = Self.streamFlags(indexSize: 0)
             var header = [UInt8](repeating: 0, count: Int(LZMA_STREAM_HEADER_SIZE))
             try XZ.checkEncoding(lzma_stream_header_encode(&flags, &header))
             output = header
@@ -261,14 +259,20 @@ extension XZ {
             var indexBytes = [UInt8](repeating: 0, count: Int(lzma_index_size(index)))
             var written = 0
             try XZ.checkEncoding(lzma_index_buffer_encode(index, &indexBytes, &written, indexBytes.count))
-            var flags = lzma_stream_flags()
-            flags.version = 0
-            flags.check = LZMA_CHECK_CRC64
-            flags.backward_size = lzma_index_size(index)
+            var flags = Self.streamFlags(indexSize: lzma_index_size(index))
             var footer = [UInt8](repeating: 0, count: Int(LZMA_STREAM_HEADER_SIZE))
             try XZ.checkEncoding(lzma_stream_footer_encode(&flags, &footer))
             output += indexBytes[..<written]
             output += footer
+        }
+
+        /// The stream header's and footer's flags: CRC64 checks, and (the footer) the index's size.
+        private static func streamFlags(indexSize: lzma_vli) -> lzma_stream_flags {
+            var flags = lzma_stream_flags()
+            flags.version = 0
+            flags.check = LZMA_CHECK_CRC64
+            flags.backward_size = indexSize
+            return flags
         }
 
         /// Makes the pending bytes a block: stored ones at once (a copy), others on a thread,

@@ -94,6 +94,21 @@ import VaultStore
         #expect(try Self.decompressed(writer, length: total).count == total)
     }
 
+    /// A stored block, made at once, still goes after the compressed block before it, which
+    /// is still being compressed on another thread (a megabyte of amounts takes a tenth of a
+    /// second; the text behind it, nothing).
+    @Test func aStoredBlockWaitsForTheCompressedOnesBeforeIt() throws {
+        var random = SeededGenerator(state: 8)
+        let slow = Self.amounts(500_000, &random)
+        let writer = try XZ.BlockWriter(preset: 0, threads: 2, blockSize: 1 << 20)
+        try slow.withUnsafeBytes { try writer.compress($0) }
+        try Self.text(100).withUnsafeBytes { try writer.store($0) }
+        try Self.text(50).withUnsafeBytes { try writer.compress($0) }
+        try writer.finish()
+        let expected = slow + Self.text(100) + Self.text(50)
+        #expect(try Self.decompressed(writer, length: expected.count) == expected)
+    }
+
     /// An empty stream is a valid xz stream of nothing.
     @Test func nothingIsAnEmptyStream() throws {
         let writer = try XZ.BlockWriter(preset: 0, threads: 2, blockSize: 1 << 20)
