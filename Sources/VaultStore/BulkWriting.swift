@@ -152,19 +152,20 @@ extension Vault {
             // The loaded groups join the layout; their records stay on disk only, so this vault
             // no longer holds those groups, as if it had been opened without them.
             var unread = Set<RecordID>()
-            for (group, pages) in writer.sealed {
+            let indexes = writer.sealed.map { group, pages in
                 var index = layout.indexes[group] ?? GroupIndex(group: group, pages: [])
                 for page in index.pages { unread.formUnion(page.ids) }
                 index.pages += pages
-                let locator = PageLayout.locator(.index, group: group, key: keys.locator)
-                let sealedIndex = index.sealed(key: keys.integrity, locator: locator, vaultID: vaultID)
+                return index
+            }
+            for index in GroupIndex.sealAll(indexes, keys: keys, vaultID: vaultID) {
                 try db.execute(
                     sql:
                         "INSERT INTO page_index (locator, sealed) VALUES (?, ?) ON CONFLICT (locator) DO UPDATE SET sealed = excluded.sealed",
-                    arguments: [locator, sealedIndex])
+                    arguments: [index.locator, index.sealed])
                 try Self.expectOneChange(db, "a page index")
-                layout.commit.indexDigests[group] = BLAKE2b.hash(sealedIndex)
-                layout.indexes[group] = nil
+                layout.commit.indexDigests[index.group] = index.digest
+                layout.indexes[index.group] = nil
             }
             layout.commit.recordCount = UInt64(updated.records.count + added - removed + loaded.count)
             updated.records = unread.isEmpty ? records : records.filter { !unread.contains($0) }

@@ -11,6 +11,8 @@ struct ByteWriter {
     mutating func append(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func append(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    /// An id's 16 bytes, without the array `RecordID.bytes` makes (an index writes a million).
+    mutating func append(_ id: RecordID) { id.withBytes { bytes.append(contentsOf: $0) } }
 }
 
 /// Bounds-checked little-endian reader; running past the end throws instead of trapping, so a

@@ -35,13 +35,27 @@ struct PageRecord {
 extension Vault {
     // MARK: Reading pages
 
+    /// What checking one page index row found.
+    private enum IndexOutcome {
+        /// The commit record lists no index at this locator.
+        case unlisted
+        /// Not the index the commit record's digest names.
+        case altered(PageGroup)
+        /// The digest holds but the index does not open or parse.
+        case damaged(PageGroup)
+        case opened(GroupIndex)
+    }
+
+    /// How many sealed index bytes are gathered before they are opened together.
+    static let indexBatchBytes = 4 << 20
+
     /// Reads the commit record, every group's index and every page (of the groups `reading`
     /// selects, when given), and checks each against the others. Every problem is collected, and a
     /// page that cannot be read still has its records named, from its index. A partial read looks
     /// up its rows by locator and cannot see rows nobody lists: that is the whole read's work.
     ///
     /// With `sink`, every record goes to it (its payload valid only during the call) instead of
-    /// into the state, whose records are then empty: a whole read in the memory of two batches.
+    /// into the state, whose records are then empty: a whole read in the memory of three batches.
     /// The sink is called on another thread, one record after another in order, and never after
     /// this returns or throws.
     static func loadPagedState(
@@ -73,47 +87,73 @@ extension Vault {
         var problems: [IntegrityProblem] = []
         let groups = commit.indexDigests.keys.sorted()
         func name(_ group: PageGroup) -> String { "page group \(groups.firstIndex(of: group).map { $0 + 1 } ?? 0)" }
-        var expectedIndexes: [Data: PageGroup] = [:]
-        for group in groups { expectedIndexes[PageLayout.locator(.index, group: group, key: locatorKey)] = group }
+        let expectedIndexes = Dictionary(
+            uniqueKeysWithValues: groups.map { (PageLayout.locator(.index, group: $0, key: locatorKey), $0) })
         var indexes: [PageGroup: GroupIndex] = [:]
         var seenIndexes = Set<PageGroup>()
         let selected = reading.map { groups.filter($0) } ?? groups
-        // Each index is checked and opened as its row is read: a million records' indexes are
-        // tens of MB sealed, and holding every sealed row beside its opened index would double that.
+        // Indexes are checked and opened a few rows at a time, on all cores: a million records'
+        // indexes are tens of MB sealed, to hash, decrypt and parse, and holding every sealed row
+        // beside its opened index would double that.
+        var pending: [(locator: Data, sealed: Data)] = []
+        var pendingBytes = 0
+        func openPending() {
+            var opened = [IndexOutcome](repeating: .unlisted, count: pending.count)
+            let rows = pending
+            opened.withUnsafeMutableBufferPointer { output in
+                nonisolated(unsafe) let output = output  // each iteration writes only its own index
+                DispatchQueue.concurrentPerform(iterations: rows.count) { position in
+                    let (locator, sealed) = rows[position]
+                    guard let group = expectedIndexes[locator] else { return }
+                    guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
+                        output[position] = .altered(group)
+                        return
+                    }
+                    output[position] =
+                        GroupIndex.open(sealed, group: group, key: keys.integrity, locator: locator, vaultID: vaultID)
+                        .map(IndexOutcome.opened) ?? .damaged(group)
+                }
+            }
+            for outcome in opened {
+                switch outcome {
+                case .unlisted:
+                    problems.append(
+                        IntegrityProblem(
+                            kind: .structureDamaged, recordID: nil,
+                            detail:
+                                "a page index the commit record does not list is in the file (planted, or left from another state)"
+                        ))
+                case .altered(let group):
+                    seenIndexes.insert(group)
+                    problems.append(
+                        IntegrityProblem(
+                            kind: .structureDamaged, recordID: nil,
+                            detail:
+                                "the index of \(name(group)) does not match the commit record (altered or rolled back)")
+                    )
+                case .damaged(let group):
+                    seenIndexes.insert(group)
+                    problems.append(
+                        IntegrityProblem(
+                            kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is damaged"))
+                case .opened(let index):
+                    seenIndexes.insert(index.group)
+                    indexes[index.group] = index
+                }
+            }
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+        }
         func consider(_ locator: Data, _ sealed: Data) {
-            guard let group = expectedIndexes[locator] else {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil,
-                        detail:
-                            "a page index the commit record does not list is in the file (planted, or left from another state)"
-                    ))
-                return
-            }
-            seenIndexes.insert(group)
-            guard constantTimeEqual(BLAKE2b.hash(sealed), commit.indexDigests[group]!) else {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil,
-                        detail: "the index of \(name(group)) does not match the commit record (altered or rolled back)")
-                )
-                return
-            }
-            guard
-                let index = GroupIndex.open(
-                    sealed, group: group, key: keys.integrity, locator: locator, vaultID: vaultID)
-            else {
-                problems.append(
-                    IntegrityProblem(
-                        kind: .structureDamaged, recordID: nil, detail: "the index of \(name(group)) is damaged"))
-                return
-            }
-            indexes[group] = index
+            pending.append((locator, sealed))
+            pendingBytes += sealed.count
+            if pendingBytes >= Self.indexBatchBytes { openPending() }
         }
         if reading == nil {
             // Only bytes are rows: SQLite would keep a text copy of a blob key as another key.
             let rows = try Row.fetchCursor(db, sql: "SELECT locator, sealed FROM page_index WHERE \(Self.bothBlobs)")
             while let row = try rows.next() { consider(row[0], row[1]) }
+            openPending()
             if try Int.fetchOne(db, sql: "SELECT count(*) FROM page_index WHERE NOT (\(Self.bothBlobs))")! > 0 {
                 problems.append(
                     IntegrityProblem(
@@ -130,6 +170,7 @@ extension Vault {
                     consider(locator, sealed)
                 }
             }
+            openPending()
         }
         for group in selected where !seenIndexes.contains(group) {
             problems.append(
@@ -165,9 +206,12 @@ extension Vault {
         }
         let allIndexesRead = indexes.count == groups.count
 
-        // Pages are read in batches: while this thread reads the next batch's rows, another opens
-        // the last batch (on all cores) and hands its records over in order. Only one batch is
-        // opened at a time, and what they found is read here only once the last is done.
+        // Pages are read in batches, in three stages side by side: this thread reads a batch's
+        // rows, other threads open the batch before it (on all cores), and one more hands the
+        // records of the batch before that over, batch after batch in order. Handing over is
+        // one thread's work, as long as opening: in turn, the other core was idle half the
+        // time. At most two batches are opened or being opened beside the one being read, and
+        // what they found is read here only once the last is handed over.
         final class Opened: @unchecked Sendable {
             var records: RecordStore
             var read = 0
@@ -178,6 +222,8 @@ extension Vault {
         var found = Set<Data>()
         var batch: [(locator: Data, sealed: Data, expected: Expected)] = []
         let batchDone = DispatchGroup()
+        let inFlight = DispatchSemaphore(value: 2)
+        let handingOver = DispatchQueue(label: "coffer.vault.pages")
         let pageIndexes = indexes
         // The batches reach the caller's sink through a box this call holds, never retaining
         // it themselves: the sink may be a closure that must not outlive the call
@@ -196,12 +242,19 @@ extension Vault {
         unowned(unsafe) let sinks = sinkBox
         let pageKey = keys.records
         let groupNames = groups
+        /// A batch's opened pages, from the threads that open it to the one that hands it over.
+        final class Plaintexts: @unchecked Sendable {
+            var pages: [[UInt8]?] = []
+            let ready = DispatchSemaphore(value: 0)
+        }
         // Each batch's plaintext is wiped.
-        let openBatch = { @Sendable (batch: [(locator: Data, sealed: Data, expected: Expected)]) in
+        let deliver = { @Sendable (batch: [(locator: Data, sealed: Data, expected: Expected)], opening: Plaintexts) in
             func name(_ group: PageGroup) -> String {
                 "page group \(groupNames.firstIndex(of: group).map { $0 + 1 } ?? 0)"
             }
-            var plaintexts = PageCodec.openAll(batch.map { ($0.locator, $0.sealed) }, key: pageKey, vaultID: vaultID)
+            opening.ready.wait()
+            var plaintexts: [[UInt8]?] = []
+            swap(&plaintexts, &opening.pages)
             for (position, item) in batch.enumerated() {
                 let page = pageIndexes[item.expected.group]!.pages[item.expected.page]
                 let where_ = "page \(page.number) of \(name(item.expected.group))"
@@ -258,8 +311,19 @@ extension Vault {
             guard !batch.isEmpty else { return }
             let taken = batch
             batch.removeAll(keepingCapacity: true)
-            batchDone.wait()
-            DispatchQueue.global().async(group: batchDone) { openBatch(taken) }
+            inFlight.wait()
+            let opening = Plaintexts()
+            batchDone.enter()
+            DispatchQueue.global().async {
+                opening.pages = PageCodec.openAll(taken.map { ($0.locator, $0.sealed) }, key: pageKey, vaultID: vaultID)
+                opening.ready.signal()
+            }
+            // Queued now, in the order the batches were read, whichever is opened first.
+            handingOver.async {
+                deliver(taken, opening)
+                inFlight.signal()
+                batchDone.leave()
+            }
         }
         var unlisted = 0
         if reading == nil {
@@ -373,11 +437,9 @@ extension Vault {
         var commit = PagedCommit(
             counter: counter, recordCount: UInt64(records.count), headerDigest: BLAKE2b.hash(headerBytes),
             deviceID: deviceID, indexDigests: [:])
-        for (group, index) in indexes {
-            let locator = PageLayout.locator(.index, group: group, key: keys.locator)
-            let sealed = index.sealed(key: keys.integrity, locator: locator, vaultID: vaultID)
-            try insert(db, table: "page_index", locator: locator, sealed: sealed)
-            commit.indexDigests[group] = BLAKE2b.hash(sealed)
+        for index in GroupIndex.sealAll(Array(indexes.values), keys: keys, vaultID: vaultID) {
+            try insert(db, table: "page_index", locator: index.locator, sealed: index.sealed)
+            commit.indexDigests[index.group] = index.digest
         }
         return PagedLayout(commit: commit, indexes: indexes)
     }
@@ -518,7 +580,7 @@ extension PageCodec {
         var writer = ByteWriter(capacity: PageLayout.fillLimit)
         writer.append(UInt32(records.count))
         for record in records {
-            writer.append(record.id.bytes)
+            writer.append(record.id)
             writer.append(UInt32(record.payload.count))
             writer.append(record.payload)
         }

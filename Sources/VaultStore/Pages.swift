@@ -109,7 +109,7 @@ struct GroupIndex: Equatable, Sendable {
             writer.append(page.tag.bytes)
             writer.append(UInt32(page.ids.count))
             for (id, version) in zip(page.ids, page.versions) {
-                writer.append(id.bytes)
+                writer.append(id)
                 writer.append(version)
             }
         }
@@ -166,6 +166,33 @@ struct GroupIndex: Equatable, Sendable {
         }
         guard reader.remaining == 0 else { return nil }
         return GroupIndex(group: group, pages: pages)
+    }
+}
+
+/// A group's index sealed at its place, with the digest of it the commit record keeps.
+struct SealedIndex {
+    let group: PageGroup
+    let locator: Data
+    let sealed: Data
+    let digest: [UInt8]
+}
+
+extension GroupIndex {
+    /// `indexes` sealed on all cores, in their order: a million records' indexes are 24 MB to
+    /// encode, encrypt and hash, a quarter of a second of one core at the end of a restore.
+    static func sealAll(_ indexes: [GroupIndex], keys: OperationalKeys, vaultID: VaultID) -> [SealedIndex] {
+        var results = [SealedIndex?](repeating: nil, count: indexes.count)
+        results.withUnsafeMutableBufferPointer { output in
+            nonisolated(unsafe) let output = output  // each iteration writes only its own index
+            DispatchQueue.concurrentPerform(iterations: indexes.count) { position in
+                let index = indexes[position]
+                let locator = PageLayout.locator(.index, group: index.group, key: keys.locator)
+                let sealed = index.sealed(key: keys.integrity, locator: locator, vaultID: vaultID)
+                output[position] = SealedIndex(
+                    group: index.group, locator: locator, sealed: sealed, digest: BLAKE2b.hash(sealed))
+            }
+        }
+        return results.map { $0! }
     }
 }
 

@@ -21,7 +21,7 @@ enum RecordCipher {
     static func associatedData(vaultID: VaultID, id: RecordID, version: UInt64) -> [UInt8] {
         var writer = ByteWriter(capacity: 42)
         writer.append(vaultID.bytes)
-        writer.append(id.bytes)
+        writer.append(id)
         writer.append(version)
         writer.append(recordFormatVersion)
         return writer.bytes
@@ -186,7 +186,7 @@ enum Manifest {
     static func seal(_ entries: [ManifestEntry], bucket: Int, key: SymmetricKey, vaultID: VaultID) -> Data {
         var writer = ByteWriter(capacity: entries.count * ManifestEntry.byteCount)
         for entry in entries {
-            writer.append(entry.id.bytes)
+            writer.append(entry.id)
             writer.append(entry.version)
             writer.append(entry.tag.bytes)
         }

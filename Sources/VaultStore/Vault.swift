@@ -299,14 +299,13 @@ public final class Vault {
                 var commit = PagedCommit(
                     counter: 0, recordCount: UInt64(recordCount), headerDigest: BLAKE2b.hash(headerBytes),
                     deviceID: .random(), indexDigests: [:])
-                for (group, pages) in writer.sealed {
-                    let locator = PageLayout.locator(.index, group: group, key: operational.locator)
-                    let sealed = GroupIndex(group: group, pages: pages).sealed(
-                        key: operational.integrity, locator: locator, vaultID: vaultID)
+                let indexes = writer.sealed.map { GroupIndex(group: $0.key, pages: $0.value) }
+                for index in GroupIndex.sealAll(indexes, keys: operational, vaultID: vaultID) {
                     try db.execute(
-                        sql: "INSERT INTO page_index (locator, sealed) VALUES (?, ?)", arguments: [locator, sealed])
+                        sql: "INSERT INTO page_index (locator, sealed) VALUES (?, ?)",
+                        arguments: [index.locator, index.sealed])
                     try Self.expectOneChange(db, "a page index")
-                    commit.indexDigests[group] = BLAKE2b.hash(sealed)
+                    commit.indexDigests[index.group] = index.digest
                 }
                 try db.execute(
                     sql: "INSERT INTO commit_record (id, sealed) VALUES (1, ?)",

@@ -490,21 +490,9 @@ public enum BackupService {
         }
         var opened: OpenedArchive?
         let built = try Vault.restoreAside(at: target, unlocked: unlocked.unlock, replacing: replacing) { writer in
-            let read = try read(unlocked) { id, payload in
-                let record: FinanceRecord
-                let upgraded: [UInt8]?
-                do {
-                    (record, upgraded) = try RecordCodec.upgradedIfOlder(payload, id: id.uuid)
-                } catch {
-                    throw CofferError(.damaged, "Record \(id.hex) in the archive cannot be read; nothing was restored.")
-                }
-                let group = RecordGrouping.group(of: record)
-                if let upgraded {
-                    try upgraded.withUnsafeBytes { try writer.append(id, group: group, payload: $0) }
-                } else {
-                    try writer.append(id, group: group, payload: payload)
-                }
-            }
+            let records = RestoredRecords(into: writer)
+            let read = try read(unlocked) { id, payload in try records.add(id, payload) }
+            try records.finish()
             opened = read
             let contents = read.contents
             if let generation = trust.conflictAfter { notice(.historiesConflict(afterGeneration: generation)) }
