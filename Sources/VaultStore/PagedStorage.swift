@@ -252,6 +252,9 @@ extension Vault {
             func name(_ group: PageGroup) -> String {
                 "page group \(groupNames.firstIndex(of: group).map { $0 + 1 } ?? 0)"
             }
+            // Taken once a batch, not once a record: each time it is taken its context is
+            // retained and released, a million times for a million records.
+            let sink = sinks.sink
             opening.ready.wait()
             var plaintexts: [[UInt8]?] = []
             swap(&plaintexts, &opening.pages)
@@ -295,12 +298,13 @@ extension Vault {
                     continue
                 }
                 plain.withUnsafeBytes { bytes in
-                    for (entry, version) in zip(entries, page.versions) {
-                        let payload = UnsafeRawBufferPointer(rebasing: bytes[entry.payload])
-                        if let sink = sinks.sink {
-                            sink(entry.id, payload)
-                        } else {
-                            opened.records.append(id: entry.id, version: version, payload: payload)
+                    if let sink {
+                        for entry in entries { sink(entry.id, UnsafeRawBufferPointer(rebasing: bytes[entry.payload])) }
+                    } else {
+                        for (entry, version) in zip(entries, page.versions) {
+                            opened.records.append(
+                                id: entry.id, version: version,
+                                payload: UnsafeRawBufferPointer(rebasing: bytes[entry.payload]))
                         }
                     }
                 }
