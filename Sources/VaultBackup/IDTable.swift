@@ -32,15 +32,19 @@ enum IDTable {
         var content: [UInt8] = []
         content.reserveCapacity(length)
         forEachValue(table, coding: coding) { content.appendVarint($0) }
-        // Compressed while the export's last blocks are (`ColumnExport.write`): columns in blocks
-        // of 256 KiB on as many threads as the export's. The first column of ids made over years
-        // (their milliseconds' differences) is near random: in blocks of 1 MiB its first block
-        // alone took a thread 0.3 s at a million ids while the other waited; in blocks of 256 KiB
-        // it takes a third less CPU, shared by both threads, for the same size (BENCHMARKS.md).
+        // Compressed while the export's last blocks are (`ColumnExport.write`): columns on as many
+        // threads as the export's, in blocks of 256 KiB once there are 1 MiB of them. The first
+        // column of ids made over years (their milliseconds' differences) is near random: in
+        // blocks of 1 MiB its first block alone took a thread 0.3 s at a million ids while the
+        // other waited; in blocks of 256 KiB it takes a third less CPU, shared by both threads,
+        // for the same size. A smaller table compresses in a few milliseconds, and one block
+        // keeps it a tenth smaller (at 100k ids, 166 KB against 183 KB; BENCHMARKS.md).
         let encoder =
             coding == differences
             ? try XZ.Encoder(preset: 1, threads: 1, blockSize: 0)
-            : try XZ.Encoder(preset: 0, threads: Archive.compressionThreads, blockSize: 256 << 10)
+            : try XZ.Encoder(
+                preset: 0, threads: Archive.compressionThreads,
+                blockSize: content.count >= 1 << 20 ? 256 << 10 : 1 << 20)
         try content.withUnsafeBytes { try encoder.compress($0) }
         try encoder.finish()
         guard 8 + encoder.output.count < table.count else { return uncoded(table) }

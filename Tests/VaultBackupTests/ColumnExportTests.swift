@@ -323,19 +323,28 @@ import VaultStore
         }
     }
 
-    /// 300,000 ids: their differences (900 KB) come out of liblzma in several pieces, so
-    /// uvarints split between pieces, and columns that start inside a piece, are read too.
+    /// 400,000 ids: their differences (1.2 MB) are compressed in blocks of 256 KiB and come
+    /// out of liblzma in several pieces, so uvarints split between pieces, and columns that
+    /// start inside a piece, are read too.
     @Test func orderedIDsAreCodedInAFewBytes() throws {
-        let ids = Self.orderedIDs(count: 300_000)
+        let ids = Self.orderedIDs(count: 400_000)
         let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
         let (manifest, read, written) = try Self.roundTrip(records)
-        #expect(manifest.recordCount == 300_000)
+        #expect(manifest.recordCount == 400_000)
         #expect(written.prefix[16] == IDTable.columns)
         let content = written.prefix.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 25, as: UInt64.self) }
         // Three columns of one byte per id, but for the first id and the second process's.
-        #expect(content > 900_000 && content < 900_040, "\(content) bytes of differences")
-        // 4.8 MB of ids as they are; coded and compressed, well under a byte each.
-        #expect(written.prefix.count < 300_000, "\(written.prefix.count) bytes")
+        #expect(content > 1_200_000 && content < 1_200_040, "\(content) bytes of differences")
+        // 6.4 MB of ids as they are; coded and compressed, well under a byte each.
+        #expect(written.prefix.count < 400_000, "\(written.prefix.count) bytes")
+        // As many blocks as 256 KiB go into the content (the xz index's count of records, found
+        // from the stream footer's backward size).
+        let stream = Array(written.prefix[33...])
+        let backwardSize =
+            (Int(stream.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: stream.count - 8, as: UInt32.self) }) + 1)
+            * 4
+        let index = stream.count - 12 - backwardSize
+        #expect(stream[index] == 0 && Int(stream[index + 1]) == (Int(content) + (256 << 10) - 1) / (256 << 10))
         #expect(Set(read.map(\.0)) == Set(ids))
         #expect(
             Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
