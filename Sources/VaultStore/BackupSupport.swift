@@ -38,7 +38,7 @@ extension Vault {
     /// Every record, read afresh from the file and checked as a whole open checks them (commit
     /// record, every index, every page), handed to `body` one at a time in no particular order
     /// (the payload valid only during the call) and kept nowhere: how an archive reads a vault
-    /// of millions of records in the memory of one batch of pages, whatever part of it this
+    /// of millions of records in the memory of three batches of pages, whatever part of it this
     /// open read. The file must still be at the commit this open read. A format 1 or 2 file,
     /// always read whole, hands over what this open holds. From pages, `body` is called on
     /// another thread (one record after another, in order, never after this returns).

@@ -180,6 +180,8 @@ struct SealedIndex {
 extension GroupIndex {
     /// `indexes` sealed on all cores, in their order: a million records' indexes are 24 MB to
     /// encode, encrypt and hash, a quarter of a second of one core at the end of a restore.
+    /// All are held sealed at once until written (24 MB at a million records, where one at a
+    /// time held one group's).
     static func sealAll(_ indexes: [GroupIndex], keys: OperationalKeys, vaultID: VaultID) -> [SealedIndex] {
         var results = [SealedIndex?](repeating: nil, count: indexes.count)
         results.withUnsafeMutableBufferPointer { output in

@@ -67,6 +67,37 @@ import VaultStore
         }
     }
 
+    /// Records of 300 KB push a batch past the room it keeps (1 MiB and 64 KiB): its buffer grows
+    /// by hand (the old one wiped) and every record still arrives whole, big and small.
+    @Test func largeRecordsGrowABatchAndArriveWhole() throws {
+        let directory = TemporaryDirectory()
+        let unlocked = try unlockedArchive(in: directory)
+        let ids = ids(60)
+        let small = RecordCodec.encode(.settings(VaultSettings(currency: eur, includeReceivables: false)))
+        let payloads = ids.enumerated().map { position, id in
+            position % 3 == 0
+                ? small
+                : RecordCodec.encode(
+                    .note(
+                        Note(
+                            id: id.uuid, title: "Note \(position)",
+                            body: String(repeating: "ledger line \(position); ", count: 20_000),
+                            created: date("2026-11-22"), updated: 1_800_000_000)))
+        }
+        #expect(payloads.filter { $0.count > 290_000 }.count == 40)
+        let target = directory.path("restored.coffer")
+        let built = try Vault.restoreAside(at: target, unlocked: unlocked.unlock, replacing: false) { writer in
+            let records = RestoredRecords(into: writer)
+            for (id, payload) in zip(ids, payloads) { try payload.withUnsafeBytes { try records.add(id, $0) } }
+            try records.finish()
+        }
+        try built.moveIntoPlace(replacing: false, keepingOldAt: nil, guard: nil)
+        let vault = try Vault.open(at: target, with: .passphrase(try Passphrase(passphrase)))
+        var restored: [RecordID: [UInt8]] = [:]
+        try vault.forEachRecord { id, payload in restored[id] = Array(payload) }
+        #expect(restored == Dictionary(uniqueKeysWithValues: zip(ids, payloads)))
+    }
+
     /// A settings record whose fields stop after the currency's length.
     static let unreadable: [UInt8] = [1, 2, 3]
 

@@ -103,13 +103,25 @@ final class RestoredRecords {
             ids.reserveCapacity(RestoredRecords.batchRecords)
             ends.reserveCapacity(RestoredRecords.batchRecords)
             groups.reserveCapacity(RestoredRecords.batchRecords)
+            // A batch is handed over at 1 MiB: room for that and an ordinary record over it, so
+            // that the buffer seldom grows (`add` wipes what it leaves when it does).
+            bytes.reserveCapacity(RestoredRecords.batchBytes + (64 << 10))
         }
 
-        deinit { secureWipe(&bytes) }
+        deinit { wipe() }
 
         var count: Int { ids.count }
 
         func add(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
+            // Grown by hand: appending past the capacity would free the old buffer, records
+            // and all, without wiping it.
+            if bytes.count + payload.count > bytes.capacity {
+                var larger: [UInt8] = []
+                larger.reserveCapacity(max(bytes.capacity * 2, bytes.count + payload.count))
+                larger.append(contentsOf: bytes)
+                secureWipe(&bytes)
+                bytes = larger
+            }
             ids.append(id)
             bytes.append(contentsOf: payload)
             ends.append(bytes.count)
@@ -133,10 +145,18 @@ final class RestoredRecords {
             }
         }
 
+        /// The records in plaintext, read and re-encoded, zeroed in place.
+        private func wipe() {
+            secureWipe(&bytes)
+            // The keys copied out first: a view of them would share the dictionary's storage,
+            // and the wipe would reach a copy of each payload.
+            for index in Array(upgraded.keys) { secureWipe(&upgraded[index]!) }
+        }
+
         /// Ready to be filled again, keeping its memory. Its payloads are records in plaintext:
         /// wiped before the memory is filled again or freed.
         func empty() {
-            secureWipe(&bytes)
+            wipe()
             bytes.removeAll(keepingCapacity: true)
             ids.removeAll(keepingCapacity: true)
             ends.removeAll(keepingCapacity: true)
