@@ -143,6 +143,11 @@ enum ColumnExport {
                 let layoutAt = layoutAt
                 let part = 1 << 15
                 DispatchQueue.concurrentPerform(iterations: (count + part - 1) / part) { number in
+                    // This part's own copy of the layout its records use (they come in runs of
+                    // one kind): with one object shared by both threads, every record's retain
+                    // and release of it waited for the other core.
+                    var ownKey = -1
+                    var own: ColumnLayout?
                     for index in number * part..<min(count, (number + 1) * part) {
                         let payload = view.payload(at: index)
                         guard payload.count >= 2, payload[0] != 0 else {
@@ -151,9 +156,13 @@ enum ColumnExport {
                         }
                         let (kind, version) = (payload[0], payload[1])
                         let fields = UnsafeRawBufferPointer(rebasing: payload[2...])
-                        if let layout = layoutAt[Int(kind) << 8 | Int(version)],
-                            let key = layout.orderingKey(of: fields)
-                        {
+                        let layoutKey = Int(kind) << 8 | Int(version)
+                        if layoutKey != ownKey {
+                            ownKey = layoutKey
+                            // Its text was parsed once already.
+                            own = layoutAt[layoutKey].map { try! ColumnLayout($0.text) }
+                        }
+                        if let layout = own, let key = layout.orderingKey(of: fields) {
                             slots[index] = Self.slot(kind: kind, version: version, columns: true)
                             keys[index] = key
                         } else {
