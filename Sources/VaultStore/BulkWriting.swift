@@ -152,11 +152,12 @@ extension Vault {
             // The loaded groups join the layout; their records stay on disk only, so this vault
             // no longer holds those groups, as if it had been opened without them.
             var unread = Set<RecordID>()
-            let indexes = writer.sealed.map { group, pages in
+            var indexes: [GroupIndex] = []
+            for (group, pages) in writer.sealed {
                 var index = layout.indexes[group] ?? GroupIndex(group: group, pages: [])
                 for page in index.pages { unread.formUnion(page.ids) }
                 index.pages += pages
-                return index
+                indexes.append(index)
             }
             for index in GroupIndex.sealAll(indexes, keys: keys, vaultID: vaultID) {
                 try db.execute(

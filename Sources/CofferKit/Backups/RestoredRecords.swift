@@ -37,14 +37,14 @@ final class RestoredRecords {
 
     /// Writes every record added so far; call once, after the last.
     func finish() throws {
-        if let previous = try takeChecked() { try write(previous) }
+        if let previous = takeChecked() { try write(previous) }
         filling.check()
         try write(filling)
     }
 
     /// Starts checking the batch just filled, and writes the one checked before it meanwhile.
     private func handOver() throws {
-        let previous = try takeChecked()
+        let previous = takeChecked()
         let batch = filling
         filling = spare ?? Batch()
         spare = nil
@@ -58,7 +58,7 @@ final class RestoredRecords {
     }
 
     /// The batch the other thread checked, once it has.
-    private func takeChecked() throws -> Batch? {
+    private func takeChecked() -> Batch? {
         checked.wait()
         defer { checking = nil }
         return checking
