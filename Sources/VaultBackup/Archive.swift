@@ -491,7 +491,7 @@ public enum Archive {
                 let plain = try bytes[range].withUnsafeBytes { chunk in
                     try chunkAD.withUnsafeBytes { try decryptor.pull(chunk, associatedData: $0) }
                 }
-                compressed += plain
+                plain.withUnsafeBytes { compressed.append(contentsOf: $0) }
             } catch {
                 throw BackupError(
                     .damaged,

@@ -113,8 +113,11 @@ enum ColumnExport {
         Int32(kind) << 9 | Int32(version) << 1 | (columns ? 0 : 1)
     }
 
+    /// A record's place in the export's order: its ordering key, then its place in id order
+    /// (kept here, not looked up per comparison, which missed the cache a million times).
     private struct Entry {
         let key: (Int64, Int64)
+        let rank: Int32
         let index: Int32
     }
 
@@ -176,6 +179,7 @@ enum ColumnExport {
         // grown by doubling would hold half as much again while copied).
         var counted = [Int](repeating: 0, count: 1 << 17)
         for slot in slotOf { counted[Int(slot)] += 1 }
+        let rank = lookup.ranks()
         for index in 0..<count {
             let slot = Int(slotOf[index])
             if groupAt[slot] < 0 {
@@ -185,20 +189,15 @@ enum ColumnExport {
                 fresh.reserveCapacity(counted[slot])
                 entries.append(fresh)
             }
-            entries[Int(groupAt[slot])].append(Entry(key: keyOf[index], index: Int32(index)))
+            entries[Int(groupAt[slot])].append(Entry(key: keyOf[index], rank: rank[index], index: Int32(index)))
         }
         slotOf = []
         keyOf = []
         let order = groups.indices.sorted { groups[$0] < groups[$1] }
         var recordCount = 0
-        do {
-            let rank = lookup.ranks()
-            for group in order {
-                entries[group].sort {
-                    ($0.key.0, $0.key.1, rank[Int($0.index)]) < ($1.key.0, $1.key.1, rank[Int($1.index)])
-                }
-                recordCount += entries[group].count
-            }
+        for group in order {
+            entries[group].sort { ($0.key.0, $0.key.1, $0.rank) < ($1.key.0, $1.key.1, $1.rank) }
+            recordCount += entries[group].count
         }
         var next: Int32 = 0
         for group in order {
@@ -337,40 +336,106 @@ enum ColumnExport {
     }
 
     /// The manifest's digest: BLAKE2b-256 over every record's id ‖ length u32 ‖ payload, in export
-    /// order, each record in one call (three calls per record cost more than a copy). The writer
-    /// copies a record of ordinary size behind its id and length; the reader rebuilds each payload
-    /// behind `framing` free bytes and fills them in.
-    fileprivate final class RecordDigest {
+    /// order. One hash cannot be split across cores, but it can run beside the work that makes
+    /// the records: records are copied, framed, into chunks of 1 MiB, and another thread hashes
+    /// each chunk while the next fills (at a million records, hashing was a fifth of the thread
+    /// that rebuilds them on every read, and of the one that writes the columns). The chunks hold
+    /// records in plaintext: wiped when the digest goes.
+    fileprivate final class RecordDigest: @unchecked Sendable {
         static let framing = 20
+        static let chunkSize = 1 << 20
+        static let largeCopyLimit = 64 << 20
         private let hasher = BLAKE2bHasher()
-        private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: framing + 4096, alignment: 8)
+        private let queue = DispatchQueue(label: "coffer.backup.digest")
+        /// Chunks (or large records) handed to `queue` and not yet hashed: at most two, so the
+        /// third chunk is free to fill.
+        private let handedOver = DispatchSemaphore(value: 2)
+        private let chunks = (0..<3).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        }
+        private var current = 0
+        private var filled = 0
 
-        deinit { scratch.deallocate() }
+        deinit {
+            queue.sync {}
+            for chunk in chunks {
+                secureWipe(chunk)
+                chunk.deallocate()
+            }
+        }
 
         func add(_ id: RecordID, _ payload: UnsafeRawBufferPointer) {
-            guard payload.count <= scratch.count - Self.framing else {
-                id.withBytes { hasher.update($0) }
+            id.withBytes { add(id: $0, payload: payload) }
+        }
+
+        /// `framed`: `framing` bytes free, then the payload (as `ColumnBlockDecoder` rebuilds it).
+        func add(_ id: UnsafeRawBufferPointer, framed: UnsafeMutableRawBufferPointer) {
+            add(id: id, payload: UnsafeRawBufferPointer(rebasing: framed[Self.framing...]))
+        }
+
+        private func add(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
+            let size = Self.framing + payload.count
+            if filled + size > Self.chunkSize { handOver() }
+            guard size <= Self.chunkSize else {
+                addLarge(id: id, payload: payload)
+                return
+            }
+            frame(id: id, payload: payload, at: chunks[current].baseAddress! + filled)
+            filled += size
+        }
+
+        private func frame(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, at: UnsafeMutableRawPointer) {
+            at.copyMemory(from: id.baseAddress!, byteCount: 16)
+            at.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: 16, as: UInt32.self)
+            if let source = payload.baseAddress {
+                (at + Self.framing).copyMemory(from: source, byteCount: payload.count)
+            }
+        }
+
+        /// A record larger than a chunk (one change that touched a million records is 20 MB):
+        /// up to `largeCopyLimit`, framed into memory of its own that the queue hashes, wipes and
+        /// frees; beyond it, hashed here once the queue is done with every chunk before it.
+        private func addLarge(id: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
+            let size = Self.framing + payload.count
+            guard size <= Self.largeCopyLimit else {
+                queue.sync {}
+                hasher.update(id)
                 withUnsafeBytes(of: UInt32(payload.count).littleEndian) { hasher.update($0) }
                 hasher.update(payload)
                 return
             }
-            id.withBytes { scratch.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 16) }
-            scratch.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: 16, as: UInt32.self)
-            if let source = payload.baseAddress {
-                (scratch.baseAddress! + Self.framing).copyMemory(from: source, byteCount: payload.count)
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+            frame(id: id, payload: payload, at: copy.baseAddress!)
+            enqueue(copy, owned: true)
+        }
+
+        /// Queues the chunk being filled and moves to the next, which the queue is done with.
+        private func handOver() {
+            guard filled > 0 else { return }
+            enqueue(UnsafeMutableRawBufferPointer(rebasing: chunks[current][..<filled]), owned: false)
+            current = (current + 1) % chunks.count
+            filled = 0
+        }
+
+        /// Hands `bytes` to the queue once fewer than two wait there; `owned` memory is wiped and
+        /// freed once hashed.
+        private func enqueue(_ bytes: UnsafeMutableRawBufferPointer, owned: Bool) {
+            handedOver.wait()
+            nonisolated(unsafe) let (bytes, hasher) = (bytes, hasher)
+            queue.async { [handedOver] in
+                hasher.update(UnsafeRawBufferPointer(bytes))
+                if owned {
+                    secureWipe(bytes)
+                    bytes.deallocate()
+                }
+                handedOver.signal()
             }
-            hasher.update(UnsafeRawBufferPointer(rebasing: scratch[..<(Self.framing + payload.count)]))
         }
 
-        /// `framed`: `framing` bytes free, then the payload.
-        func add(_ id: UnsafeRawBufferPointer, framed: UnsafeMutableRawBufferPointer) {
-            framed.baseAddress!.copyMemory(from: id.baseAddress!, byteCount: 16)
-            framed.storeBytes(
-                of: UInt32(framed.count - Self.framing).littleEndian, toByteOffset: 16, as: UInt32.self)
-            hasher.update(UnsafeRawBufferPointer(framed))
+        func finalize() -> [UInt8] {
+            handOver()
+            return queue.sync { hasher.finalize() }
         }
-
-        func finalize() -> [UInt8] { hasher.finalize() }
     }
 
     /// Each id's place in the archive's id table, as the columns are written: a record's export

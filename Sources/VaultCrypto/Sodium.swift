@@ -69,11 +69,15 @@ public enum SecureRandom {
     }
 }
 
+/// Overwrites memory Coffer allocated itself that held secrets (records in plaintext), in a way
+/// the optimiser cannot remove.
+public func secureWipe(_ buffer: UnsafeMutableRawBufferPointer) {
+    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+    sodium_memzero(base, buffer.count)
+}
+
 /// Overwrites ordinary (non-sodium) memory that briefly held a secret, such as a line read from
 /// a terminal, in a way the optimiser cannot remove.
 public func secureWipe(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { buffer in
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        sodium_memzero(base, buffer.count)
-    }
+    bytes.withUnsafeMutableBytes { secureWipe($0) }
 }

@@ -133,6 +133,29 @@ import VaultStore
         #expect(differing == 0, "\(differing) payloads differ")
     }
 
+    /// The manifest's digest is hashed on another thread, a chunk of records at a time, and
+    /// records larger than a chunk apart (in memory of their own up to 64 MiB, in place beyond):
+    /// whatever the sizes, it is BLAKE2b-256 over every record's id ‖ length ‖ payload in export
+    /// order, computed here the plain way.
+    @Test func theDigestCoversEveryRecordInExportOrderWhateverItsSize() throws {
+        let sizes = [3, 700_000, 600_000, 3 << 20, 5, (64 << 20) + 1, 40, 1 << 20]
+        let records = sizes.map { size in
+            var payload = [UInt8](repeating: 0x5A, count: 2 + size)
+            (payload[0], payload[1]) = (0x33, 0x01)
+            for at in stride(from: 2, to: payload.count, by: 997) { payload[at] = UInt8(truncatingIfNeeded: at >> 10) }
+            return (RecordID.random(), Data(payload))
+        }
+        let (manifest, read, _) = try Self.roundTrip(records)
+        #expect(read.map(\.1.count).sorted() == records.map(\.1.count).sorted())
+        let plain = BLAKE2bHasher()
+        for (id, payload) in read {
+            plain.update(id.bytes)
+            withUnsafeBytes(of: UInt32(payload.count).littleEndian) { plain.update($0) }
+            plain.update(payload)
+        }
+        #expect(manifest.contentDigest == plain.finalize())
+    }
+
     /// A text met again in a block is stored once and named by its code after that (the
     /// dictionary finds it by its bytes), and texts that differ are all kept.
     @Test func aRepeatedTextIsStoredOnce() throws {
