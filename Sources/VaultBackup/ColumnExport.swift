@@ -81,11 +81,15 @@ public final class CollectedRecords {
 /// the export is written and read in one pass. Coffer writes format 4.
 enum ColumnExport {
     static let magic = Array("CFREXPV2".utf8)
-    static let blockRecordLimit = 65_536
+    /// A group's records go into one block, up to as many as a reader takes in one: its text
+    /// dictionaries then span the group, and a description repeated over a year is stored once.
+    static let blockRecordLimit = ColumnBlockDecoder.maximumRecords
+    /// A block's streams are compressed in chunks of this size while it is made.
+    static let chunkSize = 1 << 20
     /// A block is closed once its columns pass this size, so memory stays bounded either way.
-    static let blockByteLimit = 4 << 20
+    static let blockByteLimit = 32 << 20
     /// No block Coffer writes is longer (one record's payload is at most 256 MiB, and a block is
-    /// closed once it passes 4 MiB); a reader refuses one that is.
+    /// closed once it passes 32 MiB); a reader refuses one that is.
     static let maximumBlockLength = 260 << 20
     static let maximumManifestLength = 1 << 20
 
@@ -125,8 +129,9 @@ enum ColumnExport {
     static func write(
         _ view: CollectedRecords, layouts: [UInt16: ColumnLayout],
         manifest: (_ recordCount: UInt64, _ countsByKind: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8],
-        writer: XZ.BlockWriter
+        writer: XZ.BlockWriter, blockRecords: Int = blockRecordLimit
     ) throws -> Written {
+        precondition((1...blockRecordLimit).contains(blockRecords))
         let lookup = SortedIDs(view)
         // Groups found, and where each (kind, version, columns or whole) is in them: by array,
         // since a dictionary lookup per record is a measurable part of a million.
@@ -215,19 +220,39 @@ enum ColumnExport {
             exportLength += UInt64(bytes.count)
         }
         var stored = StoredColumns()
-        /// A block's bytes, its columns that xz cannot shrink kept as they are.
-        func emit(block bytes: [UInt8], streams: [Range<Int>], group: Int) throws {
-            try bytes.withUnsafeBytes { bytes in
-                var at = 0
-                for (number, range) in streams.enumerated()
-                where stored.keepsAsIs(UnsafeRawBufferPointer(rebasing: bytes[range]), group: group, stream: number) {
-                    try writer.compress(UnsafeRawBufferPointer(rebasing: bytes[at..<range.lowerBound]))
-                    try writer.store(UnsafeRawBufferPointer(rebasing: bytes[range]))
-                    at = range.upperBound
-                }
-                try writer.compress(UnsafeRawBufferPointer(rebasing: bytes[at...]))
+        /// Each stream's chunks of the block being made, compressing since they were taken.
+        var chunks: [[XZ.BlockWriter.Job]] = []
+        /// Hands the block's full chunks to the writer's threads: a block of a group of a
+        /// million records is made in half a second of this thread, which would otherwise leave
+        /// the other cores idle until it is done.
+        func startChunks(of block: inout ColumnBlockEncoder, group: Int) {
+            if chunks.count != block.layout.streamCount {
+                chunks = Array(repeating: [], count: block.layout.streamCount)
             }
-            exportLength += UInt64(bytes.count)
+            for (number, bytes) in block.takeChunks(least: chunkSize) {
+                let keep = bytes.withUnsafeBytes { stored.keepsAsIs($0, group: group, stream: number) }
+                chunks[number].append(writer.detach(bytes, stored: keep))
+            }
+        }
+        /// A block's header, then its streams (their chunks, then the rest), those xz cannot
+        /// shrink kept as they are.
+        func emit(block: ColumnBlockEncoder, group: Int) throws {
+            try emit(block.header())
+            try block.forEachStream { number, column in
+                if number < chunks.count {
+                    for chunk in chunks[number] {
+                        try writer.append(chunk)
+                        exportLength += UInt64(chunk.inputCount)
+                    }
+                }
+                if stored.keepsAsIs(column, group: group, stream: number) {
+                    try writer.store(column)
+                } else {
+                    try writer.compress(column)
+                }
+                exportLength += UInt64(column.count)
+            }
+            chunks = []
         }
         func u32(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(value).littleEndian) { Array($0) } }
         let digest = RecordDigest()
@@ -240,17 +265,16 @@ enum ColumnExport {
             var block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
             func flush() throws {
                 guard block.count > 0 else { return }
-                let (encoded, streams) = block.encoded()
-                guard encoded.count <= maximumBlockLength else {
+                let length = block.length
+                guard length <= maximumBlockLength else {
                     throw BackupError(
                         .writeFailed,
                         "A record is larger than an archive holds (\(ColumnBlockDecoder.maximumPayload >> 20) MiB); nothing was written."
                     )
                 }
-                try emit(u32(encoded.count))
-                try emit(block: encoded, streams: streams, group: groupIndex)
+                try emit(u32(length))
+                try emit(block: block, group: groupIndex)
                 block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
-                WorkProgress.report(.compressing, done, of: recordCount, every: 1)
             }
             for entry in entries[groupIndex] {
                 let payload = view.payload(at: Int(entry.index))
@@ -259,7 +283,9 @@ enum ColumnExport {
                 digest.add(view.id(at: Int(entry.index)), payload)
                 counts[Int(payload.first ?? 0)] += 1
                 done += 1
-                if block.count == blockRecordLimit || block.size >= blockByteLimit { try flush() }
+                WorkProgress.report(.compressing, done, of: recordCount, every: 1 << 16)
+                if done & 4095 == 0 { startChunks(of: &block, group: groupIndex) }
+                if block.count == blockRecords || block.size >= blockByteLimit { try flush() }
             }
             try flush()
         }
@@ -321,7 +347,7 @@ enum ColumnExport {
         /// byte) that it might: a column xz's literal coder alone would shrink by a quarter is
         /// never stored.
         static func xzCannotShrink(_ column: UnsafeRawBufferPointer) -> Bool {
-            let sample = UnsafeRawBufferPointer(rebasing: column[..<min(column.count, sampleSize)])
+            let sample = UnsafeRawBufferPointer(rebasing: column[max(0, column.count - sampleSize)...])
             var counts = [Int](repeating: 0, count: 256)
             for byte in sample { counts[Int(byte)] += 1 }
             let total = Double(sample.count)
@@ -450,6 +476,10 @@ enum ColumnExport {
         private let recent: UnsafeMutableBufferPointer<(id: RecordID, index: UInt64)?>
         private(set) var extra: [RecordID: UInt64] = [:]
         private(set) var extraBytes: [UInt8] = []
+
+        /// Places for ids of no archive's records, each an extra entry as first met: for a block
+        /// made on its own.
+        convenience init() { self.init(SortedIDs(CollectedRecords([])), recordCount: 0) }
 
         fileprivate init(_ lookup: SortedIDs, recordCount: Int) {
             (self.lookup, self.recordCount) = (lookup, recordCount)

@@ -316,6 +316,11 @@ struct ColumnBlockEncoder {
     private var previous: [Int64]
     private var dictionaries: [TextDictionary]
     private(set) var size = 0
+    /// Bytes of each stream handed over by `takeChunks`, and of those, how many its array no
+    /// longer holds (all of them, but for the entries streams the dictionaries read back).
+    private var handedOver: [Int]
+    private var dropped: [Int]
+    private let readBack: [Bool]
 
     /// Where one record's values go: the block's state, borrowed for the record, so the walk
     /// over the layout touches plain memory.
@@ -334,6 +339,11 @@ struct ColumnBlockEncoder {
         streams = Array(repeating: [], count: layout.streamCount)
         previous = Array(repeating: 0, count: layout.streamCount)
         dictionaries = Array(repeating: TextDictionary(), count: layout.streamCount)
+        handedOver = Array(repeating: 0, count: layout.streamCount)
+        dropped = Array(repeating: 0, count: layout.streamCount)
+        var readBack = Array(repeating: false, count: layout.streamCount)
+        for node in layout.nodes where node.symbol == .text { readBack[node.entries] = true }
+        self.readBack = readBack
     }
 
     /// Adds one record's fields (a payload that `orderingKey` accepted); `positions` gives an
@@ -360,21 +370,49 @@ struct ColumnBlockEncoder {
     static let inconsistent = BackupError(.writeFailed, "A record changed its shape while the archive was written.")
 
     /// `kind ‖ version ‖ layout length u8 ‖ layout ‖ uvarint record count ‖ uvarint stream count
-    /// ‖ uvarint length × streams ‖ the streams`, and where in those bytes each stream is.
-    func encoded() -> (bytes: [UInt8], streams: [Range<Int>]) {
+    /// ‖ uvarint length × streams`: what comes before the streams.
+    func header() -> [UInt8] {
         var out: [UInt8] = [kind, version, UInt8(layout.text.utf8.count)]
         out += Array(layout.text.utf8)
         out.appendVarint(UInt64(count))
         out.appendVarint(UInt64(streams.count))
-        for stream in streams { out.appendVarint(UInt64(stream.count)) }
-        out.reserveCapacity(out.count + size)
-        var ranges: [Range<Int>] = []
-        ranges.reserveCapacity(streams.count)
-        for stream in streams {
-            ranges.append(out.count..<out.count + stream.count)
-            out += stream
+        for number in streams.indices { out.appendVarint(UInt64(dropped[number] + streams[number].count)) }
+        return out
+    }
+
+    /// The block's length in the export: its header and every stream.
+    var length: Int { streams.indices.reduce(header().count) { $0 + dropped[$1] + streams[$1].count } }
+
+    /// The bytes of each stream not handed over yet once there are `least` of them, so that a
+    /// large block's columns are compressed while it is still being made. A stream's array is
+    /// handed over whole and started afresh, but for the entries streams, which the dictionaries
+    /// read back: those are copied.
+    mutating func takeChunks(least: Int) -> [(stream: Int, bytes: [UInt8])] {
+        var chunks: [(stream: Int, bytes: [UInt8])] = []
+        for number in streams.indices where dropped[number] + streams[number].count - handedOver[number] >= least {
+            let bytes: [UInt8]
+            if readBack[number] {
+                bytes = Array(streams[number][(handedOver[number] - dropped[number])...])
+            } else {
+                bytes = streams[number]
+                streams[number] = []
+                streams[number].reserveCapacity(least + least / 8)
+                dropped[number] += bytes.count
+            }
+            handedOver[number] += bytes.count
+            chunks.append((number, bytes))
         }
-        return (out, ranges)
+        return chunks
+    }
+
+    /// Each stream's bytes not handed over by `takeChunks`, in order, after `header()` and the
+    /// chunks: handed over where they are.
+    func forEachStream(_ body: (Int, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        for (number, stream) in streams.enumerated() {
+            try stream.withUnsafeBytes {
+                try body(number, UnsafeRawBufferPointer(rebasing: $0[(handedOver[number] - dropped[number])...]))
+            }
+        }
     }
 }
 

@@ -248,6 +248,32 @@ extension XZ {
             }
         }
 
+        /// Starts a block of `bytes` now, to be placed in the stream later by `append(_:)`: a
+        /// column of a large export block is made a megabyte at a time, long before the block's
+        /// header (which holds its columns' lengths) can be written ahead of it. Compressed on
+        /// another thread, or copied at once when `stored`.
+        func detach(_ bytes: [UInt8], stored: Bool) -> Job {
+            let job = Job(input: bytes, stored: stored)
+            if stored || threads == 1 {
+                job.run(preset: filterPreset)
+            } else {
+                let preset = filterPreset
+                DispatchQueue.global().async { job.run(preset: preset) }
+            }
+            return job
+        }
+
+        /// Places a block `detach` started: after everything written so far.
+        func append(_ job: Job) throws {
+            try guarded {
+                precondition(!finished, "BlockWriter used after finish()")
+                try cut()
+                while inFlight.count >= 2 * threads { try collect(waiting: true) }
+                inFlight.append(job)
+                while let first = inFlight.first, first.isDone { try collect(waiting: false) }
+            }
+        }
+
         /// Ends the stream: the last blocks, the index and the footer are in `output`.
         func finish() throws {
             guard !finished else { return }
@@ -299,13 +325,14 @@ extension XZ {
             let job = inFlight.removeFirst()
             if waiting { job.done.wait() }
             let block = try job.result!.get()
-            try XZ.checkEncoding(lzma_index_append(index, nil, block.unpaddedSize, UInt64(job.input.count)))
+            try XZ.checkEncoding(lzma_index_append(index, nil, block.unpaddedSize, UInt64(job.inputCount)))
             output += block.bytes
         }
 
-        /// One block, encoded on whichever thread runs it.
-        private final class Job: @unchecked Sendable {
-            let input: [UInt8]
+        /// One block, encoded on whichever thread runs it; its input let go once encoded.
+        final class Job: @unchecked Sendable {
+            private var input: [UInt8]
+            let inputCount: Int
             let stored: Bool
             let done = DispatchSemaphore(value: 0)
             private let lock = NSLock()
@@ -314,6 +341,7 @@ extension XZ {
 
             init(input: [UInt8], stored: Bool) {
                 self.input = input
+                inputCount = input.count
                 self.stored = stored
             }
 
@@ -322,6 +350,7 @@ extension XZ {
             func run(preset: UInt32) {
                 let encoded = Result { try XZ.encodeBlock(input, stored: stored, preset: preset) }
                     .mapError { $0 as? BackupError ?? BackupError(.writeFailed, "Compressing failed.") }
+                input = []
                 lock.withLock {
                     result = encoded
                     completed = true

@@ -108,12 +108,12 @@ import VaultStore
                 netWorth: "GBP 1.00", appVersion: "test"))
     }
 
-    static func roundTrip(_ records: [(RecordID, Data)]) throws -> (
+    static func roundTrip(_ records: [(RecordID, Data)], blockRecords: Int = ColumnExport.blockRecordLimit) throws -> (
         ExportFormat.Manifest, [(RecordID, Data)], ColumnExport.Written
     ) {
         let written = try ColumnExport.write(
             CollectedRecords(records), layouts: layouts, manifest: manifest,
-            writer: try XZ.BlockWriter(preset: 1, threads: 2, blockSize: 64 << 10))
+            writer: try XZ.BlockWriter(preset: 1, threads: 2, blockSize: 64 << 10), blockRecords: blockRecords)
         var read: [(RecordID, Data)] = []
         let manifest = try (written.prefix + written.compressed).withUnsafeBytes {
             try ColumnExport.read($0, format: 4, exportLength: written.exportLength) { read.append(($0, Data($1))) }
@@ -180,7 +180,8 @@ import VaultStore
         #expect(occurrences("Tesco") == 1 && occurrences("Pret") == 1 && occurrences("Tescos") == 1)
     }
 
-    /// Blocks close at 65,536 records; each starts its dates, ids and texts afresh.
+    /// Blocks close at their limit of records (a group of more than 2²⁰ records; here, to keep
+    /// the test quick, 65,536); each starts its dates, ids and texts afresh.
     @Test func manyRecordsSpanSeveralBlocks() throws {
         var random = SeededGenerator(state: 9)
         let ids = (0..<140_000).map { _ in RecordID.random() }
@@ -192,7 +193,7 @@ import VaultStore
                         + Self.payload(Self.layouts[0x0501]!.fields, ids: ids, strangers: [id], random: &random))
             )
         }
-        let (manifest, read, written) = try Self.roundTrip(records)
+        let (manifest, read, written) = try Self.roundTrip(records, blockRecords: 65_536)
         #expect(manifest.recordCount == 140_000 && read.count == 140_000)
         #expect(
             Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
@@ -204,6 +205,51 @@ import VaultStore
         }
         let blocks = (0..<export.count - header.count).filter { export[$0..<$0 + header.count].elementsEqual(header) }
         #expect(blocks.count == 3)
+    }
+
+    /// A block's streams are handed over a chunk at a time while it is made (entries streams,
+    /// which its dictionaries read back, as copies; the others whole): the chunks and the rest
+    /// are, byte for byte, the streams of the same block made in one piece, and its header counts
+    /// every byte.
+    @Test func chunksHandedOverWhileABlockIsMadeAreItsStreams() throws {
+        let layout = Self.layouts[0x0A03]!
+        var random = SeededGenerator(state: 11)
+        let ids = (0..<5000).map { _ in RecordID.random() }
+        let positions = ColumnExport.TablePositions()
+        var whole = ColumnBlockEncoder(kind: 0x0A, version: 3, layout: layout)
+        var chunked = ColumnBlockEncoder(kind: 0x0A, version: 3, layout: layout)
+        var handed = [[UInt8]](repeating: [], count: layout.streamCount)
+        var kinds = Set<Int>()
+        for number in 0..<60_000 {
+            let fields = Self.payload(layout.fields, ids: ids, strangers: [RecordID.random()], random: &random)
+            try fields.withUnsafeBytes {
+                try whole.add($0, positions: positions)
+                try chunked.add($0, positions: positions)
+            }
+            guard number % 1000 == 999 else { continue }
+            for (stream, bytes) in chunked.takeChunks(least: 64 << 10) {
+                handed[stream] += bytes
+                kinds.insert(stream)
+            }
+        }
+        #expect(kinds.count >= 3, "streams handed over: \(kinds.sorted())")
+        var rest = handed
+        chunked.forEachStream { rest[$0] += $1 }
+        var expected = [[UInt8]](repeating: [], count: layout.streamCount)
+        whole.forEachStream { expected[$0] = Array($1) }
+        #expect(rest == expected)
+        #expect(chunked.header() == whole.header() && chunked.length == whole.length)
+        // Nothing more to hand over right after a hand-over, and a block too small gives none.
+        #expect(chunked.takeChunks(least: 64 << 10).isEmpty)
+    }
+
+    /// One block of a whole group, its streams compressed in chunks as it is made, reads back.
+    @Test func aLargeBlockCompressedInChunksReadsBack() throws {
+        let records = Self.records(count: 60_000, seed: 12)
+        let (manifest, read, _) = try Self.roundTrip(records)
+        #expect(manifest.recordCount == 60_000)
+        #expect(
+            Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
     }
 
     /// Damage inside the decrypted body (which only the vault's own keys could make) is still
