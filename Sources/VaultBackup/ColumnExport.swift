@@ -618,9 +618,15 @@ enum ColumnExport {
                 export: UnsafeRawBufferPointer(rebasing: body[cursor.offset...]),
                 exportLength: exportLength, visit: visit)
         case 3, 4:
+            // The export decodes from the start, while the table does.
+            let prefetched = exportAfterTable(body, at: cursor.offset).map {
+                Prefetch($0, expectedLength: exportLength)
+            }
+            defer { prefetched?.stop() }
             return try IDTable.decode(body, from: cursor.offset, count: tableCount, format: format) { table, export in
                 try read(
-                    table: table, recordCount: recordCount, export: export, exportLength: exportLength, visit: visit)
+                    table: table, recordCount: recordCount, export: export, exportLength: exportLength,
+                    prefetched: prefetched, visit: visit)
             }
         default:
             throw BackupError(.unsupported, "This Coffer reads archive content of formats 2 to 4, not \(format).")
@@ -631,7 +637,7 @@ enum ColumnExport {
     /// unique beside it.
     private static func read(
         table: UnsafeRawBufferPointer, recordCount: UInt64, export: UnsafeRawBufferPointer, exportLength: UInt64,
-        visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+        prefetched: Prefetch? = nil, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         let tableCount = UInt64(table.count / 16)
         // Checked beside the decoding, on another core: nothing the reader hands over counts
@@ -642,7 +648,7 @@ enum ColumnExport {
         do {
             manifest = try readExport(
                 table: table, tableCount: tableCount, recordCount: recordCount, export: export,
-                exportLength: exportLength, visit: visit)
+                exportLength: exportLength, prefetched: prefetched, visit: visit)
         } catch {
             // A repeated id is the first fault, whatever the decoding then made of it.
             try uniqueness.value()
@@ -656,7 +662,7 @@ enum ColumnExport {
     /// then the manifest, which must match what was read exactly.
     private static func readExport(
         table: UnsafeRawBufferPointer, tableCount: UInt64, recordCount: UInt64, export: UnsafeRawBufferPointer,
-        exportLength: UInt64, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+        exportLength: UInt64, prefetched: Prefetch?, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
             index < tableCount
@@ -665,7 +671,16 @@ enum ColumnExport {
 
         let reader = StreamReader(
             table: table, recordCount: Int(recordCount), id: id, visit: visit)
-        try XZ.decompress(export, expectedLength: exportLength) { piece in try reader.feed(piece) }
+        if let prefetched {
+            var produced = 0
+            while let piece = try prefetched.next() {
+                try piece.withUnsafeBytes { try reader.feed($0) }
+                produced += piece.count
+                WorkProgress.report(.decompressing, produced, of: Int(exportLength), every: 1)
+            }
+        } else {
+            try XZ.decompress(export, expectedLength: exportLength) { piece in try reader.feed(piece) }
+        }
         guard let manifest = reader.manifest else { throw truncated }
         guard reader.pending.count == reader.start else {
             throw BackupError(.damaged, "The archive's export has bytes after its manifest.")
@@ -687,6 +702,91 @@ enum ColumnExport {
     }
 
     static let truncated = BackupError(.damaged, "The archive's content is truncated.")
+
+    /// The export after a coded or stored id table at `offset` of `body` (its coding u8 and
+    /// length u64 first), nil when the table's length does not fit: the table's own reading then
+    /// says why.
+    private static func exportAfterTable(_ body: UnsafeRawBufferPointer, at offset: Int) -> UnsafeRawBufferPointer? {
+        var cursor = FieldCursor(bytes: body)
+        cursor.offset = offset
+        guard cursor.byte() != nil, let length = cursor.take(8),
+            cursor.take(UInt64(littleEndian: length.loadUnaligned(as: UInt64.self))) != nil
+        else { return nil }
+        return UnsafeRawBufferPointer(rebasing: body[cursor.offset...])
+    }
+
+    /// The export's xz stream decoded on another thread from the start, while the id table is
+    /// decoded (every record's rebuilding waits for it): at a million records the table is a
+    /// tenth of a second of liblzma that the export's decoding no longer waits behind. Its
+    /// output is copied into pieces of which at most `bound` bytes wait; a failure comes after
+    /// the pieces before it, as it would have unthreaded.
+    private final class Prefetch: @unchecked Sendable {
+        static let bound = 8 << 20
+        private let condition = NSCondition()
+        private var pieces: [[UInt8]] = []
+        private var taken = 0
+        private var waiting = 0
+        private var finished = false
+        private var failure: Error?
+        private var stopped = false
+        private let done = DispatchSemaphore(value: 0)
+
+        /// `export` must stay valid until `stop` has returned.
+        init(_ export: UnsafeRawBufferPointer, expectedLength: UInt64) {
+            nonisolated(unsafe) let export = export
+            DispatchQueue.global().async {
+                var failure: Error?
+                do {
+                    try XZ.decompress(export, expectedLength: expectedLength, reportsProgress: false) {
+                        try self.put(Array($0))
+                    }
+                } catch { failure = error }
+                self.condition.withLock {
+                    (self.finished, self.failure) = (true, failure)
+                    self.condition.broadcast()
+                }
+                self.done.signal()
+            }
+        }
+
+        private func put(_ piece: [UInt8]) throws {
+            condition.lock()
+            defer { condition.unlock() }
+            while waiting >= Self.bound, !stopped { condition.wait() }
+            if stopped { throw CancellationError() }
+            pieces.append(piece)
+            waiting += piece.count
+            condition.broadcast()
+        }
+
+        /// The next piece of output, nil once the stream has ended well; the decoder's failure
+        /// once every piece before it is taken.
+        func next() throws -> [UInt8]? {
+            condition.lock()
+            defer { condition.unlock() }
+            while taken == pieces.count, !finished { condition.wait() }
+            guard taken < pieces.count else {
+                if let failure { throw failure }
+                return nil
+            }
+            let piece = pieces[taken]
+            pieces[taken] = []
+            taken += 1
+            if taken == pieces.count { (pieces, taken) = ([], 0) }
+            waiting -= piece.count
+            condition.broadcast()
+            return piece
+        }
+
+        /// Stops the decoding if it is still going, and waits for its thread to let go of the export.
+        func stop() {
+            condition.withLock {
+                stopped = true
+                condition.broadcast()
+            }
+            done.wait()
+        }
+    }
 
     /// Work done on another thread, started at once; `value` must be called once, before
     /// anything the work reads goes (it waits, and gives what the work returned or threw).

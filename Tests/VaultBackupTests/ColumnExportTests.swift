@@ -419,6 +419,34 @@ import VaultStore
             Dictionary(uniqueKeysWithValues: read.map { ($0.0, $0.1) }) == Dictionary(uniqueKeysWithValues: records))
     }
 
+    /// The export decodes on another thread while the id table does: a damaged table is still
+    /// what the reader reports (the export's decoding stopped, whatever it had found), and a
+    /// damaged export with a sound table is reported as the export's.
+    @Test func aDamagedTableIsReportedBeforeTheExportDecodedBesideIt() throws {
+        let ids = Self.orderedIDs(count: 20_000)
+        let (_, _, written) = try Self.roundTrip(ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) })
+        #expect(written.prefix[16] == IDTable.columns)
+        func refusal(_ body: [UInt8]) -> String {
+            do {
+                _ = try body.withUnsafeBytes {
+                    try ColumnExport.read($0, format: 4, exportLength: written.exportLength, visit: nil)
+                }
+                return "read"
+            } catch {
+                return (error as? BackupError)?.errorDescription ?? "\(error)"
+            }
+        }
+        // The table's xz stream cut short by its last byte, then the export's stream cut too.
+        let tableEnd = written.prefix.count
+        var bothDamaged = Array(written.prefix[..<(tableEnd - 1)]) + [0] + written.compressed
+        bothDamaged[bothDamaged.count - 20] ^= 0xFF
+        #expect(refusal(bothDamaged).contains("id table"), "\(refusal(bothDamaged))")
+        var exportDamaged = written.prefix + written.compressed
+        exportDamaged[exportDamaged.count - 20] ^= 0xFF
+        let message = refusal(exportDamaged)
+        #expect(message != "read" && !message.contains("id table"), "\(message)")
+    }
+
     /// A coded table flipped anywhere (its coding, lengths, or the xz stream) is refused: the
     /// xz check, the lengths, or the manifest's digest over every id catches it.
     @Test func everyFlippedByteOfACodedTableIsRefused() throws {
