@@ -129,9 +129,9 @@ enum ColumnExport {
     static func write(
         _ view: CollectedRecords, layouts: [UInt16: ColumnLayout],
         manifest: (_ recordCount: UInt64, _ countsByKind: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8],
-        writer: XZ.BlockWriter, blockRecords: Int = blockRecordLimit
+        writer: XZ.BlockWriter, blockRecords: Int = blockRecordLimit, blockBytes: Int = blockByteLimit
     ) throws -> Written {
-        precondition((1...blockRecordLimit).contains(blockRecords))
+        precondition((1...blockRecordLimit).contains(blockRecords) && (1...blockByteLimit).contains(blockBytes))
         let lookup = SortedIDs(view)
         // Groups found, and where each (kind, version, columns or whole) is in them: by array,
         // since a dictionary lookup per record is a measurable part of a million.
@@ -278,6 +278,9 @@ enum ColumnExport {
             }
             for entry in entries[groupIndex] {
                 let payload = view.payload(at: Int(entry.index))
+                // A block is closed before a record would take it past its limit, so it holds at
+                // most the limit or one record (which may be 256 MiB): never more than a reader takes.
+                if block.count > 0, block.size + payload.count >= blockBytes { try flush() }
                 try block.add(
                     group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...]), positions: positions)
                 digest.add(view.id(at: Int(entry.index)), payload)
@@ -285,7 +288,7 @@ enum ColumnExport {
                 done += 1
                 WorkProgress.report(.compressing, done, of: recordCount, every: 1 << 16)
                 if done & 4095 == 0 { startChunks(of: &block, group: groupIndex) }
-                if block.count == blockRecords || block.size >= blockByteLimit { try flush() }
+                if block.count == blockRecords || block.size >= blockBytes { try flush() }
             }
             try flush()
         }
@@ -618,15 +621,25 @@ enum ColumnExport {
                 export: UnsafeRawBufferPointer(rebasing: body[cursor.offset...]),
                 exportLength: exportLength, visit: visit)
         case 3, 4:
-            // The export decodes from the start, while the table does.
+            // The export decodes from the start, while the table does, the two sharing the one
+            // memory limit (`Prefetch`).
             let prefetched = exportAfterTable(body, at: cursor.offset).map {
                 Prefetch($0, expectedLength: exportLength)
             }
             defer { prefetched?.stop() }
-            return try IDTable.decode(body, from: cursor.offset, count: tableCount, format: format) { table, export in
-                try read(
+            return try IDTable.decode(
+                body, from: cursor.offset, count: tableCount, format: format,
+                memoryLimit: prefetched == nil ? Prefetch.memoryLimit : Prefetch.tableShare,
+                raisedLimit: {
+                    // The table needs more: the export's decoder goes, and decodes after it.
+                    prefetched?.stop()
+                    return Prefetch.memoryLimit
+                }
+            ) { table, export in
+                prefetched?.tableDecoded()
+                return try read(
                     table: table, recordCount: recordCount, export: export, exportLength: exportLength,
-                    prefetched: prefetched, visit: visit)
+                    prefetched: prefetched?.isStopped == false ? prefetched : nil, visit: visit)
             }
         default:
             throw BackupError(.unsupported, "This Coffer reads archive content of formats 2 to 4, not \(format).")
@@ -719,9 +732,15 @@ enum ColumnExport {
     /// decoded (every record's rebuilding waits for it): at a million records the table is a
     /// tenth of a second of liblzma that the export's decoding no longer waits behind. Its
     /// output is copied into pieces of which at most `bound` bytes wait; a failure comes after
-    /// the pieces before it, as it would have unthreaded.
-    private final class Prefetch: @unchecked Sendable {
+    /// the pieces before it, as it would have unthreaded. The two decoders share the one limit
+    /// of 256 MiB: the table's gets `tableShare` and this one the rest until the table is
+    /// decoded, when this one may take it all; should the table need more, this one stops and
+    /// the export is decoded after the table, as without it. (Coffer's own streams need a few
+    /// MiB each.) Its thread is its own: it waits for room, which no shared pool should.
+    final class Prefetch: @unchecked Sendable {
         static let bound = 8 << 20
+        static let memoryLimit: UInt64 = 256 << 20
+        static let tableShare: UInt64 = 64 << 20
         private let condition = NSCondition()
         private var pieces: [[UInt8]] = []
         private var taken = 0
@@ -729,17 +748,19 @@ enum ColumnExport {
         private var finished = false
         private var failure: Error?
         private var stopped = false
+        private var tableDone = false
         private let done = DispatchSemaphore(value: 0)
 
         /// `export` must stay valid until `stop` has returned.
         init(_ export: UnsafeRawBufferPointer, expectedLength: UInt64) {
             nonisolated(unsafe) let export = export
-            DispatchQueue.global().async {
+            let thread = Thread {
                 var failure: Error?
                 do {
-                    try XZ.decompress(export, expectedLength: expectedLength, reportsProgress: false) {
-                        try self.put(Array($0))
-                    }
+                    try XZ.decompress(
+                        export, expectedLength: expectedLength, memoryLimit: Self.memoryLimit - Self.tableShare,
+                        raisedLimit: { self.waitForTheTable() ? Self.memoryLimit : nil }, reportsProgress: false
+                    ) { try self.put(Array($0)) }
                 } catch { failure = error }
                 self.condition.withLock {
                     (self.finished, self.failure) = (true, failure)
@@ -747,6 +768,8 @@ enum ColumnExport {
                 }
                 self.done.signal()
             }
+            thread.name = "coffer.backup.export"
+            thread.start()
         }
 
         private func put(_ piece: [UInt8]) throws {
@@ -758,6 +781,24 @@ enum ColumnExport {
             waiting += piece.count
             condition.broadcast()
         }
+
+        /// Whether the table's decoder has gone (false: this one was stopped first).
+        private func waitForTheTable() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            while !tableDone, !stopped { condition.wait() }
+            return !stopped
+        }
+
+        /// The table is decoded and its decoder gone.
+        func tableDecoded() {
+            condition.withLock {
+                tableDone = true
+                condition.broadcast()
+            }
+        }
+
+        var isStopped: Bool { condition.withLock { stopped } }
 
         /// The next piece of output, nil once the stream has ended well; the decoder's failure
         /// once every piece before it is taken.
@@ -772,19 +813,24 @@ enum ColumnExport {
             let piece = pieces[taken]
             pieces[taken] = []
             taken += 1
-            if taken == pieces.count { (pieces, taken) = ([], 0) }
+            if taken == pieces.count || taken >= 1024 {
+                pieces.removeFirst(taken)
+                taken = 0
+            }
             waiting -= piece.count
             condition.broadcast()
             return piece
         }
 
-        /// Stops the decoding if it is still going, and waits for its thread to let go of the export.
+        /// Stops the decoding if it is still going, and waits for its thread to let go of the
+        /// export and of its memory. Any number of times.
         func stop() {
-            condition.withLock {
-                stopped = true
+            let first = condition.withLock {
+                defer { stopped = true }
                 condition.broadcast()
+                return !stopped
             }
-            done.wait()
+            if first { done.wait() }
         }
     }
 

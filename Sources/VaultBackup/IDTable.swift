@@ -117,6 +117,7 @@ enum IDTable {
     /// straight into the table as liblzma hands its output over: nothing but the table is held.
     static func decode<Result>(
         _ body: UnsafeRawBufferPointer, from offset: Int, count: UInt64, format: UInt16,
+        memoryLimit: UInt64 = 256 << 20, raisedLimit: (() -> UInt64?)? = nil,
         _ use: (_ table: UnsafeRawBufferPointer, _ rest: UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result {
         var cursor = FieldCursor(bytes: body)
@@ -149,7 +150,7 @@ enum IDTable {
             do {
                 try XZ.decompress(
                     UnsafeRawBufferPointer(rebasing: stored[8...]), expectedLength: contentLength,
-                    reportsProgress: false
+                    memoryLimit: memoryLimit, raisedLimit: raisedLimit, reportsProgress: false
                 ) { try reader.feed($0) }
             } catch let error as BackupError
                 where error.code == .damaged && error.errorDescription != malformed.errorDescription

@@ -46,8 +46,12 @@ public enum XZ {
     /// Decompresses authenticated `input`, which must be exactly one xz stream, handing the
     /// output on in pieces as it comes (nothing is held but liblzma's own state): exactly
     /// `expectedLength` bytes, within `memoryLimit`. What archive formats 2 to 4 read with.
+    /// `raisedLimit`, when given, is asked for a larger limit when a block needs more memory
+    /// than the current one (nil: refuse): two decoders that run at once share the one limit,
+    /// and one of them may take it all once the other is done.
     static func decompress(
         _ input: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64 = 256 << 20,
+        raisedLimit: (() -> UInt64?)? = nil,
         reportsProgress: Bool = true, into output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var stream = lzma_stream()
@@ -91,6 +95,11 @@ public enum XZ {
                 }
                 return
             case LZMA_MEMLIMIT_ERROR:
+                if let raised = raisedLimit?(), raised > lzma_memlimit_get(&stream),
+                    lzma_memlimit_set(&stream, raised) == LZMA_OK
+                {
+                    continue
+                }
                 throw BackupError(.damaged, "The archive asks for more memory to decompress than Coffer allows.")
             case LZMA_MEM_ERROR:
                 throw BackupError(.writeFailed, "Out of memory while decompressing.")
@@ -184,6 +193,7 @@ extension XZ {
     /// digest every record it holds, where a CRC64 cost 20 ms of each read at a million records.
     final class BlockWriter {
         private let filterPreset: UInt32
+        private let storedDictionarySize: UInt32?
         private let blockSize: Int
         private let threads: Int
         private let index: OpaquePointer
@@ -192,15 +202,21 @@ extension XZ {
         private var pendingStored = false
         /// Blocks handed to a thread or done, in stream order, not yet appended to `output`.
         private var inFlight: [Job] = []
+        /// Detached blocks not yet encoded: at most two a thread.
+        private let detachedSlots: DispatchSemaphore
         private(set) var output: [UInt8] = []
         private var finished = false
         /// What stopped the writer: a block is then missing, so nothing more may be written.
         private var failure: Error?
 
-        init(preset: UInt32, threads: Int, blockSize: Int) throws {
+        /// `storedDictionarySize`: what stored blocks' headers declare as LZMA2's dictionary
+        /// (`encodeBlock`), for tests of a reader's memory limit.
+        init(preset: UInt32, threads: Int, blockSize: Int, storedDictionarySize: UInt32? = nil) throws {
+            self.storedDictionarySize = storedDictionarySize
             filterPreset = preset
             self.blockSize = max(blockSize, 4096)
             self.threads = max(1, min(threads, 8))
+            detachedSlots = DispatchSemaphore(value: 2 * self.threads)
             guard let index = lzma_index_init(nil) else {
                 throw BackupError(.writeFailed, "Out of memory while compressing.")
             }
@@ -253,12 +269,17 @@ extension XZ {
         /// header (which holds its columns' lengths) can be written ahead of it. Compressed on
         /// another thread, or copied at once when `stored`.
         func detach(_ bytes: [UInt8], stored: Bool) -> Job {
-            let job = Job(input: bytes, stored: stored)
+            let job = Job(input: bytes, stored: stored, dictionarySize: stored ? storedDictionarySize : nil)
             if stored || threads == 1 {
                 job.run(preset: filterPreset)
             } else {
-                let preset = filterPreset
-                DispatchQueue.global().async { job.run(preset: preset) }
+                // No more of them at work or waiting for a thread than the writer's own blocks.
+                detachedSlots.wait()
+                let (preset, slots) = (filterPreset, detachedSlots)
+                DispatchQueue.global().async {
+                    job.run(preset: preset)
+                    slots.signal()
+                }
             }
             return job
         }
@@ -307,7 +328,8 @@ extension XZ {
         /// with at most two blocks a thread waiting or at work.
         private func cut() throws {
             guard !pending.isEmpty else { return }
-            let job = Job(input: pending, stored: pendingStored)
+            let job = Job(
+                input: pending, stored: pendingStored, dictionarySize: pendingStored ? storedDictionarySize : nil)
             pending.removeAll(keepingCapacity: true)
             while inFlight.count >= 2 * threads { try collect(waiting: true) }
             inFlight.append(job)
@@ -334,22 +356,26 @@ extension XZ {
             private var input: [UInt8]
             let inputCount: Int
             let stored: Bool
+            let dictionarySize: UInt32?
             let done = DispatchSemaphore(value: 0)
             private let lock = NSLock()
             private var completed = false
             private(set) var result: Result<(bytes: [UInt8], unpaddedSize: UInt64), BackupError>?
 
-            init(input: [UInt8], stored: Bool) {
+            init(input: [UInt8], stored: Bool, dictionarySize: UInt32?) {
                 self.input = input
                 inputCount = input.count
                 self.stored = stored
+                self.dictionarySize = dictionarySize
             }
 
             var isDone: Bool { lock.withLock { completed } }
 
             func run(preset: UInt32) {
-                let encoded = Result { try XZ.encodeBlock(input, stored: stored, preset: preset) }
-                    .mapError { $0 as? BackupError ?? BackupError(.writeFailed, "Compressing failed.") }
+                let encoded = Result {
+                    try XZ.encodeBlock(input, stored: stored, preset: preset, dictionarySize: dictionarySize)
+                }
+                .mapError { $0 as? BackupError ?? BackupError(.writeFailed, "Compressing failed.") }
                 input = []
                 lock.withLock {
                     result = encoded
@@ -362,13 +388,17 @@ extension XZ {
 
     /// One xz block (header, LZMA2 data, padding; no check) holding `input`: compressed with
     /// `preset`'s LZMA2 settings, or in uncompressed chunks when `stored`.
-    static func encodeBlock(_ input: [UInt8], stored: Bool, preset: UInt32) throws
+    /// `dictionarySize` replaces the preset's in the block's header (only for stored blocks: it
+    /// is what a decoder must set aside, which tests of the readers' memory limit need).
+    static func encodeBlock(_ input: [UInt8], stored: Bool, preset: UInt32, dictionarySize: UInt32? = nil) throws
         -> (bytes: [UInt8], unpaddedSize: UInt64)
     {
+        precondition(dictionarySize == nil || stored)
         var options = lzma_options_lzma()
         guard lzma_lzma_preset(&options, preset) == 0 else {
             throw BackupError(.writeFailed, "liblzma does not know compression preset \(preset).")
         }
+        if let dictionarySize { options.dict_size = dictionarySize }
         var out = [UInt8](repeating: 0, count: lzma_block_buffer_bound(input.count))
         var written = 0
         let unpadded = try withUnsafeMutablePointer(to: &options) { options in

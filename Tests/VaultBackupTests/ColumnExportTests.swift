@@ -207,6 +207,36 @@ import VaultStore
         #expect(blocks.count == 3)
     }
 
+    /// A block is closed before a record would take it past its byte limit: it holds at most
+    /// the limit, or one record alone (so a 256 MiB record after 31 MiB of others never makes a
+    /// block longer than a reader takes). Here the limit is 1 MiB and the records 300 KB.
+    @Test func aBlockClosesBeforeARecordWouldTakeItPastItsLimit() throws {
+        let records = (0..<12).map { number in
+            (
+                RecordID.random(),
+                Data([0x33, 0x01] + [UInt8](repeating: UInt8(number), count: number == 5 ? 1_500_000 : 300_000))
+            )
+        }
+        let written = try ColumnExport.write(
+            CollectedRecords(records), layouts: Self.layouts, manifest: Self.manifest,
+            writer: try XZ.BlockWriter(preset: 0, threads: 2, blockSize: 1 << 20), blockBytes: 1 << 20)
+        var export: [UInt8] = []
+        try written.compressed.withUnsafeBytes {
+            try XZ.decompress($0, expectedLength: written.exportLength) { export += $0 }
+        }
+        var at = 8
+        var lengths: [Int] = []
+        while true {
+            let length = export.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
+            if length == 0 { break }
+            lengths.append(length)
+            at += 4 + length
+        }
+        #expect(lengths.count >= 5)
+        #expect(lengths.allSatisfy { $0 <= (1 << 20) + 64 || $0 > 1_500_000 }, "\(lengths)")
+        #expect(lengths.filter { $0 > 1_500_000 }.count == 1)
+    }
+
     /// A block's streams are handed over a chunk at a time while it is made (entries streams,
     /// which its dictionaries read back, as copies; the others whole): the chunks and the rest
     /// are, byte for byte, the streams of the same block made in one piece, and its header counts
@@ -445,6 +475,74 @@ import VaultStore
         exportDamaged[exportDamaged.count - 20] ^= 0xFF
         let message = refusal(exportDamaged)
         #expect(message != "read" && !message.contains("id table"), "\(message)")
+    }
+
+    /// The table's and the export's decoders run at once and share the one limit of 256 MiB
+    /// (the table's 64 MiB, the export's the rest until the table is done): archives whose
+    /// streams declare larger dictionaries than either share still read, whichever stream it is.
+    /// (liblzma sets aside no more than a block holds, so a test cannot cheaply make a stream
+    /// that needs more; `aDecoderAsksBeforeItTakesMoreMemory` tests how a decoder is given more.)
+    @Test func tableAndExportShareTheMemoryLimit() throws {
+        let ids = Self.orderedIDs(count: 3000)
+        let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
+        let (_, _, written) = try Self.roundTrip(records)
+        #expect(written.prefix[16] == IDTable.columns)
+        let content = written.prefix.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 25, as: UInt64.self) }
+        func restored(_ stream: [UInt8], length: UInt64, dictionary: UInt32) throws -> [UInt8] {
+            var plain: [UInt8] = []
+            try stream.withUnsafeBytes { try XZ.decompress($0, expectedLength: length) { plain += $0 } }
+            let writer = try XZ.BlockWriter(
+                preset: 0, threads: 1, blockSize: 1 << 20, storedDictionarySize: dictionary)
+            try plain.withUnsafeBytes { try writer.store($0) }
+            try writer.finish()
+            return writer.output
+        }
+        func table(dictionary: UInt32) throws -> [UInt8] {
+            let stream = try restored(Array(written.prefix[33...]), length: content, dictionary: dictionary)
+            var out = Array(written.prefix[..<17])
+            withUnsafeBytes(of: (UInt64(8 + stream.count).littleEndian, content.littleEndian)) { out += $0 }
+            return out + stream
+        }
+        func read(_ body: [UInt8]) throws -> Int {
+            var count = 0
+            _ = try body.withUnsafeBytes {
+                try ColumnExport.read($0, format: 4, exportLength: written.exportLength) { _, _ in count += 1 }
+            }
+            return count
+        }
+        let bigTable = try table(dictionary: 96 << 20)
+        let bigExport = try restored(written.compressed, length: written.exportLength, dictionary: 224 << 20)
+        #expect(try read(bigTable + written.compressed) == 3000)
+        #expect(try read(written.prefix + bigExport) == 3000)
+        #expect(try read(bigTable + bigExport) == 3000)
+    }
+
+    /// A decoder that meets a block needing more memory than its limit asks for more, and goes
+    /// on with what it is given; given nothing, it refuses the stream.
+    @Test func aDecoderAsksBeforeItTakesMoreMemory() throws {
+        let plain = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let writer = try XZ.BlockWriter(preset: 0, threads: 2, blockSize: 1 << 20)
+        try plain.withUnsafeBytes { try writer.compress($0) }
+        try writer.finish()
+        var asked = 0
+        var out: [UInt8] = []
+        try writer.output.withUnsafeBytes {
+            try XZ.decompress(
+                $0, expectedLength: UInt64(plain.count), memoryLimit: 64 << 10,
+                raisedLimit: {
+                    asked += 1
+                    return 256 << 20
+                }
+            ) { out += $0 }
+        }
+        #expect(asked >= 1 && out == plain)
+        let error = #expect(throws: BackupError.self) {
+            try writer.output.withUnsafeBytes {
+                try XZ.decompress($0, expectedLength: UInt64(plain.count), memoryLimit: 64 << 10, raisedLimit: { nil })
+                { _ in }
+            }
+        }
+        #expect(error?.errorDescription?.contains("more memory") == true)
     }
 
     /// A coded table flipped anywhere (its coding, lengths, or the xz stream) is refused: the
