@@ -600,8 +600,11 @@ enum ColumnExport {
     /// Reads the content of a format 2, 3 or 4 archive: the id table, then the export streamed
     /// through the xz decoder block by block, each record rebuilt, counted and hashed, and handed
     /// to `visit` (valid only during the call); then the manifest, which must match exactly.
+    /// `memoryLimit` holds for every decoder together; `tableShare` is the id table's part of it
+    /// while the export decodes beside it (`Prefetch`).
     static func read(
         _ body: UnsafeRawBufferPointer, format: UInt16, exportLength: UInt64,
+        memoryLimit: UInt64 = XZ.memoryLimit, tableShare: UInt64 = Prefetch.tableShare,
         visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         var cursor = FieldCursor(bytes: body)
@@ -619,27 +622,28 @@ enum ColumnExport {
             return try read(
                 table: table, recordCount: recordCount,
                 export: UnsafeRawBufferPointer(rebasing: body[cursor.offset...]),
-                exportLength: exportLength, visit: visit)
+                exportLength: exportLength, memoryLimit: memoryLimit, visit: visit)
         case 3, 4:
             // The export decodes from the start, while the table does, the two sharing the one
             // memory limit (`Prefetch`).
             let prefetched = exportAfterTable(body, at: cursor.offset).map {
-                Prefetch($0, expectedLength: exportLength)
+                Prefetch($0, expectedLength: exportLength, memoryLimit: memoryLimit, tableShare: tableShare)
             }
             defer { prefetched?.stop() }
             return try IDTable.decode(
                 body, from: cursor.offset, count: tableCount, format: format,
-                memoryLimit: prefetched == nil ? Prefetch.memoryLimit : Prefetch.tableShare,
+                memoryLimit: prefetched == nil ? memoryLimit : tableShare,
                 raisedLimit: {
                     // The table needs more: the export's decoder goes, and decodes after it.
                     prefetched?.stop()
-                    return Prefetch.memoryLimit
+                    return memoryLimit
                 }
             ) { table, export in
                 prefetched?.tableDecoded()
                 return try read(
                     table: table, recordCount: recordCount, export: export, exportLength: exportLength,
-                    prefetched: prefetched?.isStopped == false ? prefetched : nil, visit: visit)
+                    memoryLimit: memoryLimit, prefetched: prefetched?.isStopped == false ? prefetched : nil,
+                    visit: visit)
             }
         default:
             throw BackupError(.unsupported, "This Coffer reads archive content of formats 2 to 4, not \(format).")
@@ -650,7 +654,7 @@ enum ColumnExport {
     /// unique beside it.
     private static func read(
         table: UnsafeRawBufferPointer, recordCount: UInt64, export: UnsafeRawBufferPointer, exportLength: UInt64,
-        prefetched: Prefetch? = nil, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+        memoryLimit: UInt64, prefetched: Prefetch? = nil, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         let tableCount = UInt64(table.count / 16)
         // Checked beside the decoding, on another core: nothing the reader hands over counts
@@ -661,7 +665,7 @@ enum ColumnExport {
         do {
             manifest = try readExport(
                 table: table, tableCount: tableCount, recordCount: recordCount, export: export,
-                exportLength: exportLength, prefetched: prefetched, visit: visit)
+                exportLength: exportLength, memoryLimit: memoryLimit, prefetched: prefetched, visit: visit)
         } catch {
             // A repeated id is the first fault, whatever the decoding then made of it.
             try uniqueness.value()
@@ -675,7 +679,8 @@ enum ColumnExport {
     /// then the manifest, which must match what was read exactly.
     private static func readExport(
         table: UnsafeRawBufferPointer, tableCount: UInt64, recordCount: UInt64, export: UnsafeRawBufferPointer,
-        exportLength: UInt64, prefetched: Prefetch?, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+        exportLength: UInt64, memoryLimit: UInt64, prefetched: Prefetch?,
+        visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
         let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
             index < tableCount
@@ -692,7 +697,9 @@ enum ColumnExport {
                 WorkProgress.report(.decompressing, produced, of: Int(exportLength), every: 1)
             }
         } else {
-            try XZ.decompress(export, expectedLength: exportLength) { piece in try reader.feed(piece) }
+            try XZ.decompress(export, expectedLength: exportLength, memoryLimit: memoryLimit) { piece in
+                try reader.feed(piece)
+            }
         }
         guard let manifest = reader.manifest else { throw truncated }
         guard reader.pending.count == reader.start else {
@@ -739,7 +746,6 @@ enum ColumnExport {
     /// MiB each.) Its thread is its own: it waits for room, which no shared pool should.
     final class Prefetch: @unchecked Sendable {
         static let bound = 8 << 20
-        static let memoryLimit: UInt64 = 256 << 20
         static let tableShare: UInt64 = 64 << 20
         private let condition = NSCondition()
         private var pieces: [[UInt8]] = []
@@ -752,14 +758,15 @@ enum ColumnExport {
         private let done = DispatchSemaphore(value: 0)
 
         /// `export` must stay valid until `stop` has returned.
-        init(_ export: UnsafeRawBufferPointer, expectedLength: UInt64) {
+        init(_ export: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64, tableShare: UInt64) {
+            precondition(tableShare < memoryLimit)
             nonisolated(unsafe) let export = export
             let thread = Thread {
                 var failure: Error?
                 do {
                     try XZ.decompress(
-                        export, expectedLength: expectedLength, memoryLimit: Self.memoryLimit - Self.tableShare,
-                        raisedLimit: { self.waitForTheTable() ? Self.memoryLimit : nil }, reportsProgress: false
+                        export, expectedLength: expectedLength, memoryLimit: memoryLimit - tableShare,
+                        raisedLimit: { self.waitForTheTable() ? memoryLimit : nil }, reportsProgress: false
                     ) { try self.put(Array($0)) }
                 } catch { failure = error }
                 self.condition.withLock {

@@ -117,7 +117,7 @@ enum IDTable {
     /// straight into the table as liblzma hands its output over: nothing but the table is held.
     static func decode<Result>(
         _ body: UnsafeRawBufferPointer, from offset: Int, count: UInt64, format: UInt16,
-        memoryLimit: UInt64 = 256 << 20, raisedLimit: (() -> UInt64?)? = nil,
+        memoryLimit: UInt64 = XZ.memoryLimit, raisedLimit: (() -> UInt64?)? = nil,
         _ use: (_ table: UnsafeRawBufferPointer, _ rest: UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result {
         var cursor = FieldCursor(bytes: body)

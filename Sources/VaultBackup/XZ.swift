@@ -29,10 +29,13 @@ public enum XZ {
         return encoder.output
     }
 
+    /// The most memory liblzma may use to read an archive, all its decoders together.
+    public static let memoryLimit: UInt64 = 256 << 20
+
     /// Decompresses into memory at most `expectedLength` bytes using at most `memoryLimit` bytes
     /// of memory, and insists on exactly `expectedLength`: a stream that would produce more, or
     /// less, is refused. Only ever called on bytes that have already been authenticated.
-    public static func decompress(_ input: [UInt8], expectedLength: Int, memoryLimit: UInt64 = 256 << 20) throws
+    public static func decompress(_ input: [UInt8], expectedLength: Int, memoryLimit: UInt64 = memoryLimit) throws
         -> [UInt8]
     {
         var output: [UInt8] = []
@@ -50,7 +53,7 @@ public enum XZ {
     /// than the current one (nil: refuse): two decoders that run at once share the one limit,
     /// and one of them may take it all once the other is done.
     static func decompress(
-        _ input: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64 = 256 << 20,
+        _ input: UnsafeRawBufferPointer, expectedLength: UInt64, memoryLimit: UInt64 = memoryLimit,
         raisedLimit: (() -> UInt64?)? = nil,
         reportsProgress: Bool = true, into output: (UnsafeRawBufferPointer) throws -> Void
     ) throws {

@@ -517,6 +517,31 @@ import VaultStore
         #expect(try read(bigTable + bigExport) == 3000)
     }
 
+    /// The shared limit's two ways of lending memory, with shares small enough that Coffer's own
+    /// streams need more: a table needing more than its share stops the export's decoder and
+    /// takes the whole limit; an export needing more than its share waits for the table, then
+    /// takes it all; a limit neither fits in is refused, whichever decoder meets it first.
+    @Test func eachDecoderBorrowsTheWholeLimitOnlyWhenTheOtherIsDone() throws {
+        let ids = Self.orderedIDs(count: 200_000)
+        let records = ids.enumerated().map { ($1, Data([0x0A, 0x02, UInt8($0 % 200)])) }
+        let (_, _, written) = try Self.roundTrip(records)
+        #expect(written.prefix[16] == IDTable.columns)
+        let body = written.prefix + written.compressed
+        func read(limit: UInt64, tableShare: UInt64) throws -> Int {
+            var count = 0
+            _ = try body.withUnsafeBytes {
+                try ColumnExport.read(
+                    $0, format: 4, exportLength: written.exportLength, memoryLimit: limit, tableShare: tableShare
+                ) { _, _ in count += 1 }
+            }
+            return count
+        }
+        #expect(try read(limit: 256 << 20, tableShare: 16 << 10) == 200_000)
+        #expect(try read(limit: 256 << 20, tableShare: (256 << 20) - (16 << 10)) == 200_000)
+        let error = #expect(throws: BackupError.self) { try read(limit: 32 << 10, tableShare: 16 << 10) }
+        #expect(error?.errorDescription?.contains("more memory") == true, "\(error?.errorDescription ?? "")")
+    }
+
     /// A decoder that meets a block needing more memory than its limit asks for more, and goes
     /// on with what it is given; given nothing, it refuses the stream.
     @Test func aDecoderAsksBeforeItTakesMoreMemory() throws {
