@@ -240,8 +240,8 @@ struct Reader {
 /// Fuzzing's way in to everything that reads an archive: the file (header and chunk framing,
 /// which run before any signature or key check), its signature text, the xz stream and the
 /// decrypted content formats (which a self-made archive with a known passphrase can reach):
-/// format 1's export, format 2's and 3's blocks and layouts, and their whole bodies (id table,
-/// xz, blocks).
+/// format 1's export, format 2's and 3's blocks and layouts (rebuilt by one thread and by two),
+/// and their whole bodies (id table, xz, blocks).
 /// Package-only: the fuzzer is part of this package, no client of the library is.
 package func fuzzArchiveReader(_ bytes: [UInt8]) {
     if let (_, headerLength) = try? ArchiveHeader.parse(bytes) {
@@ -251,9 +251,10 @@ package func fuzzArchiveReader(_ bytes: [UInt8]) {
     _ = try? XZ.decompress(bytes, expectedLength: 1 << 20, memoryLimit: 32 << 20)
     _ = try? ExportFormat.decode(bytes)
     bytes.withUnsafeBytes { input in
-        _ = try? ColumnBlockDecoder.decode(
-            input, id: { $0 < 4 ? UnsafeRawBufferPointer(rebasing: input.prefix(16)) : nil }
-        ) { _, _, _ in }
+        let ids = UnsafeRawBufferPointer(rebasing: input.prefix(64))
+        _ = try? ColumnBlockDecoder.decode(input, ids: ids, sharing: nil) { _, _, _ in }
+        // The same block shared with another thread from its third record, which holds a few.
+        _ = try? ColumnBlockDecoder.decode(input, ids: ids, sharing: .init(records: 2, heldBytes: 256)) { _, _, _ in }
         _ = try? ColumnExport.read(input, format: 2, exportLength: 1 << 20, visit: { _, _ in })
         _ = try? ColumnExport.read(input, format: 3, exportLength: 1 << 20, visit: { _, _ in })
         _ = try? ColumnExport.read(input, format: 4, exportLength: 1 << 20, visit: { _, _ in })

@@ -656,7 +656,6 @@ enum ColumnExport {
         table: UnsafeRawBufferPointer, recordCount: UInt64, export: UnsafeRawBufferPointer, exportLength: UInt64,
         memoryLimit: UInt64, prefetched: Prefetch? = nil, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
-        let tableCount = UInt64(table.count / 16)
         // Checked beside the decoding, on another core: nothing the reader hands over counts
         // before the manifest has matched at the end, and the table outlives both.
         nonisolated(unsafe) let ids = UnsafeRawBufferPointer(rebasing: table[..<(Int(recordCount) * 16)])
@@ -664,7 +663,7 @@ enum ColumnExport {
         let manifest: ExportFormat.Manifest
         do {
             manifest = try readExport(
-                table: table, tableCount: tableCount, recordCount: recordCount, export: export,
+                table: table, recordCount: recordCount, export: export,
                 exportLength: exportLength, memoryLimit: memoryLimit, prefetched: prefetched, visit: visit)
         } catch {
             // A repeated id is the first fault, whatever the decoding then made of it.
@@ -678,17 +677,11 @@ enum ColumnExport {
     /// The export once the table is known: each block decoded as the xz stream hands it over,
     /// then the manifest, which must match what was read exactly.
     private static func readExport(
-        table: UnsafeRawBufferPointer, tableCount: UInt64, recordCount: UInt64, export: UnsafeRawBufferPointer,
+        table: UnsafeRawBufferPointer, recordCount: UInt64, export: UnsafeRawBufferPointer,
         exportLength: UInt64, memoryLimit: UInt64, prefetched: Prefetch?,
         visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
     ) throws -> ExportFormat.Manifest {
-        let id = { (index: UInt64) -> UnsafeRawBufferPointer? in
-            index < tableCount
-                ? UnsafeRawBufferPointer(rebasing: table[Int(index) * 16..<Int(index) * 16 + 16]) : nil
-        }
-
-        let reader = StreamReader(
-            table: table, recordCount: Int(recordCount), id: id, visit: visit)
+        let reader = StreamReader(table: table, recordCount: Int(recordCount), visit: visit)
         if let prefetched {
             var produced = 0
             while let piece = try prefetched.next() {
@@ -738,14 +731,15 @@ enum ColumnExport {
     /// The export's xz stream decoded on another thread from the start, while the id table is
     /// decoded (every record's rebuilding waits for it): at a million records the table is a
     /// tenth of a second of liblzma that the export's decoding no longer waits behind. Its
-    /// output is copied into pieces of which at most `bound` bytes wait; a failure comes after
+    /// output is copied into pieces of which at most `bound` bytes wait (a block as large as the
+    /// writer makes: the next block decodes while one is rebuilt); a failure comes after
     /// the pieces before it, as it would have unthreaded. The two decoders share the one limit
     /// of 256 MiB: the table's gets `tableShare` and this one the rest until the table is
     /// decoded, when this one may take it all; should the table need more, this one stops and
     /// the export is decoded after the table, as without it. (Coffer's own streams need a few
     /// MiB each.) Its thread is its own: it waits for room, which no shared pool should.
     final class Prefetch: @unchecked Sendable {
-        static let bound = 8 << 20
+        static let bound = blockByteLimit
         static let tableShare: UInt64 = 64 << 20
         private let condition = NSCondition()
         private var pieces: [[UInt8]] = []
@@ -875,7 +869,6 @@ enum ColumnExport {
     private final class StreamReader {
         let table: UnsafeRawBufferPointer
         let recordCount: Int
-        let id: (UInt64) -> UnsafeRawBufferPointer?
         let visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
         var pending: [UInt8] = []
         var start = 0
@@ -887,12 +880,10 @@ enum ColumnExport {
         let digest = RecordDigest()
 
         init(
-            table: UnsafeRawBufferPointer, recordCount: Int, id: @escaping (UInt64) -> UnsafeRawBufferPointer?,
-            visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
+            table: UnsafeRawBufferPointer, recordCount: Int, visit: ((RecordID, UnsafeRawBufferPointer) throws -> Void)?
         ) {
             self.table = table
             self.recordCount = recordCount
-            self.id = id
             self.visit = visit
         }
 
@@ -950,7 +941,7 @@ enum ColumnExport {
             try pending.withUnsafeBytes { buffer in
                 let block = UnsafeRawBufferPointer(rebasing: buffer[start + 4..<start + 4 + length])
                 let first = records
-                let added = try ColumnBlockDecoder.decode(block, id: id, framing: RecordDigest.framing) {
+                let added = try ColumnBlockDecoder.decode(block, ids: table, framing: RecordDigest.framing) {
                     position, _, framed in
                     let index = first + position
                     guard index < recordCount else {

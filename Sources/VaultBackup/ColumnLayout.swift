@@ -203,7 +203,19 @@ struct FieldCursor {
         return bytes[offset]
     }
 
-    mutating func varint() -> UInt64? {
+    /// Most values are below 128: one byte, read here; longer ones in `longVarint`.
+    @inline(__always) mutating func varint() -> UInt64? {
+        if offset < bytes.count {
+            let first = bytes[offset]
+            if first < 0x80 {
+                offset += 1
+                return UInt64(first)
+            }
+        }
+        return longVarint()
+    }
+
+    private mutating func longVarint() -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while offset < bytes.count {
@@ -558,13 +570,28 @@ struct ColumnBlockDecoder {
     static let maximumPayload = 256 << 20
     static let maximumRebuilt = 4 << 30
 
+    /// How a large block is shared between two threads (`Helper`): from `records` records on,
+    /// another thread rebuilds the last three eighths of them beside this one, holding at most
+    /// `heldBytes` of them (past it, this thread goes on from where the other stopped).
+    struct Sharing {
+        var records: Int
+        var heldBytes: Int
+
+        /// One block of a group can be a million transactions: a quarter of a second of one
+        /// core, while the other has little but the digest to do.
+        static let automatic: Sharing? =
+            ProcessInfo.processInfo.activeProcessorCount > 1 ? Sharing(records: 1 << 16, heldBytes: 64 << 20) : nil
+    }
+
     /// Calls `visit` with each record's position in the block, the block's kind, and `framing`
-    /// bytes the caller may write followed by the record's payload (valid only during the call);
-    /// `id` gives the 16 bytes of an id-table entry, nil when out of range.
+    /// bytes the caller may write followed by the record's payload (valid only during the call),
+    /// in the block's order; `ids` is the id table, 16 bytes an entry.
     static func decode(
-        _ block: UnsafeRawBufferPointer, id: @escaping (UInt64) -> UnsafeRawBufferPointer?, framing: Int = 0,
-        visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
+        _ block: UnsafeRawBufferPointer, ids: UnsafeRawBufferPointer, framing: Int = 0,
+        sharing: Sharing? = Sharing.automatic, visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
     ) throws -> Int {
+        // Dictionary entries are kept as 32-bit places in their stream.
+        guard block.count <= Int(UInt32.max) else { throw damaged }
         var cursor = FieldCursor(bytes: block)
         guard let kind = cursor.byte(), let version = cursor.byte(), let length = cursor.byte(),
             let text = cursor.take(UInt64(length)), let layoutText = String(validating: text, as: UTF8.self)
@@ -580,50 +607,215 @@ struct ColumnBlockDecoder {
             guard let length = cursor.varint() else { throw damaged }
             lengths.append(length)
         }
-        let streams = UnsafeMutableBufferPointer<FieldCursor>.allocate(capacity: lengths.count)
-        defer { streams.deallocate() }
-        for (index, length) in lengths.enumerated() {
+        var streams: [FieldCursor] = []
+        for length in lengths {
             guard let stream = cursor.take(length) else { throw damaged }
-            streams.initializeElement(at: index, to: FieldCursor(bytes: stream))
+            streams.append(FieldCursor(bytes: stream))
         }
         guard cursor.isAtEnd else { throw damaged }
-        let previous = UnsafeMutableBufferPointer<Int64>.allocate(capacity: lengths.count)
-        previous.initialize(repeating: 0)
-        defer { previous.deallocate() }
-        var state = State(
-            streams: streams, id: id, previous: previous,
-            dictionaries: Array(repeating: [], count: streams.count), blockBytes: block.count)
+        let block = Block(
+            layout: layout, kind: kind, version: version, records: Int(count), streams: streams, ids: ids,
+            bytes: block.count)
+        let shared = sharing.flatMap { $0.records <= block.records ? block.records - block.records * 3 / 8 : nil }
+        let helper = shared.map { Helper(block, from: $0, framing: framing, heldBytes: sharing!.heldBytes) }
+        defer { helper?.stop() }
+        let own = Columns(block)
+        defer { withExtendedLifetime(own) {} }
+        var state = own.state
         // What a block rebuilds is bounded too: texts repeat from a dictionary and ids take 16
         // bytes for one, so a small block could otherwise ask for gigabytes.
         var rebuilt = 0
         var payload = PayloadBuffer(framing: framing)
         defer { payload.release() }
         try layout.nodes.withUnsafeBufferPointer { nodes in
-            for position in 0..<Int(count) {
-                payload.count = 0
-                if kind != 0 { payload.append(bytes: [kind, version]) }
-                try state.rebuild(layout.top, nodes, into: &payload)
-                rebuilt += payload.count
-                guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
-                try visit(position, kind, payload.framed)
+            try rebuild(block, 0..<(shared ?? block.records), nodes, &state, &payload, &rebuilt, visit)
+            guard let helper else { return }
+            try helper.finish()
+            // Where the other thread skipped to must be exactly where this one arrived.
+            guard helper.start.matches(state) else { throw damaged }
+            for (offset, framed) in helper.held.enumerated() {
+                rebuilt += framed.count - framing
+                guard rebuilt <= maximumRebuilt else { throw tooLarge }
+                try visit(helper.first + offset, kind, framed)
+            }
+            state = helper.columns.state
+            try rebuild(block, helper.end..<block.records, nodes, &state, &payload, &rebuilt, visit)
+        }
+        guard state.streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
+        return block.records
+    }
+
+    private static func rebuild(
+        _ block: Block, _ records: Range<Int>, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, _ state: inout State,
+        _ payload: inout PayloadBuffer, _ rebuilt: inout Int,
+        _ visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws {
+        for position in records {
+            payload.count = 0
+            if block.kind != 0 {
+                payload.append(block.kind)
+                payload.append(block.version)
+            }
+            try state.rebuild(block.layout.top, nodes, into: &payload)
+            rebuilt += payload.count
+            guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
+            try visit(position, block.kind, payload.framed)
+        }
+    }
+
+    /// A block's header, read.
+    private struct Block {
+        let layout: ColumnLayout
+        let kind: UInt8
+        let version: UInt8
+        let records: Int
+        let streams: [FieldCursor]
+        let ids: UnsafeRawBufferPointer
+        let bytes: Int
+    }
+
+    /// One thread's reading of a block's streams: where it is in each, the last value of each
+    /// delta-coded one, and each text column's dictionary so far.
+    private final class Columns {
+        let streams: UnsafeMutableBufferPointer<FieldCursor>
+        let previous: UnsafeMutableBufferPointer<Int64>
+        let dictionaries: UnsafeMutableBufferPointer<TextDictionary>
+        let state: State
+
+        init(_ block: Block) {
+            streams = .allocate(capacity: block.streams.count)
+            _ = streams.initialize(from: block.streams)
+            previous = .allocate(capacity: block.streams.count)
+            previous.initialize(repeating: 0)
+            dictionaries = .allocate(capacity: block.streams.count)
+            dictionaries.initialize(repeating: TextDictionary())
+            state = State(
+                streams: streams, ids: block.ids, idCount: Int64(block.ids.count / 16), previous: previous,
+                dictionaries: dictionaries, blockBytes: block.bytes)
+        }
+
+        deinit {
+            streams.deallocate()
+            previous.deallocate()
+            for dictionary in dictionaries { dictionary.release() }
+            dictionaries.deallocate()
+        }
+    }
+
+    /// Where a thread was in every stream, for the comparison of two.
+    private struct Position {
+        let offsets: [Int]
+        let previous: [Int64]
+        let dictionaryCounts: [Int]
+
+        init(_ state: State) {
+            offsets = state.streams.map(\.offset)
+            previous = Array(state.previous)
+            dictionaryCounts = state.dictionaries.map(\.count)
+        }
+
+        func matches(_ state: State) -> Bool {
+            offsets.elementsEqual(state.streams.lazy.map(\.offset)) && previous.elementsEqual(state.previous)
+                && dictionaryCounts.elementsEqual(state.dictionaries.lazy.map(\.count))
+        }
+    }
+
+    /// The other thread of a shared block: it reads the streams of the records before `first`
+    /// without rebuilding them (`State.skip`), then rebuilds from `first` into memory of its own,
+    /// framed as the caller asked, until the block's end or `heldBytes`; the caller visits what
+    /// it holds in order and goes on from `end` with its `columns`. On a global queue: it never
+    /// waits for anything.
+    private final class Helper: @unchecked Sendable {
+        let first: Int
+        let columns: Columns
+        private(set) var end: Int
+        private(set) var start: Position!
+        private(set) var held: [UnsafeMutableRawBufferPointer] = []
+        private var arena: PayloadBuffer
+        private var failure: Error?
+        private let stopping = NSLock()
+        private var stopRequested = false
+        private var joined = false
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ block: Block, from first: Int, framing: Int, heldBytes: Int) {
+            (self.first, end) = (first, first)
+            columns = Columns(block)
+            // Reserved, not touched: no copy as it fills.
+            arena = PayloadBuffer(framing: 0, capacity: heldBytes)
+            nonisolated(unsafe) let block = block
+            DispatchQueue.global().async {
+                self.run(block, framing: framing, heldBytes: heldBytes)
+                self.done.signal()
             }
         }
-        guard streams.allSatisfy({ $0.isAtEnd }) else { throw damaged }
-        return Int(count)
+
+        deinit { arena.release() }
+
+        private var stopped: Bool { stopping.withLock { stopRequested } }
+
+        private func run(_ block: Block, framing: Int, heldBytes: Int) {
+            var state = columns.state
+            var ends: [Int] = []
+            do {
+                try block.layout.nodes.withUnsafeBufferPointer { nodes in
+                    try state.skip(block.layout.top, times: first, nodes)
+                    start = Position(state)
+                    ends.reserveCapacity(block.records - first)
+                    for position in first..<block.records {
+                        guard arena.count < heldBytes, position & 1023 != 0 || !stopped else { break }
+                        arena.reserve(framing)
+                        arena.count += framing
+                        arena.recordStart = arena.count
+                        if block.kind != 0 {
+                            arena.append(block.kind)
+                            arena.append(block.version)
+                        }
+                        try state.rebuild(block.layout.top, nodes, into: &arena)
+                        guard arena.count - arena.recordStart <= maximumPayload else { throw tooLarge }
+                        ends.append(arena.count)
+                        end = position + 1
+                    }
+                }
+            } catch { failure = error }
+            // The arena stops moving only now: the records' places are taken once it is final.
+            var recordStart = 0
+            held = ends.map { recordEnd in
+                defer { recordStart = recordEnd }
+                return UnsafeMutableRawBufferPointer(start: arena.start + recordStart, count: recordEnd - recordStart)
+            }
+        }
+
+        /// Waits for the thread; its failure, if it had one.
+        func finish() throws {
+            done.wait()
+            joined = true
+            if let failure { throw failure }
+        }
+
+        /// Stops the thread if it is still going and waits for it. Any number of times.
+        func stop() {
+            guard !joined else { return }
+            stopping.withLock { stopRequested = true }
+            done.wait()
+            joined = true
+        }
     }
 
     /// The payload being rebuilt: plain memory, grown by doubling and reused for every record,
     /// `framing` bytes kept free in front of it for the caller.
-    private struct PayloadBuffer {
+    fileprivate struct PayloadBuffer {
         let framing: Int
         var start: UnsafeMutableRawPointer
         var capacity: Int
         /// The payload's length (the framing not included).
         var count = 0
+        /// Where the record being rebuilt starts: 0, but for the helper's, which holds many.
+        var recordStart = 0
 
-        init(framing: Int) {
-            (self.framing, capacity) = (framing, framing + 256)
-            start = .allocate(byteCount: capacity, alignment: 1)
+        init(framing: Int, capacity: Int = 256) {
+            (self.framing, self.capacity) = (framing, framing + capacity)
+            start = .allocate(byteCount: self.capacity, alignment: 1)
         }
 
         /// The framing, then the payload.
@@ -656,7 +848,15 @@ struct ColumnBlockDecoder {
             count += bytes.count
         }
 
-        mutating func append(bytes: [UInt8]) { bytes.withUnsafeBytes { append(bytes: $0) } }
+        /// An id: 16 bytes, copied without a call.
+        @inline(__always) mutating func appendID(_ source: UnsafeRawPointer) {
+            reserve(16)
+            let target = start + framing + count
+            target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            target.storeBytes(
+                of: source.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 8, as: UInt64.self)
+            count += 16
+        }
 
         @inline(__always) mutating func appendVarint(_ value: UInt64) {
             reserve(10)
@@ -674,11 +874,38 @@ struct ColumnBlockDecoder {
     static let damaged = BackupError(.damaged, "An archive block's columns are malformed.")
     static let tooLarge = BackupError(.damaged, "An archive block rebuilds more than Coffer accepts.")
 
-    private struct State {
+    /// One text column's dictionary: each entry's place in the entries stream, its length
+    /// prefix included, packed as offset << 32 | length (those bytes are what a payload holds).
+    /// Plain memory, grown by doubling: a group's dictionary can hold a million entries, looked
+    /// up at random, and half the size is fewer cache misses.
+    fileprivate struct TextDictionary {
+        var entries: UnsafeMutablePointer<UInt64>?
+        var count = 0
+        var capacity = 0
+
+        mutating func append(offset: Int, length: Int) {
+            if count == capacity {
+                capacity = max(1024, capacity * 2)
+                let larger = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+                if let entries {
+                    larger.moveInitialize(from: entries, count: count)
+                    entries.deallocate()
+                }
+                entries = larger
+            }
+            entries![count] = UInt64(offset) << 32 | UInt64(length)
+            count += 1
+        }
+
+        func release() { entries?.deallocate() }
+    }
+
+    fileprivate struct State {
         let streams: UnsafeMutableBufferPointer<FieldCursor>
-        let id: (UInt64) -> UnsafeRawBufferPointer?
+        let ids: UnsafeRawBufferPointer
+        let idCount: Int64
         let previous: UnsafeMutableBufferPointer<Int64>
-        var dictionaries: [[UnsafeRawBufferPointer]]
+        let dictionaries: UnsafeMutableBufferPointer<TextDictionary>
         let blockBytes: Int
 
         mutating func varint(_ stream: Int) throws -> UInt64 {
@@ -691,12 +918,28 @@ struct ColumnBlockDecoder {
             return value
         }
 
+        /// A text field's code; a new one (the next code) enters the next text of the entries
+        /// stream in the dictionary.
+        @inline(__always) mutating func textCode(_ node: ColumnLayout.Node) throws -> Int {
+            let code = try varint(node.stream)
+            let known = dictionaries[node.stream].count
+            if code == UInt64(known) {
+                let start = streams[node.entries].offset
+                guard let length = streams[node.entries].varint(), streams[node.entries].take(length) != nil
+                else { throw damaged }
+                dictionaries[node.stream].append(offset: start, length: streams[node.entries].offset - start)
+            } else if code > UInt64(known) {
+                throw damaged
+            }
+            return Int(code)
+        }
+
         mutating func rebuild(
             _ range: Range<Int>, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, into payload: inout PayloadBuffer
         ) throws {
             for position in range {
                 // Checked as it grows: one field past the limit at most, never gigabytes.
-                guard payload.count <= ColumnBlockDecoder.maximumPayload else {
+                guard payload.count - payload.recordStart <= ColumnBlockDecoder.maximumPayload else {
                     throw ColumnBlockDecoder.tooLarge
                 }
                 let node = nodes[position]
@@ -715,23 +958,17 @@ struct ColumnBlockDecoder {
                 case .byte:
                     payload.append(try byte(stream))
                 case .text:
-                    let code = try varint(stream)
-                    if code == UInt64(dictionaries[stream].count) {
-                        guard let length = streams[node.entries].varint(),
-                            let text = streams[node.entries].take(length)
-                        else { throw damaged }
-                        dictionaries[stream].append(text)
-                    } else if code > UInt64(dictionaries[stream].count) {
-                        throw damaged
-                    }
-                    let text = dictionaries[stream][Int(code)]
-                    payload.appendVarint(UInt64(text.count))
-                    payload.append(bytes: text)
+                    let code = try textCode(node)
+                    let entry = dictionaries[stream].entries![code]
+                    let entries = streams[node.entries].bytes.baseAddress!
+                    payload.append(
+                        bytes: UnsafeRawBufferPointer(
+                            start: entries + Int(entry >> 32), count: Int(entry & 0xffff_ffff)))
                 case .id:
                     let position = previous[stream] &+ unzigzag(try varint(stream))
                     previous[stream] = position
-                    guard let bytes = id(UInt64(bitPattern: position)) else { throw damaged }
-                    payload.append(bytes: bytes)
+                    guard position >= 0, position < idCount else { throw damaged }
+                    payload.appendID(ids.baseAddress! + Int(position) * 16)
                 case .rest:
                     guard let length = streams[stream].varint(), let rest = streams[stream].take(length) else {
                         throw damaged
@@ -757,6 +994,65 @@ struct ColumnBlockDecoder {
                     guard Int(tag) < node.children.count else { throw damaged }
                     payload.append(tag)
                     try rebuild(nodes[node.children.lowerBound + Int(tag)].children, nodes, into: &payload)
+                }
+            }
+        }
+
+        /// Reads the fields of the next `times` records as `rebuild` would, with none of its
+        /// output, column by column: each stream belongs to one field, so how many values it
+        /// gives those records follows from the presence bytes, counts and tags above it, and it
+        /// is read in one loop of its own. The streams end where `rebuild` would leave them, the
+        /// deltas summed and new texts entered in the dictionaries. It fails only where `rebuild`
+        /// would (a count of items past the block's bytes cannot be read to its end).
+        mutating func skip(_ range: Range<Int>, times: Int, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>) throws {
+            for position in range {
+                let node = nodes[position]
+                let stream = node.stream
+                switch node.symbol {
+                case .unsigned, .signed:
+                    for _ in 0..<times { _ = try varint(stream) }
+                case .date, .increasing, .id:
+                    var value = previous[stream]
+                    for _ in 0..<times { value = value &+ unzigzag(try varint(stream)) }
+                    previous[stream] = value
+                case .byte:
+                    guard streams[stream].take(UInt64(times)) != nil else { throw damaged }
+                case .text:
+                    for _ in 0..<times { _ = try textCode(node) }
+                case .rest:
+                    for _ in 0..<times {
+                        guard let length = streams[stream].varint(), streams[stream].take(length) != nil else {
+                            throw damaged
+                        }
+                    }
+                case .optional:
+                    var present = 0
+                    for _ in 0..<times {
+                        let flag = try byte(stream)
+                        guard flag <= 1 else { throw damaged }
+                        present += Int(flag)
+                    }
+                    try skip(node.children, times: present, nodes)
+                case .list:
+                    var items = 0
+                    for _ in 0..<times {
+                        let count = try varint(stream)
+                        guard count <= UInt64(blockBytes - items) else { throw damaged }
+                        items += Int(count)
+                    }
+                    try skip(node.children, times: items, nodes)
+                case .sequence:
+                    try skip(node.children, times: times, nodes)
+                case .union:
+                    var chosen = [Int](repeating: 0, count: node.children.count)
+                    for _ in 0..<times {
+                        let tag = Int(try byte(stream))
+                        guard tag < chosen.count else { throw damaged }
+                        chosen[tag] += 1
+                    }
+                    for (alternative, child) in node.children.enumerated() {
+                        try skip(nodes[child].children, times: chosen[alternative], nodes)
+                    }
                 }
             }
         }

@@ -343,7 +343,9 @@ import VaultStore
         for stream in [counts, codes, entries] { block.appendVarint(UInt64(stream.count)) }
         block += counts + codes + entries
         let error = #expect(throws: BackupError.self) {
-            _ = try block.withUnsafeBytes { try ColumnBlockDecoder.decode($0, id: { _ in nil }) { _, _, _ in } }
+            _ = try block.withUnsafeBytes {
+                try ColumnBlockDecoder.decode($0, ids: UnsafeRawBufferPointer(start: nil, count: 0)) { _, _, _ in }
+            }
         }
         #expect(error?.errorDescription == ColumnBlockDecoder.tooLarge.errorDescription)
     }
