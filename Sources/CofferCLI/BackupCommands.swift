@@ -317,7 +317,6 @@ struct BackupCommands: ParsableCommand {
         }
 
         func run() throws {
-            LargeAllocations.mapped()
             let url = URL(fileURLWithPath: file)
             guard FileManager.default.fileExists(atPath: url.path) else {
                 throw CLIError(.notFound, "No archive at \(url.path).")

@@ -481,21 +481,28 @@ public enum Archive {
         }
         let decryptor = try SecretStreamDecryptor(key: try SymmetricKey(fileKeySecret), header: header.streamHeader)
         let chunkAD = BLAKE2b.hash(Array(bytes[..<headerLength]))
-        var compressed: [UInt8] = []
-        compressed.reserveCapacity(bytes.count - headerLength)
-        for (index, range) in chunks.enumerated() {
-            guard !decryptor.isFinished else {
-                throw BackupError(.damaged, "\(name) has data after its final chunk (appended).")
-            }
-            do {
-                let plain = try bytes[range].withUnsafeBytes { chunk in
-                    try chunkAD.withUnsafeBytes { try decryptor.pull(chunk, associatedData: $0) }
+        // Each chunk decrypted straight into its place: the plaintext is never larger.
+        let compressed = try [UInt8](unsafeUninitializedCapacity: bytes.count - headerLength) { body, filled in
+            for (index, range) in chunks.enumerated() {
+                guard !decryptor.isFinished else {
+                    throw BackupError(.damaged, "\(name) has data after its final chunk (appended).")
                 }
-                plain.withUnsafeBytes { compressed.append(contentsOf: $0) }
-            } catch {
-                throw BackupError(
-                    .damaged,
-                    "\(name): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive).")
+                do {
+                    filled += try bytes[range].withUnsafeBytes { chunk in
+                        try chunkAD.withUnsafeBytes {
+                            try decryptor.pull(
+                                chunk,
+                                into: UnsafeMutableRawBufferPointer(
+                                    UnsafeMutableBufferPointer(rebasing: body[filled...])),
+                                associatedData: $0)
+                        }
+                    }
+                } catch {
+                    throw BackupError(
+                        .damaged,
+                        "\(name): chunk \(index + 1) does not authenticate (altered, reordered, or from another archive)."
+                    )
+                }
             }
         }
         guard decryptor.isFinished else {

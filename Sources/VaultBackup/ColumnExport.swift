@@ -276,19 +276,27 @@ enum ColumnExport {
                 try emit(block: block, group: groupIndex)
                 block = ColumnBlockEncoder(kind: group.kind, version: group.version, layout: layout)
             }
-            for entry in entries[groupIndex] {
-                let payload = view.payload(at: Int(entry.index))
+            let list = entries[groupIndex]
+            var next = 0
+            while next < list.count {
+                // Up to the next 4,096th record, when the block's full chunks are handed over.
+                let run = min(list.count - next, 4096 - done & 4095)
                 // A block is closed before a record would take it past its limit, so it holds at
                 // most the limit or one record (which may be 256 MiB): never more than a reader takes.
-                if block.count > 0, block.size + payload.count >= blockBytes { try flush() }
-                try block.add(
-                    group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...]), positions: positions)
-                digest.add(view.id(at: Int(entry.index)), payload)
-                counts[Int(payload.first ?? 0)] += 1
-                done += 1
+                let added = try block.add(run, recordLimit: blockRecords, byteLimit: blockBytes, positions: positions) {
+                    let payload = view.payload(at: Int(list[next + $0].index))
+                    return group.kind == 0 ? payload : UnsafeRawBufferPointer(rebasing: payload[2...])
+                }
+                for entry in list[next..<next + added] {
+                    let payload = view.payload(at: Int(entry.index))
+                    digest.add(view.id(at: Int(entry.index)), payload)
+                    counts[Int(payload.first ?? 0)] += 1
+                }
+                next += added
+                done += added
                 WorkProgress.report(.compressing, done, of: recordCount, every: 1 << 16)
                 if done & 4095 == 0 { startChunks(of: &block, group: groupIndex) }
-                if block.count == blockRecords || block.size >= blockBytes { try flush() }
+                if added < run || block.count == blockRecords || block.size >= blockBytes { try flush() }
             }
             try flush()
         }
@@ -687,6 +695,7 @@ enum ColumnExport {
             while let piece = try prefetched.next() {
                 try piece.withUnsafeBytes { try reader.feed($0) }
                 produced += piece.count
+                prefetched.recycle(piece)
                 WorkProgress.report(.decompressing, produced, of: Int(exportLength), every: 1)
             }
         } else {
@@ -743,6 +752,10 @@ enum ColumnExport {
         static let tableShare: UInt64 = 64 << 20
         private let condition = NSCondition()
         private var pieces: [[UInt8]] = []
+        /// Pieces given back once read, for the decoder to fill again: each piece is as large
+        /// as the allocations that get mappings of their own, which a new one a piece would
+        /// map, fault in and unmap.
+        private var spare: [[UInt8]] = []
         private var taken = 0
         private var waiting = 0
         private var finished = false
@@ -761,7 +774,7 @@ enum ColumnExport {
                     try XZ.decompress(
                         export, expectedLength: expectedLength, memoryLimit: memoryLimit - tableShare,
                         raisedLimit: { self.waitForTheTable() ? memoryLimit : nil }, reportsProgress: false
-                    ) { try self.put(Array($0)) }
+                    ) { try self.put($0) }
                 } catch { failure = error }
                 self.condition.withLock {
                     (self.finished, self.failure) = (true, failure)
@@ -773,7 +786,11 @@ enum ColumnExport {
             thread.start()
         }
 
-        private func put(_ piece: [UInt8]) throws {
+        /// A copy of `bytes` waits to be taken, in a piece taken before if there is one.
+        private func put(_ bytes: UnsafeRawBufferPointer) throws {
+            var piece = condition.withLock { spare.popLast() } ?? []
+            piece.removeAll(keepingCapacity: true)
+            piece.append(contentsOf: bytes)
             condition.lock()
             defer { condition.unlock() }
             while waiting >= Self.bound, !stopped { condition.wait() }
@@ -800,6 +817,11 @@ enum ColumnExport {
         }
 
         var isStopped: Bool { condition.withLock { stopped } }
+
+        /// Gives back a piece `next` handed over, once read.
+        func recycle(_ piece: [UInt8]) {
+            condition.withLock { if spare.count < 16 { spare.append(piece) } }
+        }
 
         /// The next piece of output, nil once the stream has ended well; the decoder's failure
         /// once every piece before it is taken.
@@ -937,7 +959,16 @@ enum ColumnExport {
             guard length <= maximumBlockLength else {
                 throw BackupError(.damaged, "The archive's export holds a block larger than Coffer writes.")
             }
-            guard available >= 4 + length else { return false }
+            guard available >= 4 + length else {
+                // Room for the whole block at once: grown by doubling, a block of 30 MB would be
+                // copied six times into memory never touched before.
+                if pending.capacity - start < 4 + length {
+                    pending.removeSubrange(..<start)
+                    start = 0
+                    pending.reserveCapacity(4 + length)
+                }
+                return false
+            }
             try pending.withUnsafeBytes { buffer in
                 let block = UnsafeRawBufferPointer(rebasing: buffer[start + 4..<start + 4 + length])
                 let first = records

@@ -361,22 +361,41 @@ struct ColumnBlockEncoder {
     /// Adds one record's fields (a payload that `orderingKey` accepted); `positions` gives an
     /// id's place in the archive's id table.
     mutating func add(_ fields: UnsafeRawBufferPointer, positions: ColumnExport.TablePositions) throws {
-        var cursor = FieldCursor(bytes: fields)
-        let top = layout.top
-        let added = try streams.withUnsafeMutableBufferPointer { streams in
+        _ = try add(1, recordLimit: .max, byteLimit: .max, positions: positions) { _ in fields }
+    }
+
+    /// Adds up to `available` records, `fields(n)` giving the nth one's fields, while the block
+    /// has room: it stops before a record whose payload (its kind and version too) would take
+    /// it to `byteLimit` (unless it is empty) and after one that reaches `recordLimit` or
+    /// `byteLimit`. How many it added. The block's memory is borrowed once for them all, not
+    /// per record (a million records paid a tenth of a second in reference counts).
+    mutating func add(
+        _ available: Int, recordLimit: Int, byteLimit: Int, positions: ColumnExport.TablePositions,
+        fields: (Int) -> UnsafeRawBufferPointer
+    ) throws -> Int {
+        let (top, header) = (layout.top, kind == 0 ? 0 : 2)
+        var (count, size) = (self.count, self.size)
+        defer { (self.count, self.size) = (count, size) }
+        return try streams.withUnsafeMutableBufferPointer { streams in
             try previous.withUnsafeMutableBufferPointer { previous in
                 try dictionaries.withUnsafeMutableBufferPointer { dictionaries in
                     try layout.nodes.withUnsafeBufferPointer { nodes in
-                        var sink = Sink(streams: streams, previous: previous, dictionaries: dictionaries, nodes: nodes)
-                        try sink.emit(top, &cursor, positions: positions)
-                        return sink.size
+                        for number in 0..<available {
+                            var cursor = FieldCursor(bytes: fields(number))
+                            if count > 0, size + header + cursor.bytes.count >= byteLimit { return number }
+                            var sink = Sink(
+                                streams: streams, previous: previous, dictionaries: dictionaries, nodes: nodes)
+                            try sink.emit(top, &cursor, positions: positions)
+                            guard cursor.isAtEnd else { throw ColumnBlockEncoder.inconsistent }
+                            size += sink.size
+                            count += 1
+                            if count == recordLimit || size >= byteLimit { return number + 1 }
+                        }
+                        return available
                     }
                 }
             }
         }
-        guard cursor.isAtEnd else { throw ColumnBlockEncoder.inconsistent }
-        size += added
-        count += 1
     }
 
     static let inconsistent = BackupError(.writeFailed, "A record changed its shape while the archive was written.")

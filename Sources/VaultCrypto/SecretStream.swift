@@ -88,24 +88,40 @@ public final class SecretStreamDecryptor {
         _ chunk: UnsafeRawBufferPointer,
         associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
     ) throws -> Data {
-        guard !isFinished else { throw CryptoError(.streamState, "Data follows the final chunk of the stream.") }
         guard chunk.count >= SecretStream.overheadByteCount else {
             throw CryptoError(.authenticationFailed, "A stream chunk is too short to be authentic.")
         }
         var output = Data(count: chunk.count - SecretStream.overheadByteCount)
+        _ = try output.withUnsafeMutableBytes { try pull(chunk, into: $0, associatedData: associatedData) }
+        return output
+    }
+
+    /// `pull`, the plaintext written at the start of `output` (at least the chunk's length less
+    /// the stream's overhead): how long it is. For a reader that gathers a whole stream in one
+    /// buffer, with no buffer a chunk.
+    public func pull(
+        _ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    ) throws -> Int {
+        guard !isFinished else { throw CryptoError(.streamState, "Data follows the final chunk of the stream.") }
+        guard chunk.count >= SecretStream.overheadByteCount else {
+            throw CryptoError(.authenticationFailed, "A stream chunk is too short to be authentic.")
+        }
+        let length = chunk.count - SecretStream.overheadByteCount
+        guard output.count >= length else {
+            throw CryptoError(.invalidLength, "A stream chunk's plaintext needs \(length) bytes, not \(output.count).")
+        }
         var tag: UInt8 = 0
-        let result: Int32 = output.withUnsafeMutableBytes { out in
-            state.withUnsafeMutableBytes { s in
-                crypto_secretstream_xchacha20poly1305_pull(
-                    s.baseAddress!.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self),
-                    out.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, &tag,
-                    chunk.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count),
-                    associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count))
-            }
+        let result: Int32 = state.withUnsafeMutableBytes { s in
+            crypto_secretstream_xchacha20poly1305_pull(
+                s.baseAddress!.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self),
+                output.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, &tag,
+                chunk.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count),
+                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count))
         }
         try Sodium.check(result, .authenticationFailed, "A stream chunk did not authenticate.")
         isFinished = tag == SecretStream.finalTag
-        return output
+        return length
     }
 
     public func pull<Chunk: ContiguousBytes>(_ chunk: Chunk) throws -> Data {

@@ -125,6 +125,41 @@ import VaultCrypto
         }
     }
 
+    /// Decrypted into a caller's buffer, chunk after chunk: the same plaintext, placed one after
+    /// another; a buffer too short for a chunk is refused before anything is written to it, and
+    /// a chunk that does not authenticate is refused as by `pull`.
+    @Test func decryptsIntoOneBufferChunkAfterChunk() throws {
+        let streamKey = SymmetricKey.random()
+        let chunks: [[UInt8]] = [Array(repeating: 7, count: 100), Array("two".utf8), []]
+        let (header, sealed) = try encrypt(chunks, key: streamKey)
+        let decryptor = try SecretStreamDecryptor(key: streamKey, header: header)
+        var gathered = [UInt8](repeating: 0, count: 103)
+        var filled = 0
+        try gathered.withUnsafeMutableBytes { buffer in
+            #expect(throws: CryptoError(.invalidLength, "")) {
+                try sealed[0].withUnsafeBytes {
+                    try decryptor.pull($0, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<99]))
+                }
+            }
+            #expect(buffer.allSatisfy { $0 == 0 })
+            for chunk in sealed {
+                filled += try chunk.withUnsafeBytes {
+                    try decryptor.pull($0, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                }
+            }
+        }
+        #expect(filled == 103 && gathered == chunks.flatMap { $0 } && decryptor.isFinished)
+        var altered = sealed[1]
+        altered[0] ^= 1
+        let again = try SecretStreamDecryptor(key: streamKey, header: header)
+        let room = UnsafeMutableRawBufferPointer.allocate(byteCount: 200, alignment: 1)
+        defer { room.deallocate() }
+        _ = try sealed[0].withUnsafeBytes { try again.pull($0, into: room) }
+        #expect(throws: CryptoError(.authenticationFailed, "")) {
+            try altered.withUnsafeBytes { try again.pull($0, into: room) }
+        }
+    }
+
     @Test func detectsTruncationReorderingTamperingAndExtraChunks() throws {
         let streamKey = SymmetricKey.random()
         let (header, sealed) = try encrypt([[1], [2], [3]], key: streamKey)
