@@ -593,8 +593,13 @@ struct ColumnBlockDecoder {
     /// another thread rebuilds the last three eighths of them beside this one, holding at most
     /// `heldBytes` of them (past it, this thread goes on from where the other stopped).
     struct Sharing {
-        var records: Int
-        var heldBytes: Int
+        let records: Int
+        let heldBytes: Int
+
+        init(records: Int, heldBytes: Int) {
+            precondition(records >= 1 && heldBytes >= 0)
+            (self.records, self.heldBytes) = (records, heldBytes)
+        }
 
         /// One block of a group can be a million transactions: a quarter of a second of one
         /// core, while the other has little but the digest to do.
@@ -604,10 +609,12 @@ struct ColumnBlockDecoder {
 
     /// Calls `visit` with each record's position in the block, the block's kind, and `framing`
     /// bytes the caller may write followed by the record's payload (valid only during the call),
-    /// in the block's order; `ids` is the id table, 16 bytes an entry.
+    /// in the block's order; `ids` is the id table, 16 bytes an entry. `observeSharing` hears how
+    /// many records the other thread handed over, when it had a part (for tests).
     static func decode(
         _ block: UnsafeRawBufferPointer, ids: UnsafeRawBufferPointer, framing: Int = 0,
-        sharing: Sharing? = Sharing.automatic, visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
+        sharing: Sharing? = Sharing.automatic, observeSharing: ((_ held: Int) -> Void)? = nil,
+        visit: (Int, UInt8, UnsafeMutableRawBufferPointer) throws -> Void
     ) throws -> Int {
         // Dictionary entries are kept as 32-bit places in their stream.
         guard block.count <= Int(UInt32.max) else { throw damaged }
@@ -649,14 +656,18 @@ struct ColumnBlockDecoder {
         try layout.nodes.withUnsafeBufferPointer { nodes in
             try rebuild(block, 0..<(shared ?? block.records), nodes, &state, &payload, &rebuilt, visit)
             guard let helper else { return }
-            try helper.finish()
+            let failure = helper.finish()
             // Where the other thread skipped to must be exactly where this one arrived.
-            guard helper.start.matches(state) else { throw damaged }
+            guard let start = helper.start else { throw failure ?? damaged }
+            guard start.matches(state) else { throw damaged }
+            // The records it rebuilt before it failed come first, as they would from one thread.
             for (offset, framed) in helper.held.enumerated() {
                 rebuilt += framed.count - framing
                 guard rebuilt <= maximumRebuilt else { throw tooLarge }
                 try visit(helper.first + offset, kind, framed)
             }
+            if let failure { throw failure }
+            observeSharing?(helper.held.count)
             state = helper.columns.state
             try rebuild(block, helper.end..<block.records, nodes, &state, &payload, &rebuilt, visit)
         }
@@ -748,7 +759,7 @@ struct ColumnBlockDecoder {
         let first: Int
         let columns: Columns
         private(set) var end: Int
-        private(set) var start: Position!
+        private(set) var start: Position?
         private(set) var held: [UnsafeMutableRawBufferPointer] = []
         private var arena: PayloadBuffer
         private var failure: Error?
@@ -760,8 +771,9 @@ struct ColumnBlockDecoder {
         init(_ block: Block, from first: Int, framing: Int, heldBytes: Int) {
             (self.first, end) = (first, first)
             columns = Columns(block)
-            // Reserved, not touched: no copy as it fills.
-            arena = PayloadBuffer(framing: 0, capacity: heldBytes)
+            // Reserved, not touched: no copy as it fills (the record that passes the limit has
+            // a mebibyte more).
+            arena = PayloadBuffer(framing: 0, capacity: heldBytes + (1 << 20))
             nonisolated(unsafe) let block = block
             DispatchQueue.global().async {
                 self.run(block, framing: framing, heldBytes: heldBytes)
@@ -805,11 +817,11 @@ struct ColumnBlockDecoder {
             }
         }
 
-        /// Waits for the thread; its failure, if it had one.
-        func finish() throws {
+        /// Waits for the thread; its failure, if it had one (after the records it holds).
+        func finish() -> Error? {
             done.wait()
             joined = true
-            if let failure { throw failure }
+            return failure
         }
 
         /// Stops the thread if it is still going and waits for it. Any number of times.

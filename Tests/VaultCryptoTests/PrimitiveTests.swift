@@ -133,7 +133,8 @@ import VaultCrypto
         let chunks: [[UInt8]] = [Array(repeating: 7, count: 100), Array("two".utf8), []]
         let (header, sealed) = try encrypt(chunks, key: streamKey)
         let decryptor = try SecretStreamDecryptor(key: streamKey, header: header)
-        var gathered = [UInt8](repeating: 0, count: 103)
+        // One spare byte at the end, which nothing may write.
+        var gathered = [UInt8](repeating: 0xEE, count: 104)
         var filled = 0
         try gathered.withUnsafeMutableBytes { buffer in
             #expect(throws: CryptoError(.invalidLength, "")) {
@@ -141,14 +142,15 @@ import VaultCrypto
                     try decryptor.pull($0, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<99]))
                 }
             }
-            #expect(buffer.allSatisfy { $0 == 0 })
+            #expect(buffer.allSatisfy { $0 == 0xEE })
             for chunk in sealed {
                 filled += try chunk.withUnsafeBytes {
                     try decryptor.pull($0, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
                 }
+                #expect(buffer[filled...].allSatisfy { $0 == 0xEE })
             }
         }
-        #expect(filled == 103 && gathered == chunks.flatMap { $0 } && decryptor.isFinished)
+        #expect(filled == 103 && Array(gathered[..<103]) == chunks.flatMap { $0 } && decryptor.isFinished)
         var altered = sealed[1]
         altered[0] ^= 1
         let again = try SecretStreamDecryptor(key: streamKey, header: header)
