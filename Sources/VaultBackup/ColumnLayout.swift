@@ -682,19 +682,15 @@ struct ColumnBlockDecoder {
     ) throws {
         for position in records {
             payload.count = 0
-            if block.kind != 0 {
-                payload.append(block.kind)
-                payload.append(block.version)
-            }
-            try state.rebuild(block.layout.top, nodes, into: &payload)
+            try state.record(of: block, nodes, into: &payload)
             rebuilt += payload.count
-            guard payload.count <= maximumPayload, rebuilt <= maximumRebuilt else { throw tooLarge }
+            guard rebuilt <= maximumRebuilt else { throw tooLarge }
             try visit(position, block.kind, payload.framed)
         }
     }
 
     /// A block's header, read.
-    private struct Block {
+    fileprivate struct Block {
         let layout: ColumnLayout
         let kind: UInt8
         let version: UInt8
@@ -798,12 +794,7 @@ struct ColumnBlockDecoder {
                         arena.reserve(framing)
                         arena.count += framing
                         arena.recordStart = arena.count
-                        if block.kind != 0 {
-                            arena.append(block.kind)
-                            arena.append(block.version)
-                        }
-                        try state.rebuild(block.layout.top, nodes, into: &arena)
-                        guard arena.count - arena.recordStart <= maximumPayload else { throw tooLarge }
+                        try state.record(of: block, nodes, into: &arena)
                         ends.append(arena.count)
                         end = position + 1
                     }
@@ -963,6 +954,21 @@ struct ColumnBlockDecoder {
                 throw damaged
             }
             return Int(code)
+        }
+
+        /// The next record's payload, after what `payload` holds from its `recordStart`: its
+        /// kind and version (none for kind 0, whose blocks hold whole payloads), then its fields.
+        mutating func record(
+            of block: Block, _ nodes: UnsafeBufferPointer<ColumnLayout.Node>, into payload: inout PayloadBuffer
+        ) throws {
+            if block.kind != 0 {
+                payload.append(block.kind)
+                payload.append(block.version)
+            }
+            try rebuild(block.layout.top, nodes, into: &payload)
+            guard payload.count - payload.recordStart <= ColumnBlockDecoder.maximumPayload else {
+                throw ColumnBlockDecoder.tooLarge
+            }
         }
 
         mutating func rebuild(

@@ -101,6 +101,15 @@ import VaultStore
         }
     }
 
+    /// `count` change-log entries (`ndt[i?t]`), one group, naming each other's ids.
+    static func changeLog(count: Int, seed: UInt64) -> [(RecordID, Data)] {
+        var random = SeededGenerator(state: seed)
+        let ids = (0..<count).map { _ in RecordID.random() }
+        return ids.map { id in
+            (id, Data([0x05, 0x01] + payload(layouts[0x0501]!.fields, ids: ids, strangers: [id], random: &random)))
+        }
+    }
+
     static func manifest(_ count: UInt64, _ counts: [UInt8: UInt64], _ digest: [UInt8]) -> [UInt8] {
         ExportFormat.encodeManifest(
             .init(
@@ -183,16 +192,7 @@ import VaultStore
     /// Blocks close at their limit of records (a group of more than 2²⁰ records; here, to keep
     /// the test quick, 65,536); each starts its dates, ids and texts afresh.
     @Test func manyRecordsSpanSeveralBlocks() throws {
-        var random = SeededGenerator(state: 9)
-        let ids = (0..<140_000).map { _ in RecordID.random() }
-        let records = ids.map { id in
-            (
-                id,
-                Data(
-                    [0x05, 0x01]
-                        + Self.payload(Self.layouts[0x0501]!.fields, ids: ids, strangers: [id], random: &random))
-            )
-        }
+        let records = Self.changeLog(count: 140_000, seed: 9)
         let (manifest, read, written) = try Self.roundTrip(records, blockRecords: 65_536)
         #expect(manifest.recordCount == 140_000 && read.count == 140_000)
         #expect(

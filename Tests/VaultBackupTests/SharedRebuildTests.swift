@@ -156,18 +156,7 @@ import VaultStore
     /// A whole archive read with the automatic sharing (one group of 120,000 records, more than
     /// its threshold) gives every record back.
     @Test func anArchiveWithALargeGroupReadsBack() throws {
-        let layout = ColumnExportTests.layouts[0x0501]!
-        var random = SeededGenerator(state: 31)
-        let ids = (0..<120_000).map { _ in RecordID.random() }
-        let records = ids.map { id in
-            (
-                id,
-                Data(
-                    [0x05, 0x01]
-                        + ColumnExportTests.payload(
-                            layout.fields, ids: ids, strangers: Array(ids.prefix(3)), random: &random))
-            )
-        }
+        let records = ColumnExportTests.changeLog(count: 120_000, seed: 31)
         // Two cores or more (one core rebuilds alone).
         if let automatic = ColumnBlockDecoder.Sharing.automatic { #expect(automatic.records <= records.count) }
         let (manifest, read, _) = try ColumnExportTests.roundTrip(records)
