@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         // System libraries. Debian: `apt-get install libsodium-dev liblzma-dev`.
@@ -68,12 +69,24 @@ let package = Package(
         .target(
             name: "CofferCLI",
             dependencies: [
-                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup", "CEditLine", "CMalloc",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CofferKit", "VaultStore", "VaultCrypto", "FinanceCore", "VaultBackup", "CEditLine",
+                "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+        // The second face: `coffer web`, a local web app on loopback (Hummingbird, Plot HTML).
+        // It parses, calls CofferKit and renders; it knows nothing of CofferCLI.
+        .target(
+            name: "CofferWeb",
+            dependencies: [
+                "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Plot", package: "Plot"),
+            ],
+            resources: [.copy("Assets")]
+        ),
+        // The program: the CLI, with `coffer web` handed to the web face.
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI", "CofferWeb"]),
         // Proof that another front end can link the application: CofferKit and the layers
         // below, no CofferCLI, no ArgumentParser. Run by CofferEndToEndTests.
         .executableTarget(

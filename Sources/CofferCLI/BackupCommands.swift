@@ -99,15 +99,6 @@ struct BackupCommands: ParsableCommand {
         }
     }
 
-    struct Age: Encodable {
-        let path: String
-        let lastVerified: String?
-        let days: Int?
-    }
-
-    /// Backups older than this are called out in the overview and status.
-    static let staleAfterDays = 30
-
     /// Where a backup goes without `--to`: the vault's saved targets and the configuration
     /// file's `backup.targets`, each folder once.
     static func defaultTargets(_ ledger: Ledger) -> [String] {
@@ -119,41 +110,18 @@ struct BackupCommands: ParsableCommand {
         return saved.sorted() + configured
     }
 
-    /// The age of the newest verified backup in each destination (saved targets and any folder
-    /// backed up to with --to).
-    static func ages(ledger: Ledger, now: Date = Date()) -> [Age] {
-        let verified = ledger.backupState?.state.verified ?? []
-        let paths = Set(ledger.backupTargets.values.map(\.path) + verified.map(\.path)).sorted()
-        return paths.map { path in
-            let last = verified.first { $0.path == path }
-            return Age(
-                path: path,
-                lastVerified: last.map {
-                    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0.time)))
-                },
-                days: last.map { Int((now.timeIntervalSince1970 - Double($0.time)) / 86_400) })
-        }
-    }
-
     /// Human lines for the overview and status, with a warning when a backup is missing or stale.
-    static func ageLines(ledger: Ledger) -> [String] {
-        let ages = ages(ledger: ledger)
+    static func ageLines(_ ages: [BackupAge], ledger: Ledger) -> [String] {
         guard !ages.isEmpty else {
             return ledger.accounts.isEmpty
                 ? [] : ["No backups yet — make one: coffer backup target add DIR && coffer backup create"]
         }
         return ages.map { age in
-            guard let days = age.days else { return "⚠ Never backed up to \(age.path). Run: coffer backup create" }
-            let when = days <= 0 ? "today" : (days == 1 ? "1 day ago" : "\(days) days ago")
-            return days > staleAfterDays
-                ? "⚠ Last verified backup to \(age.path) was \(when): over \(staleAfterDays) days. Run: coffer backup create"
+            guard let when = age.ageText else { return "⚠ Never backed up to \(age.path). Run: coffer backup create" }
+            return age.isStale
+                ? "⚠ Last verified backup to \(age.path) was \(when): over \(BackupAge.staleAfterDays) days. Run: coffer backup create"
                 : "Last verified backup to \(age.path): \(when)"
         }
-    }
-
-    static func age(since seconds: Int64, now: Date = Date()) -> String {
-        let days = Int((now.timeIntervalSince1970 - Double(seconds)) / 86_400)
-        return days <= 0 ? "today" : (days == 1 ? "1 day ago" : "\(days) days ago")
     }
 
     // MARK: create
@@ -701,7 +669,7 @@ struct BackupCommands: ParsableCommand {
                         [
                             row.path,
                             verified.first { $0.path == row.path }.map {
-                                "verified \(BackupCommands.age(since: $0.time)) (#\($0.sequence))"
+                                "verified \(BackupAge.text(since: $0.time)) (#\($0.sequence))"
                             } ?? "never backed up",
                         ]
                     }

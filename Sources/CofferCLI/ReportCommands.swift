@@ -16,35 +16,6 @@ struct Overview: ParsableCommand {
         help: ArgumentHelp("Show the overview as it was on this date, YYYY-MM-DD.", valueName: "date"))
     var asOf: String?
 
-    struct Report: Encodable {
-        struct Projection: Encodable { let years: Int; let netWorth: String }
-        struct Category: Encodable { let name, kind, total: String; let share: Decimal; let accounts: Int }
-        struct AccountRow: Encodable {
-            let name, category, kind: String
-            @NullEncoded var value: String?
-            let closed: Bool
-        }
-        struct Point: Encodable { let date, netWorth: String }
-        let asOf, currency, netWorth, assets, liabilities: String
-        /// Null before the vault has a month of history: there is nothing to compare with.
-        @NullEncoded var changeSinceLastMonth: String?
-        /// Unpaid sent invoices counted in `assets` and `netWorth` (0 when turned off).
-        let invoicesReceivable: String
-        /// Outstanding and overdue on `asOf`'s invoices (absent without invoices).
-        let invoices: InvoiceLine?
-        struct InvoiceLine: Encodable { let outstanding, overdue: String; let overdueCount: Int }
-        let projection: Projection
-        let categories: [Category]
-        let accounts: [AccountRow]
-        /// Per backup destination, the newest archive read back and verified there.
-        let backups: [BackupCommands.Age]
-        /// This month's budget: remaining = income recorded − spent.
-        let budget: BudgetLine?
-        struct BudgetLine: Encodable { let month, income, spent, remaining: String }
-        /// Net worth at each month end up to `asOf` (the last point is `asOf` itself).
-        let history: [Point]
-    }
-
     func run() throws {
         let date = try CommandContext.date(asOf, default: try CommandContext.today())
         try render(
@@ -52,49 +23,12 @@ struct Overview: ParsableCommand {
     }
 
     func render(ledger: Ledger, date: CalendarDate, json: Bool) throws {
-        let portfolio = ledger.portfolio
-        let currency = ledger.currency
-        let netWorth = ledger.netWorth
-        let totals = try netWorth.totals(on: date)
-        let change = try netWorth.changeSinceLastMonth(on: date)
-        let projected = try netWorth.projected(years: 1, from: date)
-        let distribution = try netWorth.distribution(on: date)
-        let history = try netWorth.monthEndSeries(through: date)
-        let money = currency.decimalString
-        if json {
-            return try Output.json(
-                Report(
-                    asOf: date.description, currency: currency.code, netWorth: money(totals.netWorth),
-                    assets: money(totals.assets),
-                    liabilities: money(totals.liabilities),
-                    changeSinceLastMonth: netWorth.hasAMonthOfHistory(on: date) ? money(change) : nil,
-                    invoicesReceivable: money(totals.receivable),
-                    invoices: !ledger.hasInvoices
-                        ? nil
-                        : try {
-                            let receivables = try Receivables(invoices: ledger.invoices, today: date)
-                            return .init(
-                                outstanding: money(receivables.outstanding), overdue: money(receivables.overdue),
-                                overdueCount: receivables.overdueCount)
-                        }(),
-                    projection: .init(years: 1, netWorth: money(projected)),
-                    categories: distribution.map {
-                        .init(
-                            name: $0.name, kind: $0.kind.rawValue, total: money($0.total),
-                            share: Render.percentNumber(perMille: $0.sharePerMille),
-                            accounts: $0.accountCount)
-                    },
-                    accounts: ledger.accounts.map { account in
-                        .init(
-                            name: account.name, category: account.category, kind: account.kind.rawValue,
-                            value: portfolio.value(of: account, on: date).map(money), closed: !account.isOpen(on: date))
-                    },
-                    backups: BackupCommands.ages(ledger: ledger),
-                    budget: try budgetLine(ledger: ledger, date: date),
-                    history: history.map { .init(date: $0.date.description, netWorth: money($0.netWorth)) }))
-        }
+        let report = try ledger.overview(on: date)
+        if json { return try Output.json(report) }
+        let currency = report.currency
+        let totals = report.totals
         let style = Style.current()
-        guard !ledger.accounts.isEmpty || totals.receivable > .zero else {
+        guard !report.isEmpty else {
             Output.line(style.bold("Net worth  \(currency.format(.zero))"))
             Output.line()
             Output.line("No accounts yet — add your first one:")
@@ -103,12 +37,12 @@ struct Overview: ParsableCommand {
                 "Suggested categories: \(Account.defaultAssetCategories.joined(separator: ", ")); owed: \(Account.defaultLiabilityCategories.joined(separator: ", "))."
             )
             // A vault used for its budget or invoices alone still shows them.
-            try showOtherParts(ledger: ledger, date: date)
+            showOtherParts(report, ledger: ledger)
             return
         }
         Output.line(style.bold("Net worth  \(currency.format(totals.netWorth))"))
-        let magnitude = Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))
-        if netWorth.hasAMonthOfHistory(on: date) {
+        if let change = report.changeSinceLastMonth {
+            let magnitude = Money(minorUnits: Int64(clamping: change.minorUnits.magnitude))
             Output.line(
                 "as of \(date) · \(style.change(currency.format(magnitude), negative: change.isNegative, zero: change == .zero)) since last month"
             )
@@ -125,15 +59,17 @@ struct Overview: ParsableCommand {
                     "including invoices receivable \(currency.format(totals.receivable)) (coffer settings --receivables off to leave them out)"
                 ))
         }
-        let recent = history.suffix(13)
+        let recent = report.history.suffix(13)
         if recent.count >= 3 {
             Output.line(
                 "\(Render.sparkline(recent.map(\.netWorth.minorUnits)))  month ends since \(recent.first!.date)")
         }
         Output.line()
-        Output.line("In 1 year: \(currency.format(projected)) at your growth rates. Assumptions, not guarantees.")
+        Output.line(
+            "In \(report.projectionYears) year: \(currency.format(report.projected)) at your growth rates. Assumptions, not guarantees."
+        )
 
-        let assets = distribution.filter { $0.kind == .asset }
+        let assets = report.distribution.filter { $0.kind == .asset }
         if !assets.isEmpty {
             Output.line()
             Output.line(style.bold("Where it sits"))
@@ -148,38 +84,35 @@ struct Overview: ParsableCommand {
                 rightAligned: [1, 2, 3]  // the bar is fixed width: never cut
             ).forEach { Output.line($0) }
         }
-        let owed = distribution.filter { $0.kind == .liability }
+        let owed = report.distribution.filter { $0.kind == .liability }
         if !owed.isEmpty {
             Output.line("  Owed: " + owed.map { "\($0.name) \(currency.format($0.total))" }.joined(separator: " · "))
         }
-        let top = ledger.accounts.filter { $0.kind == .asset && $0.isOpen(on: date) }
-            .compactMap { account in portfolio.value(of: account, on: date).map { (account, $0) } }
-            .sorted { $0.1 > $1.1 }.prefix(5)
-        if !top.isEmpty {
+        if !report.topAssets.isEmpty {
             Output.line()
             Output.line(style.bold("Top assets"))
             let nameWidth = max(12, style.width - 40)
             Render.table(
-                top.map { [Render.truncated($0.0.name, to: nameWidth), $0.0.category, currency.format($0.1)] },
+                report.topAssets.map {
+                    [Render.truncated($0.account.name, to: nameWidth), $0.account.category, currency.format($0.value!)]
+                },
                 rightAligned: [2]
             ).forEach { Output.line($0) }
         }
-        try showOtherParts(ledger: ledger, date: date)
+        showOtherParts(report, ledger: ledger)
         Output.advice("Next: coffer update NAME AMOUNT · coffer assets · coffer projection")
     }
 }
 
 extension Overview {
     /// The lines for the vault's other parts: this month's budget, invoices, backups.
-    func showOtherParts(ledger: Ledger, date: CalendarDate) throws {
-        let currency = ledger.currency
-        if !ledger.incomeSources.isEmpty || ledger.hasTransactions {
-            let month = try ledger.budget.summary(for: BudgetMonth(containing: date))
+    func showOtherParts(_ report: OverviewReport, ledger: Ledger) {
+        let currency = report.currency
+        if let month = report.budget {
             Output.line()
             Output.line("Budget: \(currency.format(month.remaining)) remaining in \(month.month.title) (coffer budget)")
         }
-        if ledger.hasInvoices {
-            let receivables = try Receivables(invoices: ledger.invoices, today: date)
+        if let receivables = report.receivables {
             Output.line(
                 "Invoices: \(currency.format(receivables.outstanding)) outstanding"
                     + (receivables.overdueCount > 0
@@ -187,20 +120,11 @@ extension Overview {
                         : ", none overdue")
                     + " (coffer invoices dashboard)")
         }
-        let backups = BackupCommands.ageLines(ledger: ledger)
+        let backups = BackupCommands.ageLines(report.backups, ledger: ledger)
         if !backups.isEmpty {
             Output.line()
             backups.forEach { Output.line($0) }
         }
-    }
-
-    func budgetLine(ledger: Ledger, date: CalendarDate) throws -> Report.BudgetLine? {
-        guard !ledger.incomeSources.isEmpty || ledger.hasTransactions else { return nil }
-        let summary = try ledger.budget.summary(for: BudgetMonth(containing: date))
-        let money = ledger.currency.decimalString
-        return .init(
-            month: summary.month.description, income: money(summary.income), spent: money(summary.spent),
-            remaining: money(summary.remaining))
     }
 }
 

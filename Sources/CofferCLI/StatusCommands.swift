@@ -41,7 +41,7 @@ struct Status: ParsableCommand {
         let recoveryKey: Bool
         let session: SessionState
         /// Only when a session is unlocked: backup state is inside the encrypted vault.
-        let backups: [BackupCommands.Age]?
+        let backups: [BackupAge]?
     }
 
     func run() throws {
@@ -67,7 +67,7 @@ struct Status: ParsableCommand {
                 opsLimit: summary.kdfParameters.opsLimit, memLimit: summary.kdfParameters.memLimit),
             records: unlocked?.vault.recordCount ?? summary.storedRecordCount, pages: summary.storedPageCount,
             recoveryKey: summary.hasRecoveryKey, session: session,
-            backups: unlocked.map { BackupCommands.ages(ledger: $0) })
+            backups: unlocked.map { $0.backupAges() })
         if json { return try Output.json(report) }
 
         let sessionText: String
@@ -92,7 +92,7 @@ struct Status: ParsableCommand {
         Output.line("Recovery key  \(summary.hasRecoveryKey ? "set" : "none")")
         Output.line("Session       \(sessionText)")
         if let ledger = unlocked {
-            let lines = BackupCommands.ageLines(ledger: ledger)
+            let lines = BackupCommands.ageLines(ledger.backupAges(), ledger: ledger)
             Output.line("Backups       \(lines.isEmpty ? "none yet" : lines[0])")
             lines.dropFirst().forEach { Output.line("              \($0)") }
         } else {

@@ -376,9 +376,11 @@ public enum SessionStore {
         }
     }
 
+    /// The session files and the held-keys markers (`HeldKeysMarker`) in the directory: locking
+    /// ends both.
     private static func sessionFiles(in directory: URL) -> [(url: URL, vaultID: VaultID?)] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { name in
+        let sessions = names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { name in
             let url = directory.appendingPathComponent(name)
             let bytes = FileManager.default.contents(atPath: url.path).map(Array.init) ?? []
             let vaultID =
@@ -386,6 +388,7 @@ public enum SessionStore {
                 ? VaultID(unchecked: Array(bytes[8..<24])) : nil
             return (url, vaultID)
         }
+        return sessions + HeldKeysMarker.markers(in: directory)
     }
 
     /// Overwrites the file with zeros before unlinking it, for file systems that do not reuse the

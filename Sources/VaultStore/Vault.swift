@@ -13,6 +13,8 @@ public enum Credential {
     case recoveryKey(RecoveryKey)
     /// A session made by `Vault.createSession`, found in `directory`.
     case session(SessionToken, directory: URL)
+    /// Keys this process already holds in memory (`UnlockedVaultFile.holdKeys()`).
+    case held(HeldKeys)
 }
 
 /// What `verify` proved.
@@ -406,6 +408,9 @@ public final class Vault {
             let operational = try SessionStore.unwrapKeys(
                 token: token, directory: directory, header: header, clock: clock)
             return UnlockedKeys(operational: operational, master: nil, passphraseKEK: nil, recoveryKey: nil)
+        case .held(let held):
+            return UnlockedKeys(
+                operational: try held.keys(for: header), master: nil, passphraseKEK: nil, recoveryKey: nil)
         }
     }
 
