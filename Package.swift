@@ -19,6 +19,11 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        // Hummingbird's own dependencies, named by CofferWeb for their types (header names,
+        // socket errors, the logger it silences).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // System libraries. Debian: `apt-get install libsodium-dev liblzma-dev`.
@@ -81,9 +86,10 @@ let package = Package(
             dependencies: [
                 "CofferKit", "FinanceCore", "VaultStore", "VaultCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "Plot", package: "Plot"),
-            ],
-            resources: [.copy("Assets")]
+            ]
         ),
         // The program: the CLI, with `coffer web` handed to the web face.
         .executableTarget(name: "coffer", dependencies: ["CofferCLI", "CofferWeb"]),

@@ -41,7 +41,7 @@ public struct Coffer: ParsableCommand {
             DeviceCommands.self,
             MergeCopy.self,
             Init.self, Unlock.self, Lock.self, Status.self, Verify.self, Upgrade.self,
-            PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self, Shell.self, Batch.self,
+            PassphraseCommands.self, Rekey.self, RecoveryKeyCommands.self, Shell.self, Batch.self, Web.self,
         ],
         defaultSubcommand: Overview.self
     )

@@ -470,7 +470,7 @@ struct VaultHeader {
 
 }
 
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+package func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }

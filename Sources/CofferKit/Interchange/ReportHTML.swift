@@ -169,7 +169,7 @@ public enum ReportHTML {
         .tr(.th(HTMLText.node(label)), .td(.class("amount"), HTMLText.node(value)))
     }
 
-    static func table(caption: String, header: [String], rows: [[String]]) -> Node<HTML.BodyContext> {
+    package static func table(caption: String, header: [String], rows: [[String]]) -> Node<HTML.BodyContext> {
         .table(
             .caption(HTMLText.node(caption)),
             .thead(.tr(.group(header.map { .th(HTMLText.node($0)) }))),
@@ -188,7 +188,7 @@ public enum ReportHTML {
     }
 
     /// Horizontal bars as SVG, each labelled with its value in text.
-    static func barChart(id: String, caption: String, rows: [(label: String, value: Int64, text: String)])
+    package static func barChart(id: String, caption: String, rows: [(label: String, value: Int64, text: String)])
         -> Node<HTML.BodyContext>
     {
         let largest = max(1, rows.map(\.value).max() ?? 1)
@@ -214,7 +214,7 @@ public enum ReportHTML {
 
     /// A line over a shaded area, one point per month, with the y axis labelled at its lowest
     /// and highest values and the x axis at the first and last months.
-    static func lineChart(caption: String, points: [(month: BudgetMonth, value: Int64)], format: (Int64) -> String)
+    package static func lineChart(caption: String, points: [(month: BudgetMonth, value: Int64)], format: (Int64) -> String)
         -> Node<HTML.BodyContext>
     {
         guard points.count >= 2, let low = points.map(\.value).min(), let high = points.map(\.value).max() else {
@@ -254,7 +254,7 @@ public enum ReportHTML {
         return figure(id: "networth-chart", caption: caption, width: width, height: height, shapes: shapes)
     }
 
-    static func figure(id: String, caption: String, width: Int, height: Int, shapes: [Node<HTML.BodyContext>])
+    package static func figure(id: String, caption: String, width: Int, height: Int, shapes: [Node<HTML.BodyContext>])
         -> Node<HTML.BodyContext>
     {
         .element(
@@ -267,14 +267,14 @@ public enum ReportHTML {
                         .attribute(named: "xmlns", value: "http://www.w3.org/2000/svg"),
                         .attribute(named: "viewBox", value: "0 0 \(width) \(height)"),
                         .attribute(named: "role", value: "img"),
-                        .attribute(named: "aria-label", value: caption),
+                        .attribute(named: "aria-label", value: HTMLText.attribute(caption)),
                         .element(named: "title", text: caption),
                     ] + shapes),
                 .element(named: "figcaption", text: caption),
             ])
     }
 
-    static func svgText(_ text: String, x: Int, y: Int, anchor: String) -> Node<HTML.BodyContext> {
+    package static func svgText(_ text: String, x: Int, y: Int, anchor: String) -> Node<HTML.BodyContext> {
         .element(
             named: "text",
             nodes: [

@@ -1,0 +1,114 @@
+import CofferKit
+import FinanceCore
+import Foundation
+import Hummingbird
+import VaultStore
+
+/// Every request reads the vault file as it is now, with the held keys, on one serial queue: the
+/// page never shows a stale copy, and a write never lands on an older state than the file's (a
+/// CLI write in between is simply part of what the next request reads).
+enum WebVault {
+    /// Runs `body` on the vault queue, off the server's event loops (Argon2id, a large vault).
+    static func onVaultQueue<T: Sendable>(_ state: WebState, _ body: @escaping @Sendable () throws -> T) async throws
+        -> T
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            state.vaultQueue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// The ledger as `view` needs it (the whole vault when nil).
+    static func withLedger<T: Sendable>(
+        _ state: WebState, view: LedgerView?, _ body: @escaping @Sendable (Ledger) throws -> T
+    ) async throws -> T {
+        guard let keys = state.keys else { throw Locked() }
+        return try await onVaultQueue(state) {
+            let file = try UnlockedVaultFile.unlock(
+                at: state.settings.vaultURL, with: .held(keys), guard: state.settings.rollbackGuard)
+            let ledger = try view.map { try Ledger.open(file, for: $0) } ?? Ledger(vault: file.open())
+            return try body(ledger)
+        }
+    }
+
+    struct Locked: Error {}
+
+    /// 423: the page asks for the passphrase first.
+    static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+
+    /// A page: its HTML, or the unlock page while locked, or the refusal its error calls for.
+    static func page(
+        _ state: WebState, _ context: WebContext, view: LedgerView?, status: HTTPResponse.Status = .ok,
+        banner: Layout.Banner? = nil,
+        _ render: @escaping @Sendable (Ledger, Layout.Banner?) throws -> String
+    ) async throws -> Response {
+        let banner = banner ?? state.takeNotice().map { Layout.Banner.done($0.text, undoable: $0.undoable) }
+        do {
+            return Layout.response(try await withLedger(state, view: view) { try render($0, banner) }, status: status)
+        } catch {
+            return try refusal(for: error, state, context)
+        }
+    }
+
+    /// A change: made in one unit of work (one `coffer log` entry), then the browser is sent to
+    /// `back` (303) where the notice and its Undo show. Refused input re-renders `back`'s page
+    /// with the reason, via `again`, and the vault is exactly as it was.
+    static func change(
+        _ state: WebState, _ context: WebContext, view: LedgerView? = nil, back: String,
+        again: ((Layout.Banner) async throws -> Response)? = nil,
+        _ body: @escaping @Sendable (Ledger) throws -> WebState.Notice
+    ) async throws -> Response {
+        do {
+            let notice = try await withLedger(state, view: view, body)
+            state.setNotice(notice)
+            return Response(status: .seeOther, headers: [.location: back])
+        } catch let error where inputProblem(error) != nil {
+            let text = inputProblem(error)!
+            guard let again else { throw WebRefusal(status: .badRequest, message: text) }
+            var response = try await again(.problem(text))
+            response.status = .badRequest
+            return response
+        } catch {
+            return try refusal(for: error, state, context)
+        }
+    }
+
+    /// What a person typed that a rule refused, in words for the page; nil for other errors.
+    static func inputProblem(_ error: Error) -> String? {
+        switch error {
+        case let error as CofferError where [.invalidInput, .noMatch, .ambiguous, .alreadyExists, .inUse, .unchanged, .closed].contains(error.code):
+            let candidates = error.candidates.isEmpty ? "" : " Choose one of: \(error.candidates.joined(separator: ", "))."
+            return "\(error.message)\(candidates) Nothing was changed."
+        case let error as FinanceError where error.code != .invalidRecord && error.code != .overflow:
+            return "\(error.errorDescription ?? "That value is not valid.") Nothing was changed."
+        case is DecodingError:
+            return "The form is missing a field. Nothing was changed."
+        default:
+            return nil
+        }
+    }
+
+    /// Locked, keys changed elsewhere, a rolled-back or damaged file: said on the page with its
+    /// status; nothing was written.
+    static func refusal(for error: Error, _ state: WebState, _ context: WebContext) throws -> Response {
+        switch error {
+        case is Locked:
+            return Pages.unlock(csrf: context.csrf, status: Self.locked)
+        case let error as VaultError where error.code == .sessionInvalid:
+            state.lockVault()
+            return Pages.unlock(
+                csrf: context.csrf,
+                problem: "The vault's keys were changed elsewhere (a new passphrase or a rekey): unlock it again.",
+                status: Self.locked)
+        case let refusal as WebRefusal:
+            throw refusal
+        case let error as VaultError:
+            throw WebRefusal(
+                status: .conflict, message: "\(error.errorDescription ?? "The vault cannot be read.") Nothing was changed.")
+        default:
+            if let text = inputProblem(error) { throw WebRefusal(status: .badRequest, message: text) }
+            throw WebRefusal(
+                status: .internalServerError,
+                message: "\(error.localizedDescription) Nothing was changed.")
+        }
+    }
+}
