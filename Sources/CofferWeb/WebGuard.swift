@@ -13,6 +13,15 @@ struct WebContext: RequestContext {
     var csrf = ""
 
     init(source: Source) { coreContext = .init(source: source) }
+
+    /// The posted form's fields; a field missing or of the wrong shape is a 400.
+    func decodeForm<Form: Decodable>(_ type: Form.Type) throws -> Form {
+        do {
+            return try URLEncodedFormDecoder().decode(Form.self, from: form)
+        } catch {
+            throw WebRefusal(status: .badRequest, message: "The form is missing a field. Nothing was changed.")
+        }
+    }
 }
 
 /// Why a request was refused, with the HTTP status Specs/web.md gives it.
@@ -80,7 +89,8 @@ struct WebGuard: RouterMiddleware {
             guard constantTimeEqual(Array(field.utf8), Array(session.csrf.utf8)) else {
                 throw WebRefusal(
                     status: .forbidden,
-                    message: "That form did not come from this page (its token is missing or wrong). Nothing was changed."
+                    message:
+                        "That form did not come from this page (its token is missing or wrong). Nothing was changed."
                 )
             }
         }

@@ -75,8 +75,10 @@ enum WebVault {
     /// What a person typed that a rule refused, in words for the page; nil for other errors.
     static func inputProblem(_ error: Error) -> String? {
         switch error {
-        case let error as CofferError where [.invalidInput, .noMatch, .ambiguous, .alreadyExists, .inUse, .unchanged, .closed].contains(error.code):
-            let candidates = error.candidates.isEmpty ? "" : " Choose one of: \(error.candidates.joined(separator: ", "))."
+        case let error as CofferError
+        where [.invalidInput, .noMatch, .ambiguous, .alreadyExists, .inUse, .unchanged, .closed].contains(error.code):
+            let candidates =
+                error.candidates.isEmpty ? "" : " Choose one of: \(error.candidates.joined(separator: ", "))."
             return "\(error.message)\(candidates) Nothing was changed."
         case let error as FinanceError where error.code != .invalidRecord && error.code != .overflow:
             return "\(error.errorDescription ?? "That value is not valid.") Nothing was changed."
@@ -103,7 +105,8 @@ enum WebVault {
             throw refusal
         case let error as VaultError:
             throw WebRefusal(
-                status: .conflict, message: "\(error.errorDescription ?? "The vault cannot be read.") Nothing was changed.")
+                status: .conflict,
+                message: "\(error.errorDescription ?? "The vault cannot be read.") Nothing was changed.")
         default:
             if let text = inputProblem(error) { throw WebRefusal(status: .badRequest, message: text) }
             throw WebRefusal(

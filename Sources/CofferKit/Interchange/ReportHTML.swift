@@ -214,7 +214,9 @@ public enum ReportHTML {
 
     /// A line over a shaded area, one point per month, with the y axis labelled at its lowest
     /// and highest values and the x axis at the first and last months.
-    package static func lineChart(caption: String, points: [(month: BudgetMonth, value: Int64)], format: (Int64) -> String)
+    package static func lineChart(
+        caption: String, points: [(month: BudgetMonth, value: Int64)], format: (Int64) -> String
+    )
         -> Node<HTML.BodyContext>
     {
         guard points.count >= 2, let low = points.map(\.value).min(), let high = points.map(\.value).max() else {

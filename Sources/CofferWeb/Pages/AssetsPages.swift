@@ -16,7 +16,7 @@ enum AssetsPages {
                 let name: String, category: String, kind: String, value: String?, date: String?
             }
             let today = state.today
-            let form = try URLEncodedFormDecoder().decode(Form.self, from: context.form)
+            let form = try context.decodeForm(Form.self)
             return try await WebVault.change(
                 state, context, back: "/assets",
                 again: { try await list(state, context, banner: $0) }
@@ -33,7 +33,7 @@ enum AssetsPages {
             struct Form: Decodable { let amount: String, date: String?, note: String? }
             let id = try accountID(context)
             let today = state.today
-            let form = try URLEncodedFormDecoder().decode(Form.self, from: context.form)
+            let form = try context.decodeForm(Form.self)
             let day = try (form.date ?? "").isEmpty ? today : parsedDate(form.date!)
             return try await WebVault.change(
                 state, context, view: .recordingValue(on: day, today: today), back: "/accounts/\(id.uuidString)",
@@ -108,7 +108,8 @@ enum AssetsPages {
                             .h2(HTMLText.node(category.name)),
                             .p(.class("muted"), HTMLText.node(categoryLine(category, money: money))),
                             accountTable(
-                                report.accounts.filter { $0.account.category == category.name && $0.isOpen }, money: money))
+                                report.accounts.filter { $0.account.category == category.name && $0.isOpen },
+                                money: money))
                     },
                     .if(
                         report.accounts.contains { !$0.isOpen },
@@ -140,7 +141,9 @@ enum AssetsPages {
     /// The categories already used, offered as the field is typed in.
     private static func categoryChoices(_ names: [String]) -> Node<HTML.FormContext> {
         let options: [Node<HTML.FormContext>] = names.map { name in
-            .element(named: "option", nodes: [Node<HTML.FormContext>.attribute(named: "value", value: HTMLText.attribute(name))])
+            .element(
+                named: "option",
+                nodes: [Node<HTML.FormContext>.attribute(named: "value", value: HTMLText.attribute(name))])
         }
         return .element(named: "datalist", nodes: [Node<HTML.FormContext>.id("categories")] + options)
     }
@@ -173,7 +176,9 @@ enum AssetsPages {
         return try await WebVault.page(state, context, view: nil, banner: banner) { ledger, banner in
             let account = try existing(id, in: ledger)
             let money = { (value: Money) in ledger.currency.format(value) }
-            let updates = ledger.portfolio.updates(of: account).sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) }
+            let updates = ledger.portfolio.updates(of: account).sorted {
+                ($0.date, $0.sequence) > ($1.date, $1.sequence)
+            }
             let current = ledger.portfolio.value(of: account, on: today)
             var monthly: [(month: BudgetMonth, value: Int64)] = []
             for update in updates.reversed() {
@@ -203,7 +208,8 @@ enum AssetsPages {
                                 Layout.csrfField(context.csrf),
                                 Layout.field(
                                     account.kind == .liability ? "Amount owed now" : "Value now", name: "amount",
-                                    hint: "For example 1234.56", extra: [.attribute(named: "inputmode", value: "decimal")]),
+                                    hint: "For example 1234.56",
+                                    extra: [.attribute(named: "inputmode", value: "decimal")]),
                                 Layout.field("Date", name: "date", type: .date, value: today.description),
                                 Layout.field("Note (optional)", name: "note", required: false),
                                 .button(.type(.submit), .text("Update value"))

@@ -16,7 +16,7 @@ enum BudgetPage {
         }
         router.post("/budget/entries") { _, context in
             struct Form: Decodable { let kind: String, amount: String, what: String, date: String?, note: String? }
-            let form = try URLEncodedFormDecoder().decode(Form.self, from: context.form)
+            let form = try context.decodeForm(Form.self)
             let today = state.today
             let day = try (form.date ?? "").isEmpty ? today : AssetsPages.parsedDate(form.date!)
             let month = BudgetMonth(containing: day)
@@ -61,7 +61,8 @@ enum BudgetPage {
         do {
             month = try monthText.map { try BudgetMonth(parsing: $0) } ?? BudgetMonth(containing: today)
         } catch {
-            throw WebRefusal(status: .badRequest, message: "Enter the month as YYYY-MM: '\(monthText ?? "")' is not one.")
+            throw WebRefusal(
+                status: .badRequest, message: "Enter the month as YYYY-MM: '\(monthText ?? "")' is not one.")
         }
         let type = BudgetType.allCases.first { $0.rawValue == tab } ?? .needs
         let day = month.contains(today) ? today : month.last
@@ -136,7 +137,8 @@ enum BudgetPage {
                         !categories.isEmpty,
                         .table(
                             .caption(.text("\(type.title) in \(month.title)")),
-                            .thead(.tr(.th("Category"), .th(.class("amount"), "Spent"), .th(.class("amount"), "Entries"))),
+                            .thead(
+                                .tr(.th("Category"), .th(.class("amount"), "Spent"), .th(.class("amount"), "Entries"))),
                             .tbody(
                                 .forEach(categories) { line in
                                     .tr(
@@ -161,8 +163,12 @@ enum BudgetPage {
                                     named: "progress",
                                     nodes: [
                                         .attribute(named: "max", value: "\(max(1, target.minorUnits))"),
-                                        .attribute(named: "value", value: "\(min(max(0, line.total.minorUnits), target.minorUnits))"),
-                                        .attribute(named: "aria-label", value: HTMLText.attribute("\(line.goal.name) progress")),
+                                        .attribute(
+                                            named: "value",
+                                            value: "\(min(max(0, line.total.minorUnits), target.minorUnits))"),
+                                        .attribute(
+                                            named: "aria-label", value: HTMLText.attribute("\(line.goal.name) progress")
+                                        ),
                                     ])
                             })
                     })),
@@ -170,7 +176,10 @@ enum BudgetPage {
                 .h2("Entries"),
                 .if(
                     byDay.isEmpty,
-                    .p(.text("No entries in \(month.title) yet. Log what you spend and earn, and this month's picture builds up here."))),
+                    .p(
+                        .text(
+                            "No entries in \(month.title) yet. Log what you spend and earn, and this month's picture builds up here."
+                        ))),
                 .forEach(byDay) { date, entries in
                     .group(
                         .element(named: "h3", text: date.description),

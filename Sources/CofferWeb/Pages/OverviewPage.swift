@@ -88,7 +88,10 @@ enum OverviewPage {
                     ReportHTML.table(
                         caption: "Categories", header: ["Category", "Total", "Share"],
                         rows: report.distribution.map {
-                            [$0.name + ($0.kind == .liability ? " (owed)" : ""), money($0.total), PerMille.text($0.sharePerMille)]
+                            [
+                                $0.name + ($0.kind == .liability ? " (owed)" : ""), money($0.total),
+                                PerMille.text($0.sharePerMille),
+                            ]
                         })
                 )),
             .if(
@@ -101,7 +104,10 @@ enum OverviewPage {
                         .tbody(
                             .forEach(report.topAssets) { line in
                                 .tr(
-                                    .td(.a(.href("/accounts/\(line.account.id.uuidString)"), HTMLText.node(line.account.name))),
+                                    .td(
+                                        .a(
+                                            .href("/accounts/\(line.account.id.uuidString)"),
+                                            HTMLText.node(line.account.name))),
                                     .td(HTMLText.node(line.account.category)),
                                     .td(.class("amount"), HTMLText.node(line.value.map(money) ?? "")))
                             })

@@ -1,0 +1,312 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `coffer web` attacked over real HTTP (Specs/web.md, SECURITY.md "The web app"): every line
+/// of the promise is tried by a client that chooses each byte.
+@Suite struct WebTests {
+    let sandbox = Sandbox()
+    static let passphrase = "web passphrase long enough"
+    var environment: [String: String] { ["COFFER_PASSPHRASE": Self.passphrase, "COFFER_TODAY": "2026-12-06"] }
+
+    func cli(_ arguments: String...) throws -> RunResult {
+        let result = try sandbox.run(arguments, environment: environment)
+        #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        return result
+    }
+
+    /// A vault with one account and the default budget categories.
+    func setUp() throws {
+        _ = try sandbox.initVault(passphrase: Self.passphrase)
+        _ = try cli(
+            "account", "add", "Marcus Saver", "--category", "Savings", "--value", "4321.09", "--date", "2026-11-01")
+    }
+
+    func log() throws -> String { try cli("log").stdout }
+
+    func served(_ arguments: [String] = [], environment: [String: String]? = nil) throws -> WebServerUnderTest {
+        try WebServerUnderTest(sandbox, arguments: arguments, environment: environment ?? self.environment)
+    }
+
+    static let securityHeaders = [
+        "content-security-policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+        "cache-control": "no-store", "referrer-policy": "no-referrer", "x-content-type-options": "nosniff",
+        "cross-origin-opener-policy": "same-origin", "cross-origin-resource-policy": "same-origin",
+    ]
+
+    func expectSecurityHeaders(_ reply: HTTPReply, _ what: String) {
+        for (name, value) in Self.securityHeaders {
+            #expect(reply.headers[name] == value, "\(what): \(name)")
+        }
+    }
+
+    @Test func onlyLoopbackIsBoundAndTheServerPrintsNoSecret() throws {
+        try setUp()
+        let server = try served()
+        // Every listening socket on the port is 127.0.0.1 or ::1 (/proc/net/tcp's hex addresses).
+        let portHex = String(format: "%04X", server.port)
+        var listening: [String] = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let rows = ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+            for row in rows {
+                let columns = row.split(separator: " ")
+                guard columns.count > 3, columns[3] == "0A", columns[1].hasSuffix(":\(portHex)") else { continue }
+                listening.append(String(columns[1].split(separator: ":")[0]))
+            }
+        }
+        #expect(!listening.isEmpty)
+        #expect(listening.allSatisfy { $0 == "0100007F" || $0 == "00000000000000000000000001000000" }, "\(listening)")
+        try server.connect()
+        #expect(try server.get("/").text.contains("Marcus Saver"))
+        // Nothing of the vault on the terminal or in the process list.
+        let commandLine = (try? String(contentsOfFile: "/proc/\(server.child.pid)/cmdline", encoding: .utf8)) ?? ""
+        for secret in [Self.passphrase, "Marcus Saver", "4,321.09", "4321.09"] {
+            #expect(!server.output.contains(secret))
+            #expect(!commandLine.contains(secret))
+        }
+    }
+
+    @Test func withoutTheCookieEveryRequestGets401AndNoData() throws {
+        try setUp()
+        let server = try served()
+        for path in ["/", "/assets", "/budget", "/budget?month=2026-11", "/?as-of=2026-11-30"] {
+            let reply = try server.get(path, withCookie: false)
+            #expect(reply.status == 401, "\(path)")
+            #expect(!reply.body.contains("Marcus") && !reply.body.contains("4,321"), "\(path)")
+            expectSecurityHeaders(reply, path)
+        }
+        try server.connect()
+        let accountPath = try #require(
+            server.get("/assets").body.range(of: "/accounts/[0-9A-F-]{36}", options: .regularExpression).map {
+                String(try server.get("/assets").body[$0])
+            })
+        let stolen = try server.request(
+            "GET", accountPath, headers: ["Cookie": "coffer-\(server.port)=\(String(repeating: "0", count: 64))"],
+            withCookie: false)
+        #expect(stolen.status == 401 && !stolen.body.contains("Marcus"))
+        // A POST without the cookie changes nothing, whatever else it carries.
+        let before = try log()
+        let refused = try server.request(
+            "POST", "/budget/entries", headers: ["Origin": server.origin],
+            body: WebServerUnderTest.encode([
+                ("csrf", server.csrf!), ("kind", "spend"), ("amount", "5"), ("what", "gro"),
+            ]),
+            withCookie: false)
+        #expect(refused.status == 401)
+        #expect(try log() == before)
+    }
+
+    @Test func theTokenIsSpentByItsFirstUseAndTheCookieIsStrict() throws {
+        try setUp()
+        let server = try served()
+        let wrong = try server.request(
+            "POST", "/session", headers: ["Origin": server.origin], body: "token=\(String(repeating: "a", count: 64))")
+        #expect(wrong.status == 401 && wrong.setCookies.isEmpty)
+        let first = try server.connect()
+        let cookie = try #require(first.setCookies.first)
+        let attributes = Set(cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        #expect(
+            attributes.contains("httponly") && attributes.contains("samesite=strict") && attributes.contains("path=/"))
+        #expect(!attributes.contains { $0.hasPrefix("domain") } && !attributes.contains { $0.hasPrefix("expires") })
+        #expect(cookie.hasPrefix("coffer-\(server.port)="))
+        let again = try server.request(
+            "POST", "/session", headers: ["Origin": server.origin], body: "token=\(server.token)", withCookie: false)
+        #expect(again.status == 401 && again.setCookies.isEmpty)
+        // The token is never in a URL the server reads: a query string does not connect.
+        #expect(try server.get("/?token=\(server.token)", withCookie: false).status == 401)
+    }
+
+    @Test func anotherHostNameGets421() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        for host in [
+            "evil.example:\(server.port)", "127.0.0.1:\(server.port + 1)", "127.0.0.1",
+            "localhost.evil.example:\(server.port)",
+        ] {
+            let reply = try server.request("GET", "/", headers: ["Host": host])
+            #expect(reply.status == 421, "\(host)")
+            #expect(!reply.body.contains("Marcus"))
+            expectSecurityHeaders(reply, host)
+        }
+        for host in ["localhost:\(server.port)", "127.0.0.1:\(server.port)"] {
+            #expect(try server.request("GET", "/", headers: ["Host": host]).status == 200, "\(host)")
+        }
+    }
+
+    @Test func aCrossOriginOrTokenlessPostChangesNothing() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        let before = try log()
+        let spend = [("kind", "spend"), ("amount", "7.77"), ("what", "gro")]
+        #expect(try server.post("/budget/entries", spend, origin: "http://evil.example").status == 403)
+        #expect(try server.post("/budget/entries", spend, origin: "http://127.0.0.1:\(server.port + 1)").status == 403)
+        #expect(try server.post("/budget/entries", spend, csrf: "").status == 403)
+        #expect(try server.post("/budget/entries", spend, csrf: String(repeating: "b", count: 64)).status == 403)
+        let body = WebServerUnderTest.encode([("csrf", server.csrf!)] + spend)
+        // No Origin: only Sec-Fetch-Site: same-origin lets it through.
+        #expect(try server.request("POST", "/budget/entries", body: body).status == 403)
+        #expect(
+            try server.request("POST", "/budget/entries", headers: ["Sec-Fetch-Site": "cross-site"], body: body).status
+                == 403)
+        #expect(try log() == before)
+        // A GET never changes anything, whatever its path and query.
+        for path in [
+            "/undo", "/lock", "/budget/entries?kind=spend&amount=1&what=gro", "/session?token=\(server.token)",
+        ] {
+            #expect(try server.get(path).status != 303, "\(path)")
+        }
+        #expect(
+            try server.request("PUT", "/budget/entries", headers: ["Origin": server.origin], body: body).status == 405)
+        #expect(try log() == before)
+        #expect(try server.get("/").text.contains("Marcus Saver"), "still unlocked")
+        // The same form, from the page, is recorded: one change in the log.
+        #expect(try server.post("/budget/entries", spend).status == 303)
+        #expect(try log().contains("7.77"))
+    }
+
+    @Test func everyVaultTextIsEscaped() throws {
+        try setUp()
+        let hostile = #"<script>alert(1)</script> "q" 'a' &amp; &bogus;"#
+        _ = try cli("account", "add", hostile, "--category", #"Cash" onfocus="x"#, "--value", "10")
+        _ = try cli("spend", "3", "gro", "--note", #"</td><img src=x onerror=alert(2)>"#)
+        let server = try served()
+        try server.connect()
+        var seen = ""
+        for path in ["/", "/assets", "/budget"] {
+            let page = try server.get(path).body
+            #expect(!page.contains("<script>alert"), "\(path)")
+            #expect(!page.contains("<img src=x"), "\(path)")
+            // No attribute comes from vault text: a quote never ends one.
+            #expect(page.range(of: ##"<[^>]*\sonfocus=""##, options: .regularExpression) == nil, "\(path)")
+            seen += page
+        }
+        #expect(seen.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(seen.contains("&amp;amp; &amp;bogus;"))
+        #expect(seen.contains("&lt;img src=x onerror=alert(2)&gt;"))
+        #expect(seen.contains(#"value="Cash&quot; onfocus=&quot;x""#))
+        // The same text typed into the page's own forms is escaped as well.
+        #expect(
+            try server.post("/accounts", [("name", "<b>bold</b>"), ("category", "Cash"), ("kind", "asset")]).status
+                == 303)
+        let page = try server.get("/assets").body
+        #expect(!page.contains("<b>bold</b>") && page.contains("&lt;b&gt;bold&lt;/b&gt;"))
+    }
+
+    @Test func badInputIsRefusedWithItsStatusAndTheVaultAsItWas() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        let digest = try storedRowsDigest(sandbox.vault)
+        let malformed = try server.post("/budget/entries", [("kind", "spend"), ("amount", "12,3x"), ("what", "gro")])
+        #expect(malformed.status == 400)
+        #expect(malformed.text.contains("Not done:") && malformed.text.contains("Nothing was changed"))
+        #expect(
+            try server.post("/budget/entries", [("kind", "spend"), ("amount", "5"), ("what", "zzz")]).status == 400)
+        #expect(
+            try server.post("/budget/entries", [("kind", "spend"), ("amount", "5")]).status == 400, "a field missing")
+        #expect(try server.get("/accounts/not-an-id").status == 404)
+        #expect(try server.get("/accounts/\(UUID().uuidString)").status == 404)
+        #expect(try server.post("/accounts/\(UUID().uuidString)/value", [("amount", "5")]).status == 404)
+        #expect(try server.get("/?as-of=yesterday").status == 400)
+        #expect(try server.get("/budget?month=2026-13").status == 400)
+        #expect(try server.get("/nowhere").status == 404)
+        #expect(try storedRowsDigest(sandbox.vault) == digest)
+        #expect(try server.get("/").status == 200, "still serving")
+    }
+
+    @Test func aHugeBodyAndASlowClientLeaveTheServerServing() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        let digest = try storedRowsDigest(sandbox.vault)
+        // A slow client: headers that never end, a byte at a time.
+        let slow = try RawHTTP.connect(port: server.port)
+        defer { close(slow) }
+        RawHTTP.send(slow, Array("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n".utf8))
+        // 100 MB announced and sent: refused (413) long before it is all read.
+        let huge = try RawHTTP.connect(port: server.port)
+        defer { close(huge) }
+        let head =
+            "POST /budget/entries HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nCookie: coffer-\(server.port)=\(server.cookie!)\r\n"
+            + "Origin: \(server.origin)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000000\r\n\r\n"
+        RawHTTP.send(huge, Array(head.utf8))
+        let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
+        for _ in 0..<100 {
+            RawHTTP.send(slow, [UInt8(ascii: "X")])
+            guard RawHTTP.send(huge, chunk) else { break }
+        }
+        let reply = RawHTTP.parse(RawHTTP.receiveAll(huge))
+        #expect(reply?.status == 413)
+        // Meanwhile, and after, the server answers everyone else.
+        #expect(try server.get("/").status == 200)
+        #expect(try storedRowsDigest(sandbox.vault) == digest)
+    }
+
+    @Test func unlockInThePageThenLockWipesTheKeys() throws {
+        try setUp()
+        // No passphrase in the environment: the page asks for it.
+        let server = try served(environment: ["COFFER_TODAY": "2026-12-06"])
+        try server.connect()
+        let locked = try server.get("/")
+        #expect(locked.text.contains("Unlock the vault") && !locked.body.contains("Marcus"))
+        let csrf = try #require(locked.csrf)
+        server.csrf = csrf
+        let wrong = try server.post("/unlock", [("passphrase", "not the passphrase")])
+        #expect(wrong.status == 403 && wrong.text.contains("does not open this vault"))
+        #expect(
+            try server.post("/budget/entries", [("kind", "spend"), ("amount", "1"), ("what", "gro")]).status == 423)
+        #expect(try server.post("/unlock", [("passphrase", Self.passphrase)]).status == 303)
+        #expect(try server.get("/").text.contains("Marcus Saver"))
+        // The Lock button: the next page asks again, and holds no data.
+        let afterLock = try server.post("/lock", [])
+        #expect(afterLock.text.contains("Unlock the vault") && !afterLock.body.contains("Marcus"))
+        #expect(!(try server.get("/assets").body.contains("Marcus")))
+        #expect(!server.output.contains(Self.passphrase))
+    }
+
+    @Test func cofferLockTheTimeoutAndACLIWriteAreSeen() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        // A CLI write while the page is open shows on the next request.
+        _ = try cli("update", "Marcus", "5000")
+        #expect(try server.get("/").text.contains("5,000.00"))
+        // A page write lands on the newest vault and is one change in the log, undone by the CLI.
+        let id = try #require(
+            try server.get("/assets").body.range(of: "/accounts/[0-9A-F-]{36}", options: .regularExpression).map {
+                String(try server.get("/assets").body[$0])
+            })
+        #expect(try server.post("\(id)/value", [("amount", "5100"), ("date", "2026-12-06")]).status == 303)
+        #expect(try log().contains("5,100.00"))
+        _ = try cli("undo")
+        #expect(try server.get(id).text.contains("5,000.00"))
+        // `coffer lock` ends the server and its keys.
+        _ = try cli("lock")
+        #expect(server.exit(within: 10) == 0)
+        #expect(server.output.contains("Locked by coffer lock"))
+
+        let idle = try served(["--timeout", "2s"])
+        #expect(idle.exit(within: 15) == 0)
+        #expect(idle.output.contains("idle timeout"))
+    }
+
+    @Test func theExitCodesAsEveryCommand() throws {
+        let none = try sandbox.run(["web", "--no-open"], environment: environment)
+        #expect(none.status == 66)
+        try setUp()
+        let wrong = try sandbox.run(["web", "--no-open"], environment: ["COFFER_PASSPHRASE": "wrong passphrase!"])
+        #expect(wrong.status == 77)
+        let server = try served()
+        let taken = try sandbox.run(["web", "--no-open", "--port", "\(server.port)"], environment: environment)
+        #expect(taken.status == 64, "\(taken.stderr)")
+        #expect(taken.stderr.contains("in use"))
+        #expect(try sandbox.run(["web", "--port", "70000"], environment: environment).status == 64)
+        #expect(try sandbox.run(["web", "--timeout", "soon"], environment: environment).status == 64)
+    }
+}
