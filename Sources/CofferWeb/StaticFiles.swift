@@ -10,6 +10,13 @@ enum StaticFiles {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
+    /// A coffer's outline, so the browser's request for an icon finds one.
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="1" y="4" width="14" height="10" rx="2" \
+        fill="#1f4fbf"/><rect x="5" y="2" width="6" height="3" rx="1" fill="#1f4fbf"/></svg>
+
+        """
+
     /// Connects this browser: the one-time token arrives in the address's fragment
     /// (#token=...), which no server and no log sees. It is posted once, then cleared from the
     /// address bar and the history, so it is neither bookmarked nor reused.
@@ -94,7 +101,8 @@ enum StaticFiles {
         .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: 1rem; }
         .card { background: var(--card); border-radius: 0.5rem; padding: 0.75rem 1rem; }
         .card h2 { margin-top: 0; }
-        @media (max-width: 30rem) { .hero .figure { font-size: 1.8rem; } th, td { padding: 0.3rem 0.25rem; } }
+        @media (max-width: 30rem) { main { padding: 0.75rem 0.5rem; } .hero .figure { font-size: 1.8rem; }
+          th, td { padding: 0.3rem 0.2rem; overflow-wrap: anywhere; } td.amount, th.amount { overflow-wrap: normal; } }
 
         """
 }

@@ -108,12 +108,13 @@ struct WebGuard: RouterMiddleware {
         request.cookies[state.cookieName]?.value
     }
 
-    /// A POST must come from a page of this origin: its `Origin` is this server (a browser sends
-    /// one with every POST), or, without one, `Sec-Fetch-Site` says same-origin.
+    /// A POST must come from a page of this origin: its `Origin` is this server, or (a browser
+    /// sends `Origin: null` under `Referrer-Policy: no-referrer`, or none) `Sec-Fetch-Site`, which
+    /// no page can set, says same-origin.
     private func checkOrigin(_ request: Request, host: String) throws {
         let refused = WebRefusal(
             status: .forbidden, message: "That form came from another site. Nothing was changed.")
-        if let origin = request.headers[.origin] {
+        if let origin = request.headers[.origin], origin != "null" {
             guard origin == "http://\(host)" else { throw refused }
         } else {
             guard request.headers[HTTPField.Name("Sec-Fetch-Site")!] == "same-origin" else { throw refused }

@@ -149,8 +149,13 @@ import Testing
         #expect(try server.post("/budget/entries", spend, csrf: "").status == 403)
         #expect(try server.post("/budget/entries", spend, csrf: String(repeating: "b", count: 64)).status == 403)
         let body = WebServerUnderTest.encode([("csrf", server.csrf!)] + spend)
-        // No Origin: only Sec-Fetch-Site: same-origin lets it through.
+        // No Origin, or `null`: only Sec-Fetch-Site: same-origin lets it through.
         #expect(try server.request("POST", "/budget/entries", body: body).status == 403)
+        #expect(try server.request("POST", "/budget/entries", headers: ["Origin": "null"], body: body).status == 403)
+        #expect(
+            try server.request(
+                "POST", "/budget/entries", headers: ["Origin": "null", "Sec-Fetch-Site": "same-site"], body: body
+            ).status == 403)
         #expect(
             try server.request("POST", "/budget/entries", headers: ["Sec-Fetch-Site": "cross-site"], body: body).status
                 == 403)

@@ -31,7 +31,8 @@ enum Layout {
                 .element(named: "title", text: "\(title) · Coffer"),
                 .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
                 .meta(.name("color-scheme"), .content("light dark")),
-                .link(.rel(.stylesheet), .href("/static/coffer.css"))
+                .link(.rel(.stylesheet), .href("/static/coffer.css")),
+                .link(.rel(.icon), .href("/static/icon.svg"), .type("image/svg+xml"))
             ),
             .body(
                 .a(.class("skip"), .href("#main"), .text("Skip to the page")),
