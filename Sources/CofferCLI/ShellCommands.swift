@@ -156,10 +156,11 @@ enum CommandSession {
         return current.ledger
     }
 
-    /// Commands that replace the vault's keys or files, or open another shell: run them outside.
+    /// Commands that replace the vault's keys or files, or open another shell or a server: run
+    /// them outside.
     static let refused: Set<String> = [
         "shell", "batch", "init", "demo", "unlock", "lock", "rekey", "passphrase", "recovery-key", "restore",
-        "device", "merge", "upgrade",
+        "device", "merge", "upgrade", "web",
     ]
 
     /// Advice and hints as they are typed inside a shell or batch, where commands take no
