@@ -20,24 +20,14 @@ struct BackupCommands: ParsableCommand {
 
     /// The keys archives are checked against, and where they came from (every message names it).
     struct Trust {
-        let keys: ArchiveTrust
-        let source: String
+        let resolved: BackupTrust
+        var keys: ArchiveTrust { resolved.keys }
+        var source: String { resolved.sourceText }
 
-        init(_ trust: BackupTrust) {
-            keys = trust.keys
-            switch trust.source {
-            case .keyFiles(let paths): source = paths.joined(separator: ", ")
-            case .vaultHistory(let path): source = "the key history of \(path)"
-            case .vaultHeader(let path): source = "the key history in \(path)'s header (not unlocked)"
-            case .publicKeyFile(let path): source = path
-            }
-        }
+        init(_ trust: BackupTrust) { resolved = trust }
 
         /// "key 2 of 3, superseded" for a generation of the vault's history.
-        func describe(_ generation: UInt32?) -> String {
-            guard let generation, let newest = keys.current?.generation else { return "key from \(source)" }
-            return "key \(generation) of \(newest)\(generation < newest ? ", superseded" : "")"
-        }
+        func describe(_ generation: UInt32?) -> String { resolved.describe(generation) }
     }
 
     /// The trust CofferKit resolves (key files, else the vault's history), with its notices shown.
@@ -102,12 +92,7 @@ struct BackupCommands: ParsableCommand {
     /// Where a backup goes without `--to`: the vault's saved targets and the configuration
     /// file's `backup.targets`, each folder once.
     static func defaultTargets(_ ledger: Ledger) -> [String] {
-        let saved = ledger.backupTargets.values.map(\.path)
-        var seen = Set(saved.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
-        let configured = Configuration.current.backupTargets.filter {
-            seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.path).inserted
-        }
-        return saved.sorted() + configured
+        ledger.backupDestinations(configured: Configuration.current.backupTargets)
     }
 
     /// Human lines for the overview and status, with a warning when a backup is missing or stale.
@@ -442,21 +427,9 @@ struct BackupCommands: ParsableCommand {
         }
     }
 
-    /// "✓ signed (key 2 of 3, superseded)", "copy of #5", "✗ foreign" …
+    /// "✓ signed (key 2 of 3, superseded)", "copy of #5", "✗ foreign" …, cleaned for a terminal.
     static func label(_ entry: BackupFolder.Entry, trust: Trust) -> String {
-        switch entry.status {
-        case .signed:
-            let renamed =
-                entry.info.flatMap { $0.hasSignedName ? nil : $0.signedName }.map { ", signed as \($0)" } ?? ""
-            return "✓ signed (\(trust.describe(entry.info?.generation))\(renamed))"
-        case .copy(let original):
-            return "copy of #\(entry.info?.sequence ?? 0) (\(TextSafety.printable(original.lastPathComponent)))"
-        case .fork: return "⚠ fork: another archive is signed as #\(entry.info?.sequence ?? 0)"
-        case .foreign: return "✗ foreign"
-        case .unsigned: return "✗ unsigned"
-        case .damaged: return "✗ damaged"
-        case .newerFormat: return "✗ newer format"
-        }
+        TextSafety.printable(trust.resolved.label(entry))
     }
 
     // MARK: prune

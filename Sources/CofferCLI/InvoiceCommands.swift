@@ -238,32 +238,10 @@ struct InvoiceCommands: ParsableCommand {
             let ledger = try options.openLedger()
             let today = try CommandContext.today()
             let invoice = try ledger.invoice(id)
-            let status = try invoice.status(on: today)
-            guard status == .sent || status == .overdue else {
-                throw CLIError(
-                    .invalidInput, "\(invoice.reference) is \(status.rawValue): there is nothing to remind about.")
-            }
-            let client = ledger.client(of: invoice)
-            let sender = ledger.invoiceSender
-            let when = try invoice.relativeDue(on: today).lowercased()
-            let earlier = invoice.reminders.last.map { " I last wrote about it on \($0)." } ?? ""
-            Output.line("Subject: Payment reminder — \(invoice.reference)")
+            let reminder = try ledger.reminder(for: invoice, on: today)
+            Output.line("Subject: \(reminder.subject)")
             Output.line()
-            Output.line("Hello \(client?.name ?? ""),")
-            Output.line()
-            Output.line(
-                "I hope you are well. This is a friendly reminder that invoice \(invoice.reference) for \(ledger.currency.format(try invoice.outstanding())), issued on \(invoice.issued), is \(when) (due \(invoice.due)).\(earlier)"
-            )
-            Output.line(
-                "If you have already paid, thank you, and please ignore this message. Otherwise I would be grateful if you could arrange payment at your earliest convenience."
-            )
-            for details in [sender.paymentInstructions, sender.bankDetails].compactMap({ $0 }) {
-                Output.line()
-                Output.line(TextSafety.printable(details))
-            }
-            Output.line()
-            Output.line("Kind regards")
-            for signature in [sender.name, sender.email].compactMap({ $0 }) { Output.line(signature) }
+            reminder.lines.forEach { Output.line(TextSafety.printable($0)) }
             if dryRun { return }
             let reminded = try ledger.recordReminder(on: invoice, date: today)
             // stdout is the reminder to send; what was recorded is said on stderr.

@@ -18,6 +18,9 @@ public struct WebLaunch: Sendable {
     public let keys: HeldKeys?
     /// COFFER_TODAY, for reproducible tests and demos; nil: the clock's day.
     public let today: CalendarDate?
+    /// The configuration file's `backup.targets`, beside the vault's saved ones.
+    public let configuredBackupTargets: [String]
+    public let appVersion: String
 }
 
 /// `coffer web`: the vault in a browser, on this machine only.
@@ -62,7 +65,8 @@ public struct Web: ParsableCommand {
                 vaultURL: options.vaultURL, sessionDirectory: options.sessionDirectory,
                 rollbackGuard: options.rollbackGuard, port: port ?? 0, openBrowser: !noOpen, idleTimeout: idle,
                 keys: try heldKeys(),
-                today: (options.environment["COFFER_TODAY"] ?? "").isEmpty ? nil : today))
+                today: (options.environment["COFFER_TODAY"] ?? "").isEmpty ? nil : today,
+                configuredBackupTargets: Configuration.current.backupTargets, appVersion: Coffer.version))
     }
 
     /// The keys, when the vault opens without a prompt (a session, a passphrase file or

@@ -32,6 +32,19 @@ enum StaticFiles {
 
         """
 
+    /// While a slow form is sent (a backup, a full verification), its button says so and cannot
+    /// be pressed twice. Without script the form works the same, silently.
+    static let busyScript = """
+        document.addEventListener("submit", function (event) {
+          var form = event.target, words = form.getAttribute("data-busy");
+          if (!words) { return; }
+          var button = form.querySelector("button[type=submit]");
+          if (button) { button.disabled = true; button.textContent = words; }
+          form.setAttribute("aria-busy", "true");
+        });
+
+        """
+
     /// Seed 003's rules: contrast at least 4.5:1 in both schemes, a visible focus ring, text
     /// that grows with the browser's setting (rem), one column at phone width.
     static let styleSheet = """
@@ -101,8 +114,25 @@ enum StaticFiles {
         .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: 1rem; }
         .card { background: var(--card); border-radius: 0.5rem; padding: 0.75rem 1rem; }
         .card h2 { margin-top: 0; }
+        .card .figure { font-size: 1.5rem; font-weight: 700; margin: 0; font-variant-numeric: tabular-nums; }
+        .chip { display: inline-block; padding: 0 0.5rem; border: 1px solid var(--line); border-radius: 1rem;
+          white-space: nowrap; }
+        .chip.overdue { border: 2px solid var(--bad); font-weight: 700; }
+        .chip.paid { border-color: var(--good); }
+        .field input[type="checkbox"] { width: auto; }
+        .field label.check { display: inline; font-weight: 400; }
+        pre.message { white-space: pre-wrap; overflow-wrap: anywhere; font: inherit; background: var(--card);
+          border-radius: 0.5rem; padding: 0.75rem 1rem; }
+        .note { white-space: pre-wrap; }
+        .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+          white-space: nowrap; }
+        button:disabled { opacity: 0.75; cursor: progress; }
         @media (max-width: 30rem) { main { padding: 0.75rem 0.5rem; } .hero .figure { font-size: 1.8rem; }
-          th, td { padding: 0.3rem 0.2rem; overflow-wrap: anywhere; } td.amount, th.amount { overflow-wrap: normal; } }
+          th, td { padding: 0.3rem 0.2rem; overflow-wrap: anywhere; } td.amount, th.amount { overflow-wrap: normal; }
+          table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+          table.stack tr { display: block; border-bottom: 1px solid var(--line); padding: 0.4rem 0; }
+          table.stack td { display: block; border: 0; } }
+        .file { font-size: 0.9rem; overflow-wrap: anywhere; }
 
         """
 }

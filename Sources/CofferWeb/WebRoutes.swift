@@ -14,6 +14,7 @@ enum WebRoutes {
         router.get("/static/connect.js") { _, _ in
             StaticFiles.response(StaticFiles.connectScript, type: "text/javascript")
         }
+        router.get("/static/busy.js") { _, _ in StaticFiles.response(StaticFiles.busyScript, type: "text/javascript") }
         router.get("/static/icon.svg") { _, _ in StaticFiles.response(StaticFiles.icon, type: "image/svg+xml") }
         router.post("/session") { _, context in try connect(state, context) }
         router.post("/unlock") { _, context in try await unlock(state, context) }
@@ -32,6 +33,8 @@ enum WebRoutes {
         OverviewPage.add(to: router, state)
         AssetsPages.add(to: router, state)
         BudgetPage.add(to: router, state)
+        InvoicesPages.add(to: router, state)
+        BackupsPage.add(to: router, state)
         return router
     }
 

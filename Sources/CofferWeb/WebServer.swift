@@ -23,14 +23,20 @@ public enum WebServer {
         public var idleTimeout: TimeInterval
         public var keys: HeldKeys?
         public var today: CalendarDate?
+        /// The configuration file's backup folders, used beside the vault's saved targets.
+        public var configuredBackupTargets: [String]
+        /// Written into each archive's signed description.
+        public var appVersion: String
 
         public init(
             vaultURL: URL, sessionDirectory: URL, rollbackGuard: RollbackGuard, port: Int, openBrowser: Bool,
-            idleTimeout: TimeInterval, keys: HeldKeys?, today: CalendarDate?
+            idleTimeout: TimeInterval, keys: HeldKeys?, today: CalendarDate?, configuredBackupTargets: [String],
+            appVersion: String
         ) {
             (self.vaultURL, self.sessionDirectory, self.rollbackGuard) = (vaultURL, sessionDirectory, rollbackGuard)
             (self.port, self.openBrowser, self.idleTimeout) = (port, openBrowser, idleTimeout)
             (self.keys, self.today) = (keys, today)
+            (self.configuredBackupTargets, self.appVersion) = (configuredBackupTargets, appVersion)
         }
     }
 

@@ -35,6 +35,10 @@ final class WebState: @unchecked Sendable {
     struct Notice {
         let text: String
         let undoable: Bool
+        /// Where the browser goes next when the change made a page of its own (a new invoice).
+        var location: String? = nil
+        /// Said as a problem (a backup that failed somewhere), not as done.
+        var problem = false
     }
 
     init(settings: WebServer.Settings, marker: HeldKeysMarker) {

@@ -41,7 +41,11 @@ enum WebVault {
         banner: Layout.Banner? = nil,
         _ render: @escaping @Sendable (Ledger, Layout.Banner?) throws -> String
     ) async throws -> Response {
-        let banner = banner ?? state.takeNotice().map { Layout.Banner.done($0.text, undoable: $0.undoable) }
+        let banner =
+            banner
+            ?? state.takeNotice().map {
+                $0.problem ? Layout.Banner.problem($0.text) : Layout.Banner.done($0.text, undoable: $0.undoable)
+            }
         do {
             return Layout.response(try await withLedger(state, view: view) { try render($0, banner) }, status: status)
         } catch {
@@ -60,7 +64,7 @@ enum WebVault {
         do {
             let notice = try await withLedger(state, view: view, body)
             state.setNotice(notice)
-            return Response(status: .seeOther, headers: [.location: back])
+            return Response(status: .seeOther, headers: [.location: notice.location ?? back])
         } catch let error where inputProblem(error) != nil {
             let text = inputProblem(error)!
             guard let again else { throw WebRefusal(status: .badRequest, message: text) }

@@ -7,6 +7,7 @@ Web.serve = { launch in
         .init(
             vaultURL: launch.vaultURL, sessionDirectory: launch.sessionDirectory, rollbackGuard: launch.rollbackGuard,
             port: launch.port, openBrowser: launch.openBrowser, idleTimeout: launch.idleTimeout, keys: launch.keys,
-            today: launch.today))
+            today: launch.today, configuredBackupTargets: launch.configuredBackupTargets,
+            appVersion: launch.appVersion))
 }
 Coffer.runAndExit()

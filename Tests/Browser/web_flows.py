@@ -2,7 +2,8 @@
 """coffer web in a real browser: headless Chromium through Selenium and chromium-driver.
 
 Drives the seeds' everyday jobs on a demo vault (connect with the printed address, unlock in the
-page, add an account, update its value, spend in a category by prefix, undo, lock). After each
+page, add an account, update its value, spend in a category by prefix, undo, add a client,
+create an invoice and mark it paid, make a backup and verify it, lock). After each
 flow the vault's `coffer export json` must equal that of a twin vault that got the same change
 from the CLI. Then axe-core checks every page at 320 px and 1280 px, light and dark, and a
 screenshot of each is kept (COFFER_SCREENSHOTS, else .build/screenshots).
@@ -20,6 +21,7 @@ import time
 
 from axe_selenium_python import Axe
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -113,7 +115,14 @@ def press(driver, button, key=None):
     """Clicks (or sends `key` to) a button and waits for the next page."""
     page = driver.find_element(By.TAG_NAME, "html")
     button.send_keys(key) if key else button.click()
-    WebDriverWait(driver, 20).until(staleness_of(page))
+
+    def replaced(_):
+        # Chromium reports a node of a page already gone either way.
+        try:
+            return staleness_of(page)(driver)
+        except WebDriverException as error:
+            return "does not belong to the document" in str(error)
+    WebDriverWait(driver, 20).until(replaced)
 
 
 def banner(driver):
@@ -155,6 +164,50 @@ def flows(driver, address, port, web, twin):
     coffer(*twin[:1], twin[1], "undo")
     same_as_cli(web, twin, "undo")
 
+    # Invoices: add a client, create an invoice marked sent, mark it paid.
+    driver.get(base + "/invoices")
+    press(driver, driver.find_element(By.LINK_TEXT, "New invoice"))
+    submit(driver, "form[action='/clients']", {"name": "Acme Ltd", "email": "ap@acme.example", "terms": "14"})
+    check("Added client Acme Ltd" in banner(driver), "add a client: the notice says so")
+    coffer(*twin[:1], twin[1], "client", "add", "Acme Ltd", "--email", "ap@acme.example", "--terms", "14")
+    same_as_cli(web, twin, "add a client")
+
+    form = driver.find_element(By.CSS_SELECTOR, "form[action='/invoices']")
+    form.find_element(By.ID, "f-send").click()
+    submit(driver, "form[action='/invoices']", {"d1": "Design work", "q1": "2", "p1": "150"})
+    check("Created INV-" in banner(driver), "new invoice: the notice names it")
+    check("Due in 14 days" in driver.page_source, "the invoice page says when it is due, in words")
+    reference = re.search(r"INV-[0-9-]+", banner(driver)).group(0)
+    coffer(*twin[:1], twin[1], "invoice", "new", "Acme", "--item", "Design work", "2", "150", "--send")
+    same_as_cli(web, twin, "create an invoice")
+
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Mark paid']"))
+    check("paid in full" in banner(driver), f"mark paid: the notice says paid in full: {banner(driver)}")
+    check("✓ paid" in driver.page_source, "the invoice shows its new status in words")
+    coffer(*twin[:1], twin[1], "invoice", "pay", reference)
+    same_as_cli(web, twin, "pay an invoice")
+
+    # A backup: add a folder, make one, verify it in the page and with the CLI.
+    folder = os.path.join(web[0]["HOME"], "backups")
+    os.makedirs(folder)
+    driver.get(base + "/backups")
+    check("No backups yet" in driver.page_source, "Backups with none says what to do")
+    submit(driver, "form[action='/backups/targets']", {"path": folder})
+    check("Backups will go to" in banner(driver), "add a backup folder: the notice says so")
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Make a backup now']"))
+    check("Backup OK" in banner(driver), f"make a backup: {banner(driver)}")
+    check("✓ signed" in driver.page_source, "the archive lists as signed")
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Verify']"))
+    check("Archive OK" in banner(driver), f"verify in the page: {banner(driver)}")
+    archives = [name for name in os.listdir(folder) if name.endswith(".cbak")]
+    check(len(archives) == 1, f"one archive in the folder: {archives}")
+    coffer(*web[:1], web[1], "backup", "verify", "--full", os.path.join(folder, archives[0]))
+    twin_folder = os.path.join(twin[0]["HOME"], "backups")
+    os.makedirs(twin_folder)
+    coffer(*twin[:1], twin[1], "backup", "target", "add", twin_folder)
+    coffer(*twin[:1], twin[1], "backup", "create")
+    same_as_cli(web, twin, "make a backup")
+
     # Keyboard alone: Tab reaches the Lock button with a visible focus ring, Enter presses it.
     driver.get(base + "/")
     body = driver.find_element(By.TAG_NAME, "body")
@@ -189,8 +242,12 @@ def accessibility(driver, port, web):
     base = f"http://127.0.0.1:{port}"
     account = re.search(r"/accounts/[0-9A-F-]{36}", driver.page_source if "/accounts/" in driver.page_source
                         else (driver.get(base + "/assets") or driver.page_source)).group(0)
+    driver.get(base + "/invoices/list")
+    invoice = re.search(r"/invoices/[0-9A-F-]{36}", driver.page_source).group(0)
     pages = {"overview": "/", "assets": "/assets", "account": account, "budget": "/budget",
-             "budget-wants": "/budget?tab=wants", "last-month": "/budget?month=2026-11"}
+             "budget-wants": "/budget?tab=wants", "last-month": "/budget?month=2026-11",
+             "invoices": "/invoices", "invoice-list": "/invoices/list", "invoice": invoice,
+             "new-invoice": "/invoices/new", "backups": "/backups"}
     os.makedirs(SHOTS, exist_ok=True)
     for scheme in ("light", "dark"):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {

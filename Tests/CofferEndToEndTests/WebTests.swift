@@ -203,6 +203,83 @@ import Testing
         #expect(!page.contains("<b>bold</b>") && page.contains("&lt;b&gt;bold&lt;/b&gt;"))
     }
 
+    @Test func invoiceTextIsEscapedEverywhereItShows() throws {
+        try setUp()
+        _ = try cli("client", "add", "<script>alert(3)</script> & Co", "--terms", "14")
+        _ = try cli(
+            "invoice", "new", "<scr", "--item", #""><img src=x onerror=alert(4)>"#, "1", "100", "--notes",
+            #"</pre><script>alert(5)</script>"#, "--send")
+        let server = try served()
+        try server.connect()
+        let list = try server.get("/invoices/list").body
+        let id = try #require(list.range(of: "/invoices/[0-9A-F-]{36}", options: .regularExpression).map { list[$0] })
+        var seen = ""
+        for path in ["/invoices", "/invoices/list", String(id), "/invoices/new"] {
+            let page = try server.get(path).body
+            #expect(!page.contains("<script>alert"), "\(path)")
+            #expect(!page.contains("<img src=x"), "\(path)")
+            #expect(page.range(of: ##"<[^>]*\sonerror="##, options: .regularExpression) == nil, "\(path)")
+            seen += page
+        }
+        #expect(seen.contains("&lt;script&gt;alert(3)&lt;/script&gt; &amp; Co"))
+        #expect(seen.contains(#""&gt;&lt;img src=x onerror=alert(4)&gt;"#))
+        #expect(seen.contains("&lt;/pre&gt;&lt;script&gt;alert(5)&lt;/script&gt;"))
+        // The sendable invoice is a download, never a page of this origin, and escaped too.
+        let file = try server.get("\(id)/invoice.html")
+        #expect(file.status == 200)
+        #expect(file.headers["content-disposition"]?.hasPrefix("attachment;") == true)
+        expectSecurityHeaders(file, "the invoice download")
+        #expect(!file.body.contains("<script>alert") && !file.body.contains("<img src=x"))
+    }
+
+    @Test func badInvoiceAndBackupInputIsRefusedAndTheVaultIsAsItWas() throws {
+        try setUp()
+        _ = try cli("client", "add", "Acme Ltd", "--terms", "14")
+        _ = try cli("invoice", "new", "Acme", "--item", "Design", "2", "150", "--send")
+        let server = try served()
+        try server.connect()
+        let list = try server.get("/invoices/list").body
+        let id = try #require(list.range(of: "/invoices/[0-9A-F-]{36}", options: .regularExpression).map { list[$0] })
+        let form = try server.get("/invoices/new").body
+        let client = try #require(
+            form.range(of: #"(?<=option value=")[0-9A-F-]{36}"#, options: .regularExpression).map { String(form[$0]) })
+        let digest = try storedRowsDigest(sandbox.vault)
+        for (fields, what) in [
+            ([("amount", "12,3x")], "a malformed amount"), ([("amount", "400")], "more than is owed"),
+            ([("amount", "-5")], "a negative amount"),
+            ([("amount", "10"), ("into", UUID().uuidString)], "no such account"),
+            ([("amount", "10"), ("date", "06/12/2026")], "a date not YYYY-MM-DD"),
+        ] {
+            let reply = try server.post("\(id)/pay", fields)
+            #expect(reply.status == 400, "\(what)")
+            #expect(reply.text.contains("Nothing was changed"), "\(what)")
+        }
+        for (fields, what) in [
+            ([("client", UUID().uuidString), ("d1", "Work"), ("q1", "1"), ("p1", "10")], "no such client"),
+            ([("client", client), ("d1", "Work"), ("q1", "1"), ("p1", "ten")], "a malformed price"),
+            ([("client", client), ("d1", "Work"), ("q1", "lots"), ("p1", "10")], "a malformed quantity"),
+            ([("client", client), ("d1", ""), ("p1", "10")], "a price without a description"),
+            ([("client", client), ("d1", "Work"), ("p1", "10"), ("tax", "lots")], "a malformed tax rate"),
+            ([("d1", "Work")], "a field missing"),
+        ] {
+            #expect(try server.post("/invoices", fields).status == 400, "\(what)")
+        }
+        #expect(try server.get("/invoices/\(UUID().uuidString)").status == 404)
+        #expect(try server.post("/invoices/\(UUID().uuidString)/pay", []).status == 404)
+        #expect(try server.post("/invoices/not-an-id/send", []).status == 404)
+        #expect(try server.post("\(id)/send", []).status == 400, "an invoice already sent")
+        #expect(try server.post("/backups", []).status == 400, "no backup folder yet")
+        #expect(try server.post("/backups/targets", [("path", "relative/dir")]).status == 400)
+        #expect(try server.post("/backups/verify", [("file", "/etc/passwd")]).status == 400, "not an archive of ours")
+        #expect(try storedRowsDigest(sandbox.vault) == digest)
+        // The same forms, well filled, each make one change in the log.
+        #expect(try server.post("\(id)/pay", [("amount", "100")]).status == 303)
+        #expect(try server.post("\(id)/remind", []).status == 303)
+        let log = try log()
+        #expect(log.contains("Recorded payment of £100.00") && log.contains("Recorded a reminder"))
+        #expect(try cli("invoices", "--json").stdout.contains(#""outstanding" : "200.00""#))
+    }
+
     @Test func badInputIsRefusedWithItsStatusAndTheVaultAsItWas() throws {
         try setUp()
         let server = try served()

@@ -1,5 +1,6 @@
 import FinanceCore
 import Foundation
+import VaultBackup
 
 /// How old each destination's newest verified backup is: the overview, `status` and the web
 /// app's Backups page all warn from the same figures.
@@ -42,6 +43,52 @@ extension Ledger {
                 path: path,
                 lastVerified: last.map { formatter.string(from: Date(timeIntervalSince1970: TimeInterval($0.time))) },
                 days: last.map { Int((now.timeIntervalSince1970 - Double($0.time)) / 86_400) })
+        }
+    }
+}
+
+extension Ledger {
+    /// Where a backup goes when no folder is named: the vault's saved targets, then the
+    /// `configured` folders (the configuration file's), each folder once.
+    public func backupDestinations(configured: [String]) -> [String] {
+        let saved = backupTargets.values.map(\.path)
+        var seen = Set(saved.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        return saved.sorted()
+            + configured.filter { seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.path).inserted }
+    }
+}
+
+extension BackupTrust {
+    /// Where the keys came from, in words: the key files, or the vault's key history.
+    public var sourceText: String {
+        switch source {
+        case .keyFiles(let paths): paths.joined(separator: ", ")
+        case .vaultHistory(let path): "the key history of \(path)"
+        case .vaultHeader(let path): "the key history in \(path)'s header (not unlocked)"
+        case .publicKeyFile(let path): path
+        }
+    }
+
+    /// "key 2 of 3, superseded" for a generation of the vault's history.
+    public func describe(_ generation: UInt32?) -> String {
+        guard let generation, let newest = keys.current?.generation else { return "key from \(sourceText)" }
+        return "key \(generation) of \(newest)\(generation < newest ? ", superseded" : "")"
+    }
+
+    /// An archive's status in words and a symbol: "✓ signed (key 2 of 3, superseded)",
+    /// "copy of #5 (NAME)", "✗ foreign" … (file names as found: a terminal cleans them).
+    public func label(_ entry: BackupFolder.Entry) -> String {
+        switch entry.status {
+        case .signed:
+            let renamed =
+                entry.info.flatMap { $0.hasSignedName ? nil : $0.signedName }.map { ", signed as \($0)" } ?? ""
+            return "✓ signed (\(describe(entry.info?.generation))\(renamed))"
+        case .copy(let original): return "copy of #\(entry.info?.sequence ?? 0) (\(original.lastPathComponent))"
+        case .fork: return "⚠ fork: another archive is signed as #\(entry.info?.sequence ?? 0)"
+        case .foreign: return "✗ foreign"
+        case .unsigned: return "✗ unsigned"
+        case .damaged: return "✗ damaged"
+        case .newerFormat: return "✗ newer format"
         }
     }
 }

@@ -8,7 +8,7 @@ import Plot
 /// page. Vault text only ever enters through `HTMLText` (text nodes and attribute values).
 enum Layout {
     enum Area: String, CaseIterable {
-        case overview, assets, budget
+        case overview, assets, budget, invoices, backups
 
         var title: String { rawValue.capitalized }
 
@@ -32,7 +32,8 @@ enum Layout {
                 .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
                 .meta(.name("color-scheme"), .content("light dark")),
                 .link(.rel(.stylesheet), .href("/static/coffer.css")),
-                .link(.rel(.icon), .href("/static/icon.svg"), .type("image/svg+xml"))
+                .link(.rel(.icon), .href("/static/icon.svg"), .type("image/svg+xml")),
+                .script(.src("/static/busy.js"), .attribute(named: "defer", value: "defer"))
             ),
             .body(
                 .a(.class("skip"), .href("#main"), .text("Skip to the page")),
