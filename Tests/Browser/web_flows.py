@@ -10,6 +10,7 @@ screenshot of each is kept (COFFER_SCREENSHOTS, else .build/screenshots).
 
 Usage: web_flows.py COFFER_BINARY
 """
+import base64
 import json
 import os
 import re
@@ -238,6 +239,17 @@ def axe_violations(driver):
     return result
 
 
+def screenshot(driver, path):
+    """The whole page, top to bottom, in one picture."""
+    width = driver.execute_script("return document.documentElement.clientWidth")
+    height = min(driver.execute_script("return document.documentElement.scrollHeight"), 8000)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+    with open(path, "wb") as file:
+        file.write(base64.b64decode(shot["data"]))
+
+
 def accessibility(driver, port, web):
     base = f"http://127.0.0.1:{port}"
     account = re.search(r"/accounts/[0-9A-F-]{36}", driver.page_source if "/accounts/" in driver.page_source
@@ -261,11 +273,7 @@ def accessibility(driver, port, web):
                 overflow = driver.execute_script(
                     "return document.documentElement.scrollWidth > document.documentElement.clientWidth")
                 check(not overflow, f"{name} at {width}px {scheme} fits the width (no sideways scroll)")
-                # The whole page, top to bottom, in one picture.
-                height = driver.execute_script("return document.documentElement.scrollHeight")
-                driver.set_window_size(width, min(max(height, 600), 6000))
-                driver.save_screenshot(os.path.join(SHOTS, f"web-{name}-{width}-{scheme}.png"))
-                driver.set_window_size(width, 900)
+                screenshot(driver, os.path.join(SHOTS, f"web-{name}-{width}-{scheme}.png"))
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     # 200 % text size: the page still fits a desktop window without sideways scrolling.
     driver.set_window_size(1280, 900)
