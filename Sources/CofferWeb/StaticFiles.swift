@@ -93,7 +93,7 @@ enum StaticFiles {
         input, select, button { font: inherit; }
         input, select { padding: 0.4rem; border: 1px solid var(--muted); border-radius: 0.25rem; background: var(--bg);
           color: var(--fg); width: 100%; max-width: 24rem; }
-        fieldset { border: 1px solid var(--line); border-radius: 0.5rem; margin: 0 0 0.75rem; }
+        fieldset { border: 1px solid var(--line); border-radius: 0.5rem; margin: 0 0 0.75rem; min-width: 0; }
         fieldset label { display: inline; font-weight: 400; margin-right: 1rem; }
         fieldset input { width: auto; }
         button { padding: 0.45rem 1rem; border-radius: 0.25rem; border: 2px solid var(--accent); cursor: pointer;
@@ -124,6 +124,9 @@ enum StaticFiles {
         pre.message { white-space: pre-wrap; overflow-wrap: anywhere; font: inherit; background: var(--card);
           border-radius: 0.5rem; padding: 0.75rem 1rem; }
         .note { white-space: pre-wrap; }
+        .wide { overflow-x: auto; margin: 0.5rem 0 1rem; }
+        .wide table { margin: 0; width: auto; min-width: 100%; }
+        .wide th, .wide td { white-space: nowrap; overflow-wrap: normal; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
           white-space: nowrap; }
         button:disabled { opacity: 0.75; cursor: progress; }
@@ -131,7 +134,8 @@ enum StaticFiles {
           th, td { padding: 0.3rem 0.2rem; overflow-wrap: anywhere; } td.amount, th.amount { overflow-wrap: normal; }
           table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
           table.stack tr { display: block; border-bottom: 1px solid var(--line); padding: 0.4rem 0; }
-          table.stack td { display: block; border: 0; } }
+          table.stack td { display: block; border: 0; }
+          .chart { overflow-x: auto; } .chart svg { width: 40rem; max-width: none; } }
         .file { font-size: 0.9rem; overflow-wrap: anywhere; }
 
         """

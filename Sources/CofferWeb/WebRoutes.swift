@@ -34,7 +34,10 @@ enum WebRoutes {
         AssetsPages.add(to: router, state)
         BudgetPage.add(to: router, state)
         InvoicesPages.add(to: router, state)
+        ReportsPage.add(to: router, state)
         BackupsPage.add(to: router, state)
+        SearchPage.add(to: router, state)
+        SettingsPage.add(to: router, state)
         return router
     }
 

@@ -209,6 +209,13 @@ def flows(driver, address, port, web, twin):
     coffer(*twin[:1], twin[1], "backup", "create")
     same_as_cli(web, twin, "make a backup")
 
+    # Search finds the account by a word of its name, ignoring case, and links to it.
+    driver.get(base + "/search")
+    submit(driver, "form[action='/search']", {"q": "premium"})
+    check("Premium Bonds" in driver.page_source, "search finds the account by its name")
+    press(driver, driver.find_element(By.LINK_TEXT, "Premium Bonds"))
+    check("Update value" in driver.page_source, "a search result leads to its page")
+
     # Keyboard alone: Tab reaches the Lock button with a visible focus ring, Enter presses it.
     driver.get(base + "/")
     body = driver.find_element(By.TAG_NAME, "body")
@@ -259,7 +266,8 @@ def accessibility(driver, port, web):
     pages = {"overview": "/", "assets": "/assets", "account": account, "budget": "/budget",
              "budget-wants": "/budget?tab=wants", "last-month": "/budget?month=2026-11",
              "invoices": "/invoices", "invoice-list": "/invoices/list", "invoice": invoice,
-             "new-invoice": "/invoices/new", "backups": "/backups"}
+             "new-invoice": "/invoices/new", "reports": "/reports", "report-year": "/reports?year=2025",
+             "backups": "/backups", "search": "/search?q=bonds", "settings": "/settings"}
     os.makedirs(SHOTS, exist_ok=True)
     for scheme in ("light", "dark"):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {

@@ -183,7 +183,7 @@ import Testing
         let server = try served()
         try server.connect()
         var seen = ""
-        for path in ["/", "/assets", "/budget"] {
+        for path in ["/", "/assets", "/budget", "/reports", "/search?q=alert", "/search?q=onfocus", "/settings"] {
             let page = try server.get(path).body
             #expect(!page.contains("<script>alert"), "\(path)")
             #expect(!page.contains("<img src=x"), "\(path)")

@@ -10,17 +10,7 @@ import Plot
 /// gives every figure.
 public enum ReportHTML {
     public static func render(_ ledger: Ledger, range: ReportRange, today: CalendarDate) throws -> String {
-        let currency = ledger.currency
-        let money = { (value: Money) in currency.format(value) }
-        let totals = try ledger.netWorth.totals(on: today)
-        let cashflow = try ledger.cashflow(range)
-        let grid = try ledger.categoryGrid(range)
-        let worth = try ledger.netWorthReport(range, today: today)
-        let invoiceMonths = try ledger.invoiceMonths(range)
-        let clients = try ledger.clientPayments(range, today: today)
-        let distribution = try ledger.netWorth.distribution(on: today)
         let period = "\(range.first.title) to \(range.last.title)"
-
         let page = HTML(
             .lang(.english),
             .head(
@@ -37,125 +27,7 @@ public enum ReportHTML {
                         .class("period"),
                         HTMLText.node("\(period) · made \(today) · plaintext: keep it as safe as the vault"))
                 ),
-                .section(
-                    .id("overview"),
-                    .h2("Overview on \(today.description)"),
-                    .table(
-                        .class("summary"),
-                        .tbody(
-                            summaryRow("Net worth", money(totals.netWorth)),
-                            summaryRow("Assets", money(totals.assets)),
-                            summaryRow("Owed", money(totals.liabilities)),
-                            .if(
-                                totals.receivable != .zero,
-                                summaryRow("Of which invoices receivable", money(totals.receivable)))
-                        )
-                    ),
-                    .if(
-                        !distribution.isEmpty,
-                        .group(
-                            barChart(
-                                id: "distribution",
-                                caption:
-                                    "Where net worth sits on \(today): each category's total, owed amounts listed without a bar.",
-                                rows: distribution.map {
-                                    (
-                                        $0.name, $0.kind == .asset ? $0.total.minorUnits : 0,
-                                        "\(money($0.total))\($0.kind == .liability ? " owed" : "")"
-                                    )
-                                }),
-                            table(
-                                caption: "Where it sits",
-                                header: ["Category", "Total", "Share"],
-                                rows: distribution.map {
-                                    [$0.name, money($0.total), PerMille.text($0.sharePerMille)]
-                                })
-                        )
-                    )
-                ),
-                .section(
-                    .id("networth"),
-                    .h2("Net worth at each month end"),
-                    lineChart(
-                        caption: worth.months.first.map { first in
-                            "Net worth at each month end, \(period): from \(money(first.netWorth)) to \(money(worth.months.last!.netWorth))."
-                        } ?? "",
-                        points: worth.months.map { ($0.month, $0.netWorth.minorUnits) },
-                        format: { money(Money(minorUnits: $0)) }),
-                    table(
-                        caption: "Net worth at each month end",
-                        header: ["Month end", "Net worth", "Change", "%"],
-                        rows: worth.months.map {
-                            [
-                                $0.date.description, money($0.netWorth),
-                                $0.change.map { currency.formatSigned($0.amount) } ?? "",
-                                $0.change?.perMille.map(PerMille.text) ?? "",
-                            ]
-                        }),
-                    .if(
-                        !worth.accounts.isEmpty,
-                        table(
-                            caption: "Each account over the period",
-                            header: ["Account", "Category", "Start", "End", "Change", "%"],
-                            // As the CLI shows them: a liability negative, so paying it down is a rise.
-                            rows: try worth.accounts.map { line in
-                                let kind = line.account.kind
-                                let change = try line.change.counted(as: kind)
-                                return [
-                                    line.account.name, line.account.category,
-                                    line.values.first.flatMap { $0 }.map { money(kind.counted($0)) } ?? "—",
-                                    line.values.last.flatMap { $0 }.map { money(kind.counted($0)) } ?? "—",
-                                    currency.formatSigned(change.amount),
-                                    change.perMille.map(PerMille.text) ?? "",
-                                ]
-                            }))
-                ),
-                .section(
-                    .id("cashflow"),
-                    .h2("Income and spending"),
-                    barChart(
-                        id: "spending",
-                        caption: "Spending each month, \(period).",
-                        rows: cashflow.map { ($0.month.shortTitle, $0.spent.minorUnits, money($0.spent)) }),
-                    table(
-                        caption: "Income, spending and the net each month",
-                        header: ["Month", "Income", "Spent", "Net", "Set aside"],
-                        rows: cashflow.map {
-                            [$0.month.shortTitle, money($0.income), money($0.spent), money($0.net), money($0.savings)]
-                        })
-                ),
-                .section(
-                    .id("categories"),
-                    .h2("Spending by category"),
-                    table(
-                        caption: "Each category's spending each month",
-                        header: ["Category"] + grid.months.map(\.shortTitle) + ["Total"],
-                        rows: grid.rows.map { [$0.name] + $0.amounts.map(money) + [money($0.total)] }
-                            + grid.subtotals.map {
-                                ["\($0.type.title) total"] + $0.amounts.map(money) + [money($0.total)]
-                            }
-                            + [["Spent"] + grid.spent.map(money) + [money(grid.total)]])
-                ),
-                .if(
-                    ledger.invoices.contains { $0.sentOn != nil },
-                    .section(
-                        .id("invoices"),
-                        .h2("Invoices"),
-                        table(
-                            caption: "Invoiced and received each month",
-                            header: ["Month", "Invoiced", "Received"],
-                            rows: invoiceMonths.map { [$0.month.shortTitle, money($0.invoiced), money($0.received)] }),
-                        table(
-                            caption: "By client, slowest to pay first",
-                            header: ["Client", "Invoices", "Invoiced", "Owed", "Average days to pay"],
-                            rows: clients.map {
-                                [
-                                    $0.client, "\($0.invoices)", money($0.invoiced), money($0.outstanding),
-                                    $0.averageDaysToPay.map { "\($0)" } ?? "none paid",
-                                ]
-                            })
-                    )
-                ),
+                try sections(ledger, range: range, today: today),
                 .footer(
                     .p(
                         "Made by Coffer from the vault on \(today). Figures agree with coffer budget and coffer overview."
@@ -165,12 +37,160 @@ public enum ReportHTML {
         return page.render(indentedBy: .spaces(1))
     }
 
+    /// The report's sections — the overview, net worth at month ends, income and spending,
+    /// spending by category, invoices — as the file and the web app's Reports page show them.
+    package static func sections(_ ledger: Ledger, range: ReportRange, today: CalendarDate) throws
+        -> Node<HTML.BodyContext>
+    {
+        let currency = ledger.currency
+        let money = { (value: Money) in currency.format(value) }
+        let totals = try ledger.netWorth.totals(on: today)
+        let cashflow = try ledger.cashflow(range)
+        let grid = try ledger.categoryGrid(range)
+        let worth = try ledger.netWorthReport(range, today: today)
+        let invoiceMonths = try ledger.invoiceMonths(range)
+        let clients = try ledger.clientPayments(range, today: today)
+        let distribution = try ledger.netWorth.distribution(on: today)
+        let period = "\(range.first.title) to \(range.last.title)"
+        return .group(
+            .section(
+                .id("overview"),
+                .h2("Overview on \(today.description)"),
+                .table(
+                    .class("summary"),
+                    .tbody(
+                        summaryRow("Net worth", money(totals.netWorth)),
+                        summaryRow("Assets", money(totals.assets)),
+                        summaryRow("Owed", money(totals.liabilities)),
+                        .if(
+                            totals.receivable != .zero,
+                            summaryRow("Of which invoices receivable", money(totals.receivable)))
+                    )
+                ),
+                .if(
+                    !distribution.isEmpty,
+                    .group(
+                        barChart(
+                            id: "distribution",
+                            caption:
+                                "Where net worth sits on \(today): each category's total, owed amounts listed without a bar.",
+                            rows: distribution.map {
+                                (
+                                    $0.name, $0.kind == .asset ? $0.total.minorUnits : 0,
+                                    "\(money($0.total))\($0.kind == .liability ? " owed" : "")"
+                                )
+                            }),
+                        table(
+                            caption: "Where it sits",
+                            header: ["Category", "Total", "Share"],
+                            rows: distribution.map {
+                                [$0.name, money($0.total), PerMille.text($0.sharePerMille)]
+                            })
+                    )
+                )
+            ),
+            .section(
+                .id("networth"),
+                .h2("Net worth at each month end"),
+                lineChart(
+                    caption: worth.months.first.map { first in
+                        "Net worth at each month end, \(period): from \(money(first.netWorth)) to \(money(worth.months.last!.netWorth))."
+                    } ?? "",
+                    points: worth.months.map { ($0.month, $0.netWorth.minorUnits) },
+                    format: { money(Money(minorUnits: $0)) }),
+                table(
+                    caption: "Net worth at each month end",
+                    header: ["Month end", "Net worth", "Change", "%"],
+                    rows: worth.months.map {
+                        [
+                            $0.date.description, money($0.netWorth),
+                            $0.change.map { currency.formatSigned($0.amount) } ?? "",
+                            $0.change?.perMille.map(PerMille.text) ?? "",
+                        ]
+                    }),
+                .if(
+                    !worth.accounts.isEmpty,
+                    table(
+                        caption: "Each account over the period",
+                        header: ["Account", "Category", "Start", "End", "Change", "%"],
+                        // As the CLI shows them: a liability negative, so paying it down is a rise.
+                        rows: try worth.accounts.map { line in
+                            let kind = line.account.kind
+                            let change = try line.change.counted(as: kind)
+                            return [
+                                line.account.name, line.account.category,
+                                line.values.first.flatMap { $0 }.map { money(kind.counted($0)) } ?? "—",
+                                line.values.last.flatMap { $0 }.map { money(kind.counted($0)) } ?? "—",
+                                currency.formatSigned(change.amount),
+                                change.perMille.map(PerMille.text) ?? "",
+                            ]
+                        }))
+            ),
+            .section(
+                .id("cashflow"),
+                .h2("Income and spending"),
+                barChart(
+                    id: "spending",
+                    caption: "Spending each month, \(period).",
+                    rows: cashflow.map { ($0.month.shortTitle, $0.spent.minorUnits, money($0.spent)) }),
+                table(
+                    caption: "Income, spending and the net each month",
+                    header: ["Month", "Income", "Spent", "Net", "Set aside"],
+                    rows: cashflow.map {
+                        [$0.month.shortTitle, money($0.income), money($0.spent), money($0.net), money($0.savings)]
+                    })
+            ),
+            .section(
+                .id("categories"),
+                .h2("Spending by category"),
+                table(
+                    caption: "Each category's spending each month",
+                    header: ["Category"] + grid.months.map(\.shortTitle) + ["Total"],
+                    rows: grid.rows.map { [$0.name] + $0.amounts.map(money) + [money($0.total)] }
+                        + grid.subtotals.map {
+                            ["\($0.type.title) total"] + $0.amounts.map(money) + [money($0.total)]
+                        }
+                        + [["Spent"] + grid.spent.map(money) + [money(grid.total)]])
+            ),
+            .if(
+                ledger.invoices.contains { $0.sentOn != nil },
+                .section(
+                    .id("invoices"),
+                    .h2("Invoices"),
+                    table(
+                        caption: "Invoiced and received each month",
+                        header: ["Month", "Invoiced", "Received"],
+                        rows: invoiceMonths.map { [$0.month.shortTitle, money($0.invoiced), money($0.received)] }),
+                    table(
+                        caption: "By client, slowest to pay first",
+                        header: ["Client", "Invoices", "Invoiced", "Owed", "Average days to pay"],
+                        rows: clients.map {
+                            [
+                                $0.client, "\($0.invoices)", money($0.invoiced), money($0.outstanding),
+                                $0.averageDaysToPay.map { "\($0)" } ?? "none paid",
+                            ]
+                        })
+                )
+            )
+        )
+    }
+
+    /// A table wider than a phone scrolls inside its own region, which the keyboard can reach,
+    /// and the page itself never scrolls sideways.
+    static func wide(_ label: String, _ table: Node<HTML.BodyContext>) -> Node<HTML.BodyContext> {
+        .div(
+            .class("wide"), .attribute(named: "tabindex", value: "0"), .attribute(named: "role", value: "region"),
+            .attribute(named: "aria-label", value: HTMLText.attribute(label)), table)
+    }
+
     static func summaryRow(_ label: String, _ value: String) -> Node<HTML.TableContext> {
         .tr(.th(HTMLText.node(label)), .td(.class("amount"), HTMLText.node(value)))
     }
 
+    /// A table with every figure; one of more than three columns scrolls in its own region
+    /// when wider than the screen.
     package static func table(caption: String, header: [String], rows: [[String]]) -> Node<HTML.BodyContext> {
-        .table(
+        let table: Node<HTML.BodyContext> = .table(
             .caption(HTMLText.node(caption)),
             .thead(.tr(.group(header.map { .th(HTMLText.node($0)) }))),
             .tbody(
@@ -185,6 +205,7 @@ public enum ReportHTML {
                                 }))
                     }))
         )
+        return header.count > 3 ? wide(caption, table) : table
     }
 
     /// Horizontal bars as SVG, each labelled with its value in text.
@@ -263,15 +284,20 @@ public enum ReportHTML {
             named: "figure",
             nodes: [
                 .id(id),
-                .element(
-                    named: "svg",
-                    nodes: [
-                        .attribute(named: "xmlns", value: "http://www.w3.org/2000/svg"),
-                        .attribute(named: "viewBox", value: "0 0 \(width) \(height)"),
-                        .attribute(named: "role", value: "img"),
-                        .attribute(named: "aria-label", value: HTMLText.attribute(caption)),
-                        .element(named: "title", text: caption),
-                    ] + shapes),
+                // A phone scrolls the chart at a readable size (the web app's style sheet).
+                .div(
+                    .class("chart"), .attribute(named: "tabindex", value: "0"),
+                    .attribute(named: "role", value: "region"),
+                    .attribute(named: "aria-label", value: HTMLText.attribute(caption)),
+                    .element(
+                        named: "svg",
+                        nodes: [
+                            .attribute(named: "xmlns", value: "http://www.w3.org/2000/svg"),
+                            .attribute(named: "viewBox", value: "0 0 \(width) \(height)"),
+                            .attribute(named: "role", value: "img"),
+                            .attribute(named: "aria-label", value: HTMLText.attribute(caption)),
+                            .element(named: "title", text: caption),
+                        ] + shapes)),
                 .element(named: "figcaption", text: caption),
             ])
     }
@@ -293,6 +319,7 @@ public enum ReportHTML {
         caption { text-align: left; font-weight: 600; padding-bottom: 0.4em; }
         th, td { padding: 0.25em 0.8em; border-bottom: 1px solid #ddd; }
         td, .amount { text-align: right; } th { text-align: left; }
+        .wide { overflow-x: auto; }
         figure { margin: 1em 0; } svg { width: 100%; height: auto; max-width: 760px; }
         svg text { font-size: 12px; fill: #222; }
         .bar { fill: #3b6ea5; } .area { fill: #3b6ea5; fill-opacity: 0.18; } .line { fill: none; stroke: #3b6ea5; stroke-width: 2; }

@@ -247,8 +247,11 @@ extension Ledger {
     }
 
     /// What a transaction is for: its category, income source or goal.
-    public func label(of transaction: Transaction) -> String {
-        switch transaction.target {
+    public func label(of transaction: Transaction) -> String { label(of: transaction.target) }
+
+    /// A category's, income source's or goal's name (an import rule's target too).
+    public func label(of target: Transaction.Target) -> String {
+        switch target {
         case .category(let id): budgetCategories.first { $0.id == id }?.name ?? "(deleted category)"
         case .source(let id): incomeSources.first { $0.id == id }?.name ?? "(removed income source)"
         case .goal(let id): goals.first { $0.id == id }?.name ?? "(removed goal)"

@@ -8,7 +8,7 @@ import Plot
 /// page. Vault text only ever enters through `HTMLText` (text nodes and attribute values).
 enum Layout {
     enum Area: String, CaseIterable {
-        case overview, assets, budget, invoices, backups
+        case overview, assets, budget, invoices, reports, backups, search, settings
 
         var title: String { rawValue.capitalized }
 
