@@ -15,15 +15,7 @@ struct DeviceCommands: ParsableCommand {
     }
 
     /// "3 min ago", "2 days ago".
-    static func ago(_ date: Date) -> String {
-        let seconds = Int(Date().timeIntervalSince(date))
-        switch seconds {
-        case ..<60: return "just now"
-        case ..<3600: return "\(seconds / 60) min ago"
-        case ..<86400: return "\(seconds / 3600) h ago"
-        default: return "\(seconds / 86400) day\(seconds / 86400 == 1 ? "" : "s") ago"
-        }
-    }
+    static func ago(_ date: Date) -> String { SyncStatus.ago(date) }
 }
 
 struct DeviceJoin: ParsableCommand {

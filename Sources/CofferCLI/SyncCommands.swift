@@ -17,29 +17,9 @@ struct SyncCommands: ParsableCommand {
 
     /// The text every sync prints: what went out, what came in, what needs attention.
     static func show(_ report: SyncReport) {
-        for published in report.published {
-            Output.line(
-                "Published \(published.changes) change\(published.changes == 1 ? "" : "s") (#\(published.sequence)).")
-        }
-        for merged in report.merged {
-            Output.line(
-                "Merged \(merged.changes) change\(merged.changes == 1 ? "" : "s") from \(merged.device) (\(merged.files) file\(merged.files == 1 ? "" : "s"))."
-            )
-        }
-        if report.published.isEmpty, report.merged.isEmpty { Output.line("Up to date: nothing to publish or merge.") }
-        for repair in report.repairs { Output.line("Repaired: \(repair)") }
-        if report.conflicts > 0 {
-            Output.line(
-                "\(report.conflicts) concurrent edit\(report.conflicts == 1 ? "" : "s") resolved; the losing value\(report.conflicts == 1 ? " is" : "s are") kept."
-            )
-            Terminal.note("hint: See them with: coffer sync conflicts")
-        }
-        for waiting in report.waiting { Terminal.note("waiting: \(waiting)") }
-        for problem in report.problems {
-            Terminal.note(
-                "\(problem.problem == .incomplete ? "waiting" : "rejected"): \(problem.file): \(problem.problem)")
-        }
-        for copy in report.copies { Terminal.note("ignored: \(copy): a copy made by a sync tool, not by Coffer") }
+        report.summaryLines.forEach { Output.line($0) }
+        if report.conflicts > 0 { Terminal.note("hint: See them with: coffer sync conflicts") }
+        report.attentionLines.forEach { Terminal.note($0) }
     }
 
     /// Another device replaced the vault's keys: take them on with the passphrase, keeping
@@ -73,11 +53,11 @@ struct SyncCommands: ParsableCommand {
     /// Exit 65 after the work is done when a file was refused as forged, altered or misplaced:
     /// a script must notice, even though everything else was merged.
     static func finish(_ report: SyncReport) throws {
-        let rejected = report.problems.filter { !$0.problem.isTransient }
-        guard rejected.isEmpty else {
+        let rejected = report.rejectedCount
+        guard rejected == 0 else {
             throw CLIError(
                 .damaged,
-                "\(rejected.count) file\(rejected.count == 1 ? " was" : "s were") rejected (listed above); everything else was merged.",
+                "\(rejected) file\(rejected == 1 ? " was" : "s were") rejected (listed above); everything else was merged.",
                 hint: "Nothing was applied from them. Remove them from the folder if you know where they came from.")
         }
     }

@@ -36,6 +36,7 @@ enum WebRoutes {
         InvoicesPages.add(to: router, state)
         ReportsPage.add(to: router, state)
         BackupsPage.add(to: router, state)
+        DevicesSection.add(to: router, state)
         SearchPage.add(to: router, state)
         SettingsPage.add(to: router, state)
         return router

@@ -280,6 +280,53 @@ import Testing
         #expect(try cli("invoices", "--json").stdout.contains(#""outstanding" : "200.00""#))
     }
 
+    /// Two devices through one folder: the page shows them, syncs, and puts a conflict's lost
+    /// value back, each exactly as `coffer sync` and `coffer sync conflicts restore` would.
+    @Test func syncNowAndAConflictRestoredFromThePage() throws {
+        let folder = sandbox.directory.path("Sync/coffer")
+        func device(_ name: String) -> [String: String] {
+            environment.merging([
+                "COFFER_VAULT": sandbox.directory.path("\(name)/vault.coffer").path,
+                "XDG_STATE_HOME": sandbox.directory.path("\(name)/state").path,
+            ]) { $1 }
+        }
+        func run(_ name: String, _ arguments: String...) throws -> RunResult {
+            let result = try sandbox.run(arguments, environment: device(name))
+            #expect(result.status == 0, "\(name) \(arguments): \(result.stderr)")
+            return result
+        }
+        try FileManager.default.createDirectory(at: sandbox.directory.path("laptop"), withIntermediateDirectories: true)
+        _ = try run("laptop", "init", "--kdf", "interactive")
+        _ = try run("laptop", "account", "add", "Holiday Fund", "--category", "Savings", "--value", "100")
+        _ = try run("laptop", "sync", "init", folder.path, "--name", "laptop")
+        _ = try run("desktop", "device", "join", folder.path, "--name", "desktop")
+        let server = try served(environment: device("laptop"))
+        try server.connect()
+        let page = try server.get("/backups").text
+        #expect(page.contains("laptop (this device)") && page.contains("desktop"), "both devices listed")
+        #expect(page.contains("No conflicts"))
+
+        // The same record renamed on both devices: the page's sync merges and keeps the loser.
+        _ = try run("desktop", "account", "rename", "Holiday Fund", "Travel Pot")
+        _ = try run("desktop", "sync")
+        _ = try run("laptop", "account", "rename", "Holiday Fund", "Trip Fund")
+        let synced = try server.post("/sync", [])
+        #expect(synced.status == 303)
+        let after = try server.get("/backups").text
+        #expect(after.contains("from desktop") && after.contains("1 concurrent edit resolved"), "\(after)")
+        let conflicts = try run("laptop", "sync", "conflicts", "--json").stdout
+        #expect(conflicts.contains(#""number" : 1"#))
+        #expect(try server.post("/sync/conflicts/1/restore", []).status == 303)
+        #expect(try run("laptop", "log").stdout.contains("Restored"), "one change in the log")
+        #expect(try server.post("/sync/conflicts/1/restore", []).status == 400, "restored once")
+        #expect(try server.post("/sync/conflicts/9/restore", []).status == 400)
+        #expect(try server.post("/sync", []).status == 303, "publishes the restore")
+        _ = try run("desktop", "sync")
+        #expect(
+            try run("laptop", "export", "json", "--out", "-").stdout
+                == run("desktop", "export", "json", "--out", "-").stdout, "both devices converge")
+    }
+
     @Test func badInputIsRefusedWithItsStatusAndTheVaultAsItWas() throws {
         try setUp()
         let server = try served()

@@ -300,3 +300,46 @@ public struct SyncReport: Sendable {
 
     public init() {}
 }
+
+extension SyncReport {
+    /// What went out, what came in, what was repaired and resolved: the result, one line each.
+    public var summaryLines: [String] {
+        var lines = published.map {
+            "Published \($0.changes) change\($0.changes == 1 ? "" : "s") (#\($0.sequence))."
+        }
+        lines += merged.map {
+            "Merged \($0.changes) change\($0.changes == 1 ? "" : "s") from \($0.device) (\($0.files) file\($0.files == 1 ? "" : "s"))."
+        }
+        if published.isEmpty, merged.isEmpty { lines.append("Up to date: nothing to publish or merge.") }
+        lines += repairs.map { "Repaired: \($0)" }
+        if conflicts > 0 {
+            lines.append(
+                "\(conflicts) concurrent edit\(conflicts == 1 ? "" : "s") resolved; the losing value\(conflicts == 1 ? " is" : "s are") kept."
+            )
+        }
+        return lines
+    }
+
+    /// Files that wait, were rejected or ignored, one line each (file names as found).
+    public var attentionLines: [String] {
+        waiting.map { "waiting: \($0)" }
+            + problems.map { "\($0.problem == .incomplete ? "waiting" : "rejected"): \($0.file): \($0.problem)" }
+            + copies.map { "ignored: \($0): a copy made by a sync tool, not by Coffer" }
+    }
+
+    /// Files refused as forged, altered or misplaced (not those that only wait).
+    public var rejectedCount: Int { problems.filter { !$0.problem.isTransient }.count }
+}
+
+extension SyncStatus {
+    /// "just now", "5 min ago", "3 h ago", "2 days ago".
+    public static func ago(_ date: Date, now: Date = Date()) -> String {
+        let seconds = Int(now.timeIntervalSince(date))
+        switch seconds {
+        case ..<60: return "just now"
+        case ..<3600: return "\(seconds / 60) min ago"
+        case ..<86400: return "\(seconds / 3600) h ago"
+        default: return "\(seconds / 86400) day\(seconds / 86400 == 1 ? "" : "s") ago"
+        }
+    }
+}

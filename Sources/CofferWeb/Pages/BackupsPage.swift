@@ -54,9 +54,9 @@ enum BackupsPage {
             let ages = Dictionary(ledger.backupAges().map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
             let trust = try trust(ledger, folders: destinations, vaultURL: state.settings.vaultURL)
             return Layout.page(
-                title: "Backups", area: .backups, csrf: context.csrf, banner: banner,
+                title: "Backups & devices", area: .backups, csrf: context.csrf, banner: banner,
                 .group(
-                    .h1("Backups"),
+                    .h1("Backups & devices"),
                     .if(
                         destinations.isEmpty,
                         .p(
@@ -85,13 +85,14 @@ enum BackupsPage {
                         archives(folder, trust: trust, saved: saved.contains(folder), csrf: context.csrf)
                     },
                     .section(
-                        .h2("Add a folder"),
+                        .h2("Add a backup folder"),
                         .form(
                             .action("/backups/targets"), .method(.post), Layout.csrfField(context.csrf),
                             Layout.field(
                                 "Folder", name: "path", hint: "Its full path, for example /media/usb/coffer."),
                             .button(
-                                .type(.submit), .class(destinations.isEmpty ? "" : "secondary"), .text("Add folder"))))
+                                .type(.submit), .class(destinations.isEmpty ? "" : "secondary"), .text("Add folder")))),
+                    DevicesSection.section(ledger, csrf: context.csrf)
                 ))
         }
     }

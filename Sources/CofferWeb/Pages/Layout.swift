@@ -10,7 +10,7 @@ enum Layout {
     enum Area: String, CaseIterable {
         case overview, assets, budget, invoices, reports, backups, search, settings
 
-        var title: String { rawValue.capitalized }
+        var title: String { self == .backups ? "Backups & devices" : rawValue.capitalized }
 
         var path: String { self == .overview ? "/" : "/\(rawValue)" }
     }
