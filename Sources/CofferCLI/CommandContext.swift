@@ -70,7 +70,7 @@ struct ReportOptions: ParsableArguments {
 /// Entries that are probably slips of the finger: a value ten times off, a sign flipped, a date
 /// in the future, a payment before its invoice. At a terminal each doubt is said and the person
 /// asked; without one the command needs `--yes`, so a script never records a typo unseen.
-enum EntryDoubts {
+extension EntryDoubts {
     /// True to go ahead; false when the person said no (already told nothing was recorded).
     static func confirm(_ doubts: [String], yes: Bool) throws -> Bool {
         guard !doubts.isEmpty, !yes else { return true }
@@ -85,25 +85,5 @@ enum EntryDoubts {
             return false
         }
         return true
-    }
-
-    static func future(_ day: CalendarDate, today: CalendarDate) -> [String] {
-        day > today ? ["\(day) is in the future (today is \(today))."] : []
-    }
-
-    /// A new value more than ten times the current one or under a tenth of it, or of the other
-    /// sign. Zero is never doubted: an account paid off or emptied is common.
-    static func value(_ new: Money, previous: Money?, account: String, currency: Currency) -> [String] {
-        guard let previous, previous != .zero, new != .zero else { return [] }
-        let (was, now) = (currency.format(previous), currency.format(new))
-        if previous.isNegative != new.isNegative {
-            return ["\(now) has the other sign from \(account)'s current value (\(was))."]
-        }
-        let (old, value) = (previous.minorUnits.magnitude, new.minorUnits.magnitude)
-        if value / 10 > old || (value * 10 < old) {
-            let ratio = value > old ? "more than ten times" : "less than a tenth of"
-            return ["\(now) is \(ratio) \(account)'s current value (\(was))."]
-        }
-        return []
     }
 }

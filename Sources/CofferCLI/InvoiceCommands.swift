@@ -207,11 +207,9 @@ struct InvoiceCommands: ParsableCommand {
             let day = try CommandContext.date(date, default: today)
             let invoice = try ledger.invoice(id)
             let account = try FlowAccountOption.resolve(into, noAccount: noAccount, ledger: ledger, flag: "into")
-            var doubts = EntryDoubts.future(day, today: today)
-            if day < invoice.issued {
-                doubts.append("The payment date \(day) is before \(invoice.reference) was issued (\(invoice.issued)).")
+            guard try EntryDoubts.confirm(EntryDoubts.payment(on: day, of: invoice, today: today), yes: yes) else {
+                return
             }
-            guard try EntryDoubts.confirm(doubts, yes: yes) else { return }
             let (paid, amount) = try ledger.recordPayment(
                 on: invoice, amount: try amount.map { try CommandContext.positiveAmount($0, ledger: ledger) },
                 date: day, into: account)

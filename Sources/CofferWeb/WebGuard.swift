@@ -11,8 +11,18 @@ struct WebContext: RequestContext {
     /// The POST body (application/x-www-form-urlencoded), at most `WebGuard.bodyLimit` bytes.
     var form = ""
     var csrf = ""
+    /// The request's path, where a form asked to confirm posts again.
+    var path = ""
 
     init(source: Source) { coreContext = .init(source: source) }
+
+    /// The posted fields in order, but the CSRF token and an earlier confirmation: what a form
+    /// asked to confirm posts again.
+    var postedFields: [(String, String)] {
+        // x-www-form-urlencoded writes a space as "+", a plus as "%2B".
+        let items = URLComponents(string: "?" + form.replacingOccurrences(of: "+", with: "%20"))?.queryItems ?? []
+        return items.filter { $0.name != "csrf" && $0.name != "confirm" }.map { ($0.name, $0.value ?? "") }
+    }
 
     /// The posted form's fields; a field missing or of the wrong shape is a 400.
     func decodeForm<Form: Decodable>(_ type: Form.Type) throws -> Form {
@@ -78,6 +88,7 @@ struct WebGuard: RouterMiddleware {
         if request.method == .post {
             try checkOrigin(request, host: host)
             context.form = try await formBody(request)
+            context.path = request.uri.path
         }
         if path == "/session" { return try await next(request, context) }
         guard let session = state.session(cookie: cookie(request)) else {

@@ -32,6 +32,17 @@ enum WebVault {
 
     struct Locked: Error {}
 
+    /// An entry that is probably a slip (EntryDoubts), posted without Record it anyway.
+    struct Doubted: Error { let doubts: [String] }
+
+    /// Asks before an entry the CLI would ask about, unless the form already said yes.
+    static func ask(_ doubts: [String], confirmed: String?) throws {
+        guard doubts.isEmpty || confirmed == "yes" else { throw Doubted(doubts: doubts) }
+    }
+
+    /// 409: an entry that is probably a slip, not recorded; the page asks to confirm it.
+    static let doubted = HTTPResponse.Status.conflict
+
     /// 423: the page asks for the passphrase first.
     static let locked = HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
 
@@ -65,6 +76,15 @@ enum WebVault {
             let notice = try await withLedger(state, view: view, body)
             state.setNotice(notice)
             return Response(status: .seeOther, headers: [.location: notice.location ?? back])
+        } catch let doubted as Doubted {
+            let banner = Layout.Banner.doubt(
+                doubted.doubts.joined(separator: " "), action: context.path, fields: context.postedFields)
+            guard let again else {
+                throw WebRefusal(status: Self.doubted, message: doubted.doubts.joined(separator: " "))
+            }
+            var response = try await again(banner)
+            response.status = Self.doubted
+            return response
         } catch let error where inputProblem(error) != nil {
             let text = inputProblem(error)!
             guard let again else { throw WebRefusal(status: .badRequest, message: text) }

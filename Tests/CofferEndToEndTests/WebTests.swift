@@ -327,6 +327,43 @@ import Testing
                 == run("desktop", "export", "json", "--out", "-").stdout, "both devices converge")
     }
 
+    /// What the CLI asks about before recording (a value ten times off, a future date), the page
+    /// asks too: 409, the doubt in the CLI's words, nothing recorded until Record it anyway.
+    @Test func anEntryThatIsProbablyASlipIsAskedAboutFirst() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        let assets = try server.get("/assets").body
+        let account = try #require(
+            assets.range(of: "/accounts/[0-9A-F-]{36}", options: .regularExpression).map { String(assets[$0]) })
+        let digest = try storedRowsDigest(sandbox.vault)
+        let asked = try server.post("\(account)/value", [("amount", "432109"), ("note", "a + b & c")])
+        #expect(asked.status == 409)
+        let refused = try sandbox.run(["update", "Marcus", "432109"], environment: environment)
+        #expect(refused.status == 64, "the CLI without a terminal refuses it too")
+        let doubt = "£432,109.00 is more than ten times Marcus Saver's current value (£4,321.09)."
+        #expect(asked.text.contains(doubt) && refused.stderr.contains(doubt), "the same words in both faces")
+        #expect(asked.body.contains("Record it anyway") && asked.body.contains(#"name="confirm" value="yes""#))
+        #expect(asked.body.contains(#"name="note" value="a + b &amp; c""#), "the form as it was typed, to post again")
+        #expect(
+            try server.post(
+                "/budget/entries", [("kind", "spend"), ("amount", "5"), ("what", "gro"), ("date", "2026-12-25")]
+            ).status == 409)
+        #expect(try storedRowsDigest(sandbox.vault) == digest, "nothing recorded while asking")
+        #expect(
+            try server.post("\(account)/value", [("amount", "432109"), ("note", "a + b & c"), ("confirm", "yes")])
+                .status
+                == 303)
+        #expect(
+            try server.post(
+                "/budget/entries",
+                [("kind", "spend"), ("amount", "5"), ("what", "gro"), ("date", "2026-12-25"), ("confirm", "yes")]
+            ).status == 303)
+        let log = try log()
+        #expect(log.contains("432,109.00") && log.contains("5.00"))
+        #expect(try cli("export", "json", "--out", "-").stdout.contains("a + b & c"))
+    }
+
     @Test func badInputIsRefusedWithItsStatusAndTheVaultAsItWas() throws {
         try setUp()
         let server = try served()

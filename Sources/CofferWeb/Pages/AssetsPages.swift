@@ -30,7 +30,7 @@ enum AssetsPages {
             }
         }
         router.post("/accounts/:id/value") { _, context in
-            struct Form: Decodable { let amount: String, date: String?, note: String? }
+            struct Form: Decodable { let amount: String, date: String?, note: String?, confirm: String? }
             let id = try accountID(context)
             let today = state.today
             let form = try context.decodeForm(Form.self)
@@ -42,6 +42,11 @@ enum AssetsPages {
                 let account = try existing(id, in: ledger)
                 let amount = try ledger.currency.parse(form.amount)
                 let note = (form.note ?? "").isEmpty ? nil : form.note
+                try WebVault.ask(
+                    EntryDoubts.value(
+                        amount, previous: ledger.portfolio.value(of: account, on: day), account: account.name,
+                        currency: ledger.currency) + EntryDoubts.future(day, today: today),
+                    confirmed: form.confirm)
                 try ledger.recordValue(of: account, amount: amount, on: day, note: note)
                 return .init(
                     text: "\(account.name): \(ledger.currency.format(amount)) on \(day).", undoable: true)

@@ -15,7 +15,9 @@ enum BudgetPage {
                 state, context, month: query["month"].map(String.init), tab: query["tab"].map(String.init))
         }
         router.post("/budget/entries") { _, context in
-            struct Form: Decodable { let kind: String, amount: String, what: String, date: String?, note: String? }
+            struct Form: Decodable {
+                let kind: String, amount: String, what: String, date: String?, note: String?, confirm: String?
+            }
             let form = try context.decodeForm(Form.self)
             let today = state.today
             let day = try (form.date ?? "").isEmpty ? today : AssetsPages.parsedDate(form.date!)
@@ -26,6 +28,7 @@ enum BudgetPage {
             ) { ledger in
                 let amount = try ledger.currency.parse(form.amount)
                 let note = (form.note ?? "").isEmpty ? nil : form.note
+                try WebVault.ask(EntryDoubts.future(day, today: today), confirmed: form.confirm)
                 let transaction: Transaction
                 let label: String
                 switch form.kind {

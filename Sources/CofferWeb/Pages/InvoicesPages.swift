@@ -39,18 +39,20 @@ enum InvoicesPages {
             }
         }
         router.post("/invoices/:id/pay") { _, context in
-            struct Form: Decodable { let amount: String?, date: String?, into: String? }
+            struct Form: Decodable { let amount: String?, date: String?, into: String?, confirm: String? }
             let form = try context.decodeForm(Form.self)
             let day = try (form.date ?? "").isEmpty ? state.today : AssetsPages.parsedDate(form.date!)
             return try await onInvoice(state, context) { ledger, invoice, today in
                 let amount = try (form.amount ?? "").isEmpty ? nil : ledger.currency.parse(form.amount!)
+                let into = try flowAccount(form.into, in: ledger)
+                try WebVault.ask(EntryDoubts.payment(on: day, of: invoice, today: today), confirmed: form.confirm)
                 let (paid, recorded) = try ledger.recordPayment(
-                    on: invoice, amount: amount, date: day, into: flowAccount(form.into, in: ledger))
+                    on: invoice, amount: amount, date: day, into: into)
                 let left = try paid.outstanding()
-                let into = ledger.account(withID: paid.payments.last?.flow?.to).map { " into \($0.name)" } ?? ""
+                let intoText = ledger.account(withID: paid.payments.last?.flow?.to).map { " into \($0.name)" } ?? ""
                 return left == .zero
-                    ? "\(paid.reference) is paid in full (\(ledger.currency.format(recorded))\(into))."
-                    : "Recorded \(ledger.currency.format(recorded))\(into); \(ledger.currency.format(left)) still outstanding on \(paid.reference)."
+                    ? "\(paid.reference) is paid in full (\(ledger.currency.format(recorded))\(intoText))."
+                    : "Recorded \(ledger.currency.format(recorded))\(intoText); \(ledger.currency.format(left)) still outstanding on \(paid.reference)."
             }
         }
         router.post("/invoices/:id/remind") { _, context in

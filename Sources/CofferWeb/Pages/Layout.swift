@@ -19,6 +19,8 @@ enum Layout {
     enum Banner {
         case done(String, undoable: Bool)
         case problem(String)
+        /// An entry that is probably a slip: said, with the same form posted again to confirm.
+        case doubt(String, action: String, fields: [(String, String)])
     }
 
     static func page(
@@ -87,6 +89,17 @@ enum Layout {
             return .div(
                 .class("banner problem"), .attribute(named: "role", value: "alert"),
                 .p(.strong("Not done: "), HTMLText.node(text)))
+        case .doubt(let text, let action, let fields):
+            return .div(
+                .class("banner problem"), .attribute(named: "role", value: "alert"),
+                .p(.strong("Check this first: "), HTMLText.node(text), " Nothing was recorded yet."),
+                .form(
+                    .action(HTMLText.attribute(action)), .method(.post), csrfField(csrf ?? ""),
+                    .forEach(fields) { name, value in
+                        .input(.type(.hidden), .name(HTMLText.attribute(name)), .value(HTMLText.attribute(value)))
+                    },
+                    .input(.type(.hidden), .name("confirm"), .value("yes")),
+                    .button(.type(.submit), .text("Record it anyway"))))
         }
     }
 
