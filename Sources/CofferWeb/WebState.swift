@@ -10,8 +10,10 @@ import VaultStore
 final class WebState: @unchecked Sendable {
     let settings: WebServer.Settings
     let marker: HeldKeysMarker
-    /// Vault work runs here, one request at a time: two writes never interleave.
-    let vaultQueue = DispatchQueue(label: "coffer.web.vault")
+    /// Vault work runs here: pages side by side (each reads the file with its own connection),
+    /// a change or an unlock alone, after every read before it and before any after (a barrier),
+    /// so two writes never interleave and no page reads half of one.
+    let vaultQueue = DispatchQueue(label: "coffer.web.vault", attributes: .concurrent)
 
     private let lock = NSLock()
     private var heldKeys: HeldKeys?

@@ -4,25 +4,28 @@ import Foundation
 import Hummingbird
 import VaultStore
 
-/// Every request reads the vault file as it is now, with the held keys, on one serial queue: the
+/// Every request reads the vault file as it is now, with the held keys, on the vault queue: the
 /// page never shows a stale copy, and a write never lands on an older state than the file's (a
 /// CLI write in between is simply part of what the next request reads).
 enum WebVault {
-    /// Runs `body` on the vault queue, off the server's event loops (Argon2id, a large vault).
-    static func onVaultQueue<T: Sendable>(_ state: WebState, _ body: @escaping @Sendable () throws -> T) async throws
-        -> T
-    {
+    /// Runs `body` on the vault queue, off the server's event loops (Argon2id, a large vault):
+    /// alongside other reads, or `exclusive`ly (a change, an unlock).
+    static func onVaultQueue<T: Sendable>(
+        _ state: WebState, exclusive: Bool = true, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            state.vaultQueue.async { continuation.resume(with: Result { try body() }) }
+            state.vaultQueue.async(flags: exclusive ? .barrier : []) {
+                continuation.resume(with: Result { try body() })
+            }
         }
     }
 
-    /// The ledger as `view` needs it (the whole vault when nil).
+    /// The ledger as `view` needs it (the whole vault when nil); `exclusive` for a change.
     static func withLedger<T: Sendable>(
-        _ state: WebState, view: LedgerView?, _ body: @escaping @Sendable (Ledger) throws -> T
+        _ state: WebState, view: LedgerView?, exclusive: Bool = false, _ body: @escaping @Sendable (Ledger) throws -> T
     ) async throws -> T {
         guard let keys = state.keys else { throw Locked() }
-        return try await onVaultQueue(state) {
+        return try await onVaultQueue(state, exclusive: exclusive) {
             let file = try UnlockedVaultFile.unlock(
                 at: state.settings.vaultURL, with: .held(keys), guard: state.settings.rollbackGuard)
             let ledger = try view.map { try Ledger.open(file, for: $0) } ?? Ledger(vault: file.open())
@@ -73,7 +76,7 @@ enum WebVault {
         _ body: @escaping @Sendable (Ledger) throws -> WebState.Notice
     ) async throws -> Response {
         do {
-            let notice = try await withLedger(state, view: view, body)
+            let notice = try await withLedger(state, view: view, exclusive: true, body)
             state.setNotice(notice)
             return Response(status: .seeOther, headers: [.location: notice.location ?? back])
         } catch let doubted as Doubted {

@@ -108,7 +108,7 @@ enum RawHTTP {
 }
 
 /// `coffer web` running in a sandbox, driven over real HTTP.
-final class WebServerUnderTest {
+final class WebServerUnderTest: @unchecked Sendable {
     let child: Child
     let port: Int
     let token: String

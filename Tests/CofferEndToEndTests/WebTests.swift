@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -362,6 +363,29 @@ import Testing
         let log = try log()
         #expect(log.contains("432,109.00") && log.contains("5.00"))
         #expect(try cli("export", "json", "--out", "-").stdout.contains("a + b & c"))
+    }
+
+    /// Pages are read side by side; changes one at a time: concurrent posts all land, each one
+    /// entry in the log, and the pages read meanwhile are whole.
+    @Test func concurrentRequestsLoseNoChangeAndReadNoHalfOfOne() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        let statuses = Mutex([Int]())
+        DispatchQueue.concurrentPerform(iterations: 24) { index in
+            let status =
+                index % 3 == 0
+                ? (try? server.post("/budget/entries", [("kind", "spend"), ("amount", "1.0\(index % 10)"), ("what", "gro")]))?
+                    .status
+                : (try? server.get(index % 2 == 0 ? "/" : "/budget"))?.status
+            statuses.withLock { $0.append(status ?? 0) }
+        }
+        let seen = statuses.withLock { $0 }
+        #expect(seen.filter { $0 == 303 }.count == 8, "\(seen)")
+        #expect(seen.filter { $0 == 200 }.count == 16, "\(seen)")
+        let log = try log()
+        for index in stride(from: 0, to: 24, by: 3) { #expect(log.contains("1.0\(index % 10)"), "spend \(index)") }
+        #expect(try cli("verify").status == 0)
     }
 
     @Test func badInputIsRefusedWithItsStatusAndTheVaultAsItWas() throws {
