@@ -375,7 +375,8 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 24) { index in
             let status =
                 index % 3 == 0
-                ? (try? server.post("/budget/entries", [("kind", "spend"), ("amount", "1.0\(index % 10)"), ("what", "gro")]))?
+                ? (try? server.post(
+                    "/budget/entries", [("kind", "spend"), ("amount", "1.0\(index % 10)"), ("what", "gro")]))?
                     .status
                 : (try? server.get(index % 2 == 0 ? "/" : "/budget"))?.status
             statuses.withLock { $0.append(status ?? 0) }
