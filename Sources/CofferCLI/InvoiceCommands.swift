@@ -134,30 +134,8 @@ struct InvoiceCommands: ParsableCommand {
                 "\(invoice.reference) · \(try invoice.status(on: today).badge) · \(try invoice.relativeDue(on: today)) (due \(invoice.due), issued \(invoice.issued))"
             )
             Output.line()
-            let label = ledger.invoiceSender.taxLabel.title
-            func line(_ item: LineItem) -> [String] {
-                let amount = currency.format((try? invoice.amount(of: item)) ?? .zero)
-                switch item.kind {
-                case .charge:
-                    return [item.description, "\(item.quantity) × \(currency.format(item.unitPrice))", amount]
-                case .discount, .credit:
-                    let share = item.shareBasisPoints.map { " \(GrowthRate(basisPoints: $0))" } ?? ""
-                    return [item.description, item.kind.rawValue + share, amount]
-                }
-            }
-            var rows: [[String]] = invoice.items.filter { $0.kind != .credit }.map(line)
-            rows.append(["Subtotal", "", currency.format(try invoice.subtotal())])
-            if let rate = invoice.taxBasisPoints {
-                rows.append(["\(label) \(GrowthRate(basisPoints: rate))", "", currency.format(try invoice.tax())])
-            }
-            rows += invoice.items.filter { $0.kind == .credit }.map(line)
-            rows.append(["Total", "", currency.format(try invoice.total())])
-            for payment in invoice.payments {
-                let into = ledger.account(withID: payment.flow?.to).map { " into \($0.name)" } ?? ""
-                rows.append(["Paid \(payment.date)\(into)", "", "-" + currency.format(payment.amount)])
-            }
-            if !invoice.payments.isEmpty {
-                rows.append(["Outstanding", "", currency.format(try invoice.outstanding())])
+            let rows = try ledger.statementLines(of: invoice).map { line in
+                [line.label, line.detail, (line.role == .payment ? "-" : "") + currency.format(line.amount)]
             }
             Render.table(
                 rows, rightAligned: [1, 2]

@@ -215,7 +215,12 @@ struct SyncConflictsList: ParsableCommand {
                 $0.restored ? "restored" : "",
             ]
         }
-        Render.table([["", "RECORD", "LOST", "KEPT", ""]] + rows).forEach { Output.line($0) }
+        let lines = Render.table([["", "RECORD", "LOST", "KEPT", ""]] + rows)
+        Output.line(lines[0])
+        for (conflict, line) in zip(conflicts, lines.dropFirst()) {
+            Output.line(line)
+            for difference in conflict.fields { Output.line("      \(difference.line)") }
+        }
         Terminal.note("hint: Put a losing value back with: coffer sync conflicts restore N")
     }
 }
@@ -336,6 +341,9 @@ enum SyncJSON {
         let keptOn: String
         let keptAt: String
         let restored: Bool
+        let fields: [Field]
+
+        struct Field: Encodable { let field, lost, kept: String }
 
         init(_ summary: SyncService.ConflictSummary) {
             let formatter = ISO8601DateFormatter()
@@ -348,6 +356,7 @@ enum SyncJSON {
             keptOn = summary.winnerDevice
             keptAt = formatter.string(from: summary.winnerTime)
             restored = summary.restored
+            fields = summary.fields.map { Field(field: $0.field, lost: $0.lost, kept: $0.kept) }
         }
     }
 }

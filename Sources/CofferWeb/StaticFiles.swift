@@ -33,7 +33,8 @@ enum StaticFiles {
         """
 
     /// While a slow form is sent (a backup, a full verification), its button says so and cannot
-    /// be pressed twice. Without script the form works the same, silently.
+    /// be pressed twice; a form with `data-progress` shows the step the server is at in its
+    /// status line (read aloud by screen readers). Without script the form works the same, silently.
     static let busyScript = """
         document.addEventListener("submit", function (event) {
           var form = event.target, words = form.getAttribute("data-busy");
@@ -41,6 +42,20 @@ enum StaticFiles {
           var button = form.querySelector("button[type=submit]");
           if (button) { button.disabled = true; button.textContent = words; }
           form.setAttribute("aria-busy", "true");
+          var source = form.getAttribute("data-progress"), line = form.querySelector("[role=status]");
+          if (!source || !line) { return; }
+          var poll = function () {
+            fetch(source, { credentials: "same-origin", cache: "no-store" })
+              .then(function (reply) { return reply.ok ? reply.json() : null; })
+              .then(function (progress) {
+                if (progress && progress.running && progress.steps.length) {
+                  line.textContent = progress.steps[progress.steps.length - 1] + "…";
+                }
+              })
+              .catch(function () {})
+              .then(function () { setTimeout(poll, 400); });
+          };
+          setTimeout(poll, 200);
         });
 
         """

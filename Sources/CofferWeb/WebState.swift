@@ -22,8 +22,50 @@ final class WebState: @unchecked Sendable {
     private var lastRequest = Date()
     private var openerFile: URL?
     private var boundPort = 0
+    private var lastViews: [String: LastView] = [:]
+    private var backup = BackupProgress(running: false, steps: [])
     /// 32 random bytes in hex: printed once, spent on first use.
     let launchToken = SecureRandom.bytes(count: 32).hexString
+
+    /// A page's data as computed at one state of the vault file (its commit record's digest).
+    struct LastView {
+        let state: [UInt8]
+        let value: any Sendable
+    }
+
+    /// So many pages' data are kept at most: the last of each kind a person looks at.
+    static let lastViewLimit = 16
+
+    /// What `key`'s page computed when the file was at `state`; nil when the file has moved on
+    /// (a write here, by the CLI or a sync), or it was never computed.
+    func lastView<T: Sendable>(_ key: String, at state: [UInt8], as: T.Type) -> T? {
+        lock.withLock {
+            guard let view = lastViews[key], constantTimeEqual(view.state, state) else { return nil }
+            return view.value as? T
+        }
+    }
+
+    func keepView(_ key: String, at state: [UInt8], _ value: any Sendable) {
+        lock.withLock {
+            if lastViews[key] == nil, lastViews.count >= Self.lastViewLimit { lastViews.removeAll() }
+            lastViews[key] = LastView(state: state, value: value)
+        }
+    }
+
+    /// The steps of the backup being made (or of the last one): the Backups page shows the
+    /// newest while it waits, from `/backups/progress`.
+    struct BackupProgress: Encodable, Sendable {
+        var running: Bool
+        var steps: [String]
+    }
+
+    var backupProgress: BackupProgress { lock.withLock { backup } }
+
+    func backupStarted() { lock.withLock { backup = BackupProgress(running: true, steps: []) } }
+
+    func backupStep(_ step: String) { lock.withLock { backup.steps.append(step) } }
+
+    func backupEnded() { lock.withLock { backup.running = false } }
 
     struct BrowserSession {
         /// The cookie's value.
@@ -60,13 +102,19 @@ final class WebState: @unchecked Sendable {
 
     func hold(_ keys: HeldKeys) { lock.withLock { heldKeys = keys } }
 
-    /// The Lock button: the keys are dropped (sodium_free wipes them); the server goes on,
-    /// asking for the passphrase again.
-    func lockVault() { lock.withLock { heldKeys = nil } }
+    /// The Lock button: the keys are dropped (sodium_free wipes them) with every page's data
+    /// kept from them; the server goes on, asking for the passphrase again.
+    func lockVault() {
+        lock.withLock {
+            heldKeys = nil
+            lastViews = [:]
+        }
+    }
 
     func wipe() {
         lock.withLock {
             heldKeys = nil
+            lastViews = [:]
             browser = nil
             if let openerFile { try? FileManager.default.removeItem(at: openerFile) }
         }

@@ -33,6 +33,29 @@ enum WebVault {
         }
     }
 
+    /// What `compute` makes of the ledger as `view` needs it, reused while the file stays at
+    /// the state it was computed at: each request still unlocks the file and authenticates its
+    /// commit record (a CLI write, a sync, a rollback or a rekey is seen at once), but a page
+    /// asked for again over an unchanged vault is not read and computed again. `key` names the
+    /// page and everything else its data depends on.
+    static func reading<T: Sendable>(
+        _ state: WebState, key: String, view: LedgerView?, _ compute: @escaping @Sendable (Ledger) throws -> T
+    ) async throws -> T {
+        guard let keys = state.keys else { throw Locked() }
+        return try await onVaultQueue(state, exclusive: false) {
+            let file = try UnlockedVaultFile.unlock(
+                at: state.settings.vaultURL, with: .held(keys), guard: state.settings.rollbackGuard)
+            let current = try file.currentState()
+            if let kept = state.lastView(key, at: current, as: T.self) { return kept }
+            let ledger = try view.map { try Ledger.open(file, for: $0) } ?? Ledger(vault: file.open())
+            let value = try compute(ledger)
+            // A write between the two reads makes `value` newer than `current`, never older:
+            // `current` does not come back (the high-water mark refuses it), so it is not shown.
+            state.keepView(key, at: current, value)
+            return value
+        }
+    }
+
     struct Locked: Error {}
 
     /// An entry that is probably a slip (EntryDoubts), posted without Record it anyway.
@@ -55,15 +78,31 @@ enum WebVault {
         banner: Layout.Banner? = nil,
         _ render: @escaping @Sendable (Ledger, Layout.Banner?) throws -> String
     ) async throws -> Response {
-        let banner =
-            banner
-            ?? state.takeNotice().map {
-                $0.problem ? Layout.Banner.problem($0.text) : Layout.Banner.done($0.text, undoable: $0.undoable)
-            }
+        let banner = banner ?? takeBanner(state)
         do {
             return Layout.response(try await withLedger(state, view: view) { try render($0, banner) }, status: status)
         } catch {
             return try refusal(for: error, state, context)
+        }
+    }
+
+    /// A page drawn from data `compute` makes, kept while the vault is unchanged (`reading`).
+    static func page<T: Sendable>(
+        _ state: WebState, _ context: WebContext, key: String, view: LedgerView?,
+        compute: @escaping @Sendable (Ledger) throws -> T, _ render: (T, Layout.Banner?) throws -> String
+    ) async throws -> Response {
+        let banner = takeBanner(state)
+        do {
+            return Layout.response(try render(try await reading(state, key: key, view: view, compute), banner))
+        } catch {
+            return try refusal(for: error, state, context)
+        }
+    }
+
+    /// The last change's notice, shown once.
+    private static func takeBanner(_ state: WebState) -> Layout.Banner? {
+        state.takeNotice().map {
+            $0.problem ? Layout.Banner.problem($0.text) : Layout.Banner.done($0.text, undoable: $0.undoable)
         }
     }
 

@@ -105,6 +105,73 @@ public final class UnlockedVaultFile {
         return peek
     }
 
+    /// The state the file is at now: the digest of its commit record, once that record
+    /// authenticates, names this header and is not older than this machine's high-water mark.
+    /// Every index, page and record is bound to the commit record by digest, so two reads at
+    /// the same state read the same records: what was computed from the first may be kept
+    /// (the web app's last page) for as long as the state stays the same.
+    public func currentState() throws -> [UInt8] {
+        // Another process may write, and raise the mark, between the read and the check: only
+        // the file as it is now counts, so a refusal stands once the file has stopped changing.
+        var read = try readCommit()
+        while true {
+            do {
+                try checkMark(read)
+                return CommitRecord.stateDigest(ofSealed: read.sealed)
+            } catch let error as VaultError where error.code == .rolledBack {
+                let again = try readCommit()
+                guard again.sealed != read.sealed else { throw error }
+                read = again
+            }
+        }
+    }
+
+    private func checkMark(_ read: (counter: UInt64, device: DeviceID?, sealed: Data)) throws {
+        try rollbackGuard?.checkState(
+            vaultID: header.vaultID, device: read.device, counter: read.counter,
+            state: CommitRecord.stateDigest(ofSealed: read.sealed), path: url.standardizedFileURL.path)
+    }
+
+    /// The commit record, authenticated and checked against the header.
+    private func readCommit() throws -> (counter: UInt64, device: DeviceID?, sealed: Data) {
+        let operational = keys.operational, vaultID = header.vaultID, headerBytes = headerBytes
+        let paged = header.formatVersion >= PageLayout.formatVersion, formatVersion = header.formatVersion
+        return try withStorageErrors {
+            try database.read { db -> (counter: UInt64, device: DeviceID?, sealed: Data) in
+                let sealed = try Data.fetchOne(db, sql: "SELECT sealed FROM commit_record WHERE id = 1")
+                let opened: (counter: UInt64, device: DeviceID?, headerDigest: [UInt8]?)? = sealed.flatMap { sealed in
+                    if paged {
+                        return PagedCommit.open(sealed, key: operational.integrity, vaultID: vaultID).map {
+                            (
+                                counter: $0.counter, device: Optional($0.deviceID),
+                                headerDigest: Optional($0.headerDigest)
+                            )
+                        }
+                    }
+                    return CommitRecord.open(
+                        sealed, key: operational.integrity, vaultID: vaultID, formatVersion: formatVersion
+                    ).map { (counter: $0.counter, device: $0.deviceID, headerDigest: $0.headerDigest) }
+                }
+                guard let sealed, let opened else {
+                    throw VaultError(
+                        .integrityFailure, "The vault is damaged or has been tampered with: 1 problem found.",
+                        problems: [
+                            IntegrityProblem(
+                                kind: .structureDamaged, recordID: nil,
+                                detail: "the commit record is missing or does not authenticate")
+                        ])
+                }
+                if let digest = opened.headerDigest, !constantTimeEqual(digest, BLAKE2b.hash(headerBytes)) {
+                    throw VaultError(
+                        .headerTampered,
+                        "The vault header is not the one its commit record names: an older or edited header was put back."
+                    )
+                }
+                return (opened.counter, opened.device, sealed)
+            }
+        }
+    }
+
     private func peekPage(_ id: RecordID, in group: PageGroup, damaged: (String) -> VaultError) throws -> (Peek, Data) {
         let operational = keys.operational
         let vaultID = header.vaultID

@@ -209,6 +209,13 @@ def flows(driver, address, port, web, twin):
     coffer(*twin[:1], twin[1], "backup", "create")
     same_as_cli(web, twin, "make a backup")
 
+    # An import rule from Settings, the place by its first letters, as `import rules add`.
+    driver.get(base + "/settings")
+    submit(driver, "form[action='/settings/rules']", {"set": "Bank", "pattern": "TESCO", "place": "gro"})
+    check("Rule 1 of Bank" in banner(driver), f"add an import rule: {banner(driver)}")
+    coffer(*twin[:1], twin[1], "import", "rules", "add", "Bank", "TESCO", "--category", "gro")
+    same_as_cli(web, twin, "add an import rule")
+
     # Search finds the account by a word of its name, ignoring case, and links to it.
     driver.get(base + "/search")
     submit(driver, "form[action='/search']", {"q": "premium"})

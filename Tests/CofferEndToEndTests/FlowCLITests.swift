@@ -162,6 +162,10 @@ import Testing
         #expect(try netWorth() == counted, "the receivable turned into cash")
         try ok("invoice", "pay", "1")
         #expect(try netWorth() == counted && value("Current") == "2200.00")
+        let shown = try ok("invoice", "show", "1").stdout
+        #expect(
+            shown.contains("into Current") && shown.contains("-£200.00") && shown.contains("-£1,000.00"), "\(shown)")
+        #expect(shown.contains("Outstanding") && shown.contains("£0.00"), "\(shown)")
 
         try ok("settings", "--receivables", "off")
         let before = try #require(try netWorth())

@@ -90,7 +90,13 @@ import Testing
         let conflicts = try json(try coffer(.desktop, ["sync", "conflicts", "--json"]))
         let entry = try #require((conflicts["conflicts"] as? [[String: Any]])?.first)
         #expect(
-            Set(entry.keys) == ["number", "record", "lost", "lostOn", "lostAt", "kept", "keptOn", "keptAt", "restored"])
+            Set(entry.keys) == [
+                "number", "record", "lost", "lostOn", "lostAt", "kept", "keptOn", "keptAt", "restored", "fields",
+            ])
+        let fields = try #require(entry["fields"] as? [[String: String]])
+        #expect(fields.count == 1 && fields[0]["field"] == "name", "\(fields)")
+        #expect(
+            Set([fields[0]["lost"], fields[0]["kept"]]) == ["Canary Trip Fund", "Canary Travel Pot"], "\(fields)")
         let loser = try #require(entry["lostOn"] as? String)
         let device = try #require(Device(rawValue: loser))
         let restored = try coffer(device, ["sync", "conflicts", "restore", "1"])
@@ -103,6 +109,78 @@ import Testing
             "the losing name is back on every device")
         #expect(try coffer(device, ["sync", "conflicts", "restore", "1"]).status == 64, "restored once")
         #expect(try coffer(device, ["sync", "conflicts", "restore", "9"]).status == 64)
+    }
+
+    /// `sync conflicts` says what was lost and what was kept, field by field: amounts in the
+    /// currency (decimal strings in JSON), names quoted, dates, a delete against an edit.
+    @Test func conflictsShowTheLostAndKeptValueOfEachField() throws {
+        try setUp()
+        #expect(try coffer(.laptop, ["goal", "add", "Puffin Pot", "--target", "500"]).status == 0)
+        #expect(try coffer(.laptop, ["client", "add", "Gannet Ltd"]).status == 0)
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        #expect(try coffer(.desktop, ["sync"]).status == 0)
+        // The laptop edits first, so the desktop's later edits are the ones kept.
+        #expect(
+            try coffer(.laptop, ["goal", "edit", "Puffin Pot", "--name", "Puffin Pot Bravo", "--target", "41.11"])
+                .status == 0)
+        #expect(try coffer(.laptop, ["client", "remove", "Gannet"]).status == 0)
+        #expect(try coffer(.laptop, ["sync"]).status == 0)
+        Thread.sleep(forTimeInterval: 1.1)  // edits are stamped to the second: the desktop's is later
+        #expect(
+            try coffer(
+                .desktop,
+                ["goal", "edit", "Puffin Pot", "--name", "Puffin Pot Alpha", "--target", "42.22", "--by", "2027-06-30"]
+            ).status == 0)
+        #expect(try coffer(.desktop, ["client", "edit", "Gannet", "--email", "ap@gannet.example"]).status == 0)
+        #expect(try coffer(.desktop, ["sync"]).status == 0)
+        let listed = try coffer(.desktop, ["sync", "conflicts"]).stdout
+        #expect(listed.contains("target £41.11 → kept £42.22"), "\(listed)")
+        #expect(listed.contains("name 'Puffin Pot Bravo' → kept 'Puffin Pot Alpha'"), "\(listed)")
+        #expect(listed.contains("→ kept 2027-06-30"), "\(listed)")
+        #expect(listed.contains("deleted → kept edited"), "\(listed)")
+        let conflicts = try #require(
+            try json(try coffer(.desktop, ["sync", "conflicts", "--json"]))["conflicts"] as? [[String: Any]])
+        let fields = conflicts.flatMap { ($0["fields"] as? [[String: String]]) ?? [] }
+        #expect(fields.contains(["field": "target", "lost": "41.11", "kept": "42.22"]), "\(fields)")
+        #expect(fields.contains(["field": "name", "lost": "Puffin Pot Bravo", "kept": "Puffin Pot Alpha"]))
+        #expect(fields.contains(["field": "record", "lost": "deleted", "kept": "edited"]), "\(fields)")
+    }
+
+    /// The issue-44 scenario: one keys file of another vault copied into this vault's folder.
+    /// Every device still syncs (exit 65, the file named with its reason, in --json too), the
+    /// devices converge, and `sync init` into that vault's folder still refuses (64).
+    @Test func anotherVaultsKeysFileInTheFolderStopsNoDevice() throws {
+        try setUp()
+        let otherFolder = sandbox.directory.path("Other/coffer")
+        let other = ["COFFER_VAULT": sandbox.directory.path("other/vault.coffer").path]
+        #expect(try coffer(.laptop, ["init", "--kdf", "interactive"], other).status == 0)
+        #expect(try coffer(.laptop, ["sync", "init", otherFolder.path, "--name", "other"], other).status == 0)
+        let theirs = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: otherFolder.path).first { $0.hasSuffix(".cfkeys") })
+        try FileManager.default.copyItem(
+            at: otherFolder.appendingPathComponent(theirs), to: folder.appendingPathComponent(theirs))
+
+        #expect(try coffer(.laptop, ["client", "add", "Gannet Ltd"]).status == 0)
+        let laptop = try coffer(.laptop, ["sync"])
+        #expect(laptop.status == 65, "\(laptop.stderr)")
+        #expect(laptop.stderr.contains("rejected: \(theirs): belongs to another vault"), "\(laptop.stderr)")
+        #expect(laptop.stdout.contains("Published"))
+        let desktop = try coffer(.desktop, ["sync", "--json"])
+        #expect(desktop.status == 65)
+        let problems = try #require(try json(desktop)["problems"] as? [[String: Any]])
+        #expect(
+            problems.count == 1 && problems[0]["file"] as? String == theirs && problems[0]["rejected"] as? Bool == true)
+        #expect(try coffer(.desktop, ["client", "list"]).stdout.contains("Gannet Ltd"), "merged past the planted file")
+        #expect(try coffer(.desktop, ["client", "add", "Heron plc"]).status == 0)
+        #expect(try coffer(.desktop, ["sync"]).status == 65)
+        #expect(try coffer(.laptop, ["sync"]).status == 65)
+        #expect(
+            try coffer(.laptop, ["export", "json", "--out", "-"]).stdout
+                == coffer(.desktop, ["export", "json", "--out", "-"]).stdout, "both devices converge")
+        // The one place another vault's files stop anything: making this folder another vault's.
+        let refused = try coffer(.laptop, ["sync", "init", folder.path, "--name", "x", "--replace-folder"], other)
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the sync folder of another vault"))
     }
 
     @Test func refusalsHaveTheirExitCodesAndChangeNothing() throws {

@@ -279,7 +279,25 @@ import Testing
         let log = try log()
         #expect(log.contains("Recorded payment of £100.00") && log.contains("Recorded a reminder"))
         #expect(try cli("invoices", "--json").stdout.contains(#""outstanding" : "200.00""#))
+        // A backup, well asked for: its steps were reported as it went, for the page's status line.
+        let folder = sandbox.directory.path("usb")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let idle = try JSONDecoder().decode(Steps.self, from: Data(try server.get("/backups/progress").body.utf8))
+        #expect(!idle.running && idle.steps.isEmpty)
+        #expect(try server.post("/backups/targets", [("path", folder.path)]).status == 303)
+        #expect(try server.post("/backups", []).status == 303)
+        let progress = try server.get("/backups/progress")
+        #expect(progress.headers["content-type"] == "application/json")
+        expectSecurityHeaders(progress, "/backups/progress")
+        let steps = try JSONDecoder().decode(Steps.self, from: Data(progress.body.utf8))
+        #expect(!steps.running && steps.steps.first == "Reading the vault's records", "\(steps)")
+        #expect(
+            steps.steps.last?.hasPrefix("Reading ") == true
+                && steps.steps.last?.hasSuffix("back and verifying it") == true)
+        #expect(try server.get("/backups/progress", withCookie: false).status == 401)
     }
+
+    struct Steps: Decodable { let running: Bool, steps: [String] }
 
     /// Two devices through one folder: the page shows them, syncs, and puts a conflict's lost
     /// value back, each exactly as `coffer sync` and `coffer sync conflicts restore` would.
@@ -315,6 +333,11 @@ import Testing
         #expect(synced.status == 303)
         let after = try server.get("/backups").text
         #expect(after.contains("from desktop") && after.contains("1 concurrent edit resolved"), "\(after)")
+        // What was lost and what was kept, in the page's words (which rename wins is the stamps').
+        #expect(
+            after.contains("name 'Travel Pot' → kept 'Trip Fund'")
+                || after.contains("name 'Trip Fund' → kept 'Travel Pot'"),
+            "\(after)")
         let conflicts = try run("laptop", "sync", "conflicts", "--json").stdout
         #expect(conflicts.contains(#""number" : 1"#))
         #expect(try server.post("/sync/conflicts/1/restore", []).status == 303)
@@ -485,6 +508,72 @@ import Testing
         let idle = try served(["--timeout", "2s"])
         #expect(idle.exit(within: 15) == 0)
         #expect(idle.output.contains("idle timeout"))
+    }
+
+    /// The Overview's data is kept while the vault file is unchanged (scripts/bench's
+    /// requests per second): every way the file can change under it must still show at once.
+    @Test func theKeptOverviewIsNeverStale() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        #expect(try server.get("/").text.contains("4,321.09"))
+        let before = try Data(contentsOf: sandbox.vault)
+        _ = try cli("update", "Marcus", "5000")
+        #expect(try server.get("/").text.contains("5,000.00"))
+        #expect(try server.get("/").text.contains("5,000.00"))
+        // The older copy put back, once the page has shown the newer one: refused, not shown.
+        let after = try Data(contentsOf: sandbox.vault)
+        try before.write(to: sandbox.vault)
+        let rolledBack = try server.get("/")
+        #expect(rolledBack.status == 409 && rolledBack.text.contains("rolled back"), "\(rolledBack.status)")
+        #expect(!rolledBack.body.contains("4,321.09") && !rolledBack.body.contains("5,000.00"))
+        try after.write(to: sandbox.vault)
+        #expect(try server.get("/").text.contains("5,000.00"))
+        // Another day's overview is its own.
+        #expect(try server.get("/?as-of=2026-11-15").text.contains("4,321.09"))
+        // Locked: nothing kept is shown, and after unlocking a CLI write in between shows.
+        _ = try server.post("/lock", [])
+        #expect(!(try server.get("/").body.contains("5,000.00")))
+        _ = try cli("update", "Marcus", "6000")
+        #expect(try server.post("/unlock", [("passphrase", Self.passphrase)]).status == 303)
+        #expect(try server.get("/").text.contains("6,000.00"))
+    }
+
+    /// Import rules and profiles from Settings: each change one entry in `coffer log`, the
+    /// pattern escaped, a place that matches nothing refused with the vault as it was.
+    @Test func importRulesAndProfilesAreKeptFromSettings() throws {
+        try setUp()
+        let server = try served()
+        try server.connect()
+        let added = try server.post(
+            "/settings/rules", [("set", "Bank"), ("pattern", "<b>TESCO&amp;</b>"), ("place", "groc"), ("field", "any")])
+        #expect(added.status == 303)
+        let settings = try server.get("/settings")
+        #expect(
+            settings.body.contains("&lt;b&gt;TESCO&amp;amp;&lt;/b&gt;") && !settings.body.contains("<b>TESCO"),
+            "\(settings.body.components(separatedBy: "TESCO").dropFirst().first?.prefix(40) ?? "")")
+        #expect(try cli("import", "rules", "show", "Bank").stdout.contains("<b>TESCO&amp;</b>"))
+        #expect(try log().contains("Added rule"))
+        let before = try log()
+        let unknown = try server.post(
+            "/settings/rules", [("set", "Bank"), ("pattern", "ALDI"), ("place", "zzz"), ("field", "any")])
+        #expect(unknown.status == 400 && unknown.text.contains("Nothing was changed"), "\(unknown.status)")
+        let again = try server.post(
+            "/settings/rules", [("set", "Bank"), ("pattern", "<b>TESCO&amp;</b>"), ("place", "groc"), ("field", "any")])
+        #expect(again.status == 400 && again.text.contains("already has that rule"))
+        #expect(try log() == before)
+        #expect(try server.post("/settings/rules/remove", [("set", "Bank"), ("rule", "1")]).status == 303)
+        #expect(!(try cli("import", "rules", "show", "Bank").stdout.contains("TESCO")))
+        _ = try cli("undo")
+        #expect(try cli("import", "rules", "show", "Bank").stdout.contains("TESCO"))
+
+        let statement = sandbox.directory.path("bank.csv")
+        try "Date,Description,Amount\n2026-12-01,TESCO,-5.00\n".write(to: statement, atomically: true, encoding: .utf8)
+        _ = try cli("import", "csv", statement.path, "--into", "transactions", "--save-profile", "MyBank")
+        #expect(try server.get("/settings").body.contains("<td>MyBank</td>"))
+        #expect(try server.post("/settings/profiles/remove", [("name", "MyBank")]).status == 303)
+        #expect(!(try server.get("/settings").body.contains("<td>MyBank</td>")))
+        #expect(try log().contains("Removed import profile MyBank"))
     }
 
     @Test func theExitCodesAsEveryCommand() throws {

@@ -8,8 +8,9 @@ import VaultStore
 @testable import CofferKit
 
 /// Three devices editing every kind of record offline, syncing in random orders through a
-/// simulated sync engine that delays, reorders, hides, duplicates and half-delivers files:
-/// after everyone syncs, every device holds the same vault, and every write any device
+/// simulated sync engine that delays, reorders, hides, duplicates and half-delivers files, while
+/// junk and another vault's files are planted in the folders at random moments: after everyone
+/// syncs, every device holds the same vault, and every write any device
 /// published is in it, was knowingly overwritten, or is kept as a conflict.
 @Suite struct SyncConvergenceTests {
     static let steps = Gen.int(in: 0...999).array(of: 20...120)
@@ -50,6 +51,10 @@ import VaultStore
                 try simulation.rotate(device)
                 continue
             }
+            if step >= 960 {
+                simulation.plant(device)
+                continue
+            }
             switch step % 10 {
             case 0..<5: simulation.edit(device)
             case 5, 6: try simulation.sync(device)
@@ -58,6 +63,8 @@ import VaultStore
         }
         let rounds = try simulation.converge()
         #expect(rounds <= 4, "converged in \(rounds) rounds")
+        // What was planted never stopped a merge; taken out, every device is then idle.
+        simulation.removePlanted()
         // Once converged, every device answers from its sync state alone, and agrees with the
         // full sync (checked at every sync of the run).
         let answered = simulation.answeredWithoutReading

@@ -29,6 +29,21 @@ final class SyncSimulation {
     struct Pair: Hashable { let file: String; let device: Int }
     /// Key rotations so far (each deletes old epochs' files, which the lost-write check reads).
     var rotations = 0
+    /// What `plant` put in a device's folder: never carried by the engine, never Coffer's.
+    var planted = Set<Pair>()
+    /// Another vault syncing through a folder of its own, whose files are planted here.
+    private lazy var elsewhere: (folder: URL, device: String)? = {
+        guard
+            let ledger = try? Ledger.create(
+                at: directory.path("elsewhere.coffer"), passphrase: try Passphrase(passphrase),
+                parameters: testParameters, currency: .gbp),
+            (try? ledger.addAccount(
+                name: "Elsewhere", category: "Cash", kind: .asset, value: (Money(minorUnits: 1), today), today: today))
+                != nil,
+            (try? SyncService.initialize(ledger, folder: directory.path("elsewhere"), deviceName: "x")) != nil
+        else { return nil }
+        return (directory.path("elsewhere"), ledger.syncState!.state.device.hex)
+    }()
 
     init(devices: Int, seed: UInt64) throws {
         random = Generator(state: seed)
@@ -65,7 +80,8 @@ final class SyncSimulation {
     /// Registers files Coffer made in any folder, to be carried to every other.
     func collect() {
         for device in ledgers.indices.isEmpty ? [0] : Array(0..<max(ledgers.count, 1)) {
-            for file in files(in: folder(device)) where origins[file] == nil {
+            for file in files(in: folder(device))
+            where origins[file] == nil && !planted.contains(Pair(file: file, device: device)) {
                 origins[file] = device
                 for other in 0..<deviceCount where other != device { pending.insert(Pair(file: file, device: other)) }
             }
@@ -133,6 +149,64 @@ final class SyncSimulation {
             copy(pair.file, to: pair.device)
             pending.remove(pair)
         }
+    }
+
+    /// Someone who can write `device`'s folder plants something in it: another vault's keys
+    /// file or device, junk or an empty file under a Coffer name, a directory or a link where a
+    /// file belongs, or junk under the name another device publishes under next.
+    func plant(_ device: Int) {
+        let folder = folder(device)
+        func hex(_ count: Int) -> String {
+            (0..<count).map { _ in String(UInt8.random(in: 0...255, using: &random), radix: 16) }
+                .map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        }
+        let junk = Data(
+            (0..<Int.random(in: 0...900, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        var made: [String] = []
+        func put(_ name: String, _ contents: Data? = nil) {
+            let target = folder.appendingPathComponent(name)
+            try? FileManager.default.createDirectory(
+                at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            guard !FileManager.default.fileExists(atPath: target.path) else { return }
+            try? (contents ?? junk).write(to: target)
+            made.append(name)
+        }
+        switch Int.random(in: 0..<7, using: &random) {
+        case 0, 1:
+            guard let elsewhere, let names = files(in: elsewhere.folder).randomElement(using: &random) else { return }
+            put(names, try? Data(contentsOf: elsewhere.folder.appendingPathComponent(names)))
+        case 2: put("keys-0000000\(Int.random(in: 1...3, using: &random))-\(hex(4)).cfkeys")
+        case 3:
+            let stranger = hex(16)
+            put("\(stranger)/\(SyncFolder.enrolmentName(1))")
+            put("\(stranger)/\(SyncFolder.changesName(1, epoch: 1))", Data())
+        case 4:
+            let name = "keys-00000001-\(hex(4)).cfkeys"
+            try? FileManager.default.createDirectory(
+                at: folder.appendingPathComponent(name + "/inside"), withIntermediateDirectories: true)
+            made.append(name)
+        case 5:
+            let name = "keys-00000001-\(hex(4)).cfkeys"
+            try? FileManager.default.createSymbolicLink(
+                at: folder.appendingPathComponent(name), withDestinationURL: URL(fileURLWithPath: "/dev/zero"))
+            made.append(name)
+        default:
+            // Under another device's next name: the engine later delivers the real one over it.
+            guard let other = ledgers.indices.filter({ $0 != device }).randomElement(using: &random),
+                let state = ledgers[other].syncState?.state
+            else { return }
+            let epoch = SyncKeys(ledgers[other].vault.backupKeys).generation
+            put("\(state.device.hex)/\(SyncFolder.changesName(state.published + 1, epoch: epoch))")
+        }
+        for name in made { planted.insert(Pair(file: name, device: device)) }
+    }
+
+    /// Takes out what `plant` left that Coffer's own files have not replaced since.
+    func removePlanted() {
+        for pair in planted where origins[pair.file] == nil {
+            try? FileManager.default.removeItem(at: folder(pair.device).appendingPathComponent(pair.file))
+        }
+        planted.removeAll()
     }
 
     func deliverEverything() {

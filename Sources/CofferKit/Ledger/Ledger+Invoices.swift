@@ -270,3 +270,61 @@ extension Ledger {
         return (paid, amount)
     }
 }
+
+/// One line of an invoice as a person reads it on screen (`coffer invoice show`, the web app's
+/// invoice page): each face lays the lines out, in this order, and signs a payment its own way.
+public struct InvoiceStatementLine: Sendable, Equatable {
+    public enum Role: Sendable, Equatable {
+        /// A charge, discount or credit the invoice lists.
+        case item
+        case subtotal, tax, total
+        /// Money received: `amount` is taken off what is owed.
+        case payment
+        /// What is still owed after the payments (only once there is one).
+        case outstanding
+    }
+
+    public let role: Role
+    /// The item's description, or what the sum is ("Subtotal", "VAT 20%", "Paid 2026-12-01 into Current").
+    public let label: String
+    /// Quantity × unit price for a charge, the kind (and share) of a discount or credit; empty for sums.
+    public let detail: String
+    public let amount: Money
+}
+
+extension Ledger {
+    /// The invoice's lines in reading order: charges and discounts, the subtotal, the tax,
+    /// credits, the total, then each payment and what is outstanding.
+    public func statementLines(of invoice: Invoice) throws -> [InvoiceStatementLine] {
+        let money = { (value: Money) in self.currency.format(value) }
+        func line(_ item: LineItem) -> InvoiceStatementLine {
+            let amount = (try? invoice.amount(of: item)) ?? .zero
+            switch item.kind {
+            case .charge:
+                return .init(
+                    role: .item, label: item.description, detail: "\(item.quantity) × \(money(item.unitPrice))",
+                    amount: amount)
+            case .discount, .credit:
+                let share = item.shareBasisPoints.map { " \(GrowthRate(basisPoints: $0))" } ?? ""
+                return .init(role: .item, label: item.description, detail: item.kind.rawValue + share, amount: amount)
+            }
+        }
+        var lines = invoice.items.filter { $0.kind != .credit }.map(line)
+        lines.append(.init(role: .subtotal, label: "Subtotal", detail: "", amount: try invoice.subtotal()))
+        if let rate = invoice.taxBasisPoints {
+            let label = "\(invoiceSender.taxLabel.title) \(GrowthRate(basisPoints: rate))"
+            lines.append(.init(role: .tax, label: label, detail: "", amount: try invoice.tax()))
+        }
+        lines += invoice.items.filter { $0.kind == .credit }.map(line)
+        lines.append(.init(role: .total, label: "Total", detail: "", amount: try invoice.total()))
+        for payment in invoice.payments {
+            let into = account(withID: payment.flow?.to).map { " into \($0.name)" } ?? ""
+            lines.append(
+                .init(role: .payment, label: "Paid \(payment.date)\(into)", detail: "", amount: payment.amount))
+        }
+        if !invoice.payments.isEmpty {
+            lines.append(.init(role: .outstanding, label: "Outstanding", detail: "", amount: try invoice.outstanding()))
+        }
+        return lines
+    }
+}

@@ -66,6 +66,11 @@ public enum SyncFileProblem: Error, Equatable, Sendable, CustomStringConvertible
     case newerRecord
     /// A kind of file or of write this version does not know: made by a newer Coffer.
     case newerFormat
+    /// A directory, a link or a device where Coffer only ever writes files.
+    case notAFile
+    /// A keys file whose vault header's key history is not this vault's: not certified by its
+    /// keys (forged), or planted under another generation's name.
+    case foreignKeys(String)
 
     /// Problems that a later sync (or a newer Coffer) may clear, as opposed to files refused as
     /// forged, altered or misplaced.
@@ -88,6 +93,8 @@ public enum SyncFileProblem: Error, Equatable, Sendable, CustomStringConvertible
         case .newerRecord: "holds a record written by a newer Coffer; upgrade Coffer to merge it"
         case .newerFormat:
             "made by a newer Coffer (a kind of file or change this one does not read); upgrade Coffer to merge it"
+        case .notAFile: "not a file (a directory, a link or a device where Coffer writes only files); not followed"
+        case .foreignKeys(let detail): "not this vault's keys: \(detail)"
         }
     }
 }

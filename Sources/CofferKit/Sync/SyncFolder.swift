@@ -2,6 +2,10 @@ import Foundation
 import VaultCrypto
 import VaultStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A sync folder on disk (Specs/sync-format.md §2): a keys file per key generation, and a
 /// directory per device holding its enrolment and its numbered change files. Coffer only ever
 /// creates files here, each complete under its final name, and never rewrites or deletes one.
@@ -145,14 +149,42 @@ struct SyncFolder {
         }
     }
 
-    /// Reads a file Coffer wrote, refusing one larger than any Coffer writes.
-    static func read(_ file: URL) throws(SyncFileProblem) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: file.path) else { throw .incomplete }
-        defer { try? handle.close() }
-        // An empty file reads as nil: a sync tool that has made the name but written nothing yet.
-        guard let data = try? handle.read(upToCount: SyncEnvelope.maximumByteCount + 1) else { return [] }
-        guard data.count <= SyncEnvelope.maximumByteCount else { throw .damaged }
-        return [UInt8](data)
+    /// Reads a file Coffer wrote, refusing one larger than any Coffer writes, and anything but a
+    /// regular file: a directory, a link (to a device, a pipe that never ends, a file elsewhere)
+    /// or a pipe under a Coffer name is refused without being followed or waited on.
+    static func read(_ file: URL, limit: Int = SyncEnvelope.maximumByteCount) throws(SyncFileProblem) -> [UInt8] {
+        let descriptor = Glibc.open(file.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            // ELOOP: the name is a symbolic link. Gone since the listing: a sync tool at work.
+            if errno == ELOOP { throw .notAFile }
+            throw .incomplete
+        }
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .incomplete }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .notAFile }
+        guard status.st_size <= limit else { throw .damaged }
+        // An empty file reads as nothing: a sync tool that has made the name but written nothing yet.
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }  // cut short while being read: what there is
+            filled += count
+        }
+        return Array(bytes.prefix(filled))
+    }
+
+    /// Frees a name of this device's own that a planted file took: unlinked (a link itself,
+    /// never what it points to), or a directory moved aside under a hidden name no one reads.
+    static func free(_ name: URL) {
+        guard Glibc.unlink(name.path) != 0, errno == EISDIR || errno == EPERM else { return }
+        let aside = name.deletingLastPathComponent().appendingPathComponent(
+            ".\(name.lastPathComponent).planted-\(SecureRandom.bytes(count: 6).hexString)")
+        Glibc.rename(name.path, aside.path)
     }
 
     /// Publishes a new file; `EEXIST` means the name is taken (never overwritten).

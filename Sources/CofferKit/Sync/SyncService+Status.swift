@@ -34,7 +34,8 @@ extension SyncService {
         let (stored, located) = try syncFolder(of: ledger, named: named)
         let keys = SyncKeys(ledger.vault.backupKeys)
         let folder = SyncFolder(url: located.url, epoch: keys.generation)
-        let listing = try folder.list()
+        var listing = try folder.list()
+        _ = screenKeys(&listing, keys: keys)
         var merge = SyncMerge(
             state: stored, index: SyncIndex(), keys: keys, listing: listing, now: now,
             stored: { _ in nil })
@@ -79,6 +80,8 @@ extension SyncService {
         public let winnerTime: Date
         public let detected: Date
         public let restored: Bool
+        /// What the lost value had that the kept one does not, field by field.
+        public let fields: [FieldDifference]
     }
 
     public static func conflicts(_ ledger: Ledger) -> [ConflictSummary] {
@@ -86,18 +89,27 @@ extension SyncService {
         func device(_ id: SyncDeviceID) -> String {
             id == state?.device ? (state?.deviceName ?? id.short) : state?.devices[id]?.name ?? id.short
         }
+        var names: [UUID: String] = [:]
+        for account in ledger.accounts { names[account.id] = account.name }
+        for category in ledger.budgetCategories { names[category.id] = category.name }
+        for source in ledger.incomeSources { names[source.id] = source.name }
+        for goal in ledger.goals { names[goal.id] = goal.name }
+        for client in ledger.clients { names[client.id] = client.name }
         return ledger.syncConflicts.enumerated().map { offset, entry in
             let conflict = entry.conflict
-            let record = (conflict.loser ?? conflict.winner).flatMap {
-                try? RecordCodec.decode($0, id: conflict.record)
-            }
+            let decode = { (payload: [UInt8]?) in payload.flatMap { try? RecordCodec.decode($0, id: conflict.record) } }
+            let lost = decode(conflict.loser), kept = decode(conflict.winner)
+            let record = lost ?? kept
             return ConflictSummary(
                 number: offset + 1, record: record.map(describe) ?? "a deleted record",
                 loser: conflict.loser == nil ? "deleted" : "edited",
                 winner: conflict.winner == nil ? "deleted" : "edited",
                 loserDevice: device(conflict.loserStamp.device), winnerDevice: device(conflict.winnerStamp.device),
                 loserTime: conflict.loserStamp.date, winnerTime: conflict.winnerStamp.date,
-                detected: Date(timeIntervalSince1970: TimeInterval(conflict.detected)), restored: conflict.restored)
+                detected: Date(timeIntervalSince1970: TimeInterval(conflict.detected)), restored: conflict.restored,
+                fields: (conflict.loser != nil && lost == nil) || (conflict.winner != nil && kept == nil)
+                    ? []  // a value of a kind this version cannot read: nothing to compare
+                    : RecordFields.differences(lost: lost, kept: kept, currency: ledger.currency, name: { names[$0] }))
         }
     }
 

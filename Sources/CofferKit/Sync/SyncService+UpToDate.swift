@@ -22,7 +22,7 @@ extension SyncService {
         if let named, named.standardizedFileURL.path != remembered.path { return nil }
         let folder = SyncFolder(url: remembered, epoch: keys.generation)
         let ownKeys = SyncFolder.keysName(keys.generation, header: backupKeys.headerBytes)
-        guard let listing = try? folder.list(), (try? checkKeys(listing, keys: keys, folder: folder)) != nil,
+        guard var listing = try? folder.list(), screenKeys(&listing, keys: keys).isEmpty,
             listing.keys.keys.max() == keys.generation,
             listing.keys[keys.generation]?.contains(where: { $0.lastPathComponent == ownKeys }) == true,
             listing.enrolments[state.device]?[keys.generation] != nil

@@ -77,30 +77,48 @@ public enum SyncService {
         guard FileManager.default.fileExists(atPath: folder.path) else {
             throw CofferError(.fileNotFound, "No sync folder at \(folder.path).")
         }
-        guard let (generation, files) = try SyncFolder(url: folder, epoch: 0).list().keys.max(by: { $0.key < $1.key })
-        else {
+        var everything = try SyncFolder(url: folder, epoch: 0).list()
+        guard !everything.keys.isEmpty else {
             throw CofferError(
                 .fileNotFound,
                 "\(folder.path) is not a Coffer sync folder (it holds no keys file): run sync init on a device that has the vault."
             )
         }
-        // One file per header of the newest generation (a passphrase change that kept the
-        // master key adds one): the first the credential opens.
+        // The newest generation whose header the credential opens: a planted keys file (another
+        // vault's, junk) never stops a join. One file per header of a generation (a passphrase
+        // change that kept the master key adds one).
         var unlocked: ArchiveUnlock?
-        var refusal: Error?
-        for file in files where unlocked == nil {
-            do {
-                unlocked = try Vault.unlockArchivedHeader(
-                    try readKeysFile(file).header, credential: credential, now: now)
-            } catch {
-                refusal = refusal ?? error
+        var generation: UInt32 = 0
+        var refusals: [UInt32: Error] = [:]
+        for (number, files) in everything.keys.sorted(by: { $0.key > $1.key }) where unlocked == nil {
+            for file in files where unlocked == nil {
+                do {
+                    let opened = try Vault.unlockArchivedHeader(
+                        try readKeysFile(file).header, credential: credential, now: now)
+                    guard SyncKeys(opened.backupKeys).generation == number else {
+                        throw CofferError(
+                            .damaged, "A keys file of key generation \(number) holds another generation's header.")
+                    }
+                    (unlocked, generation) = (opened, number)
+                } catch {
+                    refusals[number] = refusals[number] ?? error
+                }
             }
         }
-        guard let unlocked else { throw refusal! }
+        guard let unlocked else {
+            // A wrong passphrase is the likelier story than a damaged file (which may be planted).
+            let wrongCredential = refusals.sorted { $0.key > $1.key }.first {
+                guard let error = $0.value as? VaultError else { return false }
+                return error.code == .wrongPassphrase || error.code == .wrongRecoveryKey
+            }
+            throw wrongCredential?.value ?? refusals[everything.keys.keys.max()!]!
+        }
         let keys = SyncKeys(unlocked.backupKeys)
-        guard keys.generation == generation else {
-            throw CofferError(
-                .damaged, "A keys file of key generation \(generation) holds another generation's header.")
+        // This vault's keys of a newer generation that the credential does not open (a passphrase
+        // changed with the rekey): joining the old one would only be undone at the next sync.
+        _ = screenKeys(&everything, keys: keys)
+        if let newer = everything.keys.keys.filter({ $0 > generation }).max(), let refusal = refusals[newer] {
+            throw refusal
         }
         let sync = SyncFolder(url: folder, epoch: generation)
         let listing = try sync.list()
@@ -127,7 +145,9 @@ public enum SyncService {
         var report = merge.report
         report.conflicts = merge.conflicts.count
         report.copies = listing.copies
-        try publishEnrolment(ledger, keys: keys, folder: sync, listing: listing, now: now)
+        var planted: [SyncReport.Problem] = []
+        try publishEnrolment(ledger, keys: keys, folder: sync, listing: listing, now: now, planted: &planted)
+        report.problems = planted + report.problems
         return (ledger, report)
     }
 
@@ -144,7 +164,7 @@ public enum SyncService {
         let keys = SyncKeys(ledger.vault.backupKeys)
         let folder = SyncFolder(url: located.url, epoch: keys.generation)
         var listing = try folder.list()
-        try checkKeys(listing, keys: keys, folder: folder)
+        let refusedKeys = screenKeys(&listing, keys: keys)
         let newest = listing.keys.keys.max() ?? keys.generation
         if newest > keys.generation {
             throw CofferError(
@@ -158,17 +178,19 @@ public enum SyncService {
             founded = true
         }
         defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
+        var planted: [SyncReport.Problem] = []
         try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
-        try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now)
+        try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now, planted: &planted)
         folder.removeLeftoverTemporaries(of: ledger.syncState!.state.device, olderThan: 3600, now: Date())
         // Decoded once: each step below updates it and writes it with what it did.
         var index = try index(of: ledger)
-        try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing, index: &index)
+        try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing, index: &index, planted: &planted)
         var report = SyncReport()
         report.copies = listing.copies
         if let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now) {
             report.published.append(published)
             listing = try folder.list()
+            _ = screenKeys(&listing, keys: keys)
         }
         var merge = SyncMerge(
             state: ledger.syncState!.state, index: index, keys: keys, listing: listing,
@@ -177,7 +199,7 @@ public enum SyncService {
         merge.run()
         try write(merge, into: ledger, keys: keys, index: &index)
         report.merged = merge.report.merged
-        report.problems = merge.report.problems
+        report.problems = refusedKeys + planted + merge.report.problems
         report.waiting = merge.report.waiting
         report.conflicts = merge.conflicts.count
         // Every full sync repairs, not only one that merged something: a sync killed between
@@ -368,8 +390,19 @@ public enum SyncService {
 
     /// A change file of this device's that its state does not record (killed after publishing,
     /// before recording): its writes are marked published, so they are not sent twice.
+    /// A file under one of this device's own names that it did not sign was planted: no other
+    /// device can use it, and left there it would take the name this device publishes under next.
+    /// It is removed (reported as rejected), and this device's own goes in its place.
+    private static func removePlanted(_ file: URL, _ problem: SyncFileProblem, into planted: inout [SyncReport.Problem])
+    {
+        let relative = file.deletingLastPathComponent().lastPathComponent + "/" + file.lastPathComponent
+        planted.append(.init(file: relative, problem: problem))
+        SyncFolder.free(file)
+    }
+
     private static func recoverUnrecordedPublishes(
-        _ ledger: Ledger, keys: SyncKeys, listing: SyncFolder.Listing, index: inout SyncIndex
+        _ ledger: Ledger, keys: SyncKeys, listing: SyncFolder.Listing, index: inout SyncIndex,
+        planted: inout [SyncReport.Problem]
     ) throws {
         guard var state = ledger.syncState?.state,
             let own = listing.changes[state.device]?.filter({ $0.key > state.published }), !own.isEmpty
@@ -377,29 +410,50 @@ public enum SyncService {
         let signer = state.signingKey.publicKey
         for sequence in own.keys.sorted() {
             guard sequence == state.published + 1 else { break }
+            let envelope: SyncEnvelope
             do throws(SyncFileProblem) {
-                let envelope = try SyncEnvelope.parse(try SyncFolder.read(own[sequence]!), vaultID: keys.vaultID)
-                guard envelope.device == state.device, envelope.sequence == sequence else { throw .misnamed("") }
+                envelope = try SyncEnvelope.parse(try SyncFolder.read(own[sequence]!), vaultID: keys.vaultID)
+                guard envelope.device == state.device, envelope.sequence == sequence else {
+                    throw .misnamed("it is not this device's change file #\(sequence)")
+                }
                 try envelope.verify(signer)
-                guard let changes = try? SyncChanges.decode(try envelope.open(keys)) else { throw .damaged }
-                index.update(published(changes.operations, by: state.device))
-                state.clock = max(state.clock, changes.operations.map(\.clock).max() ?? 0)
-                state.published = sequence
             } catch {
+                removePlanted(own[sequence]!, error, into: &planted)
+                break
+            }
+            // Signed by this device: its own, which it must be able to read.
+            guard let body = try? envelope.open(keys), let changes = try? SyncChanges.decode(body) else {
                 throw CofferError(
                     .damaged,
-                    "This device's own change file #\(sequence) in the sync folder is unusable (\(error)); nothing was changed."
-                )
+                    "This device's own change file #\(sequence) in the sync folder is unusable; nothing was changed.")
             }
+            index.update(published(changes.operations, by: state.device))
+            state.clock = max(state.clock, changes.operations.map(\.clock).max() ?? 0)
+            state.published = sequence
         }
+        guard state != ledger.syncState?.state else { return }
         try Bookkeeping(ledger, keys: keys, state: state, index: index).apply(to: ledger)
     }
 
     private static func publishEnrolment(
-        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing, now: Date
+        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing, now: Date,
+        planted: inout [SyncReport.Problem]
     ) throws {
-        guard let state = ledger.syncState?.state, listing.enrolments[state.device]?[keys.generation] == nil else {
-            return
+        guard let state = ledger.syncState?.state else { return }
+        if let existing = listing.enrolments[state.device]?[keys.generation] {
+            do throws(SyncFileProblem) {
+                let envelope = try SyncEnvelope.parse(try SyncFolder.read(existing), vaultID: keys.vaultID)
+                guard envelope.kind == .enrolment, envelope.device == state.device, envelope.sequence == 0 else {
+                    throw .misnamed("it is not this device's enrolment")
+                }
+                try envelope.verify(keys.vaultSigning.publicKey)
+                guard let enrolment = try? SyncEnrolment.decode(try envelope.open(keys)),
+                    enrolment.publicKey == state.signingKey.publicKey.bytes
+                else { throw .badSignature }
+                return
+            } catch {
+                removePlanted(existing, error, into: &planted)
+            }
         }
         let enrolment = SyncEnrolment(
             publicKey: state.signingKey.publicKey.bytes, name: state.deviceName,
@@ -410,7 +464,53 @@ public enum SyncService {
         try folder.publish(file, named: SyncFolder.enrolmentName(keys.generation), in: state.device)
     }
 
-    /// Every keys file must be this vault's.
+    /// A keys file is a vault header: a few kilobytes at most, whatever a planted one claims.
+    static let keysFileLimit = 1 << 20
+
+    /// The folder's keys files that are this vault's, kept in `listing`; every other one taken
+    /// out and returned as a problem: another vault's, junk, not a file, a header whose key
+    /// history this vault's keys did not certify, or one under another generation's name.
+    /// Whatever someone who can write the folder puts there, the sync goes on without it.
+    static func screenKeys(_ listing: inout SyncFolder.Listing, keys: SyncKeys) -> [SyncReport.Problem] {
+        var problems: [SyncReport.Problem] = []
+        for (generation, files) in listing.keys {
+            var kept: [URL] = []
+            for file in files {
+                do throws(SyncFileProblem) {
+                    try checkKeysFile(file, generation: generation, keys: keys)
+                    kept.append(file)
+                } catch {
+                    problems.append(.init(file: file.lastPathComponent, problem: error))
+                }
+            }
+            listing.keys[generation] = kept.isEmpty ? nil : kept
+        }
+        return problems.sorted { $0.file < $1.file }
+    }
+
+    private static func checkKeysFile(_ file: URL, generation: UInt32, keys: SyncKeys) throws(SyncFileProblem) {
+        let bytes = try SyncFolder.read(file, limit: keysFileLimit)
+        guard !bytes.isEmpty else { throw .incomplete }
+        guard bytes.starts(with: keysMagic) else {
+            throw keysMagic.starts(with: bytes) ? .incomplete : .damaged
+        }
+        let header = Array(bytes.dropFirst(keysMagic.count))
+        // Decoding checks the key history's chain of certificates.
+        guard let (vaultID, history) = try? Vault.keyHistory(ofHeader: header) else { throw .damaged }
+        guard vaultID == keys.vaultID else { throw .otherVault }
+        guard (history.last?.number ?? 1) == generation,
+            SyncFolder.keysName(generation, header: header) == file.lastPathComponent
+        else { throw .misnamed("it holds another vault header than its name says") }
+        let shared = min(history.count, keys.history.count)
+        guard
+            zip(history.prefix(shared), keys.history.prefix(shared)).allSatisfy({
+                $0.number == $1.number && $0.signingKey == $1.signingKey
+            })
+        else { throw .foreignKeys("its key history was not certified by this vault's keys") }
+    }
+
+    /// `sync init`: every keys file already in the folder must be this vault's (the one place
+    /// another vault's files stop anything: a folder is not shared between two vaults).
     static func checkKeys(_ listing: SyncFolder.Listing, keys: SyncKeys, folder: SyncFolder) throws {
         for files in listing.keys.values {
             for file in files {
@@ -421,20 +521,23 @@ public enum SyncService {
         }
     }
 
-    /// This copy's vault header, so a new device can join with the passphrase of today.
+    /// This copy's vault header, so a new device can join with the passphrase of today. Its
+    /// name is the header's: a file planted under it (`listing` is screened, so it is not there)
+    /// is removed first; it was reported with the keys files refused.
     private static func publishKeys(_ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing)
         throws
     {
         let header = ledger.vault.backupKeys.headerBytes
         let name = SyncFolder.keysName(keys.generation, header: header)
         guard !(listing.keys[keys.generation] ?? []).contains(where: { $0.lastPathComponent == name }) else { return }
+        SyncFolder.free(folder.url.appendingPathComponent(name))
         try folder.publish(keysMagic + header, named: name, in: nil)
     }
 
     static func readKeysFile(_ file: URL) throws -> (vaultID: VaultID, header: [UInt8]) {
         let bytes: [UInt8]
         do throws(SyncFileProblem) {
-            bytes = try SyncFolder.read(file)
+            bytes = try SyncFolder.read(file, limit: keysFileLimit)
         } catch {
             throw CofferError(.damaged, "The keys file \(file.lastPathComponent) cannot be read.")
         }

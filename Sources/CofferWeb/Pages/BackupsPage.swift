@@ -13,6 +13,13 @@ enum BackupsPage {
     static func add(to router: Router<WebContext>, _ state: WebState) {
         router.get("/backups") { _, context in try await show(state, context) }
         router.post("/backups") { _, context in try await create(state, context) }
+        // Read while a backup is made (not on the vault queue, which the backup holds).
+        router.get("/backups/progress") { _, _ in
+            let body = try JSONEncoder().encode(state.backupProgress)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
         router.post("/backups/targets") { _, context in
             struct Form: Decodable { let path: String }
             let form = try context.decodeForm(Form.self)
@@ -74,13 +81,15 @@ enum BackupsPage {
                             .form(
                                 .action("/backups"), .method(.post),
                                 .attribute(named: "data-busy", value: "Making the backup…"),
+                                .attribute(named: "data-progress", value: "/backups/progress"),
                                 Layout.csrfField(context.csrf),
                                 .p(
                                     .class("hint"),
                                     .text(
                                         "One compressed, encrypted, signed archive in each folder, read back and verified before it counts."
                                     )),
-                                .button(.type(.submit), .text("Make a backup now"))))),
+                                .button(.type(.submit), .text("Make a backup now")),
+                                .p(.class("hint"), .attribute(named: "role", value: "status"))))),
                     .forEach(destinations) { folder in
                         archives(folder, trust: trust, saved: saved.contains(folder), csrf: context.csrf)
                     },
@@ -187,10 +196,12 @@ enum BackupsPage {
                     to: BackupService.publicKeyURL(for: settings.vaultURL), options: .atomic)
             }
             let outcomes: [(folder: URL, outcome: BackupService.Outcome)]
+            state.backupStarted()
+            defer { state.backupEnded() }
             do {
                 outcomes = try BackupService.create(
                     ledger, to: targets.map { URL(fileURLWithPath: $0) }, appVersion: settings.appVersion,
-                    today: today, acceptRollback: false, notice: { _ in })
+                    today: today, acceptRollback: false, progress: state.backupStep, notice: { _ in })
             } catch let error as CofferError where error.code == .rolledBack || error.kind == "sequence" {
                 throw WebRefusal(
                     status: .conflict,

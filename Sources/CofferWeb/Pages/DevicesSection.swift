@@ -111,7 +111,7 @@ enum DevicesSection {
                     .class("stack"),
                     .thead(
                         .tr(
-                            .th("#"), .th("Record"), .th("Lost"), .th("Kept"),
+                            .th("#"), .th("Record"), .th("Lost"), .th("Kept"), .th("What differs"),
                             .th(.span(.class("visually-hidden"), "Restore")))),
                     .tbody(
                         .forEach(conflicts) { conflict in
@@ -126,6 +126,10 @@ enum DevicesSection {
                                     HTMLText.node(
                                         "\(conflict.winner) on \(conflict.winnerDevice), \(formatter.string(from: conflict.winnerTime))"
                                     )),
+                                .td(
+                                    conflict.fields.isEmpty
+                                        ? .text("")
+                                        : .ul(.forEach(conflict.fields) { .li(HTMLText.node($0.line)) })),
                                 .td(
                                     conflict.restored
                                         ? .text("restored")

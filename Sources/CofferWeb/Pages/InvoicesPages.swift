@@ -274,28 +274,9 @@ enum InvoicesPages {
             let path = "/invoices/\(invoice.id.uuidString)"
             let client = ledger.client(of: invoice)
             let reminder = try? ledger.reminder(for: invoice, on: today)
-            let taxLabel = ledger.invoiceSender.taxLabel.title
-            func line(_ item: LineItem) -> [String] {
-                let amount = money((try? invoice.amount(of: item)) ?? .zero)
-                switch item.kind {
-                case .charge: return [item.description, "\(item.quantity) × \(money(item.unitPrice))", amount]
-                case .discount, .credit:
-                    let share = item.shareBasisPoints.map { " \(GrowthRate(basisPoints: $0))" } ?? ""
-                    return [item.description, item.kind.rawValue + share, amount]
-                }
+            let rows = try ledger.statementLines(of: invoice).map { line in
+                [line.label, line.detail, (line.role == .payment ? "−" : "") + money(line.amount)]
             }
-            var rows = invoice.items.filter { $0.kind != .credit }.map(line)
-            rows.append(["Subtotal", "", money(try invoice.subtotal())])
-            if let rate = invoice.taxBasisPoints {
-                rows.append(["\(taxLabel) \(GrowthRate(basisPoints: rate))", "", money(try invoice.tax())])
-            }
-            rows += invoice.items.filter { $0.kind == .credit }.map(line)
-            rows.append(["Total", "", money(try invoice.total())])
-            for payment in invoice.payments {
-                let into = ledger.account(withID: payment.flow?.to).map { " into \($0.name)" } ?? ""
-                rows.append(["Paid \(payment.date)\(into)", "", "−" + money(payment.amount)])
-            }
-            if !invoice.payments.isEmpty { rows.append(["Outstanding", "", money(try invoice.outstanding())]) }
             let unpaid = status == .sent || status == .overdue
             return Layout.page(
                 title: invoice.reference, area: .invoices, csrf: context.csrf, banner: banner,

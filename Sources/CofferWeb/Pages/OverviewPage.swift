@@ -18,10 +18,15 @@ enum OverviewPage {
                 throw WebRefusal(
                     status: .badRequest, message: "Enter the date as YYYY-MM-DD: '\(asOfText ?? "")' is not one.")
             }
-            return try await WebVault.page(state, context, view: .overview(on: day)) { ledger, banner in
+            let now = Date(), today = state.today
+            // Backup ages count whole days from now: the same data serves for the minute.
+            let key = "overview \(day) \(today) \(Int(now.timeIntervalSince1970) / 60)"
+            return try await WebVault.page(
+                state, context, key: key, view: .overview(on: day), compute: { try $0.overview(on: day, now: now) }
+            ) { report, banner in
                 Layout.page(
                     title: "Overview", area: .overview, csrf: context.csrf, banner: banner,
-                    try content(ledger.overview(on: day), today: state.today))
+                    content(report, today: today))
             }
         }
     }

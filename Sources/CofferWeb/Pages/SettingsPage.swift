@@ -43,6 +43,53 @@ enum SettingsPage {
                 }
             }
         }
+        addImportRoutes(to: router, state)
+    }
+
+    /// Import rules and profiles, as `coffer import rules add|remove` and `import profile remove`.
+    private static func addImportRoutes(to router: Router<WebContext>, _ state: WebState) {
+        router.post("/settings/rules") { _, context in
+            struct Form: Decodable { let set, pattern, place, field: String }
+            let form = try context.decodeForm(Form.self)
+            return try await WebVault.change(
+                state, context, back: "/settings#rules", again: { try await show(state, context, banner: $0) }
+            ) { ledger in
+                guard let field = CategoryRuleSet.Rule.Field(rawValue: form.field) else {
+                    throw CofferError(.invalidInput, "Choose payee, description or any.")
+                }
+                let target = try ledger.place(named: form.place)
+                let rule = CategoryRuleSet.Rule(pattern: form.pattern, target: target, field: field)
+                let (set, added) = try ledger.addRule(to: form.set, rule)
+                guard added else {
+                    throw CofferError(.unchanged, "Rule set \(set.name) already has that rule.")
+                }
+                return .init(
+                    text: "Rule \(set.rules.count) of \(set.name): \(rule.pattern) → \(ledger.describe(target).name).",
+                    undoable: true)
+            }
+        }
+        router.post("/settings/rules/remove") { _, context in
+            struct Form: Decodable { let set: String, rule: Int }
+            let form = try context.decodeForm(Form.self)
+            return try await WebVault.change(
+                state, context, back: "/settings#rules", again: { try await show(state, context, banner: $0) }
+            ) { ledger in
+                let set = try ledger.ruleSet(named: form.set)
+                let removed = try ledger.removeRule(form.rule, from: set)
+                return .init(text: "Removed rule \(form.rule) (\(removed.pattern)) from \(set.name).", undoable: true)
+            }
+        }
+        router.post("/settings/profiles/remove") { _, context in
+            struct Form: Decodable { let name: String }
+            let form = try context.decodeForm(Form.self)
+            return try await WebVault.change(
+                state, context, back: "/settings#profiles", again: { try await show(state, context, banner: $0) }
+            ) { ledger in
+                let profile = try ledger.importProfile(named: form.name)
+                try ledger.removeImportProfile(profile)
+                return .init(text: "Removed import profile \(profile.name).", undoable: true)
+            }
+        }
     }
 
     static func show(_ state: WebState, _ context: WebContext, banner: Layout.Banner? = nil) async throws -> Response {
@@ -103,32 +150,106 @@ enum SettingsPage {
                                 hint: "A category, or an account (the first letters are enough)."),
                             Layout.field("Yearly rate", name: "rate", hint: "For example 4.5% or -1%."),
                             .button(.type(.submit), .text("Set rate")))),
-                    .section(
-                        .h2("Import rules"),
-                        .if(
-                            ledger.ruleSets.isEmpty,
-                            .p(.text("No import rules yet: coffer import rules add NAME PATTERN CATEGORY makes one."))),
-                        .forEach(ledger.ruleSets) { set in
-                            ReportHTML.table(
-                                caption: "Rules \(set.name) (first match wins)", header: ["Pattern", "Sets"],
-                                rows: set.rules.map { [$0.pattern, ledger.label(of: $0.target)] })
-                        }),
-                    .section(
-                        .h2("Import profiles"),
-                        .if(
-                            ledger.importProfiles.isEmpty,
-                            .p(
-                                .text(
-                                    "No import profiles yet: coffer import csv FILE … --save-profile NAME remembers a bank's columns."
-                                ))),
-                        .if(
-                            !ledger.importProfiles.isEmpty,
-                            ReportHTML.table(
-                                caption: "Saved profiles", header: ["Profile", "Into", "Account", "Rules"],
-                                rows: ledger.importProfiles.map {
-                                    [$0.name, $0.destination?.rawValue ?? "", $0.account ?? "", $0.ruleSet ?? ""]
-                                })))
+                    rulesSection(ledger, csrf: context.csrf),
+                    profilesSection(ledger, csrf: context.csrf)
                 ))
         }
+    }
+
+    /// Each set's rules in the order they are tried, each with its Remove control, and the form
+    /// that adds one (the place matched by its first letters, as the CLI does).
+    private static func rulesSection(_ ledger: Ledger, csrf: String) -> Node<HTML.BodyContext> {
+        .section(
+            .id("rules"),
+            .h2("Import rules"),
+            .p(
+                .class("hint"),
+                .text("An import places a statement line by the first rule whose pattern its text holds.")),
+            .if(ledger.ruleSets.isEmpty, .p(.text("No import rules yet: add one below."))),
+            .forEach(ledger.ruleSets) { set in
+                .table(
+                    .class("stack"),
+                    .caption(HTMLText.node("Rules \(set.name) (first match wins)")),
+                    .thead(.tr(.th("Rule"), .th("Pattern"), .th("Reads"), .th("Sets"), .th(.text("Remove")))),
+                    .tbody(
+                        .forEach(Array(set.rules.enumerated())) { index, rule in
+                            .tr(
+                                .td(.text("\(index + 1)")),
+                                .td(HTMLText.node(rule.pattern)),
+                                .td(.text(rule.field.rawValue)),
+                                .td(HTMLText.node(ledger.label(of: rule.target))),
+                                .td(
+                                    .form(
+                                        .class("inline"), .action("/settings/rules/remove"), .method(.post),
+                                        Layout.csrfField(csrf),
+                                        .input(.type(.hidden), .name("set"), .value(HTMLText.attribute(set.name))),
+                                        .input(.type(.hidden), .name("rule"), .value("\(index + 1)")),
+                                        .button(
+                                            .type(.submit), .class("secondary"), .text("Remove"),
+                                            .span(
+                                                .class("visually-hidden"),
+                                                HTMLText.node(" rule \(index + 1) of \(set.name)"))))))
+                        }))
+            },
+            .form(
+                .action("/settings/rules"), .method(.post), Layout.csrfField(csrf),
+                .fieldset(
+                    .element(named: "legend", text: "Add a rule"),
+                    Layout.field(
+                        "Rule set", name: "set", value: ledger.ruleSets.first?.name,
+                        hint: "A new name makes a new set."),
+                    Layout.field(
+                        "Pattern", name: "pattern", hint: "Text the line holds, such as TESCO, or AMZN*MKTP."),
+                    Layout.field(
+                        "Into", name: "place",
+                        hint: "A category, else a savings goal, else an income source (the first letters are enough)."),
+                    .div(
+                        .class("field"),
+                        .label(.for("f-field"), .text("Reads")),
+                        .element(
+                            named: "select",
+                            nodes: [.attribute(named: "name", value: "field"), .id("f-field")]
+                                + [("any", "payee or description"), ("payee", "payee"), ("description", "description")]
+                                .map { value, label in
+                                    .element(
+                                        named: "option",
+                                        nodes: [.attribute(named: "value", value: value), .text(label)])
+                                })),
+                    .button(.type(.submit), .text("Add rule")))))
+    }
+
+    private static func profilesSection(_ ledger: Ledger, csrf: String) -> Node<HTML.BodyContext> {
+        .section(
+            .id("profiles"),
+            .h2("Import profiles"),
+            .if(
+                ledger.importProfiles.isEmpty,
+                .p(
+                    .text(
+                        "No import profiles yet: coffer import csv FILE … --save-profile NAME remembers a bank's columns."
+                    ))),
+            .if(
+                !ledger.importProfiles.isEmpty,
+                .table(
+                    .class("stack"),
+                    .caption("Saved profiles"),
+                    .thead(.tr(.th("Profile"), .th("Into"), .th("Account"), .th("Rules"), .th(.text("Remove")))),
+                    .tbody(
+                        .forEach(ledger.importProfiles) { profile in
+                            .tr(
+                                .td(HTMLText.node(profile.name)),
+                                .td(.text(profile.destination?.rawValue ?? "")),
+                                .td(HTMLText.node(profile.account ?? "")),
+                                .td(HTMLText.node(profile.ruleSet ?? "")),
+                                .td(
+                                    .form(
+                                        .class("inline"), .action("/settings/profiles/remove"), .method(.post),
+                                        Layout.csrfField(csrf),
+                                        .input(.type(.hidden), .name("name"), .value(HTMLText.attribute(profile.name))),
+                                        .button(
+                                            .type(.submit), .class("secondary"), .text("Remove"),
+                                            .span(.class("visually-hidden"), HTMLText.node(" profile \(profile.name)")))
+                                    )))
+                        }))))
     }
 }

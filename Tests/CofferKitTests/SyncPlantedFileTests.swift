@@ -1,0 +1,226 @@
+import CofferTestSupport
+import FinanceCore
+import Foundation
+import Testing
+import VaultCrypto
+import VaultStore
+
+@testable import CofferKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Anyone who can write the sync folder plants something in it: another vault's files, junk, an
+/// empty file, a directory or a link where a file belongs, a pipe, thousands of files. Each is
+/// reported once per sync, everything genuine merges, and no device is ever stopped by it (only
+/// `sync init` refuses a folder that holds another vault).
+@Suite struct SyncPlantedFileTests {
+    let passphrase = "sync attack passphrase"
+    let today = date("2026-11-24")
+    typealias Pair = SyncAttackTests.Pair
+
+    /// Plants with `plant`, then: A publishes and B merges (both syncs succeed), the planted file
+    /// is reported by B as `expected` on this sync and the next, and a later file still merges.
+    func plantedFileNeverStopsASync(
+        _ plant: (Pair) throws -> Void, expected: (SyncFileProblem) -> Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        try plant(pair)
+        _ = try pair.publish(200, today: today)
+        let report = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200], "the genuine file merged", sourceLocation: sourceLocation)
+        #expect(
+            report.problems.count == 1 && report.problems.allSatisfy { expected($0.problem) },
+            "\(report.problems)", sourceLocation: sourceLocation)
+        let again = try SyncService.sync(pair.b)
+        #expect(
+            again.problems.map(\.file) == report.problems.map(\.file), "reported again, once",
+            sourceLocation: sourceLocation)
+        _ = try pair.publish(300, today: today)
+        _ = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200, 300], sourceLocation: sourceLocation)
+    }
+
+    func otherVault() throws -> Pair { try Pair(passphrase: passphrase, today: today) }
+
+    func keysFile(of pair: Pair) throws -> URL {
+        try #require(try SyncFolder(url: pair.folder, epoch: 1).list().keys[1]?.first)
+    }
+
+    @Test func anotherVaultsKeysFileIsRefused() throws {
+        let other = try otherVault()
+        try plantedFileNeverStopsASync(
+            { pair in
+                let theirs = try keysFile(of: other)
+                try FileManager.default.copyItem(
+                    at: theirs, to: pair.folder.appendingPathComponent(theirs.lastPathComponent))
+            }, expected: { $0 == .otherVault })
+    }
+
+    @Test func anotherVaultsEnrolmentIsRefused() throws {
+        let other = try otherVault()
+        try plantedFileNeverStopsASync(
+            { pair in
+                // Their device's enrolment, as if it were a device of ours.
+                let theirs = pair.folder.appendingPathComponent(other.aFiles.lastPathComponent)
+                try FileManager.default.createDirectory(at: theirs, withIntermediateDirectories: true)
+                try FileManager.default.copyItem(
+                    at: other.aFiles.appendingPathComponent(SyncFolder.enrolmentName(1)),
+                    to: theirs.appendingPathComponent(SyncFolder.enrolmentName(1)))
+            }, expected: { $0 == .otherVault })
+    }
+
+    /// Under the desktop's name, as its next file: the laptop refuses it and still merges the
+    /// rest; the desktop, whose name it took, removes it and publishes its own there.
+    @Test func anotherVaultsChangeFileIsRefused() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let other = try otherVault()
+        let theirs = try other.publish(999, today: today)
+        let bFiles = pair.folder.appendingPathComponent(pair.b.syncState!.state.device.hex)
+        try FileManager.default.copyItem(
+            at: theirs, to: bFiles.appendingPathComponent(SyncFolder.changesName(1, epoch: 1)))
+        try pair.b.recordValue(of: try pair.b.account(named: "Savings"), amount: Money(minorUnits: 150), on: today)
+        _ = try pair.publish(200, today: today)
+        let laptop = try SyncService.sync(pair.a)
+        #expect(laptop.problems.map(\.problem) == [.otherVault], "\(laptop.problems)")
+        let desktop = try SyncService.sync(pair.b)
+        #expect(desktop.problems.map(\.problem) == [.otherVault] && desktop.published.map(\.sequence) == [1])
+        #expect(pair.bValues == [100, 150, 200])
+        #expect(try SyncService.sync(pair.a).problems.isEmpty)
+        #expect(pair.a.updates.map(\.amount.minorUnits).sorted() == [100, 150, 200])
+    }
+
+    @Test func aKeysFileUnderAnotherGenerationsNameIsRefused() throws {
+        try plantedFileNeverStopsASync(
+            { pair in
+                // This vault's own header, named as if the keys were replaced (generation 9).
+                let ours = try keysFile(of: pair)
+                let name = ours.lastPathComponent.replacingOccurrences(of: "keys-00000001-", with: "keys-00000009-")
+                try FileManager.default.copyItem(at: ours, to: pair.folder.appendingPathComponent(name))
+            },
+            expected: {
+                if case .misnamed = $0 { return true }
+                return false
+            })
+    }
+
+    @Test func junkUnderAKeysNameIsRefused() throws {
+        try plantedFileNeverStopsASync(
+            { pair in
+                try Data(SecureRandom.bytes(count: 3000)).write(
+                    to: pair.folder.appendingPathComponent("keys-00000002-0badf00d.cfkeys"))
+            }, expected: { $0 == .damaged })
+    }
+
+    @Test func aHostileHeaderUnderAKeysNameIsRefused() throws {
+        try plantedFileNeverStopsASync(
+            { pair in
+                // The keys magic, then a vault header that claims 65,535 generations of history.
+                var bytes = Array("CFRSKEY1".utf8) + Array("CFRVAULT".utf8) + [0, 3]
+                bytes += [UInt8](repeating: 0xFF, count: 4096)
+                try Data(bytes).write(to: pair.folder.appendingPathComponent("keys-00000001-00000000.cfkeys"))
+            }, expected: { $0 == .damaged })
+    }
+
+    @Test func anEmptyKeysFileWaits() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let empty = pair.folder.appendingPathComponent("keys-00000002-00000000.cfkeys")
+        FileManager.default.createFile(atPath: empty.path, contents: Data())
+        _ = try pair.publish(200, today: today)
+        let report = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200])
+        #expect(report.problems.map(\.problem) == [.incomplete] && report.rejectedCount == 0, "\(report.problems)")
+    }
+
+    @Test func aDirectoryWhereAFileBelongsIsRefused() throws {
+        try plantedFileNeverStopsASync(
+            { pair in
+                try FileManager.default.createDirectory(
+                    at: pair.folder.appendingPathComponent("keys-00000001-00000000.cfkeys/inside"),
+                    withIntermediateDirectories: true)
+            }, expected: { $0 == .notAFile })
+    }
+
+    @Test func aLinkIsNotFollowed() throws {
+        try plantedFileNeverStopsASync(
+            { pair in
+                // To a device that never ends: read, it would fill memory.
+                try FileManager.default.createSymbolicLink(
+                    at: pair.folder.appendingPathComponent("keys-00000001-00000000.cfkeys"),
+                    withDestinationURL: URL(fileURLWithPath: "/dev/zero"))
+            }, expected: { $0 == .notAFile })
+    }
+
+    @Test func aPipeIsNotWaitedOn() throws {
+        try plantedFileNeverStopsASync(
+            { pair in
+                // A pipe no one writes: opened for reading the ordinary way, it blocks for ever.
+                let device = pair.folder.appendingPathComponent(SyncDeviceID.random().hex)
+                try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true)
+                #expect(mkfifo(device.appendingPathComponent(SyncFolder.enrolmentName(1)).path, 0o600) == 0)
+            }, expected: { $0 == .notAFile })
+    }
+
+    @Test func thousandsOfPlantedFilesAreEachReported() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let junk = Data(SecureRandom.bytes(count: 100))
+        for number in 0..<1500 {
+            try junk.write(
+                to: pair.folder.appendingPathComponent(
+                    "keys-00000001-\(String(format: "%08x", number)).cfkeys"))
+        }
+        let stranger = pair.folder.appendingPathComponent(SyncDeviceID.random().hex)
+        try FileManager.default.createDirectory(at: stranger, withIntermediateDirectories: true)
+        for number in 1...1500 {
+            try junk.write(to: stranger.appendingPathComponent(SyncFolder.changesName(UInt64(number), epoch: 1)))
+        }
+        _ = try pair.publish(200, today: today)
+        let report = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200])
+        #expect(report.problems.filter { $0.problem == .damaged }.count == 1500)
+        #expect(report.problems.filter { $0.problem == .unknownDevice }.count == 1, "a stranger's files, once")
+    }
+
+    /// A file planted under the name this device publishes under next: no one can use it, and
+    /// it would take the name. The device removes it, says so, and publishes its own there.
+    @Test func aFilePlantedUnderThisDevicesNextNameIsReplacedByItsOwn() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let other = try otherVault()
+        let theirs = try other.publish(999, today: today)
+        let next = pair.aFiles.appendingPathComponent(SyncFolder.changesName(2, epoch: 1))
+        try FileManager.default.copyItem(at: theirs, to: next)
+        try pair.a.recordValue(of: try pair.a.account(named: "Savings"), amount: Money(minorUnits: 200), on: today)
+        let laptop = try SyncService.sync(pair.a)
+        #expect(laptop.problems.map(\.problem) == [.otherVault], "\(laptop.problems)")
+        #expect(laptop.published.map(\.sequence) == [2])
+        #expect(try SyncService.sync(pair.b).problems.isEmpty)
+        #expect(pair.bValues == [100, 200])
+        // Its enrolment replaced by junk: put right the same way, and the desktop still reads it.
+        let enrolment = pair.aFiles.appendingPathComponent(SyncFolder.enrolmentName(1))
+        try FileManager.default.removeItem(at: enrolment)
+        try Data(SecureRandom.bytes(count: 700)).write(to: enrolment)
+        #expect(try SyncService.sync(pair.a).problems.map(\.problem) == [.damaged])
+        _ = try pair.publish(300, today: today)
+        #expect(try SyncService.sync(pair.b).problems.isEmpty)
+        #expect(pair.bValues == [100, 200, 300])
+    }
+
+    /// A device joining a folder with another vault's keys file in it joins this vault.
+    @Test func joiningPastAnotherVaultsKeysFile() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let other = try Pair(passphrase: "another vault's passphrase", today: today)
+        // Renamed to a newer generation than this vault's, so it is tried first.
+        let theirs = try keysFile(of: other)
+        try FileManager.default.copyItem(
+            at: theirs,
+            to: pair.folder.appendingPathComponent(
+                theirs.lastPathComponent.replacingOccurrences(of: "keys-00000001-", with: "keys-00000007-")))
+        let joined = try SyncService.join(
+            folder: pair.folder, vault: pair.directory.path("c.coffer"),
+            credential: .passphrase(try Passphrase(passphrase)), deviceName: "phone")
+        #expect(joined.ledger.vault.id == pair.a.vault.id)
+        #expect(joined.ledger.updates.map(\.amount.minorUnits) == [100])
+    }
+}
