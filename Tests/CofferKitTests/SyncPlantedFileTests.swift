@@ -3,9 +3,9 @@ import FinanceCore
 import Foundation
 import Testing
 import VaultCrypto
-import VaultStore
 
 @testable import CofferKit
+@testable import VaultStore
 
 #if canImport(Glibc)
     import Glibc
@@ -222,5 +222,117 @@ import VaultStore
             credential: .passphrase(try Passphrase(passphrase)), deviceName: "phone")
         #expect(joined.ledger.vault.id == pair.a.vault.id)
         #expect(joined.ledger.updates.map(\.amount.minorUnits) == [100])
+    }
+
+    /// What anyone who can read the folder can make: a header of this vault's id, with a master
+    /// key and key history of their own, whose recovery slot is sealed to the recovery key's
+    /// public half (in every keys file), planted as generation `generation`.
+    func forgeRecoveryHeader(in folder: URL, generation: UInt32) throws {
+        var recipient: KeyAgreementPublicKey?
+        var vaultID: VaultID?
+        for file in try SyncFolder(url: folder, epoch: 0).list().keys.values.flatMap({ $0 }) {
+            let header = try VaultHeader.decode(Array([UInt8](try Data(contentsOf: file)).dropFirst(8)))
+            vaultID = header.vaultID
+            if case .sealed(let key, _, _)? = header.recoverySlot { recipient = key }
+        }
+        let id = try #require(vaultID), to = try #require(recipient)
+        let master = SymmetricKey.random()
+        let keys = MasterKeys(master: master)
+        let salt = Salt.random()
+        let kek = try MasterKeys.deriveKEK(
+            passphrase: try Passphrase("the attacker's own"), salt: salt, parameters: testParameters)
+        let signing = keys.operational.signing
+        let header = VaultHeader(
+            vaultID: id, keys: keys, generation: generation,
+            passphraseSlot: PassphraseSlot.wrapping(
+                master, kek: kek, parameters: testParameters, salt: salt, vaultID: id),
+            recoverySlot: try RecoverySlot.sealing(master, to: to, vaultID: id),
+            keyHistory: (1...generation).map {
+                KeyGeneration.certified(number: $0, created: 0, signingKey: signing.publicKey, by: signing, vaultID: id)
+            })
+        let bytes = header.encoded()
+        try Data(SyncService.keysMagic + bytes).write(
+            to: folder.appendingPathComponent(SyncFolder.keysName(generation, header: bytes)))
+    }
+
+    /// A keys file forged for the recovery key is never taken for the vault's: a device joining
+    /// with the recovery key refuses the folder (which history is genuine cannot be told), one
+    /// joining with the passphrase joins the vault, and the forgery stops no sync.
+    @Test func aKeysFileForgedForTheRecoveryKeyIsNeverJoined() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let (recoveryKey, _) = try pair.a.vault.createRecoveryKey()
+        _ = try SyncService.sync(pair.a)  // the header with the recovery slot
+        try forgeRecoveryHeader(in: pair.folder, generation: 5)
+        let synced = try SyncService.sync(pair.a)
+        #expect(synced.problems.contains { "\($0.problem)".contains("not this vault's keys") }, "\(synced.problems)")
+        #expect(throws: CofferError.self) {
+            try SyncService.join(
+                folder: pair.folder, vault: pair.directory.path("c.coffer"), credential: .recoveryKey(recoveryKey),
+                deviceName: "new laptop")
+        }
+        #expect(!FileManager.default.fileExists(atPath: pair.directory.path("c.coffer").path))
+        let joined = try SyncService.join(
+            folder: pair.folder, vault: pair.directory.path("d.coffer"),
+            credential: .passphrase(try Passphrase(passphrase)), deviceName: "new desktop")
+        #expect(joined.ledger.vault.keyGeneration == 1 && joined.ledger.updates.map(\.amount.minorUnits) == [100])
+    }
+
+    /// After a genuine key change, a device taking on the new keys with the recovery key takes
+    /// the genuine ones, not a newer generation planted for the recovery key.
+    @Test func takingOnNewKeysPassesOverAForgedNewerGeneration() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let (recoveryKey, _) = try pair.a.vault.createRecoveryKey()
+        _ = try SyncService.sync(pair.a)
+        _ = try SyncService.sync(pair.b)
+        try forgeRecoveryHeader(in: pair.folder, generation: 9)
+        _ = try pair.a.vault.rekey()
+        _ = try SyncService.sync(pair.a)
+        #expect(throws: CofferError.self) { try SyncService.sync(pair.b) }  // keys changed: generation 2
+        let adopted = try SyncService.adoptNewKeys(
+            pair.b, credential: .recoveryKey(recoveryKey), keptAt: pair.directory.path("b.kept"))
+        #expect(adopted.ledger.vault.keyGeneration == 2)
+        #expect(adopted.ledger.vault.backupKeys.keyHistory == pair.a.vault.backupKeys.keyHistory)
+    }
+
+    /// This device's own directory replaced by a link to another device's, or by a file: the
+    /// other device's files are never touched, and this device publishes into a real directory.
+    @Test func aLinkOrAFileInPlaceOfThisDevicesDirectoryHarmsNoOne() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        _ = try pair.publish(200, today: today)
+        _ = try SyncService.sync(pair.b)
+        let bFiles = pair.folder.appendingPathComponent(pair.b.syncState!.state.device.hex)
+        try pair.b.recordValue(of: try pair.b.account(named: "Savings"), amount: Money(minorUnits: 150), on: today)
+        _ = try SyncService.sync(pair.b)
+        let before = try FileManager.default.contentsOfDirectory(atPath: bFiles.path).sorted()
+        try FileManager.default.removeItem(at: pair.aFiles)
+        try FileManager.default.createSymbolicLink(at: pair.aFiles, withDestinationURL: bFiles)
+        _ = try pair.publish(300, today: today)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bFiles.path).sorted() == before)
+        #expect(SyncFolder.isRealDirectory(pair.aFiles))
+        _ = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 150, 200, 300])
+        // A file in its place: moved aside, and the device publishes again.
+        try FileManager.default.removeItem(at: pair.aFiles)
+        try Data("planted".utf8).write(to: pair.aFiles)
+        _ = try pair.publish(400, today: today)
+        _ = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 150, 200, 300, 400])
+    }
+
+    /// This device's enrolment spoiled: the sync that answers from the state alone does not
+    /// call that up to date; the full sync puts it back.
+    @Test func aSpoiledOwnEnrolmentIsNotUpToDate() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        _ = try SyncService.sync(pair.a)
+        #expect(SyncService.upToDate(pair.a.vault.unlockedFile) != nil)
+        let enrolment = pair.aFiles.appendingPathComponent(SyncFolder.enrolmentName(1))
+        try FileManager.default.removeItem(at: enrolment)
+        try Data(SecureRandom.bytes(count: 700)).write(to: enrolment)
+        #expect(SyncService.upToDate(pair.a.vault.unlockedFile) == nil)
+        _ = try SyncService.sync(pair.a)
+        #expect(SyncService.upToDate(pair.a.vault.unlockedFile) != nil)
+        _ = try pair.publish(200, today: today)
+        _ = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200])
     }
 }

@@ -106,7 +106,11 @@ struct SyncFolder {
                 listing.keys[generation, default: []].append(url.appendingPathComponent(name))
             } else if let device = SyncDeviceID(hex: name), device.hex == name {
                 let directory = url.appendingPathComponent(name, isDirectory: true)
-                guard let entries = try? manager.contentsOfDirectory(atPath: directory.path) else { continue }
+                // Only a real directory: a link would lead reads, and a device's removal of what
+                // was planted under its names, into another device's directory or out of the folder.
+                guard Self.isRealDirectory(directory),
+                    let entries = try? manager.contentsOfDirectory(atPath: directory.path)
+                else { continue }
                 for entry in entries {
                     if let generation = Self.number(in: entry, prefix: "enrol-", count: 8, ext: Self.fileExtension),
                         let generation = UInt32(exactly: generation)
@@ -137,7 +141,9 @@ struct SyncFolder {
     /// younger one may be another sync of this device, publishing right now.
     func removeLeftoverTemporaries(of device: SyncDeviceID, olderThan age: TimeInterval, now: Date) {
         let directory = self.device(device)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        guard Self.isRealDirectory(directory),
+            let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
+        else { return }
         for name in names where name.hasPrefix(".") && name.hasSuffix(".tmp") {
             let file = directory.appendingPathComponent(name)
             guard
@@ -187,11 +193,24 @@ struct SyncFolder {
         Glibc.rename(name.path, aside.path)
     }
 
-    /// Publishes a new file; `EEXIST` means the name is taken (never overwritten).
+    static func isRealDirectory(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Publishes a new file; `EEXIST` means the name is taken (never overwritten). A device's
+    /// own directory that is not a directory (a file, a link planted in its place) is moved
+    /// aside first, under a hidden name no one reads.
     func publish(_ bytes: [UInt8], named name: String, in device: SyncDeviceID?) throws {
         var directory = url
         if let device {
             directory = self.device(device)
+            var status = stat()
+            if lstat(directory.path, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
+                let aside = url.appendingPathComponent(
+                    ".\(device.hex).planted-\(SecureRandom.bytes(count: 6).hexString)")
+                Glibc.rename(directory.path, aside.path)
+            }
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {

@@ -60,7 +60,8 @@ struct SyncMerge {
         for (device, files) in listing.enrolments.sorted(by: { $0.key < $1.key }) where device != state.device {
             guard let file = files[keys.generation] else { continue }
             do throws(SyncFileProblem) {
-                let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
+                let envelope = try SyncEnvelope.parse(
+                    try SyncFolder.read(file, limit: SyncService.enrolmentLimit), vaultID: keys.vaultID)
                 guard envelope.kind == .enrolment, envelope.device == device, envelope.sequence == 0 else {
                     throw .misnamed("it is not \(device.short)'s enrolment")
                 }

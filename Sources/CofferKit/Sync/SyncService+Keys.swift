@@ -63,7 +63,8 @@ extension SyncService {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.path + suffix) }
         }
         var (fresh, report) = try join(
-            folder: folder, vault: scratch, credential: credential, deviceName: state.deviceName, now: now)
+            folder: folder, vault: scratch, credential: credential, deviceName: state.deviceName,
+            trusting: SyncKeys(ledger.vault.backupKeys), guard: nil, now: now)
         let merged = try mergeCopy(fresh, copy: ledger, name: "this device's copy before the new keys", now: now)
         let published = try sync(fresh, now: now)
         report.published += published.published

@@ -21,11 +21,11 @@ extension SyncService {
         let remembered = URL(fileURLWithPath: state.folder).standardizedFileURL
         if let named, named.standardizedFileURL.path != remembered.path { return nil }
         let folder = SyncFolder(url: remembered, epoch: keys.generation)
-        let ownKeys = SyncFolder.keysName(keys.generation, header: backupKeys.headerBytes)
         guard var listing = try? folder.list(), screenKeys(&listing, keys: keys).isEmpty,
             listing.keys.keys.max() == keys.generation,
-            listing.keys[keys.generation]?.contains(where: { $0.lastPathComponent == ownKeys }) == true,
-            listing.enrolments[state.device]?[keys.generation] != nil
+            ownKeysFileIsIntact(folder, listing: listing, generation: keys.generation, header: backupKeys.headerBytes),
+            let enrolment = listing.enrolments[state.device]?[keys.generation],
+            (try? ownEnrolmentIsIntact(enrolment, state: state, keys: keys)) != nil
         else { return nil }
         for (device, files) in listing.changes {
             guard let done = device == state.device ? state.published : state.devices[device]?.applied,

@@ -70,6 +70,23 @@ public enum SyncService {
         folder: URL, vault url: URL, credential: Credential, deviceName: String,
         guard rollbackGuard: RollbackGuard? = nil, now: Date = Date()
     ) throws -> (ledger: Ledger, report: SyncReport) {
+        try join(
+            folder: folder, vault: url, credential: credential, deviceName: deviceName, trusting: nil,
+            guard: rollbackGuard, now: now)
+    }
+
+    /// At most so many keys files are tried with the credential (each costs an Argon2id run):
+    /// the newest generations first, so a folder full of planted ones costs a bounded time.
+    static let joinAttempts = 8
+
+    /// `trusting`: the keys of a copy that takes on new keys (`adoptNewKeys`): only keys files
+    /// whose key history extends theirs are tried, so a header planted by someone who can read
+    /// the folder (who can seal a master key of their own to the recovery key's public half)
+    /// is never unlocked.
+    static func join(
+        folder: URL, vault url: URL, credential: Credential, deviceName: String, trusting: SyncKeys?,
+        guard rollbackGuard: RollbackGuard?, now: Date
+    ) throws -> (ledger: Ledger, report: SyncReport) {
         let name = try deviceNameChecked(deviceName)
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CofferError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
@@ -87,11 +104,14 @@ public enum SyncService {
         // The newest generation whose header the credential opens: a planted keys file (another
         // vault's, junk) never stops a join. One file per header of a generation (a passphrase
         // change that kept the master key adds one).
+        if let trusting { _ = screenKeys(&everything, keys: trusting) }
         var unlocked: ArchiveUnlock?
         var generation: UInt32 = 0
         var refusals: [UInt32: Error] = [:]
+        var attempts = 0
         for (number, files) in everything.keys.sorted(by: { $0.key > $1.key }) where unlocked == nil {
-            for file in files where unlocked == nil {
+            for file in files where unlocked == nil && attempts < joinAttempts {
+                attempts += 1
                 do {
                     let opened = try Vault.unlockArchivedHeader(
                         try readKeysFile(file).header, credential: credential, now: now)
@@ -111,12 +131,33 @@ public enum SyncService {
                 guard let error = $0.value as? VaultError else { return false }
                 return error.code == .wrongPassphrase || error.code == .wrongRecoveryKey
             }
-            throw wrongCredential?.value ?? refusals[everything.keys.keys.max()!]!
+            guard
+                let refusal = wrongCredential?.value
+                    ?? everything.keys.keys.sorted().reversed().lazy
+                    .compactMap({ refusals[$0] }).first
+            else {
+                throw CofferError(.fileNotFound, "\(folder.path) holds no keys file of the vault to join.")
+            }
+            throw refusal
         }
         let keys = SyncKeys(unlocked.backupKeys)
         // This vault's keys of a newer generation that the credential does not open (a passphrase
         // changed with the rekey): joining the old one would only be undone at the next sync.
-        _ = screenKeys(&everything, keys: keys)
+        let refused = screenKeys(&everything, keys: keys)
+        // Two key histories for this vault id: one was planted. A passphrase slot cannot be
+        // forged without the passphrase, but anyone can seal a master key of their own to the
+        // recovery key's public half: with the recovery key, which one is genuine cannot be told.
+        if case .recoveryKey = credential, trusting == nil,
+            refused.contains(where: {
+                if case .foreignKeys = $0.problem { return true }
+                return false
+            })
+        {
+            throw CofferError(
+                .damaged,
+                "\(folder.path) holds keys files of this vault with two different key histories: one was planted. Join with the vault's passphrase, which a planted keys file cannot answer to; nothing was changed."
+            )
+        }
         if let newer = everything.keys.keys.filter({ $0 > generation }).max(), let refusal = refusals[newer] {
             throw refusal
         }
@@ -442,14 +483,7 @@ public enum SyncService {
         guard let state = ledger.syncState?.state else { return }
         if let existing = listing.enrolments[state.device]?[keys.generation] {
             do throws(SyncFileProblem) {
-                let envelope = try SyncEnvelope.parse(try SyncFolder.read(existing), vaultID: keys.vaultID)
-                guard envelope.kind == .enrolment, envelope.device == state.device, envelope.sequence == 0 else {
-                    throw .misnamed("it is not this device's enrolment")
-                }
-                try envelope.verify(keys.vaultSigning.publicKey)
-                guard let enrolment = try? SyncEnrolment.decode(try envelope.open(keys)),
-                    enrolment.publicKey == state.signingKey.publicKey.bytes
-                else { throw .badSignature }
+                try ownEnrolmentIsIntact(existing, state: state, keys: keys)
                 return
             } catch {
                 removePlanted(existing, error, into: &planted)
@@ -464,8 +498,9 @@ public enum SyncService {
         try folder.publish(file, named: SyncFolder.enrolmentName(keys.generation), in: state.device)
     }
 
-    /// A keys file is a vault header: a few kilobytes at most, whatever a planted one claims.
-    static let keysFileLimit = 1 << 20
+    /// A keys file is a vault header: a few kilobytes at most (64 KiB holds a key history of
+    /// about 600 generations), whatever a planted one claims.
+    static let keysFileLimit = 64 << 10
 
     /// The folder's keys files that are this vault's, kept in `listing`; every other one taken
     /// out and returned as a problem: another vault's, junk, not a file, a header whose key
@@ -501,6 +536,9 @@ public enum SyncService {
         guard (history.last?.number ?? 1) == generation,
             SyncFolder.keysName(generation, header: header) == file.lastPathComponent
         else { throw .misnamed("it holds another vault header than its name says") }
+        guard !history.isEmpty || keys.history.isEmpty else {
+            throw .foreignKeys("it has no key history (a format 1 header), and this vault's has one")
+        }
         let shared = min(history.count, keys.history.count)
         guard
             zip(history.prefix(shared), keys.history.prefix(shared)).allSatisfy({
@@ -529,10 +567,41 @@ public enum SyncService {
     {
         let header = ledger.vault.backupKeys.headerBytes
         let name = SyncFolder.keysName(keys.generation, header: header)
-        guard !(listing.keys[keys.generation] ?? []).contains(where: { $0.lastPathComponent == name }) else { return }
+        // The name holds 32 bits of the header's digest: an impostor could be made to match it.
+        // Only this device's own bytes under its name will do.
+        guard !ownKeysFileIsIntact(folder, listing: listing, generation: keys.generation, header: header) else {
+            return
+        }
         SyncFolder.free(folder.url.appendingPathComponent(name))
         try folder.publish(keysMagic + header, named: name, in: nil)
     }
+
+    /// Whether the folder holds this header, byte for byte, under its name.
+    static func ownKeysFileIsIntact(
+        _ folder: SyncFolder, listing: SyncFolder.Listing, generation: UInt32, header: [UInt8]
+    ) -> Bool {
+        let name = SyncFolder.keysName(generation, header: header)
+        guard let file = (listing.keys[generation] ?? []).first(where: { $0.lastPathComponent == name }),
+            let bytes = try? SyncFolder.read(file, limit: keysFileLimit)
+        else { return false }
+        return bytes == keysMagic + header
+    }
+
+    /// Whether this device's enrolment of `keys`' generation in the folder is its own: signed by
+    /// the vault's key, naming this device and its public key.
+    static func ownEnrolmentIsIntact(_ file: URL, state: SyncState, keys: SyncKeys) throws(SyncFileProblem) {
+        let envelope = try SyncEnvelope.parse(try SyncFolder.read(file, limit: enrolmentLimit), vaultID: keys.vaultID)
+        guard envelope.kind == .enrolment, envelope.device == state.device, envelope.sequence == 0 else {
+            throw .misnamed("it is not this device's enrolment")
+        }
+        try envelope.verify(keys.vaultSigning.publicKey)
+        guard let enrolment = try? SyncEnrolment.decode(try envelope.open(keys)),
+            enrolment.publicKey == state.signingKey.publicKey.bytes
+        else { throw .badSignature }
+    }
+
+    /// An enrolment is a key and a name: a few hundred bytes, whatever a planted one claims.
+    static let enrolmentLimit = 64 << 10
 
     static func readKeysFile(_ file: URL) throws -> (vaultID: VaultID, header: [UInt8]) {
         let bytes: [UInt8]
