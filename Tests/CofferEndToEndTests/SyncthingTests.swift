@@ -9,17 +9,9 @@ import Testing
 /// scripts/setup installs Debian's syncthing; without it this test fails, it never skips.
 @Suite struct SyncthingTests {
     @Test func twoDevicesThroughSyncthingConverge() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Syncthing/two_devices.py").standardized
         let sandbox = Sandbox()
-        let log = sandbox.directory.path("syncthing.txt")
-        let status = try sandbox.runTool(
-            "/bin/sh",
-            [
-                "-c", "python3 \"$0\" \"$1\" --days 3 --work \"$2\" > \"$3\" 2>&1", script.path, cofferBinary.path,
-                sandbox.directory.path("work").path, log.path,
-            ])
-        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let (status, output) = try sandbox.runPythonScript(
+            "Syncthing/two_devices.py", ["--days", "3", "--work", sandbox.directory.path("work").path])
         #expect(status == 0, "\(output)")
         #expect(output.contains("all passed"), "\(output)")
     }

@@ -9,13 +9,7 @@ import Testing
 /// Selenium and axe-selenium-python; without them this test fails, it never skips.
 @Suite struct WebBrowserTests {
     @Test func everydayFlowsAndAccessibilityInChromium() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Browser/web_flows.py").standardized
-        let sandbox = Sandbox()
-        let log = sandbox.directory.path("browser.txt")
-        let status = try sandbox.runTool(
-            "/bin/sh", ["-c", "python3 \"$0\" \"$1\" > \"$2\" 2>&1", script.path, cofferBinary.path, log.path])
-        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let (status, output) = try Sandbox().runPythonScript("Browser/web_flows.py")
         #expect(status == 0, "\(output)")
         #expect(output.contains("all passed"), "\(output)")
     }

@@ -335,4 +335,76 @@ import VaultCrypto
         _ = try SyncService.sync(pair.b)
         #expect(pair.bValues == [100, 200])
     }
+
+    /// This device's keys file with other bytes under its name (as a header made to match the
+    /// 32 bits of digest the name holds would be): not counted as its own, not up to date, and
+    /// put back byte for byte by the next sync.
+    @Test func anImpostorUnderThisDevicesKeysNameIsReplacedByItsOwn() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        _ = try SyncService.sync(pair.a)
+        let ours = try keysFile(of: pair)
+        let genuine = try Data(contentsOf: ours)
+        var impostor = genuine
+        impostor[impostor.count / 2] ^= 0x01
+        try impostor.write(to: ours)
+        let listing = try SyncFolder(url: pair.folder, epoch: 1).list()  // unscreened: as if it had passed
+        #expect(
+            !SyncService.ownKeysFileIsIntact(
+                SyncFolder(url: pair.folder, epoch: 1), listing: listing, generation: 1,
+                header: pair.a.vault.backupKeys.headerBytes))
+        #expect(SyncService.upToDate(pair.a.vault.unlockedFile) == nil)
+        _ = try SyncService.sync(pair.a)
+        #expect(try Data(contentsOf: ours) == genuine)
+        #expect(SyncService.upToDate(pair.a.vault.unlockedFile) != nil)
+    }
+
+    /// A keys file or an enrolment larger than any Coffer writes is refused unread: 64 KiB at
+    /// most, however large a (sparse) planted file claims to be.
+    @Test func oversizedKeysFilesAndEnrolmentsAreRefusedUnread() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        var keys = SyncService.keysMagic + Array(try Data(contentsOf: try keysFile(of: pair))).dropFirst(8)
+        keys += [UInt8](repeating: 0, count: (64 << 10) + 1 - keys.count)
+        try Data(keys).write(to: pair.folder.appendingPathComponent("keys-00000001-00000001.cfkeys"))
+        let stranger = pair.folder.appendingPathComponent(SyncDeviceID.random().hex)
+        try FileManager.default.createDirectory(at: stranger, withIntermediateDirectories: true)
+        let enrolment = stranger.appendingPathComponent(SyncFolder.enrolmentName(1))
+        FileManager.default.createFile(atPath: enrolment.path, contents: Data(SyncEnvelope.magic))
+        let handle = try FileHandle(forWritingTo: enrolment)
+        try handle.truncate(atOffset: 1 << 30)  // a gibibyte of holes
+        try handle.close()
+        _ = try pair.publish(200, today: today)
+        let report = try SyncService.sync(pair.b)
+        #expect(pair.bValues == [100, 200])
+        #expect(report.problems.map(\.problem) == [.damaged, .damaged], "\(report.problems)")
+    }
+
+    /// A join tries at most `joinAttempts` headers with the passphrase (an Argon2id run each),
+    /// newest first; junk and headers renamed to another generation cost none and are passed over.
+    @Test func aJoinTriesABoundedNumberOfPlantedHeaders() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let ours = try keysFile(of: pair)
+        for generation in 2...30 {
+            try FileManager.default.copyItem(
+                at: ours,
+                to: pair.folder.appendingPathComponent(
+                    ours.lastPathComponent.replacingOccurrences(
+                        of: "keys-00000001-", with: "keys-\(String(format: "%08d", generation))-")))
+        }
+        let joined = try SyncService.join(
+            folder: pair.folder, vault: pair.directory.path("c.coffer"),
+            credential: .passphrase(try Passphrase(passphrase)), deviceName: "phone")
+        #expect(joined.ledger.vault.id == pair.a.vault.id)
+        // Headers that need the credential, planted at newer generations than the vault's: the
+        // join stops after so many and says the passphrase did not open them.
+        _ = try pair.a.vault.createRecoveryKey()
+        _ = try SyncService.sync(pair.a)  // a header with a recovery slot, for the forger to read
+        for generation in 2...UInt32(SyncService.joinAttempts + 1) {
+            try forgeRecoveryHeader(in: pair.folder, generation: generation)
+        }
+        #expect(throws: VaultError.self) {
+            try SyncService.join(
+                folder: pair.folder, vault: pair.directory.path("d.coffer"),
+                credential: .passphrase(try Passphrase(passphrase)), deviceName: "tablet")
+        }
+    }
 }

@@ -243,6 +243,22 @@ public struct Sandbox {
     }
 
     /// Runs another program (a peer such as minisign) to its end, output discarded; its exit status.
+    /// Runs a Python script of the tests (`Tests/NAME/FILE.py`, beside the calling test's folder)
+    /// with the coffer binary as its first argument; returns its status and everything it printed.
+    public func runPythonScript(_ relativePath: String, from testFile: String = #filePath, _ arguments: [String] = [])
+        throws -> (status: Int32, output: String)
+    {
+        let script = URL(fileURLWithPath: testFile).deletingLastPathComponent()
+            .appendingPathComponent("../\(relativePath)").standardized
+        let log = directory.path("script-output.txt")
+        let status = try runTool(
+            "/bin/sh",
+            [
+                "-c", "log=$1; shift; python3 \"$@\" > \"$log\" 2>&1", "sh", log.path, script.path, cofferBinary.path,
+            ] + arguments)
+        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
     public func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

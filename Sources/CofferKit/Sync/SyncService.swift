@@ -75,8 +75,14 @@ public enum SyncService {
             guard: rollbackGuard, now: now)
     }
 
+    private static func isWrongCredential(_ error: Error) -> Bool {
+        guard let error = error as? VaultError else { return false }
+        return error.code == .wrongPassphrase || error.code == .wrongRecoveryKey
+    }
+
     /// At most so many keys files are tried with the credential (each costs an Argon2id run):
-    /// the newest generations first, so a folder full of planted ones costs a bounded time.
+    /// the newest generations first, so a folder full of planted headers costs a bounded time
+    /// (and more than so many planted at newer generations than the vault's stop a join).
     static let joinAttempts = 8
 
     /// `trusting`: the keys of a copy that takes on new keys (`adoptNewKeys`): only keys files
@@ -111,26 +117,25 @@ public enum SyncService {
         var attempts = 0
         for (number, files) in everything.keys.sorted(by: { $0.key > $1.key }) where unlocked == nil {
             for file in files where unlocked == nil && attempts < joinAttempts {
-                attempts += 1
                 do {
-                    let opened = try Vault.unlockArchivedHeader(
-                        try readKeysFile(file).header, credential: credential, now: now)
-                    guard SyncKeys(opened.backupKeys).generation == number else {
+                    // Junk, and a header renamed to another generation, cost no key derivation.
+                    let read = try readKeysFile(file)
+                    guard read.generation == number else {
                         throw CofferError(
                             .damaged, "A keys file of key generation \(number) holds another generation's header.")
                     }
-                    (unlocked, generation) = (opened, number)
+                    attempts += 1
+                    (unlocked, generation) = (
+                        try Vault.unlockArchivedHeader(read.header, credential: credential, now: now), number
+                    )
                 } catch {
-                    refusals[number] = refusals[number] ?? error
+                    // A wrong passphrase is the likelier story than a damaged file (which may be planted).
+                    if refusals[number] == nil || isWrongCredential(error) { refusals[number] = error }
                 }
             }
         }
         guard let unlocked else {
-            // A wrong passphrase is the likelier story than a damaged file (which may be planted).
-            let wrongCredential = refusals.sorted { $0.key > $1.key }.first {
-                guard let error = $0.value as? VaultError else { return false }
-                return error.code == .wrongPassphrase || error.code == .wrongRecoveryKey
-            }
+            let wrongCredential = refusals.sorted { $0.key > $1.key }.first { isWrongCredential($0.value) }
             guard
                 let refusal = wrongCredential?.value
                     ?? everything.keys.keys.sorted().reversed().lazy
@@ -429,8 +434,6 @@ public enum SyncService {
             }, uniquingKeysWith: { $1 })
     }
 
-    /// A change file of this device's that its state does not record (killed after publishing,
-    /// before recording): its writes are marked published, so they are not sent twice.
     /// A file under one of this device's own names that it did not sign was planted: no other
     /// device can use it, and left there it would take the name this device publishes under next.
     /// It is removed (reported as rejected), and this device's own goes in its place.
@@ -441,6 +444,8 @@ public enum SyncService {
         SyncFolder.free(file)
     }
 
+    /// A change file of this device's that its state does not record (killed after publishing,
+    /// before recording): its writes are marked published, so they are not sent twice.
     private static func recoverUnrecordedPublishes(
         _ ledger: Ledger, keys: SyncKeys, listing: SyncFolder.Listing, index: inout SyncIndex,
         planted: inout [SyncReport.Problem]
@@ -603,7 +608,7 @@ public enum SyncService {
     /// An enrolment is a key and a name: a few hundred bytes, whatever a planted one claims.
     static let enrolmentLimit = 64 << 10
 
-    static func readKeysFile(_ file: URL) throws -> (vaultID: VaultID, header: [UInt8]) {
+    static func readKeysFile(_ file: URL) throws -> (vaultID: VaultID, generation: UInt32, header: [UInt8]) {
         let bytes: [UInt8]
         do throws(SyncFileProblem) {
             bytes = try SyncFolder.read(file, limit: keysFileLimit)
@@ -615,7 +620,8 @@ public enum SyncService {
         }
         let header = Array(bytes.dropFirst(keysMagic.count))
         do {
-            return (try Vault.keyHistory(ofHeader: header).0, header)
+            let (vaultID, history) = try Vault.keyHistory(ofHeader: header)
+            return (vaultID, history.last?.number ?? 1, header)
         } catch {
             throw CofferError(.damaged, "The keys file \(file.lastPathComponent) is damaged.")
         }
