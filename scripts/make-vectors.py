@@ -467,6 +467,10 @@ def sync_file(kind, device, sequence, body, signer, label):
         packed = b"\x01" + struct.pack("<Q", len(body)) + lzma.compress(body, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6)
     else:
         packed = b"\x00" + body
+    return sealed_packed(kind, device, sequence, packed, signer, label)
+
+
+def sealed_packed(kind, device, sequence, packed, signer, label):
     padded = pad(packed, 512)
     header = (b"CFRSYNC1" + bytes([kind]) + vault_id2 + struct.pack("<II", generation, generation) + device
               + struct.pack("<QI", sequence, 24 + len(padded) + 16))
@@ -1366,3 +1370,52 @@ for folder, format_version in (("backup-v2", 2), ("backup-v3", 3), ("backup-v4",
         summary += (f"; id table coding {format_version - 2}, {fixture_fields['tableLength']} bytes for {total} ids "
                     f"({16 * total} as they are), every record id version 8")
     print(summary)
+
+
+# ---------------------------------------------------------------------------------------------
+# A change file in columns (Specs/sync-format.md §4, packed body 2): a third device of the sync
+# folder's vault publishes the format 4 archive's records (all but its empty payload) as one
+# snapshot, their payloads in the archive's column encoding, and one delete. Joining the folder
+# must give exactly the records listed in sync-v1-columns.json.
+COLUMNS_DIR = OUT / "sync-v1-columns"
+device_c = fixed("sync device c", 16)
+key_c = Ed25519PrivateKey.from_private_bytes(fixed("sync device key c", 32))
+snapshot_groups = [group for group in groups_v3 if group[0] != 0]
+snapshot_records = [r for _, _, _, rs in snapshot_groups for r in rs]
+snapshot_table = [rid for rid, _ in snapshot_records] + [deleted_v3]   # the deleted record: named by a change, not held
+snapshot_export = b"CFREXPV2"
+for kind, version, layout, rs in snapshot_groups:
+    snapshot_export += struct.pack("<I", len(block := encode_block(kind, version, layout, [p for _, p in rs], snapshot_table.index))) + block
+snapshot_manifest = manifest_bytes(snapshot_records, 0, "", "")
+snapshot_export += struct.pack("<II", 0, len(snapshot_manifest)) + snapshot_manifest
+snapshot_id_table = encode_id_table(snapshot_table, 2)
+columns = (struct.pack("<QQQBQ", len(snapshot_export), len(snapshot_records), 1, 2, len(snapshot_id_table)) + snapshot_id_table
+           + lzma.compress(snapshot_export, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=1))
+c_clocks = [clock(1_795_000_200_000 + n) for n in range(len(snapshot_records))]   # in the columns' order
+c_delete_clock = clock(1_795_000_300_000)
+rest = (svarint(1_795_000_300_000) + uvarint(1) + device_c + uvarint(0)
+        + uvarint(len(snapshot_records)) + b"".join(uvarint(c) for c in c_clocks) + uvarint(0) * len(snapshot_records)
+        + uvarint(1) + deleted_v3 + uvarint(c_delete_clock) + uvarint(0))
+packed_columns = (b"\x02" + struct.pack("<Q", len(columns)) + columns + struct.pack("<Q", len(rest))
+                  + lzma.compress(rest, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=0))
+
+
+
+if COLUMNS_DIR.exists():
+    for old in sorted(COLUMNS_DIR.rglob("*"), reverse=True):
+        old.rmdir() if old.is_dir() else old.unlink()
+(COLUMNS_DIR / device_c.hex()).mkdir(parents=True)
+(COLUMNS_DIR / f"keys-{generation:08d}-{blake2b(header2)[:4].hex()}.cfkeys").write_bytes(b"CFRSKEY1" + header2)
+(COLUMNS_DIR / device_c.hex() / f"enrol-{generation:08d}.cfsync").write_bytes(sealed_packed(
+    1, device_c, 0, b"\x00" + bytes_field(raw_public(key_c)) + text("phone") + svarint(1_795_000_200), gen2_key, "enrol phone"))
+(COLUMNS_DIR / device_c.hex() / f"{generation:08d}-{1:016d}.cfsync").write_bytes(
+    sealed_packed(2, device_c, 1, packed_columns, key_c, f"{device_c.hex()} 1"))
+(OUT / "sync-v1-columns.json").write_text(json.dumps({
+    "description": "A Coffer sync folder (Specs/sync-format.md) of vault-v2.coffer's vault, key generation 2, built from the spec "
+                   "alone: device C's #1 in columns (packed body 2): the records of archive-v4.json but its empty payload, in "
+                   "the archive's column encoding, the stamps in the columns' order, and one delete.",
+    "folder": "sync-v1-columns", "passphrase": passphrase2, "vaultId": vault_id2.hex(), "syncKey": sync_key.hex(),
+    "devices": {"phone": device_c.hex()}, "conflicts": 0, "writes": len(snapshot_records) + 1,
+    "packed": packed_columns.hex(), "rest": rest.hex(), "export": snapshot_export.hex(),
+    "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in sorted(snapshot_records)]}, indent=2) + "\n")
+print(f"wrote {OUT / 'sync-v1-columns.json'} and {COLUMNS_DIR}: {len(snapshot_records)} records in columns")

@@ -41,11 +41,12 @@ struct DeviceJoin: ParsableCommand {
             attributes: [.posixPermissions: 0o700])
         let credential = try options.credential(
             allowSession: false, prompt: "Passphrase of the vault in \(url.path): ")
-        let (ledger, report) = try SyncService.join(
+        let joined = try SyncService.joinCopy(
             folder: url, vault: destination, credential: credential, deviceName: name ?? DeviceCommands.hostName,
             guard: options.rollbackGuard)
+        let report = joined.report
         Output.line(
-            "Joined: \(destination.path) now holds the vault (\(ledger.vault.recordCount) records), as device '\(ledger.syncState!.state.deviceName)'."
+            "Joined: \(destination.path) now holds the vault (\(joined.recordCount) records), as device '\(joined.deviceName)'."
         )
         Output.line("It opens with the same passphrase. Run coffer sync to publish and merge from now on.")
         SyncCommands.show(report)

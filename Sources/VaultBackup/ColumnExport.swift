@@ -99,6 +99,8 @@ enum ColumnExport {
         var compressed: [UInt8]
         var exportLength: UInt64
         var recordCount: Int
+        /// Each record's place in the export, by its index in the records written.
+        var positions: [Int32]
     }
 
     /// Which records go into the export and in what order: kind, version and whether the layout
@@ -330,7 +332,8 @@ enum ColumnExport {
         }
         prefix += try coded.value()
         return Written(
-            prefix: prefix, compressed: writer.output, exportLength: exportLength, recordCount: recordCount)
+            prefix: prefix, compressed: writer.output, exportLength: exportLength, recordCount: recordCount,
+            positions: Array(lookup.position))
     }
 
     /// Which columns the export keeps out of LZMA2 (in uncompressed chunks of the same xz

@@ -18,12 +18,12 @@ public enum XZ {
 
     public static var versionString: String { String(cString: lzma_version_string()) }
 
-    /// Compresses with preset 6 and a CRC64 check, on up to `threads` threads for inputs large
-    /// enough to split (liblzma's multithreaded encoder works in blocks).
-    public static func compress(_ input: [UInt8], threads: Int = ProcessInfo.processInfo.activeProcessorCount) throws
-        -> [UInt8]
-    {
-        let encoder = try Encoder(preset: 6, threads: input.count >= 4 << 20 ? threads : 1, blockSize: 0)
+    /// Compresses with `preset` (6 unless told) and a CRC64 check, on up to `threads` threads for
+    /// inputs large enough to split (liblzma's multithreaded encoder works in blocks).
+    public static func compress(
+        _ input: [UInt8], preset: UInt32 = 6, threads: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws -> [UInt8] {
+        let encoder = try Encoder(preset: preset, threads: input.count >= 4 << 20 ? threads : 1, blockSize: 0)
         try input.withUnsafeBytes { try encoder.compress($0) }
         try encoder.finish()
         return encoder.output

@@ -91,7 +91,7 @@ import VaultStore
         for (device, files) in listing.changes {
             for (sequence, file) in files {
                 let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
-                let changes = try SyncChanges.decode(try envelope.open(keys))
+                let changes = try envelope.openChanges(keys)
                 for operation in changes.operations {
                     writes[operation.record, default: []].append(
                         Write(

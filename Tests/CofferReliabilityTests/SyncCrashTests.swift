@@ -340,7 +340,7 @@ import VaultStore
                 let bytes = try SyncFolder.read(
                     directory.appendingPathComponent(SyncFolder.changesName(sequence, epoch: 1)))
                 let envelope = try SyncEnvelope.parse(bytes, vaultID: sealing.vaultID)
-                let changes = try SyncChanges.decode(try envelope.open(sealing))
+                let changes = try envelope.openChanges(sealing)
                 #expect(envelope.device == id && envelope.sequence == sequence)
                 #expect(changes.seen[id] == sequence - 1)
                 for operation in changes.operations {

@@ -13,6 +13,7 @@ package enum SyncDecoders {
         }
         _ = try? SyncEnvelope.unpacked(bytes)
         _ = try? SyncChanges.decode(bytes)
+        _ = try? SyncChanges.decode(packed: bytes)
         _ = try? SyncEnrolment.decode(bytes)
         _ = try? SyncIndex(decoding: SyncIndexData(bytes: bytes))
     }

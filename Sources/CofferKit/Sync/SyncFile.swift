@@ -128,7 +128,15 @@ struct SyncEnvelope {
         kind: Kind, body: [UInt8], keys: SyncKeys, device: SyncDeviceID,
         sequence: UInt64, signer: SigningKey
     ) -> [UInt8] {
-        let padded = Padding.pad(packed(body), blockSize: padBlock)
+        seal(kind: kind, packed: packed(body), keys: keys, device: device, sequence: sequence, signer: signer)
+    }
+
+    /// `packed`: a packed body of any codec (a change file's in columns: `SyncChanges.packed`).
+    static func seal(
+        kind: Kind, packed: [UInt8], keys: SyncKeys, device: SyncDeviceID,
+        sequence: UInt64, signer: SigningKey
+    ) -> [UInt8] {
+        let padded = Padding.pad(packed, blockSize: padBlock)
         var header = magic
         header.append(kind.rawValue)
         header += keys.vaultID.bytes
@@ -172,7 +180,18 @@ struct SyncEnvelope {
         guard key.isValidSignature(signature, for: Self.signatureLabel + header + sealed) else { throw .badSignature }
     }
 
+    /// The body of a file whose body is packed as 0 or 1 (an enrolment).
     func open(_ keys: SyncKeys) throws(SyncFileProblem) -> [UInt8] {
+        try Self.unpacked(openPacked(keys))
+    }
+
+    /// The changes of a change file, packed in any codec.
+    func openChanges(_ keys: SyncKeys) throws(SyncFileProblem) -> SyncChanges {
+        try SyncChanges.decode(packed: openPacked(keys))
+    }
+
+    /// The packed body (its first byte says the codec), after the seal is opened.
+    func openPacked(_ keys: SyncKeys) throws(SyncFileProblem) -> [UInt8] {
         guard generation == keys.generation else {
             throw generation > keys.generation ? .newerGeneration(generation) : .olderGeneration(generation)
         }
@@ -180,9 +199,7 @@ struct SyncEnvelope {
             let box = try XChaCha20Poly1305.SealedBox(combined: sealed)
             let padded = try XChaCha20Poly1305.open(box, key: keys.sealing, associatedData: header)
             let length = try padded.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: Self.padBlock) }
-            return try Self.unpacked(Array(padded.prefix(length)))
-        } catch let problem as SyncFileProblem {
-            throw problem
+            return Array(padded.prefix(length))
         } catch {
             throw .doesNotOpen
         }
@@ -192,7 +209,8 @@ struct SyncEnvelope {
     /// publish then takes about what a backup archive does.
     static let compressionThreshold = 4096
 
-    /// `0 ‖ body`, or `1 ‖ u64 body length ‖ xz(body)` (inside the seal, so only the size shows).
+    /// `0 ‖ body`, or `1 ‖ u64 body length ‖ xz(body)` (inside the seal, so only the size shows);
+    /// a change file of many puts is packed in columns instead (`SyncChanges.packed`, codec 2).
     static func packed(_ body: [UInt8]) -> [UInt8] {
         guard body.count >= compressionThreshold, let compressed = try? XZ.compress(body),
             compressed.count + 9 < body.count
@@ -272,25 +290,17 @@ struct SyncChanges: Equatable {
     var seen: [SyncDeviceID: UInt64]
     var operations: [SyncOperation]
 
+    /// The body as packed body 0 or 1 hold it (Specs/sync-format.md §4, "Change file body").
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
-        writer.signed(published)
-        writer.list(seen.sorted { $0.key < $1.key }) { writer, entry in
-            writer.raw(entry.key.bytes)
-            writer.unsigned(entry.value)
-        }
+        writeHead(&writer)
         // In columns (ids, clocks, bases, then the values), not write by write: a batch's clocks
         // and bases repeat, and kept together they compress to almost nothing, so a whole
         // vault's first publish is no larger than its backup archive.
         writer.unsigned(UInt64(operations.count))
         for operation in operations { writer.raw(operation.record.bytes) }
         for operation in operations { writer.unsigned(operation.clock) }
-        for operation in operations {
-            // A zero base (a record new to its writer) is its clock 0 alone; every other stamp's
-            // clock is above 0, so the device follows only then.
-            writer.unsigned(operation.base.clock)
-            if operation.base.clock != 0 { writer.raw(operation.base.device.bytes) }
-        }
+        for operation in operations { Self.write(base: operation.base, to: &writer) }
         for operation in operations {
             if let payload = operation.payload {
                 writer.byte(1)
@@ -305,25 +315,14 @@ struct SyncChanges: Equatable {
     static func decode(_ bytes: [UInt8]) throws -> SyncChanges {
         try bytes.withUnsafeBytes { raw in
             var reader = PayloadReader(raw)
-            let published = try reader.signed()
-            var seen: [SyncDeviceID: UInt64] = [:]
-            let entries = try reader.list { reader in
-                (SyncDeviceID(unchecked: try reader.raw(SyncDeviceID.byteCount)), try reader.unsigned())
-            }
-            for (device, sequence) in entries {
-                guard seen.updateValue(sequence, forKey: device) == nil else { throw PayloadReader.malformed }
-            }
+            let head = try readHead(&reader)
             let count = try reader.unsigned()
             // Each write takes at least 19 bytes (id, clock, base, type): a count the body cannot
             // hold is refused before anything is reserved for it.
             guard count <= UInt64(raw.count / 19) else { throw PayloadReader.malformed }
             let records = try (0..<Int(count)).map { _ in try reader.raw(16) { try RecordID(contiguous: $0) } }
             let clocks = try records.map { _ in try reader.unsigned() }
-            let bases = try records.map { _ in
-                let clock = try reader.unsigned()
-                return clock == 0
-                    ? SyncStamp.zero : SyncStamp(clock: clock, device: SyncDeviceID(unchecked: try reader.raw(16)))
-            }
+            let bases = try records.map { _ in try readBase(&reader) }
             var operations: [SyncOperation] = []
             operations.reserveCapacity(records.count)
             for index in records.indices {
@@ -339,7 +338,41 @@ struct SyncChanges: Equatable {
             guard reader.isAtEnd, Set(operations.map(\.record)).count == operations.count else {
                 throw PayloadReader.malformed
             }
-            return SyncChanges(published: published, seen: seen, operations: operations)
+            return SyncChanges(published: head.published, seen: head.seen, operations: operations)
         }
+    }
+
+    /// `published`, then `seen` (sorted by device id): how every body begins.
+    func writeHead(_ writer: inout PayloadWriter) {
+        writer.signed(published)
+        writer.list(seen.sorted { $0.key < $1.key }) { writer, entry in
+            writer.raw(entry.key.bytes)
+            writer.unsigned(entry.value)
+        }
+    }
+
+    /// The changes with their head read and no operations yet.
+    static func readHead(_ reader: inout PayloadReader) throws -> SyncChanges {
+        let published = try reader.signed()
+        var seen: [SyncDeviceID: UInt64] = [:]
+        let entries = try reader.list { reader in
+            (SyncDeviceID(unchecked: try reader.raw(SyncDeviceID.byteCount)), try reader.unsigned())
+        }
+        for (device, sequence) in entries {
+            guard seen.updateValue(sequence, forKey: device) == nil else { throw PayloadReader.malformed }
+        }
+        return SyncChanges(published: published, seen: seen, operations: [])
+    }
+
+    /// A zero base (a record new to its writer) is its clock 0 alone; every other stamp's clock
+    /// is above 0, so the device follows only then.
+    static func write(base: SyncStamp, to writer: inout PayloadWriter) {
+        writer.unsigned(base.clock)
+        if base.clock != 0 { writer.raw(base.device.bytes) }
+    }
+
+    static func readBase(_ reader: inout PayloadReader) throws -> SyncStamp {
+        let clock = try reader.unsigned()
+        return clock == 0 ? .zero : SyncStamp(clock: clock, device: SyncDeviceID(unchecked: try reader.raw(16)))
     }
 }

@@ -8,18 +8,33 @@ import VaultStore
 /// computation over the records it is given: `SyncService` writes the result in one transaction.
 struct SyncMerge {
     /// The value a record ends up with: its payload (nil: deleted) and the stamp of that write,
-    /// and where its decoded record is in `decoded` (kept apart: a record is large, and a joining
-    /// device's merge holds every record of the vault here).
+    /// and where what its check found is in `checked` (kept apart: a record is large, and a
+    /// joining device's merge holds every record of the vault here).
     struct Value {
         var payload: [UInt8]?
         var stamp: SyncStamp
-        fileprivate var decodedAt: Int
+        fileprivate var checkedAt: Int
+    }
+
+    /// What checking a write's payload found, worked out on every core as a file is read: its
+    /// page group and digest (nil for a delete). Small: a joining device holds one per record.
+    struct Checked {
+        var group: PageGroup
+        var digest: PayloadDigest?
     }
 
     private(set) var state: SyncState
     private(set) var index: SyncIndex
     private(set) var values: [RecordID: Value] = [:]
-    private var decoded: [FinanceRecord?] = []
+    /// The ids of `values` in the order they first took one: a joining device writes its
+    /// records in the order the folder's files hold them (a snapshot's is the archive's order).
+    private(set) var order: [RecordID] = []
+    private var checked: [Checked] = []
+    /// The decoded records, beside `checked`, when the merge keeps them.
+    private var records: [FinanceRecord?] = []
+    /// Whether decoded records are kept (`record(of:)`): a sync writes them through the ledger;
+    /// a join writes payloads alone, and would hold a whole vault of records for nothing.
+    private let keepsRecords: Bool
     private(set) var conflicts: [SyncConflict] = []
     private(set) var report = SyncReport()
     /// How many files and writes were applied from each device.
@@ -31,8 +46,9 @@ struct SyncMerge {
 
     init(
         state: SyncState, index: SyncIndex, keys: SyncKeys, listing: SyncFolder.Listing,
-        now: Date, stored: @escaping (RecordID) -> [UInt8]?
+        now: Date, keepsRecords: Bool = true, stored: @escaping (RecordID) -> [UInt8]?
     ) {
+        self.keepsRecords = keepsRecords
         self.state = state
         self.index = index
         self.keys = keys
@@ -93,7 +109,9 @@ struct SyncMerge {
     mutating func run() {
         let others = listing.changes.keys.filter { $0 != state.device }.sorted()
         var blocked = Set<SyncDeviceID>()
-        var loaded: [SyncDeviceID: (sequence: UInt64, changes: SyncChanges, records: [FinanceRecord?])] = [:]
+        var loaded:
+            [SyncDeviceID: (sequence: UInt64, changes: SyncChanges, checked: [Checked], records: [FinanceRecord?])] =
+                [:]
         var progress = true
         while progress {
             progress = false
@@ -117,9 +135,9 @@ struct SyncMerge {
                             break
                         }
                     }
-                    let (sequence, changes, records) = loaded[device]!
+                    let (sequence, changes, checked, records) = loaded[device]!
                     guard isReady(changes, from: device) else { break }
-                    apply(changes, records: records, from: device, sequence: sequence)
+                    apply(changes, checked: checked, records: records, from: device, sequence: sequence)
                     loaded[device] = nil
                     progress = true
                 }
@@ -158,7 +176,7 @@ struct SyncMerge {
     }
 
     private func load(_ file: URL, device: SyncDeviceID, sequence: UInt64, key: [UInt8]) throws(SyncFileProblem)
-        -> (sequence: UInt64, changes: SyncChanges, records: [FinanceRecord?])
+        -> (sequence: UInt64, changes: SyncChanges, checked: [Checked], records: [FinanceRecord?])
     {
         let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
         guard envelope.kind == .changes, envelope.device == device, envelope.sequence == sequence,
@@ -169,31 +187,40 @@ struct SyncMerge {
             )
         }
         try envelope.verify(SigningPublicKey(unchecked: key))
-        let body = try envelope.open(keys)
-        let changes: SyncChanges
-        do {
-            changes = try SyncChanges.decode(body)
-        } catch is SyncChanges.NewerWrite {
-            throw .newerFormat
-        } catch {
-            throw .damaged
-        }
+        let changes = try envelope.openChanges(keys)
         guard changes.seen[device] == sequence - 1 else { throw .damaged }
         let operations = changes.operations
         // Every payload decoded and checked on all cores (a whole vault, for a device that
         // joins); the first problem in file order is the file's.
-        var decoded = [Result<FinanceRecord?, SyncFileProblem>](repeating: .success(nil), count: operations.count)
-        decoded.withUnsafeMutableBufferPointer { output in
-            nonisolated(unsafe) let output = output  // each chunk writes only its own indices
-            let chunkSize = 2048
-            DispatchQueue.concurrentPerform(iterations: (operations.count + chunkSize - 1) / chunkSize) { chunk in
-                for position in chunk * chunkSize..<min(operations.count, (chunk + 1) * chunkSize) {
-                    output[position] = Result { () throws(SyncFileProblem) in try Self.record(in: operations[position])
+        let count = operations.count
+        var checked = [Checked](repeating: Checked(group: .unsorted), count: count)
+        var records = [FinanceRecord?](repeating: nil, count: keepsRecords ? count : 0)
+        var problems = [SyncFileProblem?](repeating: nil, count: count)
+        checked.withUnsafeMutableBufferPointer { checked in
+            records.withUnsafeMutableBufferPointer { records in
+                problems.withUnsafeMutableBufferPointer { problems in
+                    // Each chunk writes only its own indices.
+                    nonisolated(unsafe) let (checked, records, problems) = (checked, records, problems)
+                    let chunkSize = 2048
+                    DispatchQueue.concurrentPerform(iterations: (count + chunkSize - 1) / chunkSize) { chunk in
+                        for position in chunk * chunkSize..<min(count, (chunk + 1) * chunkSize) {
+                            let operation = operations[position]
+                            do throws(SyncFileProblem) {
+                                guard let record = try Self.record(in: operation), let payload = operation.payload
+                                else { continue }
+                                checked[position] = Checked(
+                                    group: RecordGrouping.group(of: record), digest: PayloadDigest(of: payload))
+                                if !records.isEmpty { records[position] = record }
+                            } catch {
+                                problems[position] = error
+                            }
+                        }
                     }
                 }
             }
         }
-        return (sequence, changes, try decoded.map { result throws(SyncFileProblem) in try result.get() })
+        if let problem = problems.lazy.compactMap({ $0 }).first { throw problem }
+        return (sequence, changes, checked, records)
     }
 
     /// A write's record, decoded and checked as any record written here is (nil for a delete).
@@ -211,11 +238,12 @@ struct SyncMerge {
     }
 
     private mutating func apply(
-        _ changes: SyncChanges, records: [FinanceRecord?], from device: SyncDeviceID, sequence: UInt64
+        _ changes: SyncChanges, checked found: [Checked], records decoded: [FinanceRecord?], from device: SyncDeviceID,
+        sequence: UInt64
     ) {
         values.reserveCapacity(values.count + changes.operations.count)
-        decoded.reserveCapacity(decoded.count + changes.operations.count)
-        for (operation, record) in zip(changes.operations, records) {
+        checked.reserveCapacity(checked.count + changes.operations.count)
+        for (position, (operation, found)) in zip(changes.operations, found).enumerated() {
             let stamp = SyncStamp(clock: operation.clock, device: device)
             let now = current(operation.record)
             state.clock = max(state.clock, operation.clock)
@@ -229,8 +257,14 @@ struct SyncMerge {
                             winner: operation.payload, winnerStamp: stamp,
                             detected: Int64(self.now.timeIntervalSince1970)))
                 }
-                values[operation.record] = Value(payload: operation.payload, stamp: stamp, decodedAt: decoded.count)
-                decoded.append(record)
+                if values.updateValue(
+                    Value(payload: operation.payload, stamp: stamp, checkedAt: checked.count), forKey: operation.record)
+                    == nil
+                {
+                    order.append(operation.record)
+                }
+                checked.append(found)
+                if keepsRecords { records.append(decoded[position]) }
             } else if now.payload != operation.payload {
                 conflicts.append(
                     SyncConflict(
@@ -244,30 +278,31 @@ struct SyncMerge {
         counts[device, default: (0, 0)].changes += changes.operations.count
     }
 
-    /// The decoded record of a value (nil for a delete).
-    func record(of value: Value) -> FinanceRecord? { decoded[value.decodedAt] }
+    /// The decoded record of a value (nil for a delete, and when the merge keeps no records).
+    func record(of value: Value) -> FinanceRecord? { keepsRecords ? records[value.checkedAt] : nil }
+
+    /// The page group of a value's record.
+    func group(of value: Value) -> PageGroup { checked[value.checkedAt].group }
 
     /// The index after the merge: every merged record at its winning stamp.
     func mergedIndex() -> SyncIndex {
         var merged = index
-        let ids = values.keys.sorted()
-        // Digests of every merged payload (all of a joined vault's), on all cores.
-        var entries = [SyncIndex.Entry?](repeating: nil, count: ids.count)
-        let values = values  // a copy the chunks share, not `self`
-        entries.withUnsafeMutableBufferPointer { output in
-            nonisolated(unsafe) let output = output  // each chunk writes only its own indices
-            let chunkSize = 4096
-            DispatchQueue.concurrentPerform(iterations: (ids.count + chunkSize - 1) / chunkSize) { chunk in
-                for position in chunk * chunkSize..<min(ids.count, (chunk + 1) * chunkSize) {
-                    let value = values[ids[position]]!
-                    output[position] = SyncIndex.Entry(
-                        stamp: value.stamp, digest: value.payload.map { PayloadDigest(of: $0) })
-                }
-            }
-        }
-        merged.update(sorted: zip(ids, entries).map { ($0, $1!) })
+        // The digests were taken as each file was read, on every core.
+        merged.update(
+            sorted: values.sorted { $0.key < $1.key }.map { id, value in
+                (id, SyncIndex.Entry(stamp: value.stamp, digest: checked[value.checkedAt].digest))
+            })
         return merged
     }
+}
+
+/// What `device join` built: the new copy, how many records it holds, this device's name in the
+/// folder, and what the merge did.
+public struct SyncJoin: Sendable {
+    public let vault: URL
+    public let recordCount: Int
+    public let deviceName: String
+    public let report: SyncReport
 }
 
 /// What a sync did, for the front end to tell.

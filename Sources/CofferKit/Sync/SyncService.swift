@@ -93,6 +93,28 @@ public enum SyncService {
         folder: URL, vault url: URL, credential: Credential, deviceName: String, trusting: SyncKeys?,
         guard rollbackGuard: RollbackGuard?, now: Date
     ) throws -> (ledger: Ledger, report: SyncReport) {
+        let (joined, unlocked) = try build(
+            folder: folder, vault: url, credential: credential, deviceName: deviceName, trusting: trusting,
+            guard: rollbackGuard, now: now)
+        return (try Ledger(vault: Vault.open(at: url, unlocked: unlocked, guard: rollbackGuard)), joined.report)
+    }
+
+    /// `join` without opening the copy it built: what `device join` needs, which only tells
+    /// what was built (reading a whole vault back would take longer than building it did).
+    public static func joinCopy(
+        folder: URL, vault url: URL, credential: Credential, deviceName: String,
+        guard rollbackGuard: RollbackGuard? = nil, now: Date = Date()
+    ) throws -> SyncJoin {
+        try build(
+            folder: folder, vault: url, credential: credential, deviceName: deviceName, trusting: nil,
+            guard: rollbackGuard, now: now
+        ).joined
+    }
+
+    private static func build(
+        folder: URL, vault url: URL, credential: Credential, deviceName: String, trusting: SyncKeys?,
+        guard rollbackGuard: RollbackGuard?, now: Date
+    ) throws -> (joined: SyncJoin, unlocked: ArchiveUnlock) {
         let name = try deviceNameChecked(deviceName)
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CofferError(.alreadyExists, "A vault already exists at \(url.path); nothing was changed.")
@@ -172,29 +194,41 @@ public enum SyncService {
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
             published: 0, clock: SyncStamp.clock(at: now), devices: [:])
         var merge = SyncMerge(
-            state: state, index: SyncIndex(), keys: keys, listing: listing, now: now, stored: { _ in nil }
-        )
+            state: state, index: SyncIndex(), keys: keys, listing: listing, now: now, keepsRecords: false,
+            stored: { _ in nil })
         merge.readEnrolments()
         merge.run()
         state = merge.state
-        var records: [(RecordID, Data)] = merge.values.compactMap { id, value in value.payload.map { (id, Data($0)) } }
-        records.append((keys.stateRecordID, Data(RecordCodec.encode(.syncState(state)))))
-        records.append(
-            (RecordID(uuid: RecordIDs.next()), Data(RecordCodec.encode(.syncIndex(merge.mergedIndex().encoded())))))
-        for conflict in merge.conflicts {
-            records.append((RecordID(uuid: RecordIDs.next()), Data(RecordCodec.encode(.syncConflict(conflict)))))
+        let index = merge.mergedIndex()
+        // Straight into the new vault's pages, in the order the folder's files hold them (a
+        // snapshot's is the archive's), each in the page group its check found.
+        var recordCount = 0
+        let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
+            for id in merge.order {
+                let value = merge.values[id]!
+                guard let payload = value.payload else { continue }
+                try payload.withUnsafeBytes { try writer.append(id, group: merge.group(of: value), payload: $0) }
+                recordCount += 1
+            }
+            func append(_ id: RecordID, _ record: FinanceRecord) throws {
+                try RecordCodec.encode(record).withUnsafeBytes {
+                    try writer.append(id, group: RecordGrouping.group(of: record), payload: $0)
+                }
+                recordCount += 1
+            }
+            try append(keys.stateRecordID, .syncState(state))
+            try append(RecordID(uuid: RecordIDs.next()), .syncIndex(index.encoded()))
+            for conflict in merge.conflicts { try append(RecordID(uuid: RecordIDs.next()), .syncConflict(conflict)) }
         }
-        let vault = try Vault.restore(
-            at: url, unlocked: unlocked, records: records, grouping: RecordGrouping.grouping, replacing: false,
-            keepingOldAt: nil, guard: rollbackGuard)
-        let ledger = try Ledger(vault: vault)
+        // Checked by opening it as it was built, as a restore is: not read again.
+        try built.moveIntoPlace(replacing: false, keepingOldAt: nil, guard: rollbackGuard)
         var report = merge.report
         report.conflicts = merge.conflicts.count
         report.copies = listing.copies
         var planted: [SyncReport.Problem] = []
-        try publishEnrolment(ledger, keys: keys, folder: sync, listing: listing, now: now, planted: &planted)
+        try publishEnrolment(state, keys: keys, folder: sync, listing: listing, now: now, planted: &planted)
         report.problems = planted + report.problems
-        return (ledger, report)
+        return (SyncJoin(vault: url, recordCount: recordCount, deviceName: name, report: report), unlocked)
     }
 
     // MARK: Syncing
@@ -226,7 +260,8 @@ public enum SyncService {
         defer { if founded { removeFiles(of: stored.device, before: keys.generation, in: folder) } }
         var planted: [SyncReport.Problem] = []
         try publishKeys(ledger, keys: keys, folder: folder, listing: listing)
-        try publishEnrolment(ledger, keys: keys, folder: folder, listing: listing, now: now, planted: &planted)
+        try publishEnrolment(
+            ledger.syncState!.state, keys: keys, folder: folder, listing: listing, now: now, planted: &planted)
         folder.removeLeftoverTemporaries(of: ledger.syncState!.state.device, olderThan: 3600, now: Date())
         // Decoded once: each step below updates it and writes it with what it did.
         var index = try index(of: ledger)
@@ -412,7 +447,7 @@ public enum SyncService {
         let changes = SyncChanges(
             published: Int64(now.timeIntervalSince1970 * 1000), seen: state.appliedVector, operations: operations)
         let file = SyncEnvelope.seal(
-            kind: .changes, body: changes.encoded(), keys: keys, device: state.device, sequence: sequence,
+            kind: .changes, packed: try changes.packed(), keys: keys, device: state.device, sequence: sequence,
             signer: state.signingKey)
         try folder.publish(file, named: SyncFolder.changesName(sequence, epoch: keys.generation), in: state.device)
         state.published = sequence
@@ -468,7 +503,7 @@ public enum SyncService {
                 break
             }
             // Signed by this device: its own, which it must be able to read.
-            guard let body = try? envelope.open(keys), let changes = try? SyncChanges.decode(body) else {
+            guard let changes = try? envelope.openChanges(keys) else {
                 throw CofferError(
                     .damaged,
                     "This device's own change file #\(sequence) in the sync folder is unusable; nothing was changed.")
@@ -482,10 +517,9 @@ public enum SyncService {
     }
 
     private static func publishEnrolment(
-        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing, now: Date,
+        _ state: SyncState, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing, now: Date,
         planted: inout [SyncReport.Problem]
     ) throws {
-        guard let state = ledger.syncState?.state else { return }
         if let existing = listing.enrolments[state.device]?[keys.generation] {
             do throws(SyncFileProblem) {
                 try ownEnrolmentIsIntact(existing, state: state, keys: keys)

@@ -5,25 +5,40 @@ import VaultCrypto
 /// enrols, independent of the vault file's own device id (a rekey or restore changes that one).
 public struct SyncDeviceID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static let byteCount = 16
-    public static let zero = SyncDeviceID(unchecked: [UInt8](repeating: 0, count: byteCount))
-    public let bytes: [UInt8]
+    public static let zero = SyncDeviceID(high: 0, low: 0)
+    /// The 16 bytes as two big-endian words: every write's stamp holds one, so a vault's worth of
+    /// them is compared, hashed and copied with no array (and no reference count) behind each.
+    private let high: UInt64
+    private let low: UInt64
 
-    init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    private init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// `bytes`: 16 bytes (the callers take exactly 16 from the file or the vault).
+    init(unchecked bytes: [UInt8]) {
+        precondition(bytes.count == Self.byteCount, "a device id is 16 bytes")
+        let (high, low) = bytes.withUnsafeBytes {
+            ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+        self.init(high: UInt64(bigEndian: high), low: UInt64(bigEndian: low))
+    }
 
     init?(hex: String) {
         guard let bytes = [UInt8](hexString: hex), bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
+        self.init(unchecked: bytes)
     }
 
     static func random() -> SyncDeviceID { SyncDeviceID(unchecked: SecureRandom.bytes(count: byteCount)) }
 
+    public var bytes: [UInt8] { withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) } }
     public var hex: String { bytes.hexString }
     /// The first eight hex digits, as `device list` shows it.
     public var short: String { String(hex.prefix(8)) }
     public var description: String { hex }
-    public static func < (lhs: SyncDeviceID, rhs: SyncDeviceID) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
-    }
+    /// In byte order.
+    public static func < (lhs: SyncDeviceID, rhs: SyncDeviceID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }
 
 /// When and where a value was written: a hybrid logical clock (milliseconds since 1970 in the
