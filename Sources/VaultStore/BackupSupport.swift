@@ -158,13 +158,15 @@ extension Vault {
         grouping: @escaping PageGrouping = { _, _ in .unsorted },
         replacing: Bool, keepingOldAt oldCopy: URL?, guard rollbackGuard: RollbackGuard? = nil
     ) throws -> Vault {
-        let vault = try restore(
-            at: url, unlocked: unlocked, replacing: replacing, keepingOldAt: oldCopy, guard: rollbackGuard
-        ) { writer in
+        let built = try restoreAside(at: url, unlocked: unlocked, replacing: replacing) { writer in
             for (id, payload) in records {
                 try payload.withUnsafeBytes { try writer.append(id, group: grouping(id, $0), payload: $0) }
             }
         }
+        try built.moveIntoPlace(replacing: replacing, keepingOldAt: oldCopy)
+        var accepting = rollbackGuard
+        accepting?.acceptRollback = true
+        let vault = try open(at: url, guard: accepting) { _ in unlocked.keys }
         vault.grouping = grouping
         return vault
     }
@@ -175,19 +177,6 @@ extension Vault {
         -> Vault
     {
         try open(at: url, guard: rollbackGuard) { _ in unlocked.keys }
-    }
-
-    /// As `restore(at:unlocked:records:…)`, with the records `body` streams into the writer, each
-    /// in the page group the caller found for it (`restoreAside`).
-    public static func restore(
-        at url: URL, unlocked: ArchiveUnlock, replacing: Bool, keepingOldAt oldCopy: URL?,
-        guard rollbackGuard: RollbackGuard? = nil, records body: (BulkRecordWriter) throws -> Void
-    ) throws -> Vault {
-        let built = try restoreAside(at: url, unlocked: unlocked, replacing: replacing, records: body)
-        try built.moveIntoPlace(replacing: replacing, keepingOldAt: oldCopy)
-        var accepting = rollbackGuard
-        accepting?.acceptRollback = true
-        return try open(at: url, guard: accepting) { _ in unlocked.keys }
     }
 
     /// Builds a vault from an archived header aside from `url`, as `restore(at:unlocked:records:…)`

@@ -571,7 +571,8 @@ struct TerminalTests {
     @Test func longWorkShowsPercentAndTimeLeft() throws {
         let environment = ["COFFER_PASSPHRASE": "meter passphrase", "COFFER_TODAY": "2025-12-31"]
         #expect(try sandbox.run(["init", "--kdf", "interactive"], environment: environment).status == 0)
-        let statement = try writeStatement(rows: 60_000)
+        // Enough rows that a stage runs past the half second the estimate waits for, on a fast machine too.
+        let statement = try writeStatement(rows: 150_000)
         let usb = sandbox.directory.path("usb")
         try FileManager.default.createDirectory(at: usb, withIntermediateDirectories: true)
         try startShell(environment)
