@@ -184,4 +184,121 @@ import VaultStore
         #expect(report.problems.map(\.problem) == [.damaged])
         #expect(shared(b) == before)
     }
+
+    // MARK: A joining device streams the snapshot
+
+    /// Joins from the folder as `name`, streamed (as `device join` does) and the ordinary way.
+    func joinBothWays(_ directory: TemporaryDirectory, name: String) throws -> (
+        streamed: SyncJoin, streamedLedger: Ledger, merged: SyncJoin, mergedLedger: Ledger
+    ) {
+        let now = Date()  // one clock for both: a join's starts at its time
+        func join(_ file: String, streaming: Bool) throws -> (SyncJoin, Ledger) {
+            let joined = try SyncService.joinCopy(
+                folder: directory.path("folder"), vault: directory.path(file),
+                credential: .passphrase(try Passphrase(passphrase)), deviceName: name, guard: nil, now: now,
+                streaming: streaming)
+            let ledger = try Ledger(
+                vault: Vault.open(at: directory.path(file), with: .passphrase(try Passphrase(passphrase))))
+            return (joined, ledger)
+        }
+        let (streamed, streamedLedger) = try join("\(name)-streamed.coffer", streaming: true)
+        let (merged, mergedLedger) = try join("\(name)-merged.coffer", streaming: false)
+        return (streamed, streamedLedger, merged, mergedLedger)
+    }
+
+    /// What two copies joined from one folder must agree on: the records, the sync index (every
+    /// stamp and digest), the conflicts kept, and what was applied from each device (`other`,
+    /// joined second, also knows `one`, which enrolled first).
+    func expectSameJoin(_ one: Ledger, _ other: Ledger) throws {
+        #expect(shared(one) == shared(other))
+        let (oneIndex, otherIndex) = (try SyncService.index(of: one), try SyncService.index(of: other))
+        #expect(oneIndex.ids == otherIndex.ids && oneIndex.entries == otherIndex.entries)
+        func kept(_ ledger: Ledger) -> [SyncConflict] {
+            ledger.syncConflicts.map(\.conflict).map {
+                var conflict = $0
+                conflict.detected = 0
+                return conflict
+            }.sorted { ($0.record.uuidString, $0.loserStamp.clock) < ($1.record.uuidString, $1.loserStamp.clock) }
+        }
+        #expect(kept(one) == kept(other))
+        func applied(_ ledger: Ledger) -> [SyncDeviceID: UInt64] {
+            ledger.syncState!.state.devices.mapValues(\.applied)
+        }
+        #expect(applied(one) == applied(other).filter { $0.key != one.syncState!.state.device })
+        #expect(one.syncState!.state.clock == other.syncState!.state.clock)
+    }
+
+    /// The snapshot's records that no later file names go straight into the new vault; those a
+    /// later file of the same device edits or deletes, and those another device edited at the
+    /// same time (a conflict), go through the merge. The copy is the one the ordinary build
+    /// makes, stamp for stamp and conflict for conflict.
+    @Test func aStreamedJoinBuildsTheCopyTheMergeBuilds() throws {
+        let directory = TemporaryDirectory()
+        let a = try syncing(directory, spendings: 1500)
+        let c = try join(directory)
+        let spends = a.transactions.sorted { $0.sequence < $1.sequence }
+        // A edits two and deletes two; C edits one of A's two at the same time, and another.
+        _ = try a.editTransaction(spends[0], .init(amount: Money(minorUnits: 4111)))
+        _ = try a.editTransaction(spends[1], .init(note: "Edited on A"))
+        try a.deleteTransaction(spends[2])
+        try a.deleteTransaction(spends[3])
+        let onC = c.transactions
+        _ = try c.editTransaction(onC.first { $0.id == spends[0].id }!, .init(amount: Money(minorUnits: 4222)))
+        _ = try c.editTransaction(onC.first { $0.id == spends[4].id }!, .init(note: "Edited on C"))
+        _ = try SyncService.sync(a)
+        _ = try SyncService.sync(c)
+        let joined = try joinBothWays(directory, name: "phone")
+        #expect(joined.streamed.streamedRecords > 1400)
+        #expect(joined.merged.streamedRecords == 0)
+        #expect(joined.streamed.recordCount == joined.merged.recordCount)
+        #expect(joined.streamed.report.merged == joined.merged.report.merged)
+        #expect(joined.streamed.report.conflicts == joined.merged.report.conflicts)
+        #expect(joined.streamed.report.conflicts >= 1)
+        try expectSameJoin(joined.streamedLedger, joined.mergedLedger)
+        // And both agree with A once A has merged C's edits.
+        _ = try SyncService.sync(a)
+        #expect(shared(joined.streamedLedger) == shared(a))
+        #expect(!joined.streamedLedger.transactions.contains { $0.id == spends[2].id || $0.id == spends[3].id })
+    }
+
+    /// Seals `operations` as device `state`'s change file `sequence` in the folder, replacing it.
+    func plant(
+        _ operations: [SyncOperation], seen: [SyncDeviceID: UInt64], as state: SyncState, sequence: UInt64,
+        keys: SyncKeys, in directory: TemporaryDirectory, of ledger: Ledger
+    ) throws {
+        let file = SyncEnvelope.seal(
+            kind: .changes, packed: try SyncChanges(published: 0, seen: seen, operations: operations).packed(),
+            keys: keys, device: state.device, sequence: sequence, signer: state.signingKey)
+        try Data(file).write(to: self.file(ledger, sequence, in: directory))
+    }
+
+    /// A snapshot with one record of a newer Coffer's version, and one that waits for a file
+    /// that never came: nothing of either is written (both are found after records were
+    /// already streamed), and the join reports what the ordinary build does.
+    @Test func aSnapshotThatCannotBeAppliedStreamsNothing() throws {
+        for kind in ["a newer record", "waits for a missing file"] {
+            let directory = TemporaryDirectory()
+            let a = try syncing(directory, spendings: 10)
+            let keys = SyncKeys(a.vault.backupKeys)
+            let state = a.syncState!.state
+            var puts = operations(try spendings(1100, from: 100))
+            var seen = [state.device: UInt64(0)]
+            if kind == "a newer record" {
+                puts[1000].payload![1] = 0xFE
+            } else {
+                seen[SyncDeviceID.random()] = 3
+            }
+            try plant(puts, seen: seen, as: state, sequence: 1, keys: keys, in: directory, of: a)
+            let joined = try joinBothWays(directory, name: "phone")
+            #expect(joined.streamed.streamedRecords == 0, "\(kind)")
+            #expect(joined.streamed.report.problems == joined.merged.report.problems, "\(kind)")
+            #expect(joined.streamed.report.waiting == joined.merged.report.waiting, "\(kind)")
+            #expect(
+                kind == "a newer record"
+                    ? joined.streamed.report.problems.map(\.problem) == [.newerRecord]
+                    : joined.streamed.report.waiting.count == 1, "\(kind)")
+            #expect(joined.streamedLedger.transactions.isEmpty, "\(kind)")
+            try expectSameJoin(joined.streamedLedger, joined.mergedLedger)
+        }
+    }
 }

@@ -3,7 +3,8 @@ import Foundation
 import VaultCrypto
 import VaultStore
 
-/// A restore's records on their way into the new vault's pages, checked on another thread:
+/// A restore's records (and a joining device's snapshot's, `SyncService.buildJoin`, with its own
+/// `check`) on their way into the new vault's pages, checked on another thread:
 /// this thread gathers the archive's records into batches and seals each batch into the pages
 /// once it is checked, while another thread checks the next (every record decoded, which
 /// proves it readable, migrated if its version is older, and its page group found). Decoding
@@ -12,7 +13,29 @@ import VaultStore
 /// the writer in the archive's order, each batch whole or not at all: a record that does not
 /// decode stops the restore before anything after it is written.
 final class RestoredRecords {
+    /// What checking a record found: its page group, its payload re-encoded when it must be
+    /// written at another version, and the digest a joining device's sync index keeps.
+    struct Checked {
+        var group: PageGroup
+        var upgraded: [UInt8]? = nil
+        var digest: PayloadDigest? = nil
+    }
+    /// Checks one record, on the other thread; throws when it must not be written.
+    typealias Check = @Sendable (RecordID, UnsafeRawBufferPointer) throws -> Checked
+    /// Told of each record as it is written, with what its check found.
+    typealias Written = (RecordID, Checked) -> Void
+
     private let writer: BulkRecordWriter
+    private let check: Check
+    private let written: Written?
+    /// How a restore checks a record: decoded (which proves it readable), migrated if its
+    /// version is older, its page group found.
+    static let restoring: Check = { id, payload in
+        let (record, upgraded) = try RecordCodec.upgradedIfOlder(payload, id: id.uuid)
+        return Checked(group: RecordGrouping.group(of: record), upgraded: upgraded)
+    }
+    /// What a batch that did not check throws, with the id of its first unwritable record.
+    private let refusal: (RecordID) -> Error
     private var filling = Batch()
     private var spare: Batch?
     /// The batch the other thread is checking; the only one it ever touches.
@@ -24,7 +47,18 @@ final class RestoredRecords {
     static let batchRecords = 4096
     static let batchBytes = 1 << 20
 
-    init(into writer: BulkRecordWriter) { self.writer = writer }
+    init(
+        into writer: BulkRecordWriter, check: @escaping Check = restoring,
+        refusal: @escaping (RecordID) -> Error = {
+            CofferError(.damaged, "Record \($0.hex) in the archive cannot be read; nothing was restored.")
+        },
+        written: Written? = nil
+    ) {
+        self.writer = writer
+        self.check = check
+        self.refusal = refusal
+        self.written = written
+    }
 
     /// The other thread's batch is never left behind: it reads memory this object owns.
     deinit { checked.wait() }
@@ -38,7 +72,7 @@ final class RestoredRecords {
     /// Writes every record added so far; call once, after the last.
     func finish() throws {
         if let previous = takeChecked() { try write(previous) }
-        filling.check()
+        filling.check(check)
         try write(filling)
     }
 
@@ -49,7 +83,8 @@ final class RestoredRecords {
         filling = spare ?? Batch()
         spare = nil
         checking = batch
-        DispatchQueue.global().async(group: checked) { batch.check() }
+        let check = self.check
+        DispatchQueue.global().async(group: checked) { batch.check(check) }
         if let previous {
             try write(previous)
             previous.empty()
@@ -65,22 +100,22 @@ final class RestoredRecords {
     }
 
     private func write(_ batch: Batch) throws {
-        if let unreadable = batch.unreadable {
-            throw CofferError(.damaged, "Record \(unreadable.hex) in the archive cannot be read; nothing was restored.")
-        }
+        if let unreadable = batch.unreadable { throw refusal(unreadable) }
         try batch.bytes.withUnsafeBytes { bytes in
             var start = 0
             for index in 0..<batch.count {
                 let end = batch.ends[index]
-                if let upgraded = batch.upgraded[index] {
+                let found = batch.found[index]
+                if let upgraded = found.upgraded {
                     try upgraded.withUnsafeBytes {
-                        try writer.append(batch.ids[index], group: batch.groups[index], payload: $0)
+                        try writer.append(batch.ids[index], group: found.group, payload: $0)
                     }
                 } else {
                     try writer.append(
-                        batch.ids[index], group: batch.groups[index],
+                        batch.ids[index], group: found.group,
                         payload: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
                 }
+                written?(batch.ids[index], found)
                 start = end
             }
         }
@@ -93,16 +128,15 @@ final class RestoredRecords {
         /// Where each record's payload ends in `bytes`.
         private(set) var ends: [Int] = []
         private(set) var bytes: [UInt8] = []
-        private(set) var groups: [PageGroup] = []
-        /// Re-encoded payloads of records written at an older version, by index.
-        private(set) var upgraded: [Int: [UInt8]] = [:]
+        /// What checking each record found, by index.
+        private(set) var found: [Checked] = []
         /// The first record that does not decode; nothing after it is checked.
         private(set) var unreadable: RecordID?
 
         init() {
             ids.reserveCapacity(RestoredRecords.batchRecords)
             ends.reserveCapacity(RestoredRecords.batchRecords)
-            groups.reserveCapacity(RestoredRecords.batchRecords)
+            found.reserveCapacity(RestoredRecords.batchRecords)
             // A batch is handed over at 1 MiB: room for that and an ordinary record over it, so
             // that the buffer seldom grows (`add` wipes what it leaves when it does).
             bytes.reserveCapacity(RestoredRecords.batchBytes + (64 << 10))
@@ -127,16 +161,14 @@ final class RestoredRecords {
             ends.append(bytes.count)
         }
 
-        func check() {
+        func check(_ check: Check) {
             bytes.withUnsafeBytes { bytes in
                 var start = 0
                 for index in ids.indices {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<ends[index]])
                     start = ends[index]
                     do {
-                        let (record, upgraded) = try RecordCodec.upgradedIfOlder(payload, id: ids[index].uuid)
-                        groups.append(RecordGrouping.group(of: record))
-                        if let upgraded { self.upgraded[index] = upgraded }
+                        found.append(try check(ids[index], payload))
                     } catch {
                         unreadable = ids[index]
                         return
@@ -148,9 +180,7 @@ final class RestoredRecords {
         /// The records in plaintext, read and re-encoded, zeroed in place.
         private func wipe() {
             secureWipe(&bytes)
-            // The keys copied out first: a view of them would share the dictionary's storage,
-            // and the wipe would reach a copy of each payload.
-            for index in Array(upgraded.keys) { secureWipe(&upgraded[index]!) }
+            for index in found.indices where found[index].upgraded != nil { secureWipe(&found[index].upgraded!) }
         }
 
         /// Ready to be filled again, keeping its memory. Its payloads are records in plaintext:
@@ -160,8 +190,7 @@ final class RestoredRecords {
             bytes.removeAll(keepingCapacity: true)
             ids.removeAll(keepingCapacity: true)
             ends.removeAll(keepingCapacity: true)
-            groups.removeAll(keepingCapacity: true)
-            upgraded = [:]
+            found.removeAll(keepingCapacity: true)
             unreadable = nil
         }
     }

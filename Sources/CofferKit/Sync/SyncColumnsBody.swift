@@ -51,9 +51,16 @@ extension SyncChanges {
 
     /// The changes in a packed body of any codec (0, 1 or 2).
     static func decode(packed: [UInt8]) throws(SyncFileProblem) -> SyncChanges {
-        do {
+        try decodingProblems {
             guard packed.first == columnsCodec else { return try decode(try SyncEnvelope.unpacked(packed)) }
             return try packed.withUnsafeBytes { try decodeColumns(UnsafeRawBufferPointer(rebasing: $0[1...])) }
+        }
+    }
+
+    /// What decoding a body threw, as the file's problem.
+    private static func decodingProblems(_ body: () throws -> SyncChanges) throws(SyncFileProblem) -> SyncChanges {
+        do {
+            return try body()
         } catch let problem as SyncFileProblem {
             throw problem
         } catch is NewerWrite {
@@ -63,7 +70,36 @@ extension SyncChanges {
         }
     }
 
+    /// A put of a packed body 2 as its columns hand it over: `payload` is valid only during the
+    /// call, so a joining device checks and writes a whole vault without a copy per record.
+    typealias StreamedPut = (id: RecordID, clock: UInt64, base: SyncStamp, payload: UnsafeRawBufferPointer)
+
+    /// The changes of a packed body 2 with its puts handed to `put` one by one, in the columns'
+    /// order, rather than kept: the result holds the head and the deletes. Everything `decode`
+    /// checks is checked; what `put` was given counts only once this returns.
+    static func decode(
+        columns packed: [UInt8], put: (StreamedPut) throws -> Void
+    ) throws(SyncFileProblem) -> SyncChanges {
+        try decodingProblems {
+            guard packed.first == columnsCodec else { throw PayloadReader.malformed }
+            return try packed.withUnsafeBytes {
+                try decodeColumns(UnsafeRawBufferPointer(rebasing: $0[1...]), put: put)
+            }
+        }
+    }
+
     private static func decodeColumns(_ bytes: UnsafeRawBufferPointer) throws -> SyncChanges {
+        var puts: [SyncOperation] = []
+        var changes = try decodeColumns(bytes) { put in
+            puts.append(SyncOperation(record: put.id, clock: put.clock, base: put.base, payload: Array(put.payload)))
+        }
+        changes.operations = puts + changes.operations
+        return changes
+    }
+
+    private static func decodeColumns(_ bytes: UnsafeRawBufferPointer, put: (StreamedPut) throws -> Void) throws
+        -> SyncChanges
+    {
         func length(at offset: Int) throws -> Int {
             guard bytes.count - offset >= 8 else { throw PayloadReader.malformed }
             let value = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -90,22 +126,20 @@ extension SyncChanges {
             let deleteClocks = try deleted.map { _ in try reader.unsigned() }
             let deleteBases = try deleted.map { _ in try readBase(&reader) }
             guard reader.isAtEnd else { throw PayloadReader.malformed }
-            changes.operations.reserveCapacity(Int(putCount) + deleted.count)
-            try RecordColumns.decode(columns) { id, payload in
-                let at = changes.operations.count
-                guard at < clocks.count else { throw PayloadReader.malformed }
-                changes.operations.append(
-                    SyncOperation(record: id, clock: clocks[at], base: bases[at], payload: Array(payload)))
-            }
-            guard changes.operations.count == clocks.count else { throw PayloadReader.malformed }
-            for index in deleted.indices {
-                changes.operations.append(
-                    SyncOperation(
-                        record: deleted[index], clock: deleteClocks[index], base: deleteBases[index], payload: nil))
-            }
             // The columns hold each id once; a delete must not name one of them, nor another twice.
-            guard Set(changes.operations.lazy.map(\.record)).count == changes.operations.count else {
-                throw PayloadReader.malformed
+            let deletedSet = Set(deleted)
+            guard deletedSet.count == deleted.count else { throw PayloadReader.malformed }
+            var puts = 0
+            try RecordColumns.decode(columns) { id, payload in
+                guard puts < clocks.count, deletedSet.isEmpty || !deletedSet.contains(id) else {
+                    throw PayloadReader.malformed
+                }
+                try put((id, clocks[puts], bases[puts], payload))
+                puts += 1
+            }
+            guard puts == clocks.count else { throw PayloadReader.malformed }
+            changes.operations = deleted.indices.map {
+                SyncOperation(record: deleted[$0], clock: deleteClocks[$0], base: deleteBases[$0], payload: nil)
             }
             return changes
         }

@@ -50,12 +50,24 @@ struct SyncIndex {
 
     /// Sets the entries in `changes` (one linear merge, so large batches stay cheap).
     mutating func update(_ changes: [RecordID: Entry]) {
-        update(sorted: changes.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        update(sorted: Self.sortedByID(changes.map { ($0.key, $0.value) }))
+    }
+
+    /// `entries` in id order. The ids are sorted with their places alone (24 bytes each, not an
+    /// entry's 64): a joining device sorts a whole vault's.
+    static func sortedByID(_ entries: [(id: RecordID, entry: Entry)]) -> [(id: RecordID, entry: Entry)] {
+        var keys = entries.indices.map { (high: entries[$0].id.high, low: entries[$0].id.low, at: Int32($0)) }
+        keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
+        return keys.map { entries[Int($0.at)] }
     }
 
     /// Sets the entries in `sorted`, which is in id order with each id once.
     mutating func update(sorted: [(id: RecordID, entry: Entry)]) {
         guard !sorted.isEmpty else { return }
+        guard !ids.isEmpty else {
+            (ids, entries) = (sorted.map(\.id), sorted.map(\.entry))
+            return
+        }
         var mergedIDs: [RecordID] = []
         var mergedEntries: [Entry] = []
         mergedIDs.reserveCapacity(ids.count + sorted.count)
@@ -84,27 +96,48 @@ struct SyncIndex {
     func encoded() -> SyncIndexData {
         var devices: [SyncDeviceID: UInt16] = [:]
         var table: [SyncDeviceID] = []
-        for entry in entries where devices[entry.stamp.device] == nil {
-            devices[entry.stamp.device] = UInt16(table.count)
-            table.append(entry.stamp.device)
-        }
-        var bytes: [UInt8] = [Self.formatVersion]
-        bytes.reserveCapacity(16 + table.count * 16 + ids.count * 43)
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-        }
-        append(UInt16(table.count))
-        for device in table { bytes.append(contentsOf: device.bytes) }
-        append(UInt32(ids.count))
-        for (id, entry) in zip(ids, entries) {
-            bytes.append(contentsOf: id.bytes)
-            bytes.append(entry.digest == nil ? 1 : 0)
-            append(entry.stamp.clock)
-            append(devices[entry.stamp.device]!)
-            if let digest = entry.digest {
-                append(digest.high)
-                append(digest.low)
+        // Each entry's device found once per run of the same device (a whole snapshot is one).
+        var devicesByEntry = [UInt16](repeating: 0, count: entries.count)
+        var last: (device: SyncDeviceID, index: UInt16)?
+        for (position, entry) in entries.enumerated() {
+            let device = entry.stamp.device
+            if let last, last.device == device {
+                devicesByEntry[position] = last.index
+                continue
             }
+            let index = devices[device] ?? UInt16(table.count)
+            if index == table.count {
+                devices[device] = index
+                table.append(device)
+            }
+            devicesByEntry[position] = index
+            last = (device, index)
+        }
+        let deleted = entries.count { $0.digest == nil }
+        let length = 1 + 2 + table.count * 16 + 4 + entries.count * 43 - deleted * 16
+        var bytes = [UInt8](repeating: 0, count: length)
+        bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            func append<T: FixedWidthInteger>(_ value: T) {
+                raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+                offset += MemoryLayout<T>.size
+            }
+            append(Self.formatVersion)
+            append(UInt16(table.count))
+            for device in table { for byte in device.bytes { append(byte) } }
+            append(UInt32(ids.count))
+            for (position, (id, entry)) in zip(ids, entries).enumerated() {
+                append(id.high.bigEndian)
+                append(id.low.bigEndian)
+                append(UInt8(entry.digest == nil ? 1 : 0))
+                append(entry.stamp.clock)
+                append(devicesByEntry[position])
+                if let digest = entry.digest {
+                    append(digest.high)
+                    append(digest.low)
+                }
+            }
+            precondition(offset == raw.count)
         }
         return SyncIndexData(bytes: bytes)
     }

@@ -23,6 +23,18 @@ struct SyncMerge {
         var digest: PayloadDigest?
     }
 
+    /// A change file read and checked, waiting for its turn. A joining device streams its
+    /// snapshot's records straight into the new vault: what the merge gets of it is the writes
+    /// other files touch too, and `omitted` says how many writes and which newest clock were not
+    /// given (none of which any other file names, so none can lose or win against anything).
+    struct Loaded {
+        var sequence: UInt64
+        var changes: SyncChanges
+        var checked: [Checked]
+        var records: [FinanceRecord?]
+        var omitted: (count: Int, clock: UInt64) = (0, 0)
+    }
+
     private(set) var state: SyncState
     private(set) var index: SyncIndex
     private(set) var values: [RecordID: Value] = [:]
@@ -40,9 +52,11 @@ struct SyncMerge {
     /// How many files and writes were applied from each device.
     private var counts: [SyncDeviceID: (files: Int, changes: Int)] = [:]
     private let keys: SyncKeys
-    private let listing: SyncFolder.Listing
+    let listing: SyncFolder.Listing
     private let stored: (RecordID) -> [UInt8]?
     private let now: Date
+    /// Files read ahead of the merge (`preloadAll`), by file: read again they would cost twice.
+    private var preloaded: [URL: Result<Loaded, SyncFileProblem>] = [:]
 
     init(
         state: SyncState, index: SyncIndex, keys: SyncKeys, listing: SyncFolder.Listing,
@@ -109,9 +123,7 @@ struct SyncMerge {
     mutating func run() {
         let others = listing.changes.keys.filter { $0 != state.device }.sorted()
         var blocked = Set<SyncDeviceID>()
-        var loaded:
-            [SyncDeviceID: (sequence: UInt64, changes: SyncChanges, checked: [Checked], records: [FinanceRecord?])] =
-                [:]
+        var loaded: [SyncDeviceID: Loaded] = [:]
         var progress = true
         while progress {
             progress = false
@@ -128,16 +140,20 @@ struct SyncMerge {
                     if loaded[device]?.sequence != next {
                         guard let file = listing.changes[device]?[next] else { break }
                         do throws(SyncFileProblem) {
-                            loaded[device] = try load(file, device: device, sequence: next, key: known.publicKey)
+                            if let read = preloaded.removeValue(forKey: file) {
+                                loaded[device] = try read.get()
+                            } else {
+                                loaded[device] = try load(file, device: device, sequence: next, key: known.publicKey)
+                            }
                         } catch {
                             problem(file, error)
                             blocked.insert(device)
                             break
                         }
                     }
-                    let (sequence, changes, checked, records) = loaded[device]!
-                    guard isReady(changes, from: device) else { break }
-                    apply(changes, checked: checked, records: records, from: device, sequence: sequence)
+                    let file = loaded[device]!
+                    guard isReady(file.changes, from: device) else { break }
+                    apply(file, from: device)
                     loaded[device] = nil
                     progress = true
                 }
@@ -175,9 +191,54 @@ struct SyncMerge {
         changes.seen.allSatisfy { $0.key == device || applied($0.key) >= $0.value }
     }
 
+    /// Reads every change file of an enrolled device but `except` ahead of the merge, which then
+    /// takes them from here; returns the ids their writes name. A file that does not read is
+    /// reported only if the merge comes to it, as it would have been.
+    mutating func preloadAll(except: URL) -> Set<RecordID> {
+        var touched = Set<RecordID>()
+        for (device, files) in listing.changes where device != state.device {
+            guard let key = state.devices[device]?.publicKey else { continue }
+            for (sequence, file) in files where file != except {
+                let result = Result { () throws(SyncFileProblem) in
+                    try load(file, device: device, sequence: sequence, key: key)
+                }
+                if case .success(let loaded) = result {
+                    for operation in loaded.changes.operations { touched.insert(operation.record) }
+                }
+                preloaded[file] = result
+            }
+        }
+        return touched
+    }
+
+    /// Gives the merge a file already read (a joining device's streamed snapshot, its writes
+    /// that other files touch), its writes checked here.
+    mutating func preload(
+        _ file: URL, sequence: UInt64, changes: SyncChanges, omitted: (count: Int, clock: UInt64)
+    ) {
+        preloaded[file] = Result { () throws(SyncFileProblem) in
+            let (checked, records) = try check(changes.operations)
+            return Loaded(sequence: sequence, changes: changes, checked: checked, records: records, omitted: omitted)
+        }
+    }
+
     private func load(_ file: URL, device: SyncDeviceID, sequence: UInt64, key: [UInt8]) throws(SyncFileProblem)
-        -> (sequence: UInt64, changes: SyncChanges, checked: [Checked], records: [FinanceRecord?])
+        -> Loaded
     {
+        let changes = try Self.openChanges(file, device: device, sequence: sequence, key: key, keys: keys) {
+            (envelope) throws(SyncFileProblem) in try envelope.openChanges(keys)
+        }
+        guard changes.seen[device] == sequence - 1 else { throw .damaged }
+        let (checked, records) = try check(changes.operations)
+        return Loaded(sequence: sequence, changes: changes, checked: checked, records: records)
+    }
+
+    /// A change file's envelope read, checked against its name and signature, and its body
+    /// decoded by `body`.
+    static func openChanges<Body>(
+        _ file: URL, device: SyncDeviceID, sequence: UInt64, key: [UInt8], keys: SyncKeys,
+        body: (SyncEnvelope) throws(SyncFileProblem) -> Body
+    ) throws(SyncFileProblem) -> Body {
         let envelope = try SyncEnvelope.parse(try SyncFolder.read(file), vaultID: keys.vaultID)
         guard envelope.kind == .changes, envelope.device == device, envelope.sequence == sequence,
             envelope.epoch == keys.generation
@@ -187,11 +248,12 @@ struct SyncMerge {
             )
         }
         try envelope.verify(SigningPublicKey(unchecked: key))
-        let changes = try envelope.openChanges(keys)
-        guard changes.seen[device] == sequence - 1 else { throw .damaged }
-        let operations = changes.operations
-        // Every payload decoded and checked on all cores (a whole vault, for a device that
-        // joins); the first problem in file order is the file's.
+        return try body(envelope)
+    }
+
+    /// Every payload decoded and checked on all cores (a whole vault, for a device that
+    /// joins); the first problem in file order is the file's.
+    private func check(_ operations: [SyncOperation]) throws(SyncFileProblem) -> ([Checked], [FinanceRecord?]) {
         let count = operations.count
         var checked = [Checked](repeating: Checked(group: .unsorted), count: count)
         var records = [FinanceRecord?](repeating: nil, count: keepsRecords ? count : 0)
@@ -205,9 +267,12 @@ struct SyncMerge {
                     DispatchQueue.concurrentPerform(iterations: (count + chunkSize - 1) / chunkSize) { chunk in
                         for position in chunk * chunkSize..<min(count, (chunk + 1) * chunkSize) {
                             let operation = operations[position]
+                            guard let payload = operation.payload else { continue }
                             do throws(SyncFileProblem) {
-                                guard let record = try Self.record(in: operation), let payload = operation.payload
-                                else { continue }
+                                let record = try payload.withUnsafeBytes { bytes in
+                                    Result { () throws(SyncFileProblem) in try Self.record(bytes, id: operation.record)
+                                    }
+                                }.get()
                                 checked[position] = Checked(
                                     group: RecordGrouping.group(of: record), digest: PayloadDigest(of: payload))
                                 if !records.isEmpty { records[position] = record }
@@ -220,27 +285,25 @@ struct SyncMerge {
             }
         }
         if let problem = problems.lazy.compactMap({ $0 }).first { throw problem }
-        return (sequence, changes, checked, records)
+        return (checked, records)
     }
 
-    /// A write's record, decoded and checked as any record written here is (nil for a delete).
-    private static func record(in operation: SyncOperation) throws(SyncFileProblem) -> FinanceRecord? {
-        guard let payload = operation.payload else { return nil }
+    /// A write's record, decoded and checked as any record written here is.
+    static func record(_ payload: UnsafeRawBufferPointer, id: RecordID) throws(SyncFileProblem) -> FinanceRecord {
         guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), payload.count >= 2 else {
             throw .newerRecord
         }
         guard !kind.isLocal else { throw .damaged }
         guard payload[1] <= kind.currentVersion else { throw .newerRecord }
-        guard let record = try? RecordCodec.decode(payload, id: operation.record.uuid),
+        guard let record = try? RecordCodec.decode(payload, id: id.uuid),
             (try? record.checkText()) != nil
         else { throw .damaged }
         return record
     }
 
-    private mutating func apply(
-        _ changes: SyncChanges, checked found: [Checked], records decoded: [FinanceRecord?], from device: SyncDeviceID,
-        sequence: UInt64
-    ) {
+    private mutating func apply(_ file: Loaded, from device: SyncDeviceID) {
+        let (changes, found, decoded, sequence) = (file.changes, file.checked, file.records, file.sequence)
+        state.clock = max(state.clock, file.omitted.clock)
         values.reserveCapacity(values.count + changes.operations.count)
         checked.reserveCapacity(checked.count + changes.operations.count)
         for (position, (operation, found)) in zip(changes.operations, found).enumerated() {
@@ -275,7 +338,7 @@ struct SyncMerge {
         state.devices[device]!.applied = sequence
         state.devices[device]!.lastHeard = max(state.devices[device]!.lastHeard, changes.published / 1000)
         counts[device, default: (0, 0)].files += 1
-        counts[device, default: (0, 0)].changes += changes.operations.count
+        counts[device, default: (0, 0)].changes += changes.operations.count + file.omitted.count
     }
 
     /// The decoded record of a value (nil for a delete, and when the merge keeps no records).
@@ -284,14 +347,17 @@ struct SyncMerge {
     /// The page group of a value's record.
     func group(of value: Value) -> PageGroup { checked[value.checkedAt].group }
 
-    /// The index after the merge: every merged record at its winning stamp.
-    func mergedIndex() -> SyncIndex {
-        var merged = index
+    /// The index after the merge: every merged record at its winning stamp, and `streamed` (a
+    /// joining device's snapshot records that no other file touches, which never were values).
+    func mergedIndex(adding streamed: [(id: RecordID, entry: SyncIndex.Entry)] = []) -> SyncIndex {
         // The digests were taken as each file was read, on every core.
-        merged.update(
-            sorted: values.sorted { $0.key < $1.key }.map { id, value in
-                (id, SyncIndex.Entry(stamp: value.stamp, digest: checked[value.checkedAt].digest))
-            })
+        var entries = streamed
+        entries.reserveCapacity(streamed.count + values.count)
+        for (id, value) in values {
+            entries.append((id, SyncIndex.Entry(stamp: value.stamp, digest: checked[value.checkedAt].digest)))
+        }
+        var merged = index
+        merged.update(sorted: SyncIndex.sortedByID(entries))
         return merged
     }
 }
@@ -303,6 +369,8 @@ public struct SyncJoin: Sendable {
     public let recordCount: Int
     public let deviceName: String
     public let report: SyncReport
+    /// How many records came straight from the folder's snapshot (`SyncService.buildJoin`).
+    let streamedRecords: Int
 }
 
 /// What a sync did, for the front end to tell.

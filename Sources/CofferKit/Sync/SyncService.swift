@@ -105,15 +105,26 @@ public enum SyncService {
         folder: URL, vault url: URL, credential: Credential, deviceName: String,
         guard rollbackGuard: RollbackGuard? = nil, now: Date = Date()
     ) throws -> SyncJoin {
+        try joinCopy(
+            folder: folder, vault: url, credential: credential, deviceName: deviceName, guard: rollbackGuard, now: now,
+            streaming: true)
+    }
+
+    /// `streaming: false`: built the ordinary way even from a snapshot (`buildJoin`), which the
+    /// streamed build must match exactly.
+    static func joinCopy(
+        folder: URL, vault url: URL, credential: Credential, deviceName: String,
+        guard rollbackGuard: RollbackGuard?, now: Date, streaming: Bool
+    ) throws -> SyncJoin {
         try build(
             folder: folder, vault: url, credential: credential, deviceName: deviceName, trusting: nil,
-            guard: rollbackGuard, now: now
+            guard: rollbackGuard, now: now, streaming: streaming
         ).joined
     }
 
     private static func build(
         folder: URL, vault url: URL, credential: Credential, deviceName: String, trusting: SyncKeys?,
-        guard rollbackGuard: RollbackGuard?, now: Date
+        guard rollbackGuard: RollbackGuard?, now: Date, streaming: Bool = true
     ) throws -> (joined: SyncJoin, unlocked: ArchiveUnlock) {
         let name = try deviceNameChecked(deviceName)
         guard !FileManager.default.fileExists(atPath: url.path) else {
@@ -190,45 +201,26 @@ public enum SyncService {
         }
         let sync = SyncFolder(url: folder, epoch: generation)
         let listing = try sync.list()
-        var state = SyncState(
+        let state = SyncState(
             device: .random(), deviceName: name, signingSeed: SecureRandom.bytes(count: 32), folder: folder.path,
             published: 0, clock: SyncStamp.clock(at: now), devices: [:])
-        var merge = SyncMerge(
-            state: state, index: SyncIndex(), keys: keys, listing: listing, now: now, keepsRecords: false,
-            stored: { _ in nil })
-        merge.readEnrolments()
-        merge.run()
-        state = merge.state
-        let index = merge.mergedIndex()
-        // Straight into the new vault's pages, in the order the folder's files hold them (a
-        // snapshot's is the archive's), each in the page group its check found.
-        var recordCount = 0
-        let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
-            for id in merge.order {
-                let value = merge.values[id]!
-                guard let payload = value.payload else { continue }
-                try payload.withUnsafeBytes { try writer.append(id, group: merge.group(of: value), payload: $0) }
-                recordCount += 1
-            }
-            func append(_ id: RecordID, _ record: FinanceRecord) throws {
-                try RecordCodec.encode(record).withUnsafeBytes {
-                    try writer.append(id, group: RecordGrouping.group(of: record), payload: $0)
-                }
-                recordCount += 1
-            }
-            try append(keys.stateRecordID, .syncState(state))
-            try append(RecordID(uuid: RecordIDs.next()), .syncIndex(index.encoded()))
-            for conflict in merge.conflicts { try append(RecordID(uuid: RecordIDs.next()), .syncConflict(conflict)) }
-        }
+        let joined = try buildJoin(
+            at: url, unlocked: unlocked, keys: keys, listing: listing, state: state, now: now, streaming: streaming)
+        let (merge, recordCount) = (joined.merge, joined.recordCount)
         // Checked by opening it as it was built, as a restore is: not read again.
-        try built.moveIntoPlace(replacing: false, keepingOldAt: nil, guard: rollbackGuard)
+        try joined.built.moveIntoPlace(replacing: false, keepingOldAt: nil, guard: rollbackGuard)
         var report = merge.report
         report.conflicts = merge.conflicts.count
         report.copies = listing.copies
         var planted: [SyncReport.Problem] = []
-        try publishEnrolment(state, keys: keys, folder: sync, listing: listing, now: now, planted: &planted)
+        try publishEnrolment(merge.state, keys: keys, folder: sync, listing: listing, now: now, planted: &planted)
         report.problems = planted + report.problems
-        return (SyncJoin(vault: url, recordCount: recordCount, deviceName: name, report: report), unlocked)
+        return (
+            SyncJoin(
+                vault: url, recordCount: recordCount, deviceName: name, report: report,
+                streamedRecords: joined.streamed),
+            unlocked
+        )
     }
 
     // MARK: Syncing

@@ -1,0 +1,166 @@
+import FinanceCore
+import Foundation
+import VaultCrypto
+import VaultStore
+
+/// The new copy a joining device builds from the folder, in one of two ways that build the
+/// same vault. A snapshot (a change file whose puts are in columns, as `sync init` writes) is
+/// streamed straight into the new vault's pages as a restore streams an archive: decoded on one
+/// core, checked on the other, sealed into pages as it comes. Only its writes that another file
+/// also names go through the merge (none of the rest can win or lose against anything), so a
+/// join costs about what a restore of the same vault does. Anything a sound folder does not hold
+/// (a snapshot that does not check, or that the merge would not apply) gives way to the
+/// ordinary build, which merges every file and reports what it found.
+extension SyncService {
+    struct JoinBuilt {
+        let built: VaultBuiltAside
+        let merge: SyncMerge
+        let recordCount: Int
+        /// How many of them came straight from the snapshot, not through the merge.
+        let streamed: Int
+    }
+
+    /// Why a streamed join gave way; never shown (the ordinary build reports the cause).
+    private struct StreamingGaveWay: Error {}
+
+    static func buildJoin(
+        at url: URL, unlocked: ArchiveUnlock, keys: SyncKeys, listing: SyncFolder.Listing, state: SyncState,
+        now: Date, streaming: Bool
+    ) throws -> JoinBuilt {
+        func merge() -> SyncMerge {
+            var merge = SyncMerge(
+                state: state, index: SyncIndex(), keys: keys, listing: listing, now: now, keepsRecords: false,
+                stored: { _ in nil })
+            merge.readEnrolments()
+            return merge
+        }
+        if streaming, let streamed = try? buildStreaming(at: url, unlocked: unlocked, keys: keys, merge: merge()) {
+            return streamed
+        }
+        return try buildMerging(at: url, unlocked: unlocked, keys: keys, merge: merge())
+    }
+
+    /// Every file merged, then the merged records written in the order they first took a value
+    /// (a snapshot's is the archive's), each in the page group its check found.
+    private static func buildMerging(
+        at url: URL, unlocked: ArchiveUnlock, keys: SyncKeys, merge: SyncMerge
+    ) throws -> JoinBuilt {
+        var merge = merge
+        merge.run()
+        var recordCount = 0
+        let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
+            recordCount = try writeMerged(merge, into: writer)
+            recordCount += try writeBookkeeping(merge, index: merge.mergedIndex(), keys: keys, into: writer)
+        }
+        return JoinBuilt(built: built, merge: merge, recordCount: recordCount, streamed: 0)
+    }
+
+    /// The snapshot streamed into the pages, then the rest merged (nil: it gave way).
+    private static func buildStreaming(
+        at url: URL, unlocked: ArchiveUnlock, keys: SyncKeys, merge: SyncMerge
+    ) throws -> JoinBuilt? {
+        var merge = merge
+        guard let (snapshot, device, sequence, packed) = openSnapshot(merge.state, keys: keys, listing: merge.listing)
+        else { return nil }
+        let touched = merge.preloadAll(except: snapshot)
+        var (recordCount, streamedCount) = (0, 0)
+        let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
+            // Each streamed record's entry in the sync index, as it is written.
+            var streamed: [(id: RecordID, entry: SyncIndex.Entry)] = []
+            var clocks: [UInt64] = []
+            let records = RestoredRecords(
+                into: writer,
+                check: { id, payload in
+                    let record = try SyncMerge.record(payload, id: id)
+                    return .init(group: RecordGrouping.group(of: record), digest: PayloadDigest(payload))
+                },
+                refusal: { _ in StreamingGaveWay() },
+                written: { id, found in
+                    streamed.append(
+                        (
+                            id,
+                            .init(stamp: SyncStamp(clock: clocks[streamed.count], device: device), digest: found.digest)
+                        ))
+                })
+            var held: [SyncOperation] = []
+            var omitted = (count: 0, clock: UInt64(0))
+            var changes = try SyncChanges.decode(columns: packed) { put in
+                if !touched.isEmpty, touched.contains(put.id) {
+                    held.append(.init(record: put.id, clock: put.clock, base: put.base, payload: Array(put.payload)))
+                    return
+                }
+                omitted = (omitted.count + 1, max(omitted.clock, put.clock))
+                clocks.append(put.clock)
+                try records.add(put.id, put.payload)
+            }
+            try records.finish()
+            guard changes.seen[device] == sequence - 1 else { throw StreamingGaveWay() }
+            for delete in changes.operations {
+                if touched.contains(delete.record) {
+                    held.append(delete)
+                } else {
+                    omitted = (omitted.count + 1, max(omitted.clock, delete.clock))
+                    streamed.append((delete.record, .init(stamp: SyncStamp(clock: delete.clock, device: device))))
+                }
+            }
+            changes.operations = held
+            merge.preload(snapshot, sequence: sequence, changes: changes, omitted: omitted)
+            merge.run()
+            // Streamed records count only if the merge applied the snapshot they came in.
+            guard (merge.state.devices[device]?.applied ?? 0) >= sequence else { throw StreamingGaveWay() }
+            streamedCount = streamed.count { $0.entry.digest != nil }
+            recordCount = streamedCount
+            recordCount += try writeMerged(merge, into: writer)
+            recordCount += try writeBookkeeping(
+                merge, index: merge.mergedIndex(adding: streamed), keys: keys, into: writer)
+        }
+        return JoinBuilt(built: built, merge: merge, recordCount: recordCount, streamed: streamedCount)
+    }
+
+    /// The folder's snapshot: its largest change file of an enrolled device, opened and checked
+    /// against its name and signature, if its body is in columns.
+    private static func openSnapshot(_ state: SyncState, keys: SyncKeys, listing: SyncFolder.Listing) -> (
+        file: URL, device: SyncDeviceID, sequence: UInt64, packed: [UInt8]
+    )? {
+        func size(_ file: URL) -> Int { (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0 }
+        let candidates = listing.changes.filter { $0.key != state.device && state.devices[$0.key] != nil }
+            .flatMap { device, files in files.map { (file: $0.value, device: device, sequence: $0.key) } }
+        guard let largest = candidates.max(by: { size($0.file) < size($1.file) }),
+            let key = state.devices[largest.device]?.publicKey,
+            let packed = try? SyncMerge.openChanges(
+                largest.file, device: largest.device, sequence: largest.sequence, key: key, keys: keys,
+                body: { envelope throws(SyncFileProblem) in try envelope.openPacked(keys) }),
+            packed.first == SyncChanges.columnsCodec
+        else { return nil }
+        return (largest.file, largest.device, largest.sequence, packed)
+    }
+
+    /// The merge's records that are not deleted; returns how many.
+    private static func writeMerged(_ merge: SyncMerge, into writer: BulkRecordWriter) throws -> Int {
+        var count = 0
+        for id in merge.order {
+            let value = merge.values[id]!
+            guard let payload = value.payload else { continue }
+            try payload.withUnsafeBytes { try writer.append(id, group: merge.group(of: value), payload: $0) }
+            count += 1
+        }
+        return count
+    }
+
+    /// This device's sync state, its sync index and the merge's conflicts; returns how many.
+    private static func writeBookkeeping(
+        _ merge: SyncMerge, index: SyncIndex, keys: SyncKeys, into writer: BulkRecordWriter
+    ) throws -> Int {
+        var count = 0
+        func append(_ id: RecordID, _ record: FinanceRecord) throws {
+            try RecordCodec.encode(record).withUnsafeBytes {
+                try writer.append(id, group: RecordGrouping.group(of: record), payload: $0)
+            }
+            count += 1
+        }
+        try append(keys.stateRecordID, .syncState(merge.state))
+        try append(RecordID(uuid: RecordIDs.next()), .syncIndex(index.encoded()))
+        for conflict in merge.conflicts { try append(RecordID(uuid: RecordIDs.next()), .syncConflict(conflict)) }
+        return count
+    }
+}
