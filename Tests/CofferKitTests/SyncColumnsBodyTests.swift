@@ -281,10 +281,11 @@ import VaultStore
             let a = try syncing(directory, spendings: 10)
             let keys = SyncKeys(a.vault.backupKeys)
             let state = a.syncState!.state
-            var puts = operations(try spendings(1100, from: 100))
+            // More than a batch: the first is in the pages when the second's record is found.
+            var puts = operations(try spendings(5000, from: 100))
             var seen = [state.device: UInt64(0)]
             if kind == "a newer record" {
-                puts[1000].payload![1] = 0xFE
+                puts[4500].payload![1] = 0xFE
             } else {
                 seen[SyncDeviceID.random()] = 3
             }
@@ -300,5 +301,37 @@ import VaultStore
             #expect(joined.streamedLedger.transactions.isEmpty, "\(kind)")
             try expectSameJoin(joined.streamedLedger, joined.mergedLedger)
         }
+    }
+
+    /// A snapshot of several batches with deletes of its own and clocks ahead of the joining
+    /// device's, beside junk larger than it at the next number and past a gap: streamed all the
+    /// same, and the copy is the one the merge builds (tombstones, clock and the junk's report).
+    @Test func aSnapshotOfManyBatchesWithDeletesStreamsPastLargerJunk() throws {
+        let directory = TemporaryDirectory()
+        let a = try syncing(directory, spendings: 10)
+        let keys = SyncKeys(a.vault.backupKeys)
+        let state = a.syncState!.state
+        let ahead: UInt64 = 1 << 60
+        var writes = operations(try spendings(5000, from: 100)).map {
+            SyncOperation(record: $0.record, clock: ahead + 7, base: .zero, payload: $0.payload)
+        }
+        writes += (0..<20).map { _ in
+            SyncOperation(record: RecordID(uuid: UUID()), clock: ahead + 9, base: .zero, payload: nil)
+        }
+        try plant(writes, seen: [state.device: 0], as: state, sequence: 1, keys: keys, in: directory, of: a)
+        let size = try FileManager.default.attributesOfItem(atPath: file(a, 1, in: directory).path)[.size] as! Int
+        for sequence in [2, 9] as [UInt64] {
+            try Data(SecureRandom.bytes(count: size + 4096)).write(to: file(a, sequence, in: directory))
+        }
+        let joined = try joinBothWays(directory, name: "phone")
+        #expect(joined.streamed.streamedRecords == 5000)
+        #expect(joined.streamed.report.problems == joined.merged.report.problems)
+        #expect(joined.streamed.report.problems.count == 1)
+        #expect(joined.streamed.report.merged == joined.merged.report.merged)
+        #expect(joined.streamed.report.merged.map(\.changes) == [5020])
+        #expect(joined.streamedLedger.syncState!.state.clock == ahead + 9)
+        let index = try SyncService.index(of: joined.streamedLedger)
+        #expect(index.entries.count { $0.digest == nil } == 20)
+        try expectSameJoin(joined.streamedLedger, joined.mergedLedger)
     }
 }

@@ -118,17 +118,20 @@ struct SyncIndex {
         var bytes = [UInt8](repeating: 0, count: length)
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0
-            func append<T: FixedWidthInteger>(_ value: T) {
-                raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+            /// `value`'s bytes as they are in memory.
+            func store<T: FixedWidthInteger>(_ value: T) {
+                precondition(raw.count - offset >= MemoryLayout<T>.size)
+                raw.storeBytes(of: value, toByteOffset: offset, as: T.self)
                 offset += MemoryLayout<T>.size
             }
+            func append<T: FixedWidthInteger>(_ value: T) { store(value.littleEndian) }
             append(Self.formatVersion)
             append(UInt16(table.count))
             for device in table { for byte in device.bytes { append(byte) } }
             append(UInt32(ids.count))
             for (position, (id, entry)) in zip(ids, entries).enumerated() {
-                append(id.high.bigEndian)
-                append(id.low.bigEndian)
+                store(id.high.bigEndian)
+                store(id.low.bigEndian)
                 append(UInt8(entry.digest == nil ? 1 : 0))
                 append(entry.stamp.clock)
                 append(devicesByEntry[position])

@@ -34,8 +34,15 @@ extension SyncService {
             merge.readEnrolments()
             return merge
         }
-        if streaming, let streamed = try? buildStreaming(at: url, unlocked: unlocked, keys: keys, merge: merge()) {
-            return streamed
+        if streaming {
+            do {
+                if let streamed = try buildStreaming(at: url, unlocked: unlocked, keys: keys, merge: merge()) {
+                    return streamed
+                }
+            } catch is StreamingGaveWay {
+            } catch is SyncFileProblem {
+                // The ordinary build reports it, with the file it is in.
+            }
         }
         return try buildMerging(at: url, unlocked: unlocked, keys: keys, merge: merge())
     }
@@ -60,8 +67,7 @@ extension SyncService {
         at url: URL, unlocked: ArchiveUnlock, keys: SyncKeys, merge: SyncMerge
     ) throws -> JoinBuilt? {
         var merge = merge
-        guard let (snapshot, device, sequence, packed) = openSnapshot(merge.state, keys: keys, listing: merge.listing)
-        else { return nil }
+        guard let (snapshot, device, sequence, packed) = openSnapshot(merge) else { return nil }
         let touched = merge.preloadAll(except: snapshot)
         var (recordCount, streamedCount) = (0, 0)
         let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
@@ -84,16 +90,30 @@ extension SyncService {
                 })
             var held: [SyncOperation] = []
             var omitted = (count: 0, clock: UInt64(0))
-            var changes = try SyncChanges.decode(columns: packed) { put in
-                if !touched.isEmpty, touched.contains(put.id) {
-                    held.append(.init(record: put.id, clock: put.clock, base: put.base, payload: Array(put.payload)))
-                    return
+            // What writing the pages threw: a storage failure is the join's, not the file's.
+            var failure: Error?
+            func writing(_ body: () throws -> Void) throws {
+                do { try body() } catch {
+                    failure = error
+                    throw error
                 }
-                omitted = (omitted.count + 1, max(omitted.clock, put.clock))
-                clocks.append(put.clock)
-                try records.add(put.id, put.payload)
             }
-            try records.finish()
+            var changes: SyncChanges
+            do {
+                changes = try SyncChanges.decode(columns: packed) { put in
+                    if !touched.isEmpty, touched.contains(put.id) {
+                        held.append(
+                            .init(record: put.id, clock: put.clock, base: put.base, payload: Array(put.payload)))
+                        return
+                    }
+                    omitted = (omitted.count + 1, max(omitted.clock, put.clock))
+                    clocks.append(put.clock)
+                    try writing { try records.add(put.id, put.payload) }
+                }
+                try writing { try records.finish() }
+            } catch {
+                throw failure ?? error
+            }
             guard changes.seen[device] == sequence - 1 else { throw StreamingGaveWay() }
             for delete in changes.operations {
                 if touched.contains(delete.record) {
@@ -117,22 +137,26 @@ extension SyncService {
         return JoinBuilt(built: built, merge: merge, recordCount: recordCount, streamed: streamedCount)
     }
 
-    /// The folder's snapshot: its largest change file of an enrolled device, opened and checked
-    /// against its name and signature, if its body is in columns.
-    private static func openSnapshot(_ state: SyncState, keys: SyncKeys, listing: SyncFolder.Listing) -> (
+    /// The folder's snapshot: of the change files the merge can come to, the largest that opens
+    /// and checks against its name and signature and whose body is in columns (of the three
+    /// largest: a planted file larger than the snapshot does not stop the streaming).
+    private static func openSnapshot(_ merge: SyncMerge) -> (
         file: URL, device: SyncDeviceID, sequence: UInt64, packed: [UInt8]
     )? {
         func size(_ file: URL) -> Int { (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0 }
-        let candidates = listing.changes.filter { $0.key != state.device && state.devices[$0.key] != nil }
-            .flatMap { device, files in files.map { (file: $0.value, device: device, sequence: $0.key) } }
-        guard let largest = candidates.max(by: { size($0.file) < size($1.file) }),
-            let key = state.devices[largest.device]?.publicKey,
-            let packed = try? SyncMerge.openChanges(
-                largest.file, device: largest.device, sequence: largest.sequence, key: key, keys: keys,
-                body: { envelope throws(SyncFileProblem) in try envelope.openPacked(keys) }),
-            packed.first == SyncChanges.columnsCodec
-        else { return nil }
-        return (largest.file, largest.device, largest.sequence, packed)
+        let candidates = merge.reachableChanges.map { (candidate: $0, size: size($0.file)) }
+            .sorted { $0.size > $1.size }.prefix(3).map(\.candidate)
+        for candidate in candidates {
+            guard let key = merge.state.devices[candidate.device]?.publicKey,
+                let packed = try? SyncMerge.openChanges(
+                    candidate.file, device: candidate.device, sequence: candidate.sequence, key: key,
+                    keys: merge.keys, body: { envelope throws(SyncFileProblem) in try envelope.openPacked(merge.keys) }
+                ),
+                packed.first == SyncChanges.columnsCodec
+            else { continue }
+            return (candidate.file, candidate.device, candidate.sequence, packed)
+        }
+        return nil
     }
 
     /// The merge's records that are not deleted; returns how many.

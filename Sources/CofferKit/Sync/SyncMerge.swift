@@ -51,7 +51,7 @@ struct SyncMerge {
     private(set) var report = SyncReport()
     /// How many files and writes were applied from each device.
     private var counts: [SyncDeviceID: (files: Int, changes: Int)] = [:]
-    private let keys: SyncKeys
+    let keys: SyncKeys
     let listing: SyncFolder.Listing
     private let stored: (RecordID) -> [UInt8]?
     private let now: Date
@@ -191,24 +191,43 @@ struct SyncMerge {
         changes.seen.allSatisfy { $0.key == device || applied($0.key) >= $0.value }
     }
 
-    /// Reads every change file of an enrolled device but `except` ahead of the merge, which then
-    /// takes them from here; returns the ids their writes name. A file that does not read is
-    /// reported only if the merge comes to it, as it would have been.
+    /// Reads ahead of the merge, which then takes them from here, each enrolled device's change
+    /// files but `except` from its first on while they follow one another and read (the merge
+    /// never comes past a gap or a refused file: nothing planted beyond one is read); returns
+    /// the ids their writes name. A file that does not read is reported only if the merge comes
+    /// to it, as it would have been.
     mutating func preloadAll(except: URL) -> Set<RecordID> {
         var touched = Set<RecordID>()
         for (device, files) in listing.changes where device != state.device {
             guard let key = state.devices[device]?.publicKey else { continue }
-            for (sequence, file) in files where file != except {
+            var sequence = (state.devices[device]?.applied ?? 0) + 1
+            while let file = files[sequence] {
+                defer { sequence += 1 }
+                guard file != except else { continue }
                 let result = Result { () throws(SyncFileProblem) in
                     try load(file, device: device, sequence: sequence, key: key)
                 }
-                if case .success(let loaded) = result {
-                    for operation in loaded.changes.operations { touched.insert(operation.record) }
-                }
                 preloaded[file] = result
+                guard case .success(let loaded) = result else { break }
+                for operation in loaded.changes.operations { touched.insert(operation.record) }
             }
         }
         return touched
+    }
+
+    /// Each enrolled device's change files from its first on while they follow one another:
+    /// the only ones the merge can come to.
+    var reachableChanges: [(file: URL, device: SyncDeviceID, sequence: UInt64)] {
+        listing.changes.filter { $0.key != state.device }.flatMap { device, files in
+            guard state.devices[device] != nil else { return [(file: URL, device: SyncDeviceID, sequence: UInt64)]() }
+            var run: [(file: URL, device: SyncDeviceID, sequence: UInt64)] = []
+            var sequence = (state.devices[device]?.applied ?? 0) + 1
+            while let file = files[sequence] {
+                run.append((file, device, sequence))
+                sequence += 1
+            }
+            return run
+        }
     }
 
     /// Gives the merge a file already read (a joining device's streamed snapshot, its writes
