@@ -1419,3 +1419,73 @@ if COLUMNS_DIR.exists():
     "packed": packed_columns.hex(), "rest": rest.hex(), "export": snapshot_export.hex(),
     "records": [{"id": rid.hex(), "payload": p.hex()} for rid, p in sorted(snapshot_records)]}, indent=2) + "\n")
 print(f"wrote {OUT / 'sync-v1-columns.json'} and {COLUMNS_DIR}: {len(snapshot_records)} records in columns")
+
+# ---------------------------------------------------------------------------------------------
+# The sync index (Specs/sync-format.md §7, kind 17's bytes): version 1 (BLAKE2b-128 digests) and
+# version 2 (SipHash-2-4 digests under the index's own key), each of the same three entries.
+
+def siphash24(key, data):
+    """SipHash-2-4 (Aumasson and Bernstein), 64-bit output, as the paper defines it."""
+    mask = (1 << 64) - 1
+    def left(x, b):
+        return ((x << b) | (x >> (64 - b))) & mask
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+    def sip_round():
+        v[0] = (v[0] + v[1]) & mask; v[1] = left(v[1], 13) ^ v[0]; v[0] = left(v[0], 32)
+        v[2] = (v[2] + v[3]) & mask; v[3] = left(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & mask; v[3] = left(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & mask; v[1] = left(v[1], 17) ^ v[2]; v[2] = left(v[2], 32)
+    whole = len(data) - len(data) % 8
+    words = [struct.unpack_from("<Q", data, at)[0] for at in range(0, whole, 8)]
+    words.append((len(data) & 0xFF) << 56 | int.from_bytes(data[whole:], "little"))
+    for m in words:
+        v[3] ^= m; sip_round(); sip_round(); v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        sip_round()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+# The paper's Appendix A: key 00..0f, message 00..0e.
+assert siphash24(bytes(range(16)), bytes(range(15))) == 0xA129CA6149BE45E5, "SipHash-2-4 self-check"
+
+index_devices = [fixed("index device laptop", 16), fixed("index device phone", 16)]
+index_entries = sorted([
+    # (record id, device, clock, payload or None for a delete)
+    (fixed("index record 1", 16), index_devices[1], clock(1_795_000_100_000), payloads[1]),
+    (fixed("index record 2", 16), index_devices[0], clock(1_795_000_200_000), None),
+    (fixed("index record 3", 16), index_devices[0], clock(1_795_000_300_000), payloads[2]),
+])
+index_key = fixed("sync index digest key", 16)
+
+
+def sync_index(version):
+    table = []
+    for _, device, _, _ in index_entries:   # in the order the entries first name them
+        if device not in table:
+            table.append(device)
+    out = bytes([version]) + (index_key if version == 2 else b"") + struct.pack("<H", len(table)) + b"".join(table)
+    out += struct.pack("<I", len(index_entries))
+    described = []
+    for record, device, stamp, payload in index_entries:
+        if payload is None:
+            digest = b""
+        elif version == 1:
+            digest = blake2b(payload, 16)
+        else:
+            digest = struct.pack("<Q", siphash24(index_key, payload))
+        out += record + bytes([0 if payload is not None else 1]) + struct.pack("<QH", stamp, table.index(device)) + digest
+        described.append({"id": record.hex(), "deleted": payload is None, "clock": stamp, "device": device.hex(),
+                          "payload": payload.hex() if payload is not None else None, "digest": digest.hex()})
+    return {"version": version, "key": index_key.hex() if version == 2 else None, "hex": out.hex(),
+            "entries": described}
+
+
+(OUT / "sync-index.json").write_text(json.dumps({
+    "description": "Coffer sync index bytes (Specs/sync-format.md §7, the data of a kind 17 record): the same three entries "
+                   "(two present, one deleted) at version 1 (BLAKE2b-128 digests) and version 2 (SipHash-2-4 under the "
+                   "index's key, the paper's Appendix A vector checked first).",
+    "siphash24": {"key": bytes(range(16)).hex(), "input": bytes(range(15)).hex(), "output": "a129ca6149be45e5"},
+    "indexes": [sync_index(1), sync_index(2)]}, indent=2) + "\n")
+print(f"wrote {OUT / 'sync-index.json'}")

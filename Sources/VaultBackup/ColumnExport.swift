@@ -860,25 +860,6 @@ enum ColumnExport {
         }
     }
 
-    /// Work done on another thread, started at once; `value` must be called once, before
-    /// anything the work reads goes (it waits, and gives what the work returned or threw).
-    private final class Beside<Value>: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private var result: Result<Value, Error>?
-
-        init(_ work: @escaping @Sendable () throws -> Value) {
-            DispatchQueue.global().async {
-                self.result = Result { try work() }
-                self.done.signal()
-            }
-        }
-
-        func value() throws -> Value {
-            done.wait()
-            return try result!.get()
-        }
-    }
-
     /// Record ids must be unique: sorted copies of their two words, compared neighbour to neighbour.
     private static func checkUnique(_ table: UnsafeRawBufferPointer) throws {
         var ids = (0..<table.count / 16).map {

@@ -98,7 +98,9 @@ public final class BulkRecordWriter {
                 number: number, tag: tag, ids: page.ids, versions: [UInt64](repeating: 1, count: page.ids.count)))
     }
 
-    func sealAll() throws {
+    /// Seals every page still open. Records appended afterwards start new pages: a writer may
+    /// seal what it has while it waits for the last of its records.
+    package func sealAll() throws {
         for at in open.indices where !open[at].ids.isEmpty { try seal(at) }
     }
 }

@@ -297,7 +297,9 @@ import Testing
                 "100201010101010101010101010101010101066c6170746f70200707070707070707070707070707070707070707070707070707070707070707052f73796e6303ac0201020202020202020202020202020202020570686f6e652009090909090909090909090909090909090909090909090909090909090909090280c49fd50cac021005050505050505050505050505050505"
         ),
         // 17 sync index (its bytes are Specs/sync-format.md §7's; this one is empty).
-        Pin(version: 1, id: idA, record: .syncIndex(SyncIndex().encoded()), hex: "11010701000000000000"),
+        Pin(
+            version: 1, id: idA, record: .syncIndex(SyncIndexData(bytes: [1, 0, 0, 0, 0, 0, 0])),
+            hex: "11010701000000000000"),
         // 18 sync conflict.
         Pin(
             version: 1, id: idA,

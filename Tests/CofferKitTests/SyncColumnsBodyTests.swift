@@ -207,12 +207,17 @@ import VaultStore
     }
 
     /// What two copies joined from one folder must agree on: the records, the sync index (every
-    /// stamp and digest), the conflicts kept, and what was applied from each device (`other`,
-    /// joined second, also knows `one`, which enrolled first).
+    /// stamp, and each digest that of the payload the copy holds, under its own index's key),
+    /// the conflicts kept, and what was applied from each device (`other`, joined second, also
+    /// knows `one`, which enrolled first).
     func expectSameJoin(_ one: Ledger, _ other: Ledger) throws {
         #expect(shared(one) == shared(other))
         let (oneIndex, otherIndex) = (try SyncService.index(of: one), try SyncService.index(of: other))
-        #expect(oneIndex.ids == otherIndex.ids && oneIndex.entries == otherIndex.entries)
+        #expect(oneIndex.ids == otherIndex.ids && oneIndex.entries.map(\.stamp) == otherIndex.entries.map(\.stamp))
+        for (ledger, index) in [(one, oneIndex), (other, otherIndex)] {
+            let digests = index.ids.map { ledger.vault.record($0).map { index.digester.digest(of: Array($0.payload)) } }
+            #expect(index.entries.map(\.digest) == digests)
+        }
         func kept(_ ledger: Ledger) -> [SyncConflict] {
             ledger.syncConflicts.map(\.conflict).map {
                 var conflict = $0

@@ -2,7 +2,8 @@ import Foundation
 import VaultCrypto
 import VaultStore
 
-/// A record payload's digest: BLAKE2b-128, kept as two words (no allocation per record).
+/// A record payload's digest in a sync index, kept as two words (no allocation per record;
+/// a version 2 digest is one word, `low` 0).
 struct PayloadDigest: Hashable, Sendable {
     let high: UInt64
     let low: UInt64
@@ -11,14 +12,37 @@ struct PayloadDigest: Hashable, Sendable {
         self.high = high
         self.low = low
     }
+}
 
-    init(_ payload: UnsafeRawBufferPointer) {
+/// How an index's digests are taken (Specs/sync-format.md §7). Version 2: SipHash-2-4 (64 bits)
+/// under a random key of the index's own, kept in it: taken of every record at every sync, and
+/// of a whole vault as a device joins, for a fifth of what BLAKE2b costs on a record's few dozen
+/// bytes; keyed, so no one can make two payloads give one digest without the key, and an
+/// accidental match of a changed record is a chance of 2⁻⁶⁴. Version 1 (written before):
+/// unkeyed BLAKE2b-128; an index read at version 1 keeps taking them, since the values its
+/// digests were taken of may no longer be held to take them again.
+struct PayloadDigester: Sendable {
+    /// nil: version 1.
+    let key: SipHashKey?
+
+    /// A version 2 digester with a new key: for an index made from nothing.
+    static func fresh() -> PayloadDigester { PayloadDigester(key: .random()) }
+
+    var version: UInt8 { key == nil ? 1 : 2 }
+
+    /// Bytes of a digest in the index.
+    var byteCount: Int { key == nil ? 16 : 8 }
+
+    func digest(_ payload: UnsafeRawBufferPointer) -> PayloadDigest {
+        if let key { return PayloadDigest(high: SipHash24.hash(payload, key: key), low: 0) }
         var words: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &words) { BLAKE2b.hash(payload, into: $0) }
-        self.init(high: words.0, low: words.1)
+        return PayloadDigest(high: words.0, low: words.1)
     }
 
-    init<Bytes: ContiguousBytes>(of payload: Bytes) { self = payload.withUnsafeBytes { PayloadDigest($0) } }
+    func digest<Bytes: ContiguousBytes>(of payload: Bytes) -> PayloadDigest {
+        payload.withUnsafeBytes { digest($0) }
+    }
 }
 
 /// The parsed `SyncIndexData`: per record id, in id order, the stamp of the value this device
@@ -32,8 +56,11 @@ struct SyncIndex {
 
     private(set) var ids: [RecordID] = []
     private(set) var entries: [Entry] = []
+    /// How this index's digests are taken: every digest compared with one of its entries must be.
+    let digester: PayloadDigester
 
-    init() {}
+    /// An empty index, at version 2 with a new digest key.
+    init() { digester = .fresh() }
 
     var count: Int { ids.count }
 
@@ -50,15 +77,21 @@ struct SyncIndex {
 
     /// Sets the entries in `changes` (one linear merge, so large batches stay cheap).
     mutating func update(_ changes: [RecordID: Entry]) {
-        update(sorted: Self.sortedByID(changes.map { ($0.key, $0.value) }))
+        update(unsorted: changes.map { ($0.key, $0.value) })
     }
 
-    /// `entries` in id order. The ids are sorted with their places alone (24 bytes each, not an
-    /// entry's 64): a joining device sorts a whole vault's.
-    static func sortedByID(_ entries: [(id: RecordID, entry: Entry)]) -> [(id: RecordID, entry: Entry)] {
+    /// Sets `entries`, each id once, in any order. The ids are sorted with their places alone
+    /// (24 bytes each, not an entry's 64): a joining device sorts a whole vault's, straight into
+    /// an empty index.
+    mutating func update(unsorted entries: [(id: RecordID, entry: Entry)]) {
         var keys = entries.indices.map { (high: entries[$0].id.high, low: entries[$0].id.low, at: Int32($0)) }
         keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
-        return keys.map { entries[Int($0.at)] }
+        guard !ids.isEmpty else {
+            ids = keys.map { entries[Int($0.at)].id }
+            self.entries = keys.map { entries[Int($0.at)].entry }
+            return
+        }
+        update(sorted: keys.map { entries[Int($0.at)] })
     }
 
     /// Sets the entries in `sorted`, which is in id order with each id once.
@@ -91,7 +124,8 @@ struct SyncIndex {
 
     // MARK: Encoding (Specs/sync-format.md §7)
 
-    static let formatVersion: UInt8 = 1
+    /// The version an index made now is written at; one read at version 1 stays at it.
+    static let formatVersion: UInt8 = 2
 
     func encoded() -> SyncIndexData {
         var devices: [SyncDeviceID: UInt16] = [:]
@@ -114,7 +148,10 @@ struct SyncIndex {
             last = (device, index)
         }
         let deleted = entries.count { $0.digest == nil }
-        let length = 1 + 2 + table.count * 16 + 4 + entries.count * 43 - deleted * 16
+        let keyLength = digester.key == nil ? 0 : SipHashKey.byteCount
+        let length =
+            1 + keyLength + 2 + table.count * 16 + 4 + entries.count * (27 + digester.byteCount)
+            - deleted * digester.byteCount
         var bytes = [UInt8](repeating: 0, count: length)
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0
@@ -125,7 +162,10 @@ struct SyncIndex {
                 offset += MemoryLayout<T>.size
             }
             func append<T: FixedWidthInteger>(_ value: T) { store(value.littleEndian) }
-            append(Self.formatVersion)
+            append(digester.version)
+            digester.key?.withUnsafeBytes { key in
+                for byte in key { append(byte) }
+            }
             append(UInt16(table.count))
             for device in table { for byte in device.bytes { append(byte) } }
             append(UInt32(ids.count))
@@ -137,7 +177,7 @@ struct SyncIndex {
                 append(devicesByEntry[position])
                 if let digest = entry.digest {
                     append(digest.high)
-                    append(digest.low)
+                    if digester.key == nil { append(digest.low) }
                 }
             }
             precondition(offset == raw.count)
@@ -146,8 +186,12 @@ struct SyncIndex {
     }
 
     init(decoding data: SyncIndexData) throws {
+        (digester, ids, entries) = try Self.decode(data)
+    }
+
+    private static func decode(_ data: SyncIndexData) throws -> (PayloadDigester, [RecordID], [Entry]) {
         let malformed = CofferError(.damaged, "This device's sync index is malformed.")
-        try data.bytes.withUnsafeBytes { raw in
+        return try data.bytes.withUnsafeBytes { raw in
             var offset = 0
             func take(_ count: Int) throws -> UnsafeRawBufferPointer {
                 guard raw.count - offset >= count else { throw malformed }
@@ -157,12 +201,20 @@ struct SyncIndex {
             func read<T: FixedWidthInteger>(_: T.Type) throws -> T {
                 T(littleEndian: try take(MemoryLayout<T>.size).loadUnaligned(as: T.self))
             }
-            guard try take(1)[0] == Self.formatVersion else { throw malformed }
+            let digester: PayloadDigester
+            switch try take(1)[0] {
+            case 1: digester = PayloadDigester(key: nil)
+            case 2:
+                digester = PayloadDigester(key: try SipHashKey(SecureBytes(copying: try take(SipHashKey.byteCount))))
+            default: throw malformed
+            }
             let deviceCount = Int(try read(UInt16.self))
             var table: [SyncDeviceID] = []
             for _ in 0..<deviceCount { table.append(SyncDeviceID(unchecked: Array(try take(16)))) }
             let count = Int(try read(UInt32.self))
             guard count <= raw.count / 27 else { throw malformed }
+            var ids: [RecordID] = []
+            var entries: [Entry] = []
             ids.reserveCapacity(count)
             entries.reserveCapacity(count)
             for _ in 0..<count {
@@ -173,12 +225,16 @@ struct SyncIndex {
                 let deviceIndex = Int(try read(UInt16.self))
                 guard deviceIndex < table.count else { throw malformed }
                 var digest: PayloadDigest?
-                if flag == 0 { digest = PayloadDigest(high: try read(UInt64.self), low: try read(UInt64.self)) }
+                if flag == 0 {
+                    digest = PayloadDigest(
+                        high: try read(UInt64.self), low: digester.key == nil ? try read(UInt64.self) : 0)
+                }
                 guard ids.last.map({ $0 < id }) ?? true else { throw malformed }
                 ids.append(id)
                 entries.append(Entry(stamp: SyncStamp(clock: clock, device: table[deviceIndex]), digest: digest))
             }
             guard offset == raw.count else { throw malformed }
+            return (digester, ids, entries)
         }
     }
 }

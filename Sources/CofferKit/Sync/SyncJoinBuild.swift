@@ -57,7 +57,7 @@ extension SyncService {
         var recordCount = 0
         let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
             recordCount = try writeMerged(merge, into: writer)
-            recordCount += try writeBookkeeping(merge, index: merge.mergedIndex(), keys: keys, into: writer)
+            recordCount += try writeBookkeeping(merge, index: merge.mergedIndex().encoded(), keys: keys, into: writer)
         }
         return JoinBuilt(built: built, merge: merge, recordCount: recordCount, streamed: 0)
     }
@@ -69,6 +69,7 @@ extension SyncService {
         var merge = merge
         guard let (snapshot, device, sequence, packed) = openSnapshot(merge) else { return nil }
         let touched = merge.preloadAll(except: snapshot)
+        let digester = merge.index.digester
         var (recordCount, streamedCount) = (0, 0)
         let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
             // Each streamed record's entry in the sync index, as it is written.
@@ -78,7 +79,7 @@ extension SyncService {
                 into: writer,
                 check: { id, payload in
                     let record = try SyncMerge.record(payload, id: id)
-                    return .init(group: RecordGrouping.group(of: record), digest: PayloadDigest(payload))
+                    return .init(group: RecordGrouping.group(of: record), digest: digester.digest(payload))
                 },
                 refusal: { _ in StreamingGaveWay() },
                 written: { id, found in
@@ -131,8 +132,13 @@ extension SyncService {
             streamedCount = streamed.count { $0.entry.digest != nil }
             recordCount = streamedCount
             recordCount += try writeMerged(merge, into: writer)
-            recordCount += try writeBookkeeping(
-                merge, index: merge.mergedIndex(adding: streamed), keys: keys, into: writer)
+            // A whole vault's index is sorted and encoded on the other core while this one seals
+            // the pages still open.
+            nonisolated(unsafe) let finished = merge
+            let entries = streamed
+            let index = Beside { finished.mergedIndex(adding: entries).encoded() }
+            try writer.sealAll()
+            recordCount += try writeBookkeeping(merge, index: try index.value(), keys: keys, into: writer)
         }
         return JoinBuilt(built: built, merge: merge, recordCount: recordCount, streamed: streamedCount)
     }
@@ -173,7 +179,7 @@ extension SyncService {
 
     /// This device's sync state, its sync index and the merge's conflicts; returns how many.
     private static func writeBookkeeping(
-        _ merge: SyncMerge, index: SyncIndex, keys: SyncKeys, into writer: BulkRecordWriter
+        _ merge: SyncMerge, index: SyncIndexData, keys: SyncKeys, into writer: BulkRecordWriter
     ) throws -> Int {
         var count = 0
         func append(_ id: RecordID, _ record: FinanceRecord) throws {
@@ -183,7 +189,7 @@ extension SyncService {
             count += 1
         }
         try append(keys.stateRecordID, .syncState(merge.state))
-        try append(RecordID(uuid: RecordIDs.next()), .syncIndex(index.encoded()))
+        try append(RecordID(uuid: RecordIDs.next()), .syncIndex(index))
         for conflict in merge.conflicts { try append(RecordID(uuid: RecordIDs.next()), .syncConflict(conflict)) }
         return count
     }

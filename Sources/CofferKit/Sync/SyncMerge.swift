@@ -277,6 +277,7 @@ struct SyncMerge {
         var checked = [Checked](repeating: Checked(group: .unsorted), count: count)
         var records = [FinanceRecord?](repeating: nil, count: keepsRecords ? count : 0)
         var problems = [SyncFileProblem?](repeating: nil, count: count)
+        let digester = index.digester
         checked.withUnsafeMutableBufferPointer { checked in
             records.withUnsafeMutableBufferPointer { records in
                 problems.withUnsafeMutableBufferPointer { problems in
@@ -293,7 +294,7 @@ struct SyncMerge {
                                     }
                                 }.get()
                                 checked[position] = Checked(
-                                    group: RecordGrouping.group(of: record), digest: PayloadDigest(of: payload))
+                                    group: RecordGrouping.group(of: record), digest: digester.digest(of: payload))
                                 if !records.isEmpty { records[position] = record }
                             } catch {
                                 problems[position] = error
@@ -368,15 +369,15 @@ struct SyncMerge {
 
     /// The index after the merge: every merged record at its winning stamp, and `streamed` (a
     /// joining device's snapshot records that no other file touches, which never were values).
-    func mergedIndex(adding streamed: [(id: RecordID, entry: SyncIndex.Entry)] = []) -> SyncIndex {
+    func mergedIndex(adding streamed: consuming [(id: RecordID, entry: SyncIndex.Entry)] = []) -> SyncIndex {
         // The digests were taken as each file was read, on every core.
         var entries = streamed
-        entries.reserveCapacity(streamed.count + values.count)
+        entries.reserveCapacity(entries.count + values.count)
         for (id, value) in values {
             entries.append((id, SyncIndex.Entry(stamp: value.stamp, digest: checked[value.checkedAt].digest)))
         }
         var merged = index
-        merged.update(sorted: SyncIndex.sortedByID(entries))
+        merged.update(unsorted: entries)
         return merged
     }
 }

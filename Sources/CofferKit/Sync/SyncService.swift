@@ -396,7 +396,7 @@ public enum SyncService {
                 let id = view.id(at: position)
                 seen.insert(id)
                 let entry = index.entry(id)
-                if let digest = entry?.digest, digest == PayloadDigest(payload) { continue }
+                if let digest = entry?.digest, digest == index.digester.digest(payload) { continue }
                 if kind == .change, case .change(let change)? = try? RecordCodec.decode(payload, id: id.uuid) {
                     let milliseconds = change.timestamp * 1000
                     editTimes[id] = max(editTimes[id] ?? 0, milliseconds)
@@ -443,20 +443,21 @@ public enum SyncService {
             signer: state.signingKey)
         try folder.publish(file, named: SyncFolder.changesName(sequence, epoch: keys.generation), in: state.device)
         state.published = sequence
-        index.update(published(operations, by: state.device))
+        index.update(published(operations, by: state.device, digester: index.digester))
         try Bookkeeping(ledger, keys: keys, state: state, index: index).apply(to: ledger)
         return SyncReport.Published(sequence: sequence, changes: operations.count)
     }
 
-    private static func published(_ operations: [SyncOperation], by device: SyncDeviceID) -> [RecordID: SyncIndex.Entry]
-    {
+    private static func published(
+        _ operations: [SyncOperation], by device: SyncDeviceID, digester: PayloadDigester
+    ) -> [RecordID: SyncIndex.Entry] {
         Dictionary(
             operations.map {
                 (
                     $0.record,
                     SyncIndex.Entry(
                         stamp: SyncStamp(clock: $0.clock, device: device),
-                        digest: $0.payload.map { PayloadDigest(of: $0) })
+                        digest: $0.payload.map { digester.digest(of: $0) })
                 )
             }, uniquingKeysWith: { $1 })
     }
@@ -500,7 +501,7 @@ public enum SyncService {
                     .damaged,
                     "This device's own change file #\(sequence) in the sync folder is unusable; nothing was changed.")
             }
-            index.update(published(changes.operations, by: state.device))
+            index.update(published(changes.operations, by: state.device, digester: index.digester))
             state.clock = max(state.clock, changes.operations.map(\.clock).max() ?? 0)
             state.published = sequence
         }
