@@ -124,9 +124,6 @@ struct SyncIndex {
 
     // MARK: Encoding (Specs/sync-format.md §7)
 
-    /// The version an index made now is written at; one read at version 1 stays at it.
-    static let formatVersion: UInt8 = 2
-
     func encoded() -> SyncIndexData {
         var devices: [SyncDeviceID: UInt16] = [:]
         var table: [SyncDeviceID] = []
