@@ -80,6 +80,46 @@ import VaultStore
         #expect(readBack.digester.digest(of: payload) == first.digester.digest(of: payload))
     }
 
+    /// A joining device encodes its streamed snapshot straight from columns: the bytes are the
+    /// ones the same entries give one by one, in id order, the merge's entry kept where an id is
+    /// in both, the snapshot's deletes written as tombstones.
+    @Test func aStreamedSnapshotEncodesAsItsEntriesWould() throws {
+        let (snapshotDevice, otherDevice) = (SyncDeviceID.random(), SyncDeviceID.random())
+        var merged = SyncIndex()
+        let shared = RecordID.random()
+        let mergedOnly = (0..<5).map { _ in RecordID.random() }
+        merged.update(
+            unsorted: ([shared] + mergedOnly).enumerated().map { position, id in
+                (id, .init(stamp: SyncStamp(clock: 900 + UInt64(position), device: otherDevice), digest: nil))
+            })
+        var streamed = StreamedIndexEntries(device: snapshotDevice, capacity: 0)
+        var expected = merged
+        var oneByOne: [(id: RecordID, entry: SyncIndex.Entry)] = []
+        for position in 0..<300 {
+            let id = position == 17 ? shared : RecordID.random()
+            let digest = merged.digester.digest(of: Array("payload \(position)".utf8))
+            streamed.put(id, clock: UInt64(position + 1), digest: digest)
+            if id != shared {
+                oneByOne.append(
+                    (id, .init(stamp: SyncStamp(clock: UInt64(position + 1), device: snapshotDevice), digest: digest)))
+            }
+        }
+        for position in 0..<4 {
+            let id = RecordID.random()
+            streamed.delete(id, clock: 500 + UInt64(position))
+            oneByOne.append(
+                (id, .init(stamp: SyncStamp(clock: 500 + UInt64(position), device: snapshotDevice), digest: nil)))
+        }
+        expected.update(unsorted: oneByOne)
+        let encoded = merged.encoded(adding: streamed)
+        let readBack = try SyncIndex(decoding: encoded)
+        #expect(readBack.count == 5 + 1 + 299 + 4)
+        #expect(readBack.ids == expected.ids)
+        #expect(readBack.entries == expected.entries)
+        #expect(readBack.entry(shared)?.stamp == SyncStamp(clock: 900, device: otherDevice))
+        #expect(encoded.bytes.count == expected.encoded().bytes.count)
+    }
+
     @Test func anUnknownVersionOrACutKeyIsRefused() throws {
         let version2 = bytes(Self.file.indexes[1].hex)
         for damaged in [[3] + version2.dropFirst(), Array(version2.prefix(9)), Array(version2.dropLast())] {

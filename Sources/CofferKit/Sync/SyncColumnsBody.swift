@@ -77,13 +77,15 @@ extension SyncChanges {
     /// The changes of a packed body 2 with its puts handed to `put` one by one, in the columns'
     /// order, rather than kept: the result holds the head and the deletes. Everything `decode`
     /// checks is checked; what `put` was given counts only once this returns.
+    /// `expecting` is told how many puts and deletes the body holds before the first put.
     static func decode(
-        columns packed: [UInt8], put: (StreamedPut) throws -> Void
+        columns packed: [UInt8], expecting: (_ puts: Int, _ deletes: Int) -> Void = { _, _ in },
+        put: (StreamedPut) throws -> Void
     ) throws(SyncFileProblem) -> SyncChanges {
         try decodingProblems {
             guard packed.first == columnsCodec else { throw PayloadReader.malformed }
             return try packed.withUnsafeBytes {
-                try decodeColumns(UnsafeRawBufferPointer(rebasing: $0[1...]), put: put)
+                try decodeColumns(UnsafeRawBufferPointer(rebasing: $0[1...]), expecting: expecting, put: put)
             }
         }
     }
@@ -97,9 +99,10 @@ extension SyncChanges {
         return changes
     }
 
-    private static func decodeColumns(_ bytes: UnsafeRawBufferPointer, put: (StreamedPut) throws -> Void) throws
-        -> SyncChanges
-    {
+    private static func decodeColumns(
+        _ bytes: UnsafeRawBufferPointer, expecting: (_ puts: Int, _ deletes: Int) -> Void = { _, _ in },
+        put: (StreamedPut) throws -> Void
+    ) throws -> SyncChanges {
         func length(at offset: Int) throws -> Int {
             guard bytes.count - offset >= 8 else { throw PayloadReader.malformed }
             let value = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -129,6 +132,7 @@ extension SyncChanges {
             // The columns hold each id once; a delete must not name one of them, nor another twice.
             let deletedSet = Set(deleted)
             guard deletedSet.count == deleted.count else { throw PayloadReader.malformed }
+            expecting(clocks.count, deleted.count)
             var puts = 0
             try RecordColumns.decode(columns) { id, payload in
                 guard puts < clocks.count, deletedSet.isEmpty || !deletedSet.contains(id) else {

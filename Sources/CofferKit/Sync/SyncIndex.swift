@@ -124,9 +124,29 @@ struct SyncIndex {
 
     // MARK: Encoding (Specs/sync-format.md §7)
 
-    func encoded() -> SyncIndexData {
+    func encoded() -> SyncIndexData { encoded(adding: nil) }
+
+    /// The index with a joining device's streamed snapshot in it, encoded straight from its
+    /// columns: a whole vault's entries never become `Entry` values (64 bytes each, and the
+    /// memory faulted in for them would cost more than the sealing of the index does). Where an
+    /// id is in both, this index's entry is the one kept.
+    func encoded(adding streamed: StreamedIndexEntries?) -> SyncIndexData {
+        // The streamed entries in id order, by their places alone (24 bytes each).
+        var order: [(high: UInt64, low: UInt64, at: Int32)] = []
+        if let streamed {
+            order.reserveCapacity(streamed.count)
+            for (at, id) in streamed.ids.enumerated() { order.append((id.high, id.low, Int32(at))) }
+            order.sort { ($0.high, $0.low) < ($1.high, $1.low) }
+            if !ids.isEmpty { order.removeAll { entry(streamed.ids[Int($0.at)]) != nil } }
+        }
         var devices: [SyncDeviceID: UInt16] = [:]
         var table: [SyncDeviceID] = []
+        func deviceIndex(_ device: SyncDeviceID) -> UInt16 {
+            if let index = devices[device] { return index }
+            devices[device] = UInt16(table.count)
+            table.append(device)
+            return UInt16(table.count - 1)
+        }
         // Each entry's device found once per run of the same device (a whole snapshot is one).
         var devicesByEntry = [UInt16](repeating: 0, count: entries.count)
         var last: (device: SyncDeviceID, index: UInt16)?
@@ -136,19 +156,15 @@ struct SyncIndex {
                 devicesByEntry[position] = last.index
                 continue
             }
-            let index = devices[device] ?? UInt16(table.count)
-            if index == table.count {
-                devices[device] = index
-                table.append(device)
-            }
-            devicesByEntry[position] = index
-            last = (device, index)
+            devicesByEntry[position] = deviceIndex(device)
+            last = (device, devicesByEntry[position])
         }
-        let deleted = entries.count { $0.digest == nil }
+        let streamedDevice = streamed.map { deviceIndex($0.device) } ?? 0
+        let count = entries.count + order.count
+        let deleted = entries.count { $0.digest == nil } + order.count { streamed!.isDeleted(Int($0.at)) }
         let keyLength = digester.key == nil ? 0 : SipHashKey.byteCount
         let length =
-            1 + keyLength + 2 + table.count * 16 + 4 + entries.count * (27 + digester.byteCount)
-            - deleted * digester.byteCount
+            1 + keyLength + 2 + table.count * 16 + 4 + count * (27 + digester.byteCount) - deleted * digester.byteCount
         var bytes = [UInt8](repeating: 0, count: length)
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0
@@ -159,23 +175,45 @@ struct SyncIndex {
                 offset += MemoryLayout<T>.size
             }
             func append<T: FixedWidthInteger>(_ value: T) { store(value.littleEndian) }
+            func append(_ id: RecordID, clock: UInt64, device: UInt16, digest: PayloadDigest?) {
+                store(id.high.bigEndian)
+                store(id.low.bigEndian)
+                append(UInt8(digest == nil ? 1 : 0))
+                append(clock)
+                append(device)
+                if let digest {
+                    append(digest.high)
+                    if digester.key == nil { append(digest.low) }
+                }
+            }
+            func appendOwn(_ position: Int) {
+                let entry = entries[position]
+                append(ids[position], clock: entry.stamp.clock, device: devicesByEntry[position], digest: entry.digest)
+            }
             append(digester.version)
             digester.key?.withUnsafeBytes { key in
                 for byte in key { append(byte) }
             }
             append(UInt16(table.count))
             for device in table { for byte in device.bytes { append(byte) } }
-            append(UInt32(ids.count))
-            for (position, (id, entry)) in zip(ids, entries).enumerated() {
-                store(id.high.bigEndian)
-                store(id.low.bigEndian)
-                append(UInt8(entry.digest == nil ? 1 : 0))
-                append(entry.stamp.clock)
-                append(devicesByEntry[position])
-                if let digest = entry.digest {
-                    append(digest.high)
-                    if digester.key == nil { append(digest.low) }
+            append(UInt32(count))
+            var own = 0
+            if let streamed {
+                for key in order {
+                    let at = Int(key.at)
+                    let id = streamed.ids[at]
+                    while own < ids.count, ids[own] < id {
+                        appendOwn(own)
+                        own += 1
+                    }
+                    append(
+                        id, clock: streamed.clocks[at], device: streamedDevice,
+                        digest: streamed.isDeleted(at) ? nil : streamed.digests[at])
                 }
+            }
+            while own < ids.count {
+                appendOwn(own)
+                own += 1
             }
             precondition(offset == raw.count)
         }
@@ -233,5 +271,40 @@ struct SyncIndex {
             guard offset == raw.count else { throw malformed }
             return (digester, ids, entries)
         }
+    }
+}
+
+/// A joining device's streamed snapshot as its sync index will hold it, in columns as it is
+/// written (`SyncIndex.encoded(adding:)`): every entry is the snapshot's device's, so a record
+/// costs its id, clock and digest (40 bytes), with room for the whole snapshot taken at once.
+struct StreamedIndexEntries {
+    let device: SyncDeviceID
+    private(set) var ids: [RecordID] = []
+    private(set) var clocks: [UInt64] = []
+    /// The digest of each put; the deletes, after the puts, have none.
+    private(set) var digests: [PayloadDigest] = []
+
+    init(device: SyncDeviceID, capacity: Int) {
+        self.device = device
+        ids.reserveCapacity(capacity)
+        clocks.reserveCapacity(capacity)
+        digests.reserveCapacity(capacity)
+    }
+
+    var count: Int { ids.count }
+
+    func isDeleted(_ position: Int) -> Bool { position >= digests.count }
+
+    /// A put; every put comes before the first delete.
+    mutating func put(_ id: RecordID, clock: UInt64, digest: PayloadDigest) {
+        precondition(digests.count == ids.count)
+        ids.append(id)
+        clocks.append(clock)
+        digests.append(digest)
+    }
+
+    mutating func delete(_ id: RecordID, clock: UInt64) {
+        ids.append(id)
+        clocks.append(clock)
     }
 }

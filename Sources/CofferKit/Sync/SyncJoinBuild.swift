@@ -73,7 +73,7 @@ extension SyncService {
         var (recordCount, streamedCount) = (0, 0)
         let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
             // Each streamed record's entry in the sync index, as it is written.
-            var streamed: [(id: RecordID, entry: SyncIndex.Entry)] = []
+            var streamed = StreamedIndexEntries(device: device, capacity: 0)
             var clocks: [UInt64] = []
             let records = RestoredRecords(
                 into: writer,
@@ -82,13 +82,7 @@ extension SyncService {
                     return .init(group: RecordGrouping.group(of: record), digest: digester.digest(payload))
                 },
                 refusal: { _ in StreamingGaveWay() },
-                written: { id, found in
-                    streamed.append(
-                        (
-                            id,
-                            .init(stamp: SyncStamp(clock: clocks[streamed.count], device: device), digest: found.digest)
-                        ))
-                })
+                written: { id, found in streamed.put(id, clock: clocks[streamed.count], digest: found.digest!) })
             var held: [SyncOperation] = []
             var omitted = (count: 0, clock: UInt64(0))
             // What writing the pages threw: a storage failure is the join's, not the file's.
@@ -101,7 +95,13 @@ extension SyncService {
             }
             var changes: SyncChanges
             do {
-                changes = try SyncChanges.decode(columns: packed) { put in
+                changes = try SyncChanges.decode(
+                    columns: packed,
+                    expecting: { puts, deletes in
+                        streamed = StreamedIndexEntries(device: device, capacity: puts + deletes)
+                        clocks.reserveCapacity(puts)
+                    }
+                ) { put in
                     if !touched.isEmpty, touched.contains(put.id) {
                         held.append(
                             .init(record: put.id, clock: put.clock, base: put.base, payload: Array(put.payload)))
@@ -121,7 +121,7 @@ extension SyncService {
                     held.append(delete)
                 } else {
                     omitted = (omitted.count + 1, max(omitted.clock, delete.clock))
-                    streamed.append((delete.record, .init(stamp: SyncStamp(clock: delete.clock, device: device))))
+                    streamed.delete(delete.record, clock: delete.clock)
                 }
             }
             changes.operations = held
@@ -129,14 +129,14 @@ extension SyncService {
             merge.run()
             // Streamed records count only if the merge applied the snapshot they came in.
             guard (merge.state.devices[device]?.applied ?? 0) >= sequence else { throw StreamingGaveWay() }
-            streamedCount = streamed.count { $0.entry.digest != nil }
+            streamedCount = streamed.digests.count
             recordCount = streamedCount
             recordCount += try writeMerged(merge, into: writer)
             // A whole vault's index is sorted and encoded on the other core while this one seals
             // the pages still open.
             nonisolated(unsafe) let finished = merge
             let entries = streamed
-            let index = Beside { finished.mergedIndex(adding: entries).encoded() }
+            let index = Beside { finished.mergedIndex().encoded(adding: entries) }
             try writer.sealAll()
             recordCount += try writeBookkeeping(merge, index: try index.value(), keys: keys, into: writer)
         }

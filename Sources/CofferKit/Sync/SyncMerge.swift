@@ -367,14 +367,13 @@ struct SyncMerge {
     /// The page group of a value's record.
     func group(of value: Value) -> PageGroup { checked[value.checkedAt].group }
 
-    /// The index after the merge: every merged record at its winning stamp, and `streamed` (a
-    /// joining device's snapshot records that no other file touches, which never were values).
-    func mergedIndex(adding streamed: consuming [(id: RecordID, entry: SyncIndex.Entry)] = []) -> SyncIndex {
+    /// The index after the merge: every merged record at its winning stamp (a joining device's
+    /// snapshot records that no other file touches, which never were values, are added as it
+    /// is encoded: `SyncIndex.encoded(adding:)`).
+    func mergedIndex() -> SyncIndex {
         // The digests were taken as each file was read, on every core.
-        var entries = streamed
-        entries.reserveCapacity(entries.count + values.count)
-        for (id, value) in values {
-            entries.append((id, SyncIndex.Entry(stamp: value.stamp, digest: checked[value.checkedAt].digest)))
+        let entries = values.map { id, value in
+            (id, SyncIndex.Entry(stamp: value.stamp, digest: checked[value.checkedAt].digest))
         }
         var merged = index
         merged.update(unsorted: entries)
