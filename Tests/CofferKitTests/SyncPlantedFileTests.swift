@@ -207,6 +207,74 @@ import VaultCrypto
         #expect(pair.bValues == [100, 200, 300])
     }
 
+    /// The same file planted while the sync runs, after the folder was listed: the name is found
+    /// taken only as the change file goes in. The planted file is removed and reported, this
+    /// device's own goes in its place; a file this device signed there (another sync of this
+    /// device got there first) is left as it is, and this sync stops.
+    @Test func aFilePlantedUnderTheNextNameDuringTheSyncIsReplaced() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let other = try otherVault()
+        let theirs = try other.publish(999, today: today)
+        let state = try #require(pair.a.syncState?.state)
+        let keys = SyncKeys(pair.a.vault.backupKeys)
+        let folder = SyncFolder(url: pair.folder, epoch: keys.generation)
+        let next = pair.aFiles.appendingPathComponent(SyncFolder.changesName(2, epoch: keys.generation))
+        let own = SyncEnvelope.seal(
+            kind: .changes, packed: try SyncChanges(published: 0, seen: [:], operations: []).packed(), keys: keys,
+            device: state.device, sequence: 2, signer: state.signingKey)
+        for planted in ["another vault's", "directory", "link"] {
+            switch planted {
+            case "directory": try FileManager.default.createDirectory(at: next, withIntermediateDirectories: false)
+            case "link": try FileManager.default.createSymbolicLink(at: next, withDestinationURL: theirs)
+            default: try FileManager.default.copyItem(at: theirs, to: next)
+            }
+            var problems: [SyncReport.Problem] = []
+            try SyncService.publishOwn(own, sequence: 2, state: state, keys: keys, folder: folder, planted: &problems)
+            #expect(problems.count == 1, "\(planted): \(problems)")
+            #expect(try Data(contentsOf: next) == Data(own), "\(planted): its own file went in")
+            #expect(FileManager.default.fileExists(atPath: theirs.path), "a link's target is left alone")
+            try FileManager.default.removeItem(at: next)
+        }
+        try Data(own).write(to: next)
+        var problems: [SyncReport.Problem] = []
+        #expect(throws: CofferError.self) {
+            try SyncService.publishOwn(
+                SecureRandom.bytes(count: 64), sequence: 2, state: state, keys: keys, folder: folder,
+                planted: &problems)
+        }
+        #expect(problems.isEmpty)
+        #expect(try Data(contentsOf: next) == Data(own), "this device's own file is never removed")
+    }
+
+    /// An enrolment name taken after the listing: junk there is removed and reported, and this
+    /// device's enrolment goes in; its own enrolment there is kept.
+    @Test func anEnrolmentNameTakenDuringTheSyncIsPutRight() throws {
+        let pair = try Pair(passphrase: passphrase, today: today)
+        let state = try #require(pair.a.syncState?.state)
+        let keys = SyncKeys(pair.a.vault.backupKeys)
+        let folder = SyncFolder(url: pair.folder, epoch: keys.generation)
+        let enrolment = pair.aFiles.appendingPathComponent(SyncFolder.enrolmentName(keys.generation))
+        let genuine = try Data(contentsOf: enrolment)
+        try FileManager.default.removeItem(at: enrolment)
+        let listed = try folder.list()
+        try Data(SecureRandom.bytes(count: 700)).write(to: enrolment)
+        var problems: [SyncReport.Problem] = []
+        try SyncService.publishEnrolment(
+            state, keys: keys, folder: folder, listing: listed, now: Date(), planted: &problems)
+        #expect(problems.map(\.problem) == [.damaged], "\(problems)")
+        try SyncService.ownEnrolmentIsIntact(enrolment, state: state, keys: keys)
+        try FileManager.default.removeItem(at: enrolment)
+        try genuine.write(to: enrolment)
+        problems = []
+        try SyncService.publishEnrolment(
+            state, keys: keys, folder: folder, listing: listed, now: Date(), planted: &problems)
+        #expect(problems.isEmpty)
+        #expect(try Data(contentsOf: enrolment) == genuine)
+        _ = try pair.publish(200, today: today)
+        #expect(try SyncService.sync(pair.b).problems.isEmpty)
+        #expect(pair.bValues == [100, 200])
+    }
+
     /// A device joining a folder with another vault's keys file in it joins this vault.
     @Test func joiningPastAnotherVaultsKeysFile() throws {
         let pair = try Pair(passphrase: passphrase, today: today)

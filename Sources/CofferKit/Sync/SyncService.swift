@@ -260,7 +260,9 @@ public enum SyncService {
         try recoverUnrecordedPublishes(ledger, keys: keys, listing: listing, index: &index, planted: &planted)
         var report = SyncReport()
         report.copies = listing.copies
-        if let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now) {
+        if let published = try publish(
+            ledger, keys: keys, folder: folder, index: &index, now: now, planted: &planted)
+        {
             report.published.append(published)
             listing = try folder.list()
             _ = screenKeys(&listing, keys: keys)
@@ -273,6 +275,7 @@ public enum SyncService {
         try write(merge, into: ledger, keys: keys, index: &index)
         report.merged = merge.report.merged
         report.problems = refusedKeys + planted + merge.report.problems
+        planted = []
         report.waiting = merge.report.waiting
         report.conflicts = merge.conflicts.count
         // Every full sync repairs, not only one that merged something: a sync killed between
@@ -280,10 +283,12 @@ public enum SyncService {
         let before = ledger.vault.commitCounter
         report.repairs = try SyncRepairs.run(on: ledger, now: now)
         if ledger.vault.commitCounter != before,
-            let published = try publish(ledger, keys: keys, folder: folder, index: &index, now: now)
+            let published = try publish(
+                ledger, keys: keys, folder: folder, index: &index, now: now, planted: &planted)
         {
             report.published.append(published)
         }
+        report.problems += planted
         try recordSyncedCommit(ledger, keys: keys, index: index)
         return report
     }
@@ -422,7 +427,8 @@ public enum SyncService {
     /// Publishes this device's local writes as its next change file, then records them as
     /// published. Returns nil when there is nothing to publish.
     private static func publish(
-        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, index: inout SyncIndex, now: Date
+        _ ledger: Ledger, keys: SyncKeys, folder: SyncFolder, index: inout SyncIndex, now: Date,
+        planted: inout [SyncReport.Problem]
     ) throws -> SyncReport.Published? {
         guard var state = ledger.syncState?.state else { return nil }
         var operations = localWrites(ledger, index: index)
@@ -441,11 +447,59 @@ public enum SyncService {
         let file = SyncEnvelope.seal(
             kind: .changes, packed: try changes.packed(), keys: keys, device: state.device, sequence: sequence,
             signer: state.signingKey)
-        try folder.publish(file, named: SyncFolder.changesName(sequence, epoch: keys.generation), in: state.device)
+        try publishOwn(file, sequence: sequence, state: state, keys: keys, folder: folder, planted: &planted)
         state.published = sequence
         index.update(published(operations, by: state.device, digester: index.digester))
         try Bookkeeping(ledger, keys: keys, state: state, index: index).apply(to: ledger)
         return SyncReport.Published(sequence: sequence, changes: operations.count)
+    }
+
+    /// How many times a file of this device's goes in under its name when something else took it first.
+    static let publishAttempts = 3
+
+    /// Publishes this device's change file `sequence` (`publishReclaiming`); one this device
+    /// signed already there means another sync of this device published it, which this one
+    /// leaves alone (`alreadyExists`).
+    static func publishOwn(
+        _ file: [UInt8], sequence: UInt64, state: SyncState, keys: SyncKeys, folder: SyncFolder,
+        planted: inout [SyncReport.Problem]
+    ) throws {
+        try publishReclaiming(
+            file, named: SyncFolder.changesName(sequence, epoch: keys.generation), state: state, folder: folder,
+            planted: &planted, ownIsPublished: false
+        ) { taken throws(SyncFileProblem) in
+            let envelope = try SyncEnvelope.parse(try SyncFolder.read(taken), vaultID: keys.vaultID)
+            guard envelope.device == state.device, envelope.sequence == sequence else {
+                throw .misnamed("it is not this device's change file #\(sequence)")
+            }
+            try envelope.verify(state.signingKey.publicKey)
+        }
+    }
+
+    /// Publishes a file under one of this device's names. A file that took the name after the
+    /// folder was listed (planted while this sync ran) is removed, reported, and `file` published
+    /// in its place; one that `checkOwn` finds this device's own is left as it is, and counts as
+    /// published if `ownIsPublished` (else the sync stops: `alreadyExists`).
+    private static func publishReclaiming(
+        _ file: [UInt8], named name: String, state: SyncState, folder: SyncFolder,
+        planted: inout [SyncReport.Problem], ownIsPublished: Bool,
+        checkOwn: (URL) throws(SyncFileProblem) -> Void
+    ) throws {
+        for attempt in 1...publishAttempts {
+            do {
+                return try folder.publish(file, named: name, in: state.device)
+            } catch let error as CofferError where error.code == .alreadyExists && attempt < publishAttempts {
+                let taken = folder.device(state.device).appendingPathComponent(name)
+                do throws(SyncFileProblem) {
+                    try checkOwn(taken)
+                } catch {
+                    removePlanted(taken, error, into: &planted)
+                    continue
+                }
+                if ownIsPublished { return }
+                throw error
+            }
+        }
     }
 
     private static func published(
@@ -509,7 +563,7 @@ public enum SyncService {
         try Bookkeeping(ledger, keys: keys, state: state, index: index).apply(to: ledger)
     }
 
-    private static func publishEnrolment(
+    static func publishEnrolment(
         _ state: SyncState, keys: SyncKeys, folder: SyncFolder, listing: SyncFolder.Listing, now: Date,
         planted: inout [SyncReport.Problem]
     ) throws {
@@ -527,7 +581,10 @@ public enum SyncService {
         let file = SyncEnvelope.seal(
             kind: .enrolment, body: enrolment.encoded(), keys: keys, device: state.device, sequence: 0,
             signer: keys.vaultSigning)
-        try folder.publish(file, named: SyncFolder.enrolmentName(keys.generation), in: state.device)
+        try publishReclaiming(
+            file, named: SyncFolder.enrolmentName(keys.generation), state: state, folder: folder, planted: &planted,
+            ownIsPublished: true
+        ) { taken throws(SyncFileProblem) in try ownEnrolmentIsIntact(taken, state: state, keys: keys) }
     }
 
     /// A keys file is a vault header: a few kilobytes at most (64 KiB holds a key history of
