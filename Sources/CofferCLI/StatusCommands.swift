@@ -192,11 +192,11 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         do {
-            // A vault this process opens is read and checked whole on the way in; one a shell
-            // opened earlier is read again.
-            let opening = CommandSession.ledger(at: options.vaultURL) == nil
-            let vault = try options.openVault()
-            let report = try opening ? vault.verifiedOnOpening ?? vault.verify() : vault.verify()
+            // A vault a shell opened earlier is read again (and kept); otherwise every record
+            // is read and checked as it streams by, none kept.
+            let report =
+                try CommandSession.ledger(at: options.vaultURL).map { try $0.vault.verify() }
+                ?? options.unlockVaultFile().verify()
             if json {
                 return try Output.json(
                     Report(ok: true, records: report.recordCount, commit: report.commitCounter, problems: []))

@@ -487,46 +487,41 @@ public final class Vault {
         }
     }
 
+    /// The state `load` reads, checked against this machine's high-water mark. Other processes
+    /// may write, and raise the mark, after this one read the file (again and again while they
+    /// keep writing): only the file as it is now counts, so a refusal stands once the file has
+    /// stopped changing under it.
+    static func loadStateChecked(
+        url: URL, database: DatabaseQueue, header: VaultHeader, rollbackGuard: RollbackGuard?,
+        load: (Database) throws -> VaultState
+    ) throws -> VaultState {
+        var state = try withStorageErrors { try database.read { try load($0) } }
+        guard let rollbackGuard else { return state }
+        while true {
+            do {
+                try rollbackGuard.checkState(
+                    vaultID: header.vaultID, device: state.deviceID, counter: state.counter,
+                    state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
+                return state
+            } catch let error as VaultError where error.code == .rolledBack {
+                let now = try withStorageErrors {
+                    try database.read { try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1") }
+                }
+                guard now != state.commitSealed else { throw error }
+                state = try withStorageErrors { try database.read { try load($0) } }
+            }
+        }
+    }
+
     static func finishOpening(
         url: URL, database: DatabaseQueue, headerBytes: [UInt8], header: VaultHeader, keys: UnlockedKeys,
         rollbackGuard: RollbackGuard?, reading: ((PageGroup) -> Bool)? = nil
     ) throws -> Vault {
         try checkHeaderMAC(header, keys: keys)
-        var state = try withStorageErrors {
-            try database.read {
-                try loadState(
-                    db: $0, header: header, headerBytes: headerBytes, keys: keys.operational, reading: reading)
-            }
-        }
-        if let rollbackGuard {
-            let check = { (state: VaultState) throws in
-                try rollbackGuard.checkState(
-                    vaultID: header.vaultID, device: state.deviceID, counter: state.counter,
-                    state: CommitRecord.stateDigest(ofSealed: state.commitSealed), path: url.standardizedFileURL.path)
-            }
-            // Other processes may write, and raise the mark, after this one read the file (again
-            // and again while they keep writing): only the file as it is now counts, so a refusal
-            // stands once the file has stopped changing under it.
-            while true {
-                do {
-                    try check(state)
-                    break
-                } catch let error as VaultError where error.code == .rolledBack {
-                    let now = try withStorageErrors {
-                        try database.read {
-                            try Data.fetchOne($0, sql: "SELECT sealed FROM commit_record WHERE id = 1")
-                        }
-                    }
-                    guard now != state.commitSealed else { throw error }
-                    state = try withStorageErrors {
-                        try database.read {
-                            try loadState(
-                                db: $0, header: header, headerBytes: headerBytes, keys: keys.operational,
-                                reading: reading)
-                        }
-                    }
-                }
-            }
+        let state = try loadStateChecked(
+            url: url, database: database, header: header, rollbackGuard: rollbackGuard
+        ) { db in
+            try loadState(db: db, header: header, headerBytes: headerBytes, keys: keys.operational, reading: reading)
         }
         let vault = Vault(
             url: url, database: database, headerBytes: headerBytes, header: header, keys: keys, state: state,
@@ -555,19 +550,17 @@ public final class Vault {
     }
 
     /// Raises this machine's high-water mark to the state this process holds.
-    func recordMark() {
+    func recordMark() { Self.recordMark(rollbackGuard, url: url, header: header, state: state) }
+
+    static func recordMark(_ rollbackGuard: RollbackGuard?, url: URL, header: VaultHeader, state: VaultState) {
         rollbackGuard?.record(
-            vaultID: id, format: header.formatVersion, generation: header.generation, device: state.deviceID,
-            counter: state.counter, state: stateDigest, path: url.standardizedFileURL.path)
+            vaultID: header.vaultID, format: header.formatVersion, generation: header.generation,
+            device: state.deviceID, counter: state.counter,
+            state: CommitRecord.stateDigest(ofSealed: state.commitSealed),
+            path: url.standardizedFileURL.path)
     }
 
     // MARK: Verification
-
-    /// What opening the whole vault proved, as `verify()` would have at that moment: the open
-    /// read and checked the header and every record. Nil when only some groups were read.
-    public var verifiedOnOpening: VerificationReport? {
-        state.partial ? nil : VerificationReport(recordCount: state.records.count, commitCounter: state.counter)
-    }
 
     /// Re-reads the header and every record from disk and checks them all.
     public func verify() throws -> VerificationReport {

@@ -152,4 +152,36 @@ import VaultCrypto
             try Vault.open(at: url, with: .passphrase(passphrase()), guard: marks)
         } throws: { ($0 as? VaultError)?.code == .rolledBack }
     }
+
+    /// `UnlockedVaultFile.verify` (what `coffer verify` runs) streams the records by, keeping
+    /// none: it must find what a full open finds, and answer to the high-water mark as one does.
+    @Test func aStreamingVerifyFindsWhatAFullOpenFinds() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha", "beta", "gamma"])
+        let marks = RollbackGuard(directory: directory.path("state"))
+        let report = try unlocked(guard: marks).verify()
+        #expect(report.recordCount == 3)
+        #expect(report.commitCounter == (try unlocked().open().commitCounter))
+        let older = directory.path("older.coffer")
+        try FileManager.default.copyItem(at: url, to: older)
+        try unlocked().open().apply([.put(ids[0], Data("alpha 2".utf8))])
+        #expect(try unlocked(guard: marks).verify().commitCounter == report.commitCounter + 1, "the mark raised")
+        try FileManager.default.removeItem(at: url)
+        try FileManager.default.copyItem(at: older, to: url)
+        #expect {
+            try unlocked(guard: marks).verify()
+        } throws: { ($0 as? VaultError)?.code == .rolledBack }
+    }
+
+    @Test func aStreamingVerifyNamesADamagedRecord() throws {
+        let ids = try makeVault(at: url, payloads: ["alpha", "beta", "gamma"])
+        var sealed = try sealedPage(url, ids[1])
+        sealed[40] ^= 0x01
+        try replacePage(of: ids[1], with: sealed)
+        #expect {
+            try unlocked().verify()
+        } throws: { error in
+            guard let error = error as? VaultError, error.code == .integrityFailure else { return false }
+            return error.problems.contains { $0.recordID == ids[1] && $0.kind == .recordDamaged }
+        }
+    }
 }
