@@ -98,7 +98,8 @@ import VaultStore
         for position in 0..<300 {
             let id = position == 17 ? shared : RecordID.random()
             let digest = merged.digester.digest(of: Array("payload \(position)".utf8))
-            streamed.put(id, clock: UInt64(position + 1), digest: digest)
+            streamed.put(id, clock: UInt64(position + 1))
+            streamed.written(id, digest: digest)
             if id != shared {
                 oneByOne.append(
                     (id, .init(stamp: SyncStamp(clock: UInt64(position + 1), device: snapshotDevice), digest: digest)))

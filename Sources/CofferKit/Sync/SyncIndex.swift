@@ -161,7 +161,8 @@ struct SyncIndex {
         }
         let streamedDevice = streamed.map { deviceIndex($0.device) } ?? 0
         let count = entries.count + order.count
-        let deleted = entries.count { $0.digest == nil } + order.count { streamed!.isDeleted(Int($0.at)) }
+        let deleted =
+            entries.count { $0.digest == nil } + (streamed.map { s in order.count { s.isDeleted(Int($0.at)) } } ?? 0)
         let keyLength = digester.key == nil ? 0 : SipHashKey.byteCount
         let length =
             1 + keyLength + 2 + table.count * 16 + 4 + count * (27 + digester.byteCount) - deleted * digester.byteCount
@@ -277,12 +278,15 @@ struct SyncIndex {
 /// A joining device's streamed snapshot as its sync index will hold it, in columns as it is
 /// written (`SyncIndex.encoded(adding:)`): every entry is the snapshot's device's, so a record
 /// costs its id, clock and digest (40 bytes), with room for the whole snapshot taken at once.
+/// A put's id and clock are taken as the snapshot is decoded, its digest once its record is
+/// checked and written (in the same order); the deletes come after every put is written.
 struct StreamedIndexEntries {
     let device: SyncDeviceID
     private(set) var ids: [RecordID] = []
     private(set) var clocks: [UInt64] = []
     /// The digest of each put; the deletes, after the puts, have none.
     private(set) var digests: [PayloadDigest] = []
+    private var deletes = 0
 
     init(device: SyncDeviceID, capacity: Int) {
         self.device = device
@@ -295,15 +299,23 @@ struct StreamedIndexEntries {
 
     func isDeleted(_ position: Int) -> Bool { position >= digests.count }
 
-    /// A put; every put comes before the first delete.
-    mutating func put(_ id: RecordID, clock: UInt64, digest: PayloadDigest) {
-        precondition(digests.count == ids.count)
+    /// A put, as it is decoded.
+    mutating func put(_ id: RecordID, clock: UInt64) {
+        precondition(deletes == 0, "every put comes before the first delete")
         ids.append(id)
         clocks.append(clock)
+    }
+
+    /// The next put written, with its payload's digest.
+    mutating func written(_ id: RecordID, digest: PayloadDigest) {
+        precondition(ids[digests.count] == id, "puts are written in the order they were decoded")
         digests.append(digest)
     }
 
+    /// A delete; every put is written by then.
     mutating func delete(_ id: RecordID, clock: UInt64) {
+        precondition(digests.count == ids.count - deletes, "every put is written before the first delete")
+        deletes += 1
         ids.append(id)
         clocks.append(clock)
     }

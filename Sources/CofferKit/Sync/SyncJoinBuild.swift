@@ -74,7 +74,6 @@ extension SyncService {
         let built = try Vault.restoreAside(at: url, unlocked: unlocked, replacing: false) { writer in
             // Each streamed record's entry in the sync index, as it is written.
             var streamed = StreamedIndexEntries(device: device, capacity: 0)
-            var clocks: [UInt64] = []
             let records = RestoredRecords(
                 into: writer,
                 check: { id, payload in
@@ -82,7 +81,7 @@ extension SyncService {
                     return .init(group: RecordGrouping.group(of: record), digest: digester.digest(payload))
                 },
                 refusal: { _ in StreamingGaveWay() },
-                written: { id, found in streamed.put(id, clock: clocks[streamed.count], digest: found.digest!) })
+                written: { id, found in streamed.written(id, digest: found.digest!) })
             var held: [SyncOperation] = []
             var omitted = (count: 0, clock: UInt64(0))
             // What writing the pages threw: a storage failure is the join's, not the file's.
@@ -97,10 +96,7 @@ extension SyncService {
             do {
                 changes = try SyncChanges.decode(
                     columns: packed,
-                    expecting: { puts, deletes in
-                        streamed = StreamedIndexEntries(device: device, capacity: puts + deletes)
-                        clocks.reserveCapacity(puts)
-                    }
+                    expecting: { streamed = StreamedIndexEntries(device: device, capacity: $0 + $1) }
                 ) { put in
                     if !touched.isEmpty, touched.contains(put.id) {
                         held.append(
@@ -108,7 +104,7 @@ extension SyncService {
                         return
                     }
                     omitted = (omitted.count + 1, max(omitted.clock, put.clock))
-                    clocks.append(put.clock)
+                    streamed.put(put.id, clock: put.clock)
                     try writing { try records.add(put.id, put.payload) }
                 }
                 try writing { try records.finish() }

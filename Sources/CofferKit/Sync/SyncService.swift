@@ -274,8 +274,6 @@ public enum SyncService {
         merge.run()
         try write(merge, into: ledger, keys: keys, index: &index)
         report.merged = merge.report.merged
-        report.problems = refusedKeys + planted + merge.report.problems
-        planted = []
         report.waiting = merge.report.waiting
         report.conflicts = merge.conflicts.count
         // Every full sync repairs, not only one that merged something: a sync killed between
@@ -288,7 +286,7 @@ public enum SyncService {
         {
             report.published.append(published)
         }
-        report.problems += planted
+        report.problems = refusedKeys + planted + merge.report.problems
         try recordSyncedCommit(ledger, keys: keys, index: index)
         return report
     }
